@@ -1,0 +1,47 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"time"
+
+	"k8s.io/cli-runtime/pkg/genericclioptions"
+	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/drift-gitops/drift/internal/dryrun"
+)
+
+// defaultRequestTimeout bounds each request when --request-timeout is not set.
+const defaultRequestTimeout = 30 * time.Second
+
+type cluster struct {
+	clients        *dryrun.Clients
+	namespace      string
+	requestTimeout time.Duration
+}
+
+// newCluster connects with kubectl's flags (--kubeconfig, --context, -n, --as, ...).
+func newCluster(kube *genericclioptions.ConfigFlags, concurrency int) (*cluster, error) {
+	cfg, err := kube.ToRESTConfig()
+	if err != nil {
+		if clientcmd.IsEmptyConfig(err) {
+			return nil, fmt.Errorf("no cluster configured: set KUBECONFIG or pass --kubeconfig and --context")
+		}
+		return nil, fmt.Errorf("failed to load the kubeconfig: %w", err)
+	}
+	ns, _, err := kube.ToRawKubeConfigLoader().Namespace()
+	if err != nil {
+		return nil, fmt.Errorf("failed to read the default namespace from the kubeconfig: %w", err)
+	}
+	timeout := cfg.Timeout
+	if timeout <= 0 {
+		timeout = defaultRequestTimeout
+	}
+	clients, err := dryrun.NewClients(cfg, concurrency)
+	if err != nil {
+		return nil, err
+	}
+	return &cluster{clients: clients, namespace: ns, requestTimeout: timeout}, nil
+}
+
+func osGetenv(key string) string { return os.Getenv(key) }

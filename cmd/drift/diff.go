@@ -1,0 +1,187 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+	"k8s.io/cli-runtime/pkg/genericclioptions"
+	"k8s.io/cli-runtime/pkg/genericiooptions"
+
+	"github.com/drift-gitops/drift/internal/dryrun"
+	"github.com/drift-gitops/drift/internal/render"
+	"github.com/drift-gitops/drift/internal/report"
+	"github.com/drift-gitops/drift/internal/source"
+)
+
+// diffOptions holds everything drift diff is told.
+type diffOptions struct {
+	streams genericiooptions.IOStreams
+	kube    *genericclioptions.ConfigFlags
+
+	Repo           string
+	Ref            string
+	Paths          []string
+	Output         string
+	OutFile        string
+	Concurrency    int
+	FieldManager   string
+	ForceConflicts bool
+	ShowUnchanged  bool
+	ShowSecrets    bool
+	Dump           string
+	Timeout        time.Duration
+
+	// getenv reads the environment (KUBECTL_EXTERNAL_DIFF, NO_COLOR); tests replace it.
+	getenv func(string) string
+}
+
+func newDiffCommand(streams genericiooptions.IOStreams) *cobra.Command {
+	o := &diffOptions{streams: streams, kube: genericclioptions.NewConfigFlags(true), getenv: osGetenv}
+	cmd := &cobra.Command{
+		Use:   "diff",
+		Short: "Preview what applying a git ref would change in the cluster",
+		Long: `Render the manifests of a git ref (or of the work tree), send each object to the
+cluster as a server-side apply with dryRun=All, and report every object as add,
+modify, unchanged or error with a unified diff of live -> merged.
+
+Exit status: 0 no changes, 1 changes, 2 errors (the report is then incomplete).`,
+		Example: `  # What would the work tree's manifests change in the current context?
+  drift diff
+
+  # Preview a branch's apps/ directory against the staging context, as JSON
+  drift diff --ref origin/feature --path apps --context staging -o json`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error { return o.Run(cmd.Context()) },
+	}
+	f := cmd.Flags()
+	f.StringVar(&o.Repo, "repo", ".", "directory inside the git repository to read")
+	f.StringVar(&o.Ref, "ref", "", "git ref to render (branch, origin/main, tag, SHA, HEAD~2, refs/pull/N/merge); default: the work tree as it is on disk")
+	f.StringArrayVar(&o.Paths, "path", nil, "directory or file to render, relative to --repo (repeatable; default: --repo itself)")
+	f.StringVarP(&o.Output, "output", "o", "text", "report format: text, markdown or json")
+	f.StringVar(&o.OutFile, "out", "", "write the report to this file instead of stdout")
+	f.IntVar(&o.Concurrency, "concurrency", 16, "objects previewed at once")
+	f.StringVar(&o.FieldManager, "field-manager", dryrun.DefaultFieldManager, "field manager the real pipeline applies with")
+	f.BoolVar(&o.ForceConflicts, "force-conflicts", false, "preview a forced apply, taking fields over from other managers")
+	f.BoolVar(&o.ShowUnchanged, "show-unchanged", false, "list unchanged objects by name (they are always counted)")
+	f.BoolVar(&o.ShowSecrets, "show-secrets", false, "show Secret values instead of *** (local use only; never in CI)")
+	f.StringVar(&o.Dump, "dump", "", "also write the normalized objects into DIR/live and DIR/merged, named as kubectl diff names them")
+	f.DurationVar(&o.Timeout, "timeout", 10*time.Minute, "deadline for the whole run")
+	o.kube.AddFlags(f)
+	return cmd
+}
+
+// Run renders, previews and reports, and returns an exitStatus for changes or errors.
+func (o *diffOptions) Run(ctx context.Context) error {
+	if err := o.validate(); err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(ctx, o.Timeout)
+	defer cancel()
+
+	repo, err := source.Open(o.Repo)
+	if err != nil {
+		return err
+	}
+	snap, err := repo.Snapshot(o.Ref)
+	if err != nil {
+		return err
+	}
+	paths, err := o.repoPaths(repo)
+	if err != nil {
+		return err
+	}
+	if err := snap.CheckPaths(paths); err != nil {
+		return err
+	}
+	rendered, err := render.Plain(snap.FS, render.Options{Paths: paths})
+	if err != nil {
+		return fmt.Errorf("failed to render %s: %w", snap.Describe(), err)
+	}
+
+	cluster, err := newCluster(o.kube, o.Concurrency)
+	if err != nil {
+		return err
+	}
+	progress := newProgress(o.streams.ErrOut, "previewing")
+	results := dryrun.Run(ctx, cluster.clients, rendered.Objects, dryrun.Options{
+		FieldManager:   o.FieldManager,
+		ForceConflicts: o.ForceConflicts,
+		Namespace:      cluster.namespace,
+		Concurrency:    o.Concurrency,
+		RequestTimeout: cluster.requestTimeout,
+		Progress:       progress.update,
+	})
+	progress.done()
+
+	rep, err := report.Build(report.Input{
+		Ref:    o.Ref,
+		Commit: snap.Commit,
+		Targets: []report.TargetInput{{
+			Name:     targetName(paths),
+			Results:  results,
+			Failures: rendered.Failures,
+		}},
+	}, report.Options{ShowSecrets: o.ShowSecrets})
+	if err != nil {
+		return err
+	}
+	if err := o.write(ctx, rep); err != nil {
+		return err
+	}
+	switch {
+	case !rep.Complete:
+		return exitStatus{exitError}
+	case rep.Summary.Changes() > 0:
+		return exitStatus{exitChanges}
+	}
+	return nil
+}
+
+func (o *diffOptions) validate() error {
+	switch o.Output {
+	case "text", "markdown", "json":
+	default:
+		return fmt.Errorf("unknown output format %q: use -o text, -o markdown or -o json", o.Output)
+	}
+	if o.Concurrency < 1 {
+		return fmt.Errorf("--concurrency must be at least 1, got %d", o.Concurrency)
+	}
+	if o.Timeout <= 0 {
+		return fmt.Errorf("--timeout must be positive, got %s", o.Timeout)
+	}
+	if o.FieldManager == "" {
+		return fmt.Errorf("--field-manager must not be empty")
+	}
+	return nil
+}
+
+// repoPaths turns --path values (relative to --repo) into repository paths.
+func (o *diffOptions) repoPaths(repo *source.Repo) ([]string, error) {
+	if len(o.Paths) == 0 {
+		return []string{repo.Dir}, nil
+	}
+	out := make([]string, 0, len(o.Paths))
+	for _, p := range o.Paths {
+		rp, err := repo.Path(p)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, rp)
+	}
+	return out, nil
+}
+
+// targetName names the single target after the paths it renders.
+func targetName(paths []string) string {
+	names := make([]string, len(paths))
+	for i, p := range paths {
+		if p == "" {
+			p = "."
+		}
+		names[i] = p
+	}
+	return strings.Join(names, ",")
+}

@@ -1,0 +1,57 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/spf13/cobra"
+	"k8s.io/cli-runtime/pkg/genericiooptions"
+)
+
+// Exit codes, as kubectl diff: 0 no changes, 1 changes, 2 errors.
+const (
+	exitNoChanges = 0
+	exitChanges   = 1
+	exitError     = 2
+)
+
+// exitStatus carries a command's exit code without being an error message.
+type exitStatus struct{ code int }
+
+func (e exitStatus) Error() string { return fmt.Sprintf("exit status %d", e.code) }
+
+// run executes drift with args and returns the process exit code. Every exit code is
+// decided here.
+func run(ctx context.Context, streams genericiooptions.IOStreams, args []string) int {
+	root := newRootCommand(streams)
+	root.SetArgs(args)
+	err := root.ExecuteContext(ctx)
+	var status exitStatus
+	switch {
+	case err == nil:
+		return exitNoChanges
+	case errors.As(err, &status):
+		return status.code
+	default:
+		fmt.Fprintf(streams.ErrOut, "drift: error: %v\n", err)
+		return exitError
+	}
+}
+
+func newRootCommand(streams genericiooptions.IOStreams) *cobra.Command {
+	root := &cobra.Command{
+		Use:   "drift",
+		Short: "Show what a change to a GitOps repository would do to a cluster",
+		Long: `drift renders the manifests of a git ref, asks the cluster what applying them would
+do (server-side apply with dryRun=All), and reports every object as add, modify,
+unchanged, delete or error, with a unified diff.`,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	root.SetOut(streams.Out)
+	root.SetErr(streams.ErrOut)
+	root.CompletionOptions.DisableDefaultCmd = true
+	root.AddCommand(newDiffCommand(streams), newVersionCommand(streams))
+	return root
+}

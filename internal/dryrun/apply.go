@@ -1,0 +1,146 @@
+package dryrun
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strings"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/dynamic"
+)
+
+// preview fills r.Live and r.Merged (or r.Err) for one planned object.
+func preview(ctx context.Context, c *Clients, r *Result, opts Options) {
+	ctx, sink := withWarningSink(ctx)
+	defer func() {
+		for _, w := range sink.msgs {
+			r.Warnings = append(r.Warnings, Message{Reason: ReasonServer, Message: "the API server warns: " + w})
+		}
+	}()
+	mapping, err := c.Mapper.RESTMapping(r.ID.GroupKind(), r.ID.Version)
+	if err != nil {
+		r.Err = mappingError(r.ID, err)
+		return
+	}
+	var res dynamic.ResourceInterface = c.Dynamic.Resource(mapping.Resource)
+	if mapping.Scope.Name() == meta.RESTScopeNameNamespace {
+		res = c.Dynamic.Resource(mapping.Resource).Namespace(r.ID.Namespace)
+	}
+	force := opts.ForceConflicts
+	for attempt := 1; ; attempt++ {
+		live, err := get(ctx, res, r.ID.Name, opts)
+		if err != nil {
+			r.Err = requestError(c, "get", r, err)
+			return
+		}
+		body, err := patchBody(r, live)
+		if err != nil {
+			r.Err = &Message{Reason: ReasonInvalid, Message: err.Error()}
+			return
+		}
+		merged, err := apply(ctx, res, r.ID.Name, body, force, opts)
+		if err != nil && !force && isFieldManagerConflict(err) {
+			r.Warnings = append(r.Warnings, conflictWarning(err))
+			force = true
+			merged, err = apply(ctx, res, r.ID.Name, body, force, opts)
+		}
+		if err != nil && apierrors.IsConflict(err) && !isFieldManagerConflict(err) && live != nil {
+			if attempt < maxVersionRetries {
+				continue
+			}
+			r.Err = &Message{Reason: ReasonChanged, Message: fmt.Sprintf("%s kept changing in the cluster while drift read it (%d tries): run drift again", r.ID.Display(), attempt)}
+			return
+		}
+		if err != nil {
+			r.Err = requestError(c, "patch", r, err)
+			return
+		}
+		r.Live, r.Merged = live, merged
+		return
+	}
+}
+
+func get(ctx context.Context, res dynamic.ResourceInterface, name string, opts Options) (*unstructured.Unstructured, error) {
+	ctx, cancel := context.WithTimeout(ctx, opts.RequestTimeout)
+	defer cancel()
+	live, err := res.Get(ctx, name, metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		return nil, nil
+	}
+	return live, err
+}
+
+func apply(ctx context.Context, res dynamic.ResourceInterface, name string, body []byte, force bool, opts Options) (*unstructured.Unstructured, error) {
+	ctx, cancel := context.WithTimeout(ctx, opts.RequestTimeout)
+	defer cancel()
+	return res.Patch(ctx, name, types.ApplyPatchType, body, metav1.PatchOptions{
+		DryRun:       []string{metav1.DryRunAll},
+		FieldManager: opts.FieldManager,
+		Force:        &force,
+	})
+}
+
+// patchBody is the rendered object with its defaulted namespace and, when the object
+// is live, the live resourceVersion: the server then previews exactly the version that
+// was read, or answers 409 if it changed in between.
+func patchBody(r *Result, live *unstructured.Unstructured) ([]byte, error) {
+	obj := r.Object.Obj.DeepCopy()
+	if r.ID.Namespace != "" {
+		obj.SetNamespace(r.ID.Namespace)
+	}
+	if live != nil {
+		obj.SetResourceVersion(live.GetResourceVersion())
+	} else {
+		obj.SetResourceVersion("")
+	}
+	data, err := json.Marshal(obj.Object)
+	if err != nil {
+		return nil, fmt.Errorf("failed to encode %s: %w", r.ID.Display(), err)
+	}
+	return data, nil
+}
+
+func isFieldManagerConflict(err error) bool {
+	status, ok := err.(apierrors.APIStatus)
+	if !ok || !apierrors.IsConflict(err) || status.Status().Details == nil {
+		return false
+	}
+	for _, c := range status.Status().Details.Causes {
+		if c.Type == metav1.CauseTypeFieldManagerConflict {
+			return true
+		}
+	}
+	return false
+}
+
+// conflictWarning lists the fields other managers own, grouped by manager.
+func conflictWarning(err error) Message {
+	byManager := map[string][]string{}
+	status := err.(apierrors.APIStatus).Status()
+	for _, c := range status.Details.Causes {
+		if c.Type != metav1.CauseTypeFieldManagerConflict {
+			continue
+		}
+		mgr := strings.TrimPrefix(c.Message, "conflict with ")
+		byManager[mgr] = append(byManager[mgr], c.Field)
+	}
+	managers := make([]string, 0, len(byManager))
+	for m := range byManager {
+		managers = append(managers, m)
+	}
+	sort.Strings(managers)
+	parts := make([]string, 0, len(managers))
+	for _, m := range managers {
+		fields := byManager[m]
+		sort.Strings(fields)
+		parts = append(parts, fmt.Sprintf("%s owned by %s", strings.Join(fields, ", "), m))
+	}
+	return Message{Reason: ReasonConflict, Message: "apply conflicts with other field managers: " + strings.Join(parts, "; ") +
+		". A plain server-side apply will fail; the diff shows a forced apply (--force-conflicts), which takes these fields over"}
+}

@@ -1,0 +1,86 @@
+package dryrun
+
+import (
+	"context"
+	"fmt"
+	"sync"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/client-go/discovery"
+	"k8s.io/client-go/discovery/cached/memory"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/restmapper"
+)
+
+// Clients is what the dry-run needs of a cluster.
+type Clients struct {
+	Dynamic dynamic.Interface
+	// Mapper maps kinds to resources; it is filled from discovery once per run.
+	Mapper meta.ResettableRESTMapper
+	// Host is the API server's address, for messages.
+	Host string
+	// User is who requests run as, when known (impersonation), for messages.
+	User string
+}
+
+// NewClients builds clients from a REST config. Client-side throttling is raised so
+// that the pool of concurrency workers, not the token bucket, sets the pace; the API
+// server's own priority and fairness still protects it.
+func NewClients(cfg *rest.Config, concurrency int) (*Clients, error) {
+	cfg = rest.CopyConfig(cfg)
+	qps := float32(max(100, 20*concurrency))
+	if cfg.QPS < qps {
+		cfg.QPS = qps
+	}
+	if cfg.Burst < int(2*qps) {
+		cfg.Burst = int(2 * qps)
+	}
+	cfg.WarningHandler = nil
+	cfg.WarningHandlerWithContext = warningCollector{}
+	dc, err := discovery.NewDiscoveryClientForConfig(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("failed to create a discovery client for %s: %w", cfg.Host, err)
+	}
+	dyn, err := dynamic.NewForConfig(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("failed to create a client for %s: %w", cfg.Host, err)
+	}
+	return &Clients{
+		Dynamic: dyn,
+		Mapper:  restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(dc)),
+		Host:    cfg.Host,
+		User:    cfg.Impersonate.UserName,
+	}, nil
+}
+
+// warningCollector hands the server's warning headers (deprecations, unknown fields)
+// to the object whose request received them, through the request's context.
+type warningCollector struct{}
+
+type warningsKey struct{}
+
+type warningSink struct {
+	mu   sync.Mutex
+	msgs []string
+}
+
+func (warningCollector) HandleWarningHeaderWithContext(ctx context.Context, _ int, _ string, text string) {
+	sink, ok := ctx.Value(warningsKey{}).(*warningSink)
+	if !ok {
+		return
+	}
+	sink.mu.Lock()
+	defer sink.mu.Unlock()
+	for _, m := range sink.msgs {
+		if m == text {
+			return
+		}
+	}
+	sink.msgs = append(sink.msgs, text)
+}
+
+func withWarningSink(ctx context.Context) (context.Context, *warningSink) {
+	sink := &warningSink{}
+	return context.WithValue(ctx, warningsKey{}, sink), sink
+}

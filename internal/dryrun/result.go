@@ -1,0 +1,46 @@
+package dryrun
+
+import (
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/drift-gitops/drift/internal/object"
+	"github.com/drift-gitops/drift/internal/render"
+)
+
+// Result is what the cluster said about one rendered object.
+type Result struct {
+	// Object is the rendered object, as sent.
+	Object render.Object
+	// ID is the object's identity with its namespace defaulted.
+	ID object.ID
+	// Live is the object as it is in the cluster; nil when it does not exist.
+	Live *unstructured.Unstructured
+	// Merged is the server's answer to the dry-run apply: the object as it would be.
+	Merged *unstructured.Unstructured
+	// Warnings are things the user should know that do not stop the preview.
+	Warnings []Message
+	// Err is set when the preview of this object failed.
+	Err *Message
+}
+
+// Message is a human message with a stable machine-readable reason.
+type Message struct {
+	Reason  string `json:"reason"`
+	Message string `json:"message"`
+}
+
+// Reasons carried by errors and warnings.
+const (
+	ReasonConflict    = "conflict"
+	ReasonForbidden   = "forbidden"
+	ReasonInvalid     = "invalid"
+	ReasonNotFound    = "not-found"
+	ReasonUnknownKind = "unknown-kind"
+	ReasonTimeout     = "timeout"
+	ReasonUnavailable = "unavailable"
+	ReasonDuplicate   = "duplicate"
+	ReasonChanged     = "changed-during-diff"
+	ReasonNotChecked  = "not-checked"
+	ReasonServer      = "server-warning"
+	ReasonError       = "error"
+)

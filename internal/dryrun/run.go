@@ -1,0 +1,121 @@
+package dryrun
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	"golang.org/x/sync/errgroup"
+
+	"github.com/drift-gitops/drift/internal/object"
+	"github.com/drift-gitops/drift/internal/render"
+)
+
+// Options control a dry-run.
+type Options struct {
+	// FieldManager is the manager the real pipeline applies with ("kubectl" by default,
+	// as kubectl apply --server-side).
+	FieldManager string
+	// ForceConflicts applies forced from the start, as --force-conflicts does.
+	ForceConflicts bool
+	// Namespace is the default for namespaced objects that name none.
+	Namespace string
+	// Concurrency bounds the requests in flight (objects previewed at once).
+	Concurrency int
+	// RequestTimeout bounds each request.
+	RequestTimeout time.Duration
+	// Progress, when set, is called after each object with the count done so far.
+	Progress func(done, total int)
+}
+
+// DefaultFieldManager is what kubectl apply --server-side uses.
+const DefaultFieldManager = "kubectl"
+
+// maxVersionRetries bounds how often an object that changed between GET and PATCH is
+// read and previewed again.
+const maxVersionRetries = 3
+
+// Run previews every object and returns one result per object, in input order. It
+// never stops early: an object whose preview fails gets an error result, and when ctx
+// ends the objects not yet previewed are marked not checked.
+func Run(ctx context.Context, c *Clients, objs []render.Object, opts Options) []Result {
+	if opts.FieldManager == "" {
+		opts.FieldManager = DefaultFieldManager
+	}
+	if opts.Namespace == "" {
+		opts.Namespace = "default"
+	}
+	if opts.Concurrency <= 0 {
+		opts.Concurrency = 16
+	}
+	if opts.RequestTimeout <= 0 {
+		opts.RequestTimeout = 30 * time.Second
+	}
+	results := plan(c, objs, opts.Namespace)
+	var mu sync.Mutex
+	done := 0
+	g := &errgroup.Group{}
+	g.SetLimit(opts.Concurrency)
+	for i := range results {
+		if results[i].Err != nil {
+			continue
+		}
+		g.Go(func() error {
+			r := &results[i]
+			if ctx.Err() != nil {
+				r.Err = notChecked(ctx)
+			} else {
+				preview(ctx, c, r, opts)
+			}
+			if opts.Progress != nil {
+				mu.Lock()
+				done++
+				opts.Progress(done, len(results))
+				mu.Unlock()
+			}
+			return nil
+		})
+	}
+	_ = g.Wait()
+	return results
+}
+
+func notChecked(ctx context.Context) *Message {
+	return &Message{Reason: ReasonNotChecked, Message: fmt.Sprintf("not checked: the run ended before this object's turn (%v); raise --timeout", context.Cause(ctx))}
+}
+
+// plan resolves each object's kind to a resource, defaults its namespace, and marks
+// objects that end up with the same identity.
+func plan(c *Clients, objs []render.Object, defaultNS string) []Result {
+	results := make([]Result, len(objs))
+	seen := map[object.Key]int{}
+	for i, o := range objs {
+		r := &results[i]
+		r.Object = o
+		r.ID = o.ID()
+		mapping, err := c.Mapper.RESTMapping(r.ID.GroupKind(), r.ID.Version)
+		if err != nil {
+			r.Err = mappingError(r.ID, err)
+			continue
+		}
+		namespaced := mapping.Scope.Name() == "namespace"
+		switch {
+		case namespaced && r.ID.Namespace == "":
+			r.ID.Namespace = defaultNS
+		case !namespaced && r.ID.Namespace != "":
+			r.Err = &Message{Reason: ReasonInvalid, Message: fmt.Sprintf("%s is cluster-scoped but sets metadata.namespace %q: remove the namespace", r.ID.Kind, r.ID.Namespace)}
+			continue
+		}
+		if j, dup := seen[r.ID.Key()]; dup {
+			msg := fmt.Sprintf("%s is defined twice once namespaces are defaulted: at %s and %s; keep one definition", r.ID.Display(), objs[j].Where(), o.Where())
+			r.Err = &Message{Reason: ReasonDuplicate, Message: msg}
+			if results[j].Err == nil {
+				results[j].Err = &Message{Reason: ReasonDuplicate, Message: msg}
+			}
+			continue
+		}
+		seen[r.ID.Key()] = i
+	}
+	return results
+}

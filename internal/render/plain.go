@@ -1,0 +1,197 @@
+package render
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"path"
+	"sort"
+	"strings"
+
+	"github.com/drift-gitops/drift/internal/object"
+)
+
+// Options control plain rendering.
+type Options struct {
+	// Paths are slash-separated and relative to the repository root; "" is the root.
+	Paths []string
+	// MaxDocumentBytes and MaxFileBytes cap hostile input (defaults apply when zero).
+	MaxDocumentBytes int
+	MaxFileBytes     int
+}
+
+// maxDepth bounds directory recursion, so symlinked directory loops end.
+const maxDepth = 64
+
+// Plain reads every .yaml, .yml and .json file under the paths, recursively and in
+// lexical order. Directories and files whose names start with a dot (.git, .github,
+// .pre-commit-config.yaml, ...) are never manifests unless named directly.
+func Plain(fsys fs.FS, opts Options) (*Result, error) {
+	if opts.MaxDocumentBytes == 0 {
+		opts.MaxDocumentBytes = DefaultMaxDocumentBytes
+	}
+	if opts.MaxFileBytes == 0 {
+		opts.MaxFileBytes = DefaultMaxFileBytes
+	}
+	w := &walker{fsys: fsys, opts: opts, seen: map[string]bool{}, res: &Result{}}
+	paths := append([]string(nil), opts.Paths...)
+	if len(paths) == 0 {
+		paths = []string{""}
+	}
+	sort.Strings(paths)
+	for _, p := range paths {
+		name := p
+		if name == "" {
+			name = "."
+		}
+		info, err := fs.Stat(fsys, name)
+		if err != nil {
+			return nil, fmt.Errorf("failed to read %s: %w", name, err)
+		}
+		if info.IsDir() {
+			if err := w.dir(name, 0); err != nil {
+				return nil, err
+			}
+			continue
+		}
+		if !isManifest(name) {
+			return nil, fmt.Errorf("%s is not a manifest file: drift reads .yaml, .yml and .json files", name)
+		}
+		w.file(name, info.Size())
+	}
+	markDuplicates(w.res)
+	return w.res, nil
+}
+
+type walker struct {
+	fsys fs.FS
+	opts Options
+	seen map[string]bool
+	res  *Result
+}
+
+func isManifest(name string) bool {
+	switch strings.ToLower(path.Ext(name)) {
+	case ".yaml", ".yml", ".json":
+		return true
+	}
+	return false
+}
+
+func (w *walker) dir(name string, depth int) error {
+	if depth > maxDepth {
+		w.res.Failures = append(w.res.Failures, Failure{Source: name, Reason: ReasonInvalid,
+			Message: fmt.Sprintf("directory nesting deeper than %d levels (a symlink loop?): not read", maxDepth)})
+		return nil
+	}
+	entries, err := fs.ReadDir(w.fsys, name)
+	if err != nil {
+		return fmt.Errorf("failed to list %s: %w", name, err)
+	}
+	for _, e := range entries {
+		if strings.HasPrefix(e.Name(), ".") {
+			continue
+		}
+		child := path.Join(name, e.Name())
+		isDir := e.IsDir()
+		size := int64(-1)
+		if e.Type()&fs.ModeSymlink != 0 {
+			info, err := fs.Stat(w.fsys, child)
+			if err != nil {
+				if isManifest(child) || !errors.Is(err, fs.ErrNotExist) {
+					w.res.Failures = append(w.res.Failures, Failure{Source: child, Reason: ReasonInvalid,
+						Message: "symlink cannot be followed: " + unwrapPathError(err)})
+				}
+				continue
+			}
+			isDir = info.IsDir()
+			size = info.Size()
+		}
+		if isDir {
+			if err := w.dir(child, depth+1); err != nil {
+				return err
+			}
+			continue
+		}
+		if isManifest(child) {
+			if size < 0 {
+				if info, err := e.Info(); err == nil {
+					size = info.Size()
+				}
+			}
+			w.file(child, size)
+		}
+	}
+	return nil
+}
+
+func unwrapPathError(err error) string {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err.Error()
+	}
+	return err.Error()
+}
+
+func (w *walker) file(name string, size int64) {
+	if w.seen[name] {
+		return
+	}
+	w.seen[name] = true
+	if size > int64(w.opts.MaxFileBytes) {
+		w.res.Failures = append(w.res.Failures, Failure{Source: name, Reason: ReasonTooLarge,
+			Message: fmt.Sprintf("file is %s, over the %s limit: not read", sizeOf(size), sizeOf(int64(w.opts.MaxFileBytes)))})
+		return
+	}
+	data, err := fs.ReadFile(w.fsys, name)
+	if err != nil {
+		w.res.Failures = append(w.res.Failures, Failure{Source: name, Reason: ReasonInvalid, Message: "cannot be read: " + unwrapPathError(err)})
+		return
+	}
+	for i, doc := range splitDocuments(data) {
+		objs, fails := decodeDocument(name, i+1, doc, w.opts.MaxDocumentBytes)
+		w.res.Objects = append(w.res.Objects, objs...)
+		w.res.Failures = append(w.res.Failures, fails...)
+	}
+}
+
+func sizeOf(n int64) string { return size(int(n)) }
+
+// markDuplicates turns every object whose identity (group, kind, namespace, name) is
+// written more than once into a failure that names the other places.
+func markDuplicates(res *Result) {
+	byKey := map[object.Key][]int{}
+	for i, o := range res.Objects {
+		k := o.ID().Key()
+		byKey[k] = append(byKey[k], i)
+	}
+	drop := map[int]bool{}
+	for _, idx := range byKey {
+		if len(idx) < 2 {
+			continue
+		}
+		for _, i := range idx {
+			var others []string
+			for _, j := range idx {
+				if j != i {
+					others = append(others, res.Objects[j].Where())
+				}
+			}
+			o := res.Objects[i]
+			id := o.ID()
+			res.Failures = append(res.Failures, Failure{Source: o.Source, Doc: o.Doc, Item: o.Item, ID: &id, Reason: ReasonDuplicate,
+				Message: fmt.Sprintf("%s is defined more than once: also at %s; keep one definition", id.Display(), strings.Join(others, ", "))})
+			drop[i] = true
+		}
+	}
+	if len(drop) == 0 {
+		return
+	}
+	kept := res.Objects[:0]
+	for i, o := range res.Objects {
+		if !drop[i] {
+			kept = append(kept, o)
+		}
+	}
+	res.Objects = kept
+}

@@ -1,0 +1,152 @@
+package report
+
+import (
+	"fmt"
+	"sort"
+	"strconv"
+
+	"github.com/drift-gitops/drift/internal/dryrun"
+	"github.com/drift-gitops/drift/internal/object"
+	"github.com/drift-gitops/drift/internal/render"
+)
+
+// Input is everything a report is built from.
+type Input struct {
+	Ref     string
+	Commit  string
+	Targets []TargetInput
+}
+
+// TargetInput is one target's dry-run results and render failures.
+type TargetInput struct {
+	Name     string
+	Results  []dryrun.Result
+	Failures []render.Failure
+}
+
+// Options control what a report may show.
+type Options struct {
+	// ShowSecrets leaves Secret values unmasked (local use only).
+	ShowSecrets bool
+}
+
+// Build classifies every result and computes its diff.
+func Build(in Input, opts Options) (*Report, error) {
+	rep := &Report{SchemaVersion: SchemaVersion, Ref: in.Ref, Commit: in.Commit, Targets: []Target{}}
+	for _, ti := range in.Targets {
+		t := Target{Name: ti.Name, Objects: []Object{}}
+		for _, f := range ti.Failures {
+			t.Objects = append(t.Objects, fromFailure(f))
+		}
+		for _, r := range ti.Results {
+			o, err := fromResult(r, opts)
+			if err != nil {
+				return nil, err
+			}
+			t.Objects = append(t.Objects, o)
+		}
+		sortObjects(t.Objects)
+		for _, o := range t.Objects {
+			rep.Summary.count(o.Category)
+		}
+		rep.Targets = append(rep.Targets, t)
+	}
+	sort.SliceStable(rep.Targets, func(i, j int) bool { return rep.Targets[i].Name < rep.Targets[j].Name })
+	rep.Complete = rep.Summary.Error == 0
+	return rep, nil
+}
+
+func (s *Summary) count(category string) {
+	switch category {
+	case Add:
+		s.Add++
+	case Modify:
+		s.Modify++
+	case Unchanged:
+		s.Unchanged++
+	case Delete:
+		s.Delete++
+	case Error:
+		s.Error++
+	}
+}
+
+func newObject(id object.ID, source string, doc int) Object {
+	return Object{Group: id.Group, Version: id.Version, Kind: id.Kind, Namespace: id.Namespace, Name: id.Name,
+		Source: source, Document: doc, Warnings: []dryrun.Message{}, file: id.String()}
+}
+
+func fromFailure(f render.Failure) Object {
+	var o Object
+	if f.ID != nil {
+		o = newObject(*f.ID, f.Source, f.Doc)
+	} else {
+		o = Object{Source: f.Source, Document: f.Doc, Warnings: []dryrun.Message{}}
+	}
+	o.Category, o.Error, o.ErrorReason = Error, f.Message, f.Reason
+	if f.Doc > 0 && f.Item > 0 {
+		o.Error = fmt.Sprintf("item %d: %s", f.Item, f.Message)
+	}
+	return o
+}
+
+func fromResult(r dryrun.Result, opts Options) (Object, error) {
+	o := newObject(r.ID, r.Object.Source, r.Object.Doc)
+	var secrets []string
+	if !opts.ShowSecrets {
+		secrets = secretValues(r.Object.Obj, r.Live, r.Merged)
+	}
+	for _, w := range r.Warnings {
+		o.Warnings = append(o.Warnings, dryrun.Message{Reason: w.Reason, Message: scrub(w.Message, secrets)})
+	}
+	if r.Err != nil {
+		o.Category, o.Error, o.ErrorReason = Error, scrub(r.Err.Message, secrets), r.Err.Reason
+		return o, nil
+	}
+	isNew := r.Live == nil
+	live, merged := normalize(r.Live, false), normalize(r.Merged, isNew)
+	if !opts.ShowSecrets && (isSecret(live) || isSecret(merged)) {
+		maskSecrets(live, merged)
+	}
+	var err error
+	if o.live, err = toYAML(live); err != nil {
+		return o, fmt.Errorf("failed to render live %s: %w", r.ID.Display(), err)
+	}
+	if o.merged, err = toYAML(merged); err != nil {
+		return o, fmt.Errorf("failed to render merged %s: %w", r.ID.Display(), err)
+	}
+	switch {
+	case isNew:
+		o.Category = Add
+	case o.live == o.merged:
+		o.Category = Unchanged
+	default:
+		o.Category = Modify
+	}
+	if o.Category != Unchanged {
+		o.Diff = unifiedDiff(o.live, o.merged, "live/"+o.file, "merged/"+o.file)
+	}
+	return o, nil
+}
+
+// sortObjects orders objects by identity; unreadable documents (no identity) come
+// first, by file and document.
+func sortObjects(objs []Object) {
+	sort.SliceStable(objs, func(i, j int) bool {
+		a, b := objs[i], objs[j]
+		if (a.Kind == "") != (b.Kind == "") {
+			return a.Kind == ""
+		}
+		ia := object.ID{Group: a.Group, Version: a.Version, Kind: a.Kind, Namespace: a.Namespace, Name: a.Name}
+		ib := object.ID{Group: b.Group, Version: b.Version, Kind: b.Kind, Namespace: b.Namespace, Name: b.Name}
+		if ia != ib {
+			return object.Less(ia, ib)
+		}
+		if a.Source != b.Source {
+			return a.Source < b.Source
+		}
+		return a.Document < b.Document
+	})
+}
+
+func itoa(i int) string { return strconv.Itoa(i) }

@@ -1,0 +1,130 @@
+package report
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"strings"
+)
+
+// MarkdownOptions control the markdown report.
+type MarkdownOptions struct {
+	// ShowUnchanged lists unchanged objects by name; otherwise they are only counted.
+	ShowUnchanged bool
+}
+
+// WriteMarkdown writes the report as GitHub-flavoured markdown: a title with the counts,
+// a table per target, errors first, then one collapsed section per category with a
+// diff block per object. Text from manifests and servers only appears inside code
+// spans and fences longer than any backtick run they contain, so it cannot break out,
+// mention a user or link an issue.
+func WriteMarkdown(w io.Writer, rep *Report, opts MarkdownOptions) error {
+	bw := bufio.NewWriter(w)
+	fmt.Fprintf(bw, "### drift: %s\n\n", rep.Summary.Headline())
+	if !rep.Complete {
+		fmt.Fprintf(bw, "> [!CAUTION]\n> %s\n\n", rep.IncompleteNote())
+	}
+	fmt.Fprintf(bw, "Preview of %s.\n\n", mdDescribe(rep))
+	fmt.Fprintf(bw, "| Target | Add | Modify | Delete | Unchanged | Errors |\n|---|---:|---:|---:|---:|---:|\n")
+	for _, t := range rep.Targets {
+		var s Summary
+		for _, o := range t.Objects {
+			s.count(o.Category)
+		}
+		fmt.Fprintf(bw, "| %s | %d | %d | %d | %d | %d |\n", codeSpan(t.Name), s.Add, s.Modify, s.Delete, s.Unchanged, s.Error)
+	}
+	for _, t := range rep.Targets {
+		multi := len(rep.Targets) > 1
+		if multi {
+			fmt.Fprintf(bw, "\n#### Target %s\n", codeSpan(t.Name))
+		}
+		if errs := objectsIn(t, Error); len(errs) > 0 {
+			fmt.Fprintf(bw, "\n**Errors (%d)**\n\n", len(errs))
+			for _, o := range errs {
+				writeMarkdownObject(bw, o)
+			}
+		}
+		for _, s := range sections {
+			objs := objectsIn(t, s.category)
+			if s.category == Error || len(objs) == 0 {
+				continue
+			}
+			fmt.Fprintf(bw, "\n<details><summary>%s (%d)</summary>\n\n", s.title, len(objs))
+			if s.category == Unchanged {
+				if opts.ShowUnchanged {
+					for _, o := range objs {
+						fmt.Fprintf(bw, "- %s from %s\n", codeSpan(o.Title()), codeSpan(o.Where()))
+					}
+				} else {
+					fmt.Fprintf(bw, "%d unchanged.\n", len(objs))
+				}
+			} else {
+				for _, o := range objs {
+					writeMarkdownObject(bw, o)
+				}
+			}
+			fmt.Fprintf(bw, "\n</details>\n")
+		}
+	}
+	return bw.Flush()
+}
+
+func mdDescribe(rep *Report) string {
+	if rep.Commit == "" {
+		return "the work tree"
+	}
+	short := rep.Commit
+	if len(short) > 12 {
+		short = short[:12]
+	}
+	if rep.Ref == "" || rep.Ref == rep.Commit {
+		return "commit " + codeSpan(short)
+	}
+	return fmt.Sprintf("commit %s (%s)", codeSpan(short), codeSpan(rep.Ref))
+}
+
+func writeMarkdownObject(w io.Writer, o Object) {
+	fmt.Fprintf(w, "%s from %s\n", codeSpan(o.Title()), codeSpan(o.Where()))
+	var notes []string
+	if o.Error != "" {
+		notes = append(notes, "error ("+o.ErrorReason+"): "+o.Error)
+	}
+	for _, wn := range o.Warnings {
+		notes = append(notes, "warning ("+wn.Reason+"): "+wn.Message)
+	}
+	if len(notes) > 0 {
+		writeFence(w, "text", strings.Join(notes, "\n"))
+	}
+	if o.Diff != "" {
+		writeFence(w, "diff", o.Diff)
+	}
+	fmt.Fprintln(w)
+}
+
+func writeFence(w io.Writer, lang, body string) {
+	fence := strings.Repeat("`", max(3, longestRun(body, '`')+1))
+	fmt.Fprintf(w, "\n%s%s\n%s\n%s\n", fence, lang, strings.TrimRight(body, "\n"), fence)
+}
+
+// codeSpan wraps s in a code span that no backtick inside it can close.
+func codeSpan(s string) string {
+	s = strings.ReplaceAll(s, "\n", " ")
+	ticks := strings.Repeat("`", longestRun(s, '`')+1)
+	if strings.HasPrefix(s, "`") || strings.HasSuffix(s, "`") {
+		s = " " + s + " "
+	}
+	return ticks + s + ticks
+}
+
+func longestRun(s string, c byte) int {
+	best, cur := 0, 0
+	for i := 0; i < len(s); i++ {
+		if s[i] == c {
+			cur++
+			best = max(best, cur)
+		} else {
+			cur = 0
+		}
+	}
+	return best
+}

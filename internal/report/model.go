@@ -1,0 +1,96 @@
+package report
+
+import (
+	"github.com/drift-gitops/drift/internal/dryrun"
+)
+
+// SchemaVersion names the JSON report format. Fields may be added; none change meaning.
+const SchemaVersion = "drift.report/v1"
+
+// Categories of objects.
+const (
+	Add       = "add"
+	Modify    = "modify"
+	Unchanged = "unchanged"
+	Delete    = "delete"
+	Error     = "error"
+)
+
+// Report is the outcome of a run: the JSON v1 model, which every writer renders.
+type Report struct {
+	SchemaVersion string `json:"schemaVersion"`
+	Ref           string `json:"ref"`
+	Commit        string `json:"commit"`
+	// Complete is false when any object could not be previewed: the report then does
+	// not tell the whole story.
+	Complete bool     `json:"complete"`
+	Summary  Summary  `json:"summary"`
+	Targets  []Target `json:"targets"`
+}
+
+// Summary counts objects per category.
+type Summary struct {
+	Add       int `json:"add"`
+	Modify    int `json:"modify"`
+	Unchanged int `json:"unchanged"`
+	Delete    int `json:"delete"`
+	Error     int `json:"error"`
+}
+
+// Changes is the number of objects that would change.
+func (s Summary) Changes() int { return s.Add + s.Modify + s.Delete }
+
+// Target is one set of objects diffed together.
+type Target struct {
+	Name    string   `json:"name"`
+	Objects []Object `json:"objects"`
+}
+
+// Object is one object's line in the report.
+type Object struct {
+	Category  string `json:"category"`
+	Group     string `json:"group"`
+	Version   string `json:"version"`
+	Kind      string `json:"kind"`
+	Namespace string `json:"namespace"`
+	Name      string `json:"name"`
+	// Source is the file the object came from, relative to the repository root.
+	Source string `json:"source"`
+	// Document is the 1-based YAML document index in Source (0 when unknown).
+	Document int    `json:"document,omitempty"`
+	Diff     string `json:"diff,omitempty"`
+	// Warnings never stop the preview; each has a stable reason.
+	Warnings []dryrun.Message `json:"warnings"`
+	// Error is the reason the object could not be previewed, with ErrorReason.
+	Error       string `json:"error"`
+	ErrorReason string `json:"errorReason,omitempty"`
+
+	// live and merged are the normalized, masked YAML of each side, for --dump and
+	// KUBECTL_EXTERNAL_DIFF; empty where that side does not exist.
+	live, merged string
+	// file is kubectl diff's file name for the object.
+	file string
+}
+
+// Title is the object's human name: "apps/v1 Deployment shop/web".
+func (o Object) Title() string {
+	if o.Kind == "" {
+		return "(unreadable document)"
+	}
+	gv := o.Version
+	if o.Group != "" {
+		gv = o.Group + "/" + o.Version
+	}
+	if o.Namespace == "" {
+		return gv + " " + o.Kind + " " + o.Name
+	}
+	return gv + " " + o.Kind + " " + o.Namespace + "/" + o.Name
+}
+
+// Where is the object's source: "apps/web.yaml" or "apps/web.yaml document 2".
+func (o Object) Where() string {
+	if o.Document > 1 {
+		return o.Source + " document " + itoa(o.Document)
+	}
+	return o.Source
+}

@@ -1,0 +1,89 @@
+package report
+
+import (
+	"fmt"
+	"strings"
+)
+
+// Line is the one-line summary: "2 to add, 1 to modify, 0 to delete, 3 unchanged, 1 error".
+func (s Summary) Line() string {
+	errs := "errors"
+	if s.Error == 1 {
+		errs = "error"
+	}
+	return fmt.Sprintf("%d to add, %d to modify, %d to delete, %d unchanged, %d %s",
+		s.Add, s.Modify, s.Delete, s.Unchanged, s.Error, errs)
+}
+
+// Headline is the short title: "3 to add, 2 to modify, 1 error", or "no changes".
+func (s Summary) Headline() string {
+	var parts []string
+	add := func(n int, what string) {
+		if n > 0 {
+			parts = append(parts, fmt.Sprintf("%d %s", n, what))
+		}
+	}
+	add(s.Add, "to add")
+	add(s.Modify, "to modify")
+	add(s.Delete, "to delete")
+	switch {
+	case s.Error == 1:
+		parts = append(parts, "1 error")
+	case s.Error > 1:
+		parts = append(parts, fmt.Sprintf("%d errors", s.Error))
+	}
+	if len(parts) == 0 {
+		return "no changes"
+	}
+	return strings.Join(parts, ", ")
+}
+
+// Describe names what was diffed: "commit 1a2b3c4d5e6f (main)" or "the work tree".
+func (r *Report) Describe() string {
+	if r.Commit == "" {
+		return "the work tree"
+	}
+	short := r.Commit
+	if len(short) > 12 {
+		short = short[:12]
+	}
+	if r.Ref == "" || r.Ref == r.Commit {
+		return "commit " + short
+	}
+	return fmt.Sprintf("commit %s (%s)", short, r.Ref)
+}
+
+// IncompleteNote says why the report cannot be trusted as the whole story.
+func (r *Report) IncompleteNote() string {
+	n := r.Summary.Error
+	what := "objects"
+	if n == 1 {
+		what = "object"
+	}
+	return fmt.Sprintf("The report is incomplete: %d %s could not be previewed, so what applying this change does is not fully known. Fix the errors and run again.", n, what)
+}
+
+// section is one category's place in the text and markdown reports.
+type section struct {
+	category string
+	title    string
+	mark     string
+}
+
+var sections = []section{
+	{Add, "To add", "+"},
+	{Modify, "To modify", "~"},
+	{Unchanged, "Unchanged", "="},
+	{Delete, "To delete", "-"},
+	{Error, "Errors", "x"},
+}
+
+func objectsIn(t Target, category string) []Object {
+	var out []Object
+	for _, o := range t.Objects {
+		if o.Category == category {
+			out = append(out, o)
+		}
+	}
+	return out
+}

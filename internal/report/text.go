@@ -1,0 +1,112 @@
+package report
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"strings"
+)
+
+// TextOptions control the text report.
+type TextOptions struct {
+	// Color adds ANSI colours (for a terminal).
+	Color bool
+	// ShowUnchanged lists unchanged objects by name; otherwise they are only counted.
+	ShowUnchanged bool
+	// NoDiffs leaves the diffs out, when an external program shows them.
+	NoDiffs bool
+	// AfterObjects, when set, is called after the object sections and before the summary
+	// (the external diff program's output goes there).
+	AfterObjects func(w io.Writer) error
+}
+
+const (
+	ansiReset = "\x1b[0m"
+	ansiBold  = "\x1b[1m"
+	ansiRed   = "\x1b[31m"
+	ansiGreen = "\x1b[32m"
+	ansiYell  = "\x1b[33m"
+	ansiCyan  = "\x1b[36m"
+)
+
+// WriteText writes the report for a terminal or a log.
+func WriteText(w io.Writer, rep *Report, opts TextOptions) error {
+	bw := bufio.NewWriter(w)
+	c := func(code, s string) string {
+		if !opts.Color {
+			return s
+		}
+		return code + s + ansiReset
+	}
+	fmt.Fprintf(bw, "%s %s\n", c(ansiBold, "drift:"), rep.Describe())
+	for _, t := range rep.Targets {
+		fmt.Fprintf(bw, "\n%s %s (%d objects)\n", c(ansiBold, "Target"), t.Name, len(t.Objects))
+		for _, s := range sections {
+			objs := objectsIn(t, s.category)
+			if len(objs) == 0 {
+				continue
+			}
+			fmt.Fprintf(bw, "\n%s\n", c(ansiBold, fmt.Sprintf("%s (%d):", s.title, len(objs))))
+			if s.category == Unchanged && !opts.ShowUnchanged {
+				fmt.Fprintf(bw, "  %d unchanged (--show-unchanged lists them)\n", len(objs))
+				continue
+			}
+			for _, o := range objs {
+				writeTextObject(bw, o, s, opts, c)
+			}
+		}
+	}
+	if opts.AfterObjects != nil {
+		if err := bw.Flush(); err != nil {
+			return err
+		}
+		if err := opts.AfterObjects(w); err != nil {
+			return err
+		}
+	}
+	fmt.Fprintf(bw, "\n%s %s.\n", c(ansiBold, "Summary:"), rep.Summary.Line())
+	if !rep.Complete {
+		fmt.Fprintf(bw, "%s\n", c(ansiRed, rep.IncompleteNote()))
+	}
+	return bw.Flush()
+}
+
+func writeTextObject(w io.Writer, o Object, s section, opts TextOptions, c func(string, string) string) {
+	color := map[string]string{Add: ansiGreen, Modify: ansiYell, Delete: ansiRed, Error: ansiRed, Unchanged: ""}[s.category]
+	head := fmt.Sprintf("%s %s", s.mark, o.Title())
+	if color != "" {
+		head = c(color, head)
+	}
+	fmt.Fprintf(w, "%s  (%s)\n", head, o.Where())
+	if o.Error != "" {
+		reason := o.ErrorReason
+		if reason == "" {
+			reason = "error"
+		}
+		fmt.Fprintf(w, "  %s %s\n", c(ansiRed, reason+":"), indentRest(o.Error, "    "))
+	}
+	for _, wn := range o.Warnings {
+		fmt.Fprintf(w, "  %s %s\n", c(ansiYell, "warning ("+wn.Reason+"):"), indentRest(wn.Message, "    "))
+	}
+	if o.Diff == "" || opts.NoDiffs {
+		return
+	}
+	for _, line := range splitLines(o.Diff) {
+		line = strings.TrimSuffix(line, "\n")
+		switch {
+		case strings.HasPrefix(line, "+++"), strings.HasPrefix(line, "---"):
+			line = c(ansiBold, line)
+		case strings.HasPrefix(line, "@@"):
+			line = c(ansiCyan, line)
+		case strings.HasPrefix(line, "+"):
+			line = c(ansiGreen, line)
+		case strings.HasPrefix(line, "-"):
+			line = c(ansiRed, line)
+		}
+		fmt.Fprintln(w, line)
+	}
+}
+
+func indentRest(s, indent string) string {
+	return strings.ReplaceAll(strings.TrimRight(s, "\n"), "\n", "\n"+indent)
+}

@@ -1,0 +1,119 @@
+package source
+
+import (
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/object"
+)
+
+// resolve turns anything a user may type (branch, origin/main, tag, full or short
+// SHA, HEAD~2, refs/pull/N/merge) into a commit.
+func (r *Repo) resolve(ref string) (*object.Commit, error) {
+	hash, err := r.git.ResolveRevision(plumbing.Revision(ref))
+	if err != nil {
+		if errors.Is(err, plumbing.ErrReferenceNotFound) || errors.Is(err, plumbing.ErrObjectNotFound) {
+			return nil, r.unknownRef(ref)
+		}
+		return nil, fmt.Errorf("failed to resolve ref %q: %w", ref, err)
+	}
+	commit, err := r.git.CommitObject(*hash)
+	if err != nil {
+		return nil, fmt.Errorf("ref %q names %s, which is not a commit: %w", ref, hash, err)
+	}
+	return commit, nil
+}
+
+func (r *Repo) unknownRef(ref string) error {
+	names := r.refNames()
+	close := closeNames(ref, names, 5)
+	msg := fmt.Sprintf("unknown ref %q: no branch, tag, remote branch or commit by that name", ref)
+	if len(close) > 0 {
+		return fmt.Errorf("%s; refs that look close: %s", msg, strings.Join(close, ", "))
+	}
+	if len(names) == 0 {
+		return fmt.Errorf("%s; the repository has no refs yet (commit first, or run without --ref to read the work tree)", msg)
+	}
+	return fmt.Errorf("%s; fetch it first (e.g. git fetch origin %s) or list refs with git show-ref", msg, ref)
+}
+
+// refNames lists short names of every ref: main, origin/main, v1.2.0, pull/7/merge.
+func (r *Repo) refNames() []string {
+	iter, err := r.git.References()
+	if err != nil {
+		return nil
+	}
+	seen := map[string]bool{}
+	_ = iter.ForEach(func(ref *plumbing.Reference) error {
+		name := ref.Name()
+		if name == plumbing.HEAD {
+			return nil
+		}
+		seen[name.Short()] = true
+		return nil
+	})
+	out := make([]string, 0, len(seen))
+	for n := range seen {
+		out = append(out, n)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// closeNames picks up to max names that share a prefix or suffix with want, or lie a
+// small edit distance from it, closest first.
+func closeNames(want string, names []string, max int) []string {
+	type cand struct {
+		name string
+		dist int
+	}
+	w := strings.ToLower(strings.TrimPrefix(want, "refs/"))
+	var cands []cand
+	for _, n := range names {
+		l := strings.ToLower(n)
+		d := editDistance(w, l)
+		switch {
+		case strings.HasSuffix(l, "/"+w) || strings.HasSuffix(w, "/"+l):
+			d = 0
+		case strings.Contains(l, w) || strings.Contains(w, l):
+			d = min(d, 1)
+		}
+		if d <= 2 || d*3 <= len(w) {
+			cands = append(cands, cand{n, d})
+		}
+	}
+	sort.SliceStable(cands, func(i, j int) bool {
+		if cands[i].dist != cands[j].dist {
+			return cands[i].dist < cands[j].dist
+		}
+		return cands[i].name < cands[j].name
+	})
+	out := []string{}
+	for i := 0; i < len(cands) && i < max; i++ {
+		out = append(out, cands[i].name)
+	}
+	return out
+}
+
+func editDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
+}

@@ -1,0 +1,152 @@
+package source
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"path"
+	"path/filepath"
+	"strings"
+
+	git "github.com/go-git/go-git/v5"
+)
+
+// Repo is an opened git repository.
+type Repo struct {
+	git *git.Repository
+	// Root is the absolute path of the work tree.
+	Root string
+	// Dir is the slash-separated place, inside the repository, of the directory the
+	// repository was opened from ("" for the root).
+	Dir string
+}
+
+// Snapshot is a read-only view of the repository's files at one ref.
+type Snapshot struct {
+	// FS holds the files; paths are slash-separated and relative to the repository root.
+	FS fs.FS
+	// Ref is what the user asked for ("" for the work tree).
+	Ref string
+	// Commit is the resolved commit hash ("" for the work tree).
+	Commit string
+}
+
+// Describe names the snapshot for messages: "commit 1a2b3c4 (main)" or "the work tree".
+func (s *Snapshot) Describe() string {
+	if s.Commit == "" {
+		return "the work tree"
+	}
+	short := s.Commit
+	if len(short) > 12 {
+		short = short[:12]
+	}
+	if s.Ref == "" || s.Ref == s.Commit {
+		return "commit " + short
+	}
+	return fmt.Sprintf("commit %s (%s)", short, s.Ref)
+}
+
+// Open opens the git repository that contains dir (dir itself or any parent).
+func Open(dir string) (*Repo, error) {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return nil, fmt.Errorf("failed to resolve %s: %w", dir, err)
+	}
+	r, err := git.PlainOpenWithOptions(abs, &git.PlainOpenOptions{DetectDotGit: true, EnableDotGitCommonDir: true})
+	if err != nil {
+		if errors.Is(err, git.ErrRepositoryNotExists) {
+			return nil, fmt.Errorf("%s is not in a git repository: run drift inside a clone of your GitOps repository, or pass --repo DIR", abs)
+		}
+		return nil, fmt.Errorf("failed to open git repository at %s: %w", abs, err)
+	}
+	root := abs
+	if wt, err := r.Worktree(); err == nil {
+		root = wt.Filesystem.Root()
+	}
+	rootReal, err := filepath.EvalSymlinks(root)
+	if err != nil {
+		rootReal = root
+	}
+	absReal, err := filepath.EvalSymlinks(abs)
+	if err != nil {
+		absReal = abs
+	}
+	rel, err := filepath.Rel(rootReal, absReal)
+	if err != nil || strings.HasPrefix(rel, "..") {
+		rel = "."
+	}
+	rel = filepath.ToSlash(rel)
+	if rel == "." {
+		rel = ""
+	}
+	return &Repo{git: r, Root: root, Dir: rel}, nil
+}
+
+// Path turns a path given relative to the directory the repository was opened from
+// into a slash-separated path relative to the repository root. It refuses paths that
+// leave the repository.
+func (r *Repo) Path(p string) (string, error) {
+	p = filepath.ToSlash(p)
+	if path.IsAbs(p) {
+		rootSlash := filepath.ToSlash(r.Root)
+		rel, ok := strings.CutPrefix(p, rootSlash)
+		if !ok || (rel != "" && !strings.HasPrefix(rel, "/")) {
+			return "", fmt.Errorf("path %s is outside the repository %s", p, r.Root)
+		}
+		p = strings.TrimPrefix(rel, "/")
+	} else {
+		p = path.Join(r.Dir, p)
+	}
+	p = path.Clean(p)
+	if p == ".." || strings.HasPrefix(p, "../") {
+		return "", fmt.Errorf("path %s leads outside the repository %s", p, r.Root)
+	}
+	if p == "." {
+		p = ""
+	}
+	return p, nil
+}
+
+// Snapshot returns the files at ref, or the work tree when ref is empty.
+func (r *Repo) Snapshot(ref string) (*Snapshot, error) {
+	if ref == "" {
+		fsys, err := newWorkTreeFS(r)
+		if err != nil {
+			return nil, err
+		}
+		return &Snapshot{FS: fsys}, nil
+	}
+	commit, err := r.resolve(ref)
+	if err != nil {
+		return nil, err
+	}
+	tree, err := commit.Tree()
+	if err != nil {
+		return nil, fmt.Errorf("failed to read the tree of commit %s: %w", commit.Hash, err)
+	}
+	return &Snapshot{FS: newTreeFS(tree), Ref: ref, Commit: commit.Hash.String()}, nil
+}
+
+// CheckPaths reports the first of paths (repository-relative) that the snapshot lacks.
+func (s *Snapshot) CheckPaths(paths []string) error {
+	for _, p := range paths {
+		name := p
+		if name == "" {
+			name = "."
+		}
+		if _, err := fs.Stat(s.FS, name); err != nil {
+			if errors.Is(err, fs.ErrNotExist) {
+				return fmt.Errorf("path %s is not in %s: check --path (paths are relative to --repo, default the current directory)", displayPath(p), s.Describe())
+			}
+			return fmt.Errorf("failed to read path %s in %s: %w", displayPath(p), s.Describe(), err)
+		}
+	}
+	return nil
+}
+
+func displayPath(p string) string {
+	if p == "" {
+		return "/ (the repository root)"
+	}
+	return p
+}

@@ -1,0 +1,261 @@
+package source
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"path"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/go-git/go-git/v5/plumbing/filemode"
+	"github.com/go-git/go-git/v5/plumbing/object"
+)
+
+// maxSymlinkHops bounds symlink chains, as the kernel does with ELOOP.
+const maxSymlinkHops = 40
+
+// treeFS is a read-only fs.FS over one commit's tree, read straight from git objects.
+// Symlinks are followed while they stay inside the repository.
+type treeFS struct {
+	root *object.Tree
+}
+
+func newTreeFS(root *object.Tree) *treeFS { return &treeFS{root: root} }
+
+// ErrOutside is returned for a symlink that leads outside the repository.
+var ErrOutside = errors.New("leads outside the repository")
+
+type treeNode struct {
+	name  string
+	tree  *object.Tree      // set for directories
+	entry *object.TreeEntry // set for files
+}
+
+// lookup walks name one component at a time, following symlinks inside the tree.
+func (t *treeFS) lookup(op, name string) (*treeNode, error) {
+	if !fs.ValidPath(name) {
+		return nil, &fs.PathError{Op: op, Path: name, Err: fs.ErrInvalid}
+	}
+	if name == "." {
+		return &treeNode{name: ".", tree: t.root}, nil
+	}
+	hops := 0
+	parts := strings.Split(name, "/")
+	for i := 0; i < len(parts); {
+		prefix := strings.Join(parts[:i+1], "/")
+		entry, err := t.root.FindEntry(prefix)
+		if err != nil {
+			return nil, &fs.PathError{Op: op, Path: name, Err: fs.ErrNotExist}
+		}
+		if entry.Mode == filemode.Symlink {
+			hops++
+			if hops > maxSymlinkHops {
+				return nil, &fs.PathError{Op: op, Path: name, Err: errors.New("too many levels of symbolic links")}
+			}
+			target, err := t.readBlob(entry)
+			if err != nil {
+				return nil, &fs.PathError{Op: op, Path: name, Err: err}
+			}
+			dest := string(target)
+			if path.IsAbs(dest) {
+				return nil, &fs.PathError{Op: op, Path: name, Err: fmt.Errorf("symlink %s -> %s %w", prefix, dest, ErrOutside)}
+			}
+			joined := path.Join(path.Dir(prefix), dest)
+			if joined == ".." || strings.HasPrefix(joined, "../") {
+				return nil, &fs.PathError{Op: op, Path: name, Err: fmt.Errorf("symlink %s -> %s %w", prefix, dest, ErrOutside)}
+			}
+			rest := parts[i+1:]
+			if joined == "." {
+				parts = rest
+				i = 0
+				if len(parts) == 0 {
+					return &treeNode{name: path.Base(name), tree: t.root}, nil
+				}
+				continue
+			}
+			parts = append(strings.Split(joined, "/"), rest...)
+			i = 0
+			continue
+		}
+		last := i == len(parts)-1
+		if entry.Mode == filemode.Dir {
+			if last {
+				sub, err := t.root.Tree(prefix)
+				if err != nil {
+					return nil, &fs.PathError{Op: op, Path: name, Err: err}
+				}
+				return &treeNode{name: path.Base(name), tree: sub}, nil
+			}
+			i++
+			continue
+		}
+		if entry.Mode == filemode.Submodule {
+			return nil, &fs.PathError{Op: op, Path: name, Err: errors.New("is a git submodule; drift reads only this repository's own files")}
+		}
+		if !last {
+			return nil, &fs.PathError{Op: op, Path: name, Err: fs.ErrNotExist}
+		}
+		e := *entry
+		return &treeNode{name: path.Base(name), entry: &e}, nil
+	}
+	return &treeNode{name: ".", tree: t.root}, nil
+}
+
+func (t *treeFS) readBlob(entry *object.TreeEntry) ([]byte, error) {
+	f, err := t.root.TreeEntryFile(entry)
+	if err != nil {
+		return nil, err
+	}
+	r, err := f.Reader()
+	if err != nil {
+		return nil, err
+	}
+	defer r.Close()
+	return io.ReadAll(r)
+}
+
+func (t *treeFS) blobSize(entry *object.TreeEntry) int64 {
+	f, err := t.root.TreeEntryFile(entry)
+	if err != nil {
+		return 0
+	}
+	return f.Size
+}
+
+// Open implements fs.FS.
+func (t *treeFS) Open(name string) (fs.File, error) {
+	n, err := t.lookup("open", name)
+	if err != nil {
+		return nil, err
+	}
+	if n.tree != nil {
+		entries, err := t.readDirNode(n)
+		if err != nil {
+			return nil, &fs.PathError{Op: "open", Path: name, Err: err}
+		}
+		return &memDir{info: dirInfo(n.name), entries: entries}, nil
+	}
+	data, err := t.readBlob(n.entry)
+	if err != nil {
+		return nil, &fs.PathError{Op: "open", Path: name, Err: err}
+	}
+	return &memFile{info: fileInfo{name: n.name, size: int64(len(data))}, r: bytes.NewReader(data)}, nil
+}
+
+// ReadFile implements fs.ReadFileFS.
+func (t *treeFS) ReadFile(name string) ([]byte, error) {
+	n, err := t.lookup("read", name)
+	if err != nil {
+		return nil, err
+	}
+	if n.tree != nil {
+		return nil, &fs.PathError{Op: "read", Path: name, Err: errors.New("is a directory")}
+	}
+	return t.readBlob(n.entry)
+}
+
+// Stat implements fs.StatFS.
+func (t *treeFS) Stat(name string) (fs.FileInfo, error) {
+	n, err := t.lookup("stat", name)
+	if err != nil {
+		return nil, err
+	}
+	if n.tree != nil {
+		return dirInfo(n.name), nil
+	}
+	return fileInfo{name: n.name, size: t.blobSize(n.entry)}, nil
+}
+
+// ReadDir implements fs.ReadDirFS. Symlinks are reported with the type of what they
+// point to, so walkers descend into linked directories inside the repository.
+func (t *treeFS) ReadDir(name string) ([]fs.DirEntry, error) {
+	n, err := t.lookup("readdir", name)
+	if err != nil {
+		return nil, err
+	}
+	if n.tree == nil {
+		return nil, &fs.PathError{Op: "readdir", Path: name, Err: errors.New("not a directory")}
+	}
+	entries, err := t.readDirNode(n)
+	if err != nil {
+		return nil, &fs.PathError{Op: "readdir", Path: name, Err: err}
+	}
+	return entries, nil
+}
+
+func (t *treeFS) readDirNode(n *treeNode) ([]fs.DirEntry, error) {
+	out := make([]fs.DirEntry, 0, len(n.tree.Entries))
+	for i := range n.tree.Entries {
+		e := n.tree.Entries[i]
+		switch e.Mode {
+		case filemode.Dir:
+			out = append(out, fs.FileInfoToDirEntry(dirInfo(e.Name)))
+		case filemode.Submodule:
+			continue
+		case filemode.Symlink:
+			out = append(out, fs.FileInfoToDirEntry(fileInfo{name: e.Name, mode: fs.ModeSymlink}))
+		default:
+			f, err := n.tree.TreeEntryFile(&e)
+			size := int64(0)
+			if err == nil {
+				size = f.Size
+			}
+			out = append(out, fs.FileInfoToDirEntry(fileInfo{name: e.Name, size: size}))
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name() < out[j].Name() })
+	return out, nil
+}
+
+type fileInfo struct {
+	name string
+	size int64
+	mode fs.FileMode
+}
+
+func (f fileInfo) Name() string       { return f.name }
+func (f fileInfo) Size() int64        { return f.size }
+func (f fileInfo) Mode() fs.FileMode  { return f.mode | 0o444 }
+func (f fileInfo) ModTime() time.Time { return time.Time{} }
+func (f fileInfo) IsDir() bool        { return f.mode.IsDir() }
+func (f fileInfo) Sys() any           { return nil }
+
+func dirInfo(name string) fileInfo { return fileInfo{name: name, mode: fs.ModeDir | 0o555} }
+
+type memFile struct {
+	info fileInfo
+	r    *bytes.Reader
+}
+
+func (f *memFile) Stat() (fs.FileInfo, error) { return f.info, nil }
+func (f *memFile) Read(b []byte) (int, error) { return f.r.Read(b) }
+func (f *memFile) Close() error               { return nil }
+
+type memDir struct {
+	info    fileInfo
+	entries []fs.DirEntry
+	off     int
+}
+
+func (d *memDir) Stat() (fs.FileInfo, error) { return d.info, nil }
+func (d *memDir) Read([]byte) (int, error) {
+	return 0, &fs.PathError{Op: "read", Path: d.info.name, Err: errors.New("is a directory")}
+}
+func (d *memDir) Close() error { return nil }
+func (d *memDir) ReadDir(n int) ([]fs.DirEntry, error) {
+	rest := d.entries[d.off:]
+	if n <= 0 {
+		d.off = len(d.entries)
+		return rest, nil
+	}
+	if len(rest) == 0 {
+		return nil, io.EOF
+	}
+	n = min(n, len(rest))
+	d.off += n
+	return rest[:n], nil
+}
