@@ -155,8 +155,16 @@ func newObject(source string, doc, item int, m map[string]any) (Object, *Failure
 	if _, err := schema.ParseGroupVersion(apiVersion); err != nil {
 		return fail(ReasonInvalid, "%s%s: invalid apiVersion %q: %v", kind, label, apiVersion, err)
 	}
-	if _, ok := m["metadata"].(map[string]any); !ok && m["metadata"] != nil {
+	meta, ok := m["metadata"].(map[string]any)
+	if !ok && m["metadata"] != nil {
 		return fail(ReasonInvalid, "%s%s: metadata is not a mapping", kind, label)
+	}
+	for _, field := range []string{"name", "namespace"} {
+		if v, present := meta[field]; present && v != nil {
+			if _, isString := v.(string); !isString {
+				return fail(ReasonInvalid, "%s: metadata.%s is a %s, not a string: quote it (YAML reads y, yes, no, on, off and numbers as non-strings)", kind, field, jsonType(v))
+			}
+		}
 	}
 	if name == "" {
 		id := object.IDOf(u)

@@ -105,6 +105,7 @@ func writeTextObject(w io.Writer, o Object, s section, opts TextOptions, c func(
 		}
 		fmt.Fprintln(w, line)
 	}
+	fmt.Fprintln(w)
 }
 
 func indentRest(s, indent string) string {
