@@ -9,6 +9,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/drift-gitops/drift/internal/dryrun"
+	"github.com/drift-gitops/drift/internal/object"
 )
 
 // defaultRequestTimeout bounds each request when --request-timeout is not set.
@@ -18,6 +19,8 @@ type cluster struct {
 	clients        *dryrun.Clients
 	namespace      string
 	requestTimeout time.Duration
+	// absent lists objects the server holds only so others can be previewed.
+	absent map[object.Key]bool
 }
 
 // newCluster connects with kubectl's flags (--kubeconfig, --context, -n, --as, ...).

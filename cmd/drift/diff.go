@@ -33,6 +33,8 @@ type diffOptions struct {
 	ShowSecrets    bool
 	Dump           string
 	Timeout        time.Duration
+	Cluster        string
+	Base           string
 
 	// getenv reads the environment (KUBECTL_EXTERNAL_DIFF, NO_COLOR); tests replace it.
 	getenv func(string) string
@@ -40,6 +42,8 @@ type diffOptions struct {
 
 func newDiffCommand(streams genericiooptions.IOStreams) *cobra.Command {
 	o := &diffOptions{streams: streams, kube: genericclioptions.NewConfigFlags(true), getenv: osGetenv}
+	// --cluster is drift's own: kubectl's kubeconfig cluster name, or "ephemeral".
+	o.kube.ClusterName = nil
 	cmd := &cobra.Command{
 		Use:   "diff",
 		Short: "Preview what applying a git ref would change in the cluster",
@@ -52,7 +56,10 @@ Exit status: 0 no changes, 1 changes, 2 errors (the report is then incomplete).`
   drift diff
 
   # Preview a branch's apps/ directory against the staging context, as JSON
-  drift diff --ref origin/feature --path apps --context staging -o json`,
+  drift diff --ref origin/feature --path apps --context staging -o json
+
+  # No cluster at hand: compare HEAD with main on a throwaway local API server
+  drift diff --cluster ephemeral --base main --ref HEAD`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return o.Run(cmd.Context()) },
 	}
@@ -69,6 +76,8 @@ Exit status: 0 no changes, 1 changes, 2 errors (the report is then incomplete).`
 	f.BoolVar(&o.ShowSecrets, "show-secrets", false, "show Secret values instead of *** (local use only; never in CI)")
 	f.StringVar(&o.Dump, "dump", "", "also write the normalized objects into DIR/live and DIR/merged, named as kubectl diff names them")
 	f.DurationVar(&o.Timeout, "timeout", 10*time.Minute, "deadline for the whole run")
+	f.StringVar(&o.Cluster, "cluster", "", `kubeconfig cluster to use, or "ephemeral" for a throwaway local API server seeded with --base`)
+	f.StringVar(&o.Base, "base", "", "with --cluster ephemeral: the ref whose objects are loaded into the server first (what is deployed)")
 	o.kube.AddFlags(f)
 	return cmd
 }
@@ -101,22 +110,36 @@ func (o *diffOptions) Run(ctx context.Context) error {
 		return fmt.Errorf("failed to render %s: %w", snap.Describe(), err)
 	}
 
-	cluster, err := newCluster(o.kube, o.Concurrency)
-	if err != nil {
-		return err
+	var cl *cluster
+	var base *source.Snapshot
+	if o.Cluster == ephemeralCluster {
+		eph, err := o.startEphemeral(ctx, repo, paths, rendered.Objects)
+		if err != nil {
+			return err
+		}
+		defer eph.stop()
+		cl, base = eph.cluster, eph.base
+	} else {
+		if o.Cluster != "" {
+			o.kube.ClusterName = &o.Cluster
+		}
+		if cl, err = newCluster(o.kube, o.Concurrency); err != nil {
+			return err
+		}
 	}
 	progress := newProgress(o.streams.ErrOut, "previewing")
-	results := dryrun.Run(ctx, cluster.clients, rendered.Objects, dryrun.Options{
+	results := dryrun.Run(ctx, cl.clients, rendered.Objects, dryrun.Options{
 		FieldManager:   o.FieldManager,
 		ForceConflicts: o.ForceConflicts,
-		Namespace:      cluster.namespace,
+		Namespace:      cl.namespace,
 		Concurrency:    o.Concurrency,
-		RequestTimeout: cluster.requestTimeout,
+		RequestTimeout: cl.requestTimeout,
 		Progress:       progress.update,
+		Absent:         cl.absent,
 	})
 	progress.done()
 
-	rep, err := report.Build(report.Input{
+	in := report.Input{
 		Ref:    o.Ref,
 		Commit: snap.Commit,
 		Targets: []report.TargetInput{{
@@ -124,7 +147,14 @@ func (o *diffOptions) Run(ctx context.Context) error {
 			Results:  results,
 			Failures: rendered.Failures,
 		}},
-	}, report.Options{ShowSecrets: o.ShowSecrets})
+	}
+	if o.Cluster == ephemeralCluster {
+		in.Cluster, in.Base = report.ClusterEphemeral, o.Base
+		if base != nil {
+			in.BaseCommit = base.Commit
+		}
+	}
+	rep, err := report.Build(in, report.Options{ShowSecrets: o.ShowSecrets})
 	if err != nil {
 		return err
 	}
@@ -154,6 +184,9 @@ func (o *diffOptions) validate() error {
 	}
 	if o.FieldManager == "" {
 		return fmt.Errorf("--field-manager must not be empty")
+	}
+	if o.Base != "" && o.Cluster != ephemeralCluster {
+		return fmt.Errorf("--base needs --cluster ephemeral: on a live cluster, what is deployed is read from the cluster itself")
 	}
 	return nil
 }

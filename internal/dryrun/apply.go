@@ -13,6 +13,8 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/dynamic"
+
+	"github.com/drift-gitops/drift/internal/object"
 )
 
 // preview fills r.Live and r.Merged (or r.Err) for one planned object.
@@ -23,14 +25,10 @@ func preview(ctx context.Context, c *Clients, r *Result, opts Options) {
 			r.Warnings = append(r.Warnings, Message{Reason: ReasonServer, Message: "the API server warns: " + w})
 		}
 	}()
-	mapping, err := c.Mapper.RESTMapping(r.ID.GroupKind(), r.ID.Version)
+	res, err := resourceFor(c, r.ID)
 	if err != nil {
 		r.Err = mappingError(r.ID, err)
 		return
-	}
-	var res dynamic.ResourceInterface = c.Dynamic.Resource(mapping.Resource)
-	if mapping.Scope.Name() == meta.RESTScopeNameNamespace {
-		res = c.Dynamic.Resource(mapping.Resource).Namespace(r.ID.Namespace)
 	}
 	force := opts.ForceConflicts
 	for attempt := 1; ; attempt++ {
@@ -61,9 +59,24 @@ func preview(ctx context.Context, c *Clients, r *Result, opts Options) {
 			r.Err = requestError(c, "patch", r, err)
 			return
 		}
+		if opts.Absent[r.ID.Key()] {
+			live = nil
+		}
 		r.Live, r.Merged = live, merged
 		return
 	}
+}
+
+// resourceFor returns the client for an object's resource, namespaced where it is.
+func resourceFor(c *Clients, id object.ID) (dynamic.ResourceInterface, error) {
+	mapping, err := c.Mapper.RESTMapping(id.GroupKind(), id.Version)
+	if err != nil {
+		return nil, err
+	}
+	if mapping.Scope.Name() == meta.RESTScopeNameNamespace {
+		return c.Dynamic.Resource(mapping.Resource).Namespace(id.Namespace), nil
+	}
+	return c.Dynamic.Resource(mapping.Resource), nil
 }
 
 func get(ctx context.Context, res dynamic.ResourceInterface, name string, opts Options) (*unstructured.Unstructured, error) {

@@ -27,6 +27,10 @@ type Options struct {
 	RequestTimeout time.Duration
 	// Progress, when set, is called after each object with the count done so far.
 	Progress func(done, total int)
+	// Absent lists objects that the server has only so that others can be previewed
+	// (an ephemeral server seeded with a namespace the change adds): they are previewed
+	// as usual and reported as additions.
+	Absent map[object.Key]bool
 }
 
 // DefaultFieldManager is what kubectl apply --server-side uses.

@@ -12,8 +12,11 @@ import (
 
 // Input is everything a report is built from.
 type Input struct {
-	Ref     string
-	Commit  string
+	Ref        string
+	Commit     string
+	Cluster    string
+	Base       string
+	BaseCommit string
 	Targets []TargetInput
 }
 
@@ -32,7 +35,8 @@ type Options struct {
 
 // Build classifies every result and computes its diff.
 func Build(in Input, opts Options) (*Report, error) {
-	rep := &Report{SchemaVersion: SchemaVersion, Ref: in.Ref, Commit: in.Commit, Targets: []Target{}}
+	rep := &Report{SchemaVersion: SchemaVersion, Ref: in.Ref, Commit: in.Commit, Cluster: in.Cluster,
+		Base: in.Base, BaseCommit: in.BaseCommit, Targets: []Target{}}
 	for _, ti := range in.Targets {
 		t := Target{Name: ti.Name, Objects: []Object{}}
 		for _, f := range ti.Failures {

@@ -70,17 +70,14 @@ func WriteMarkdown(w io.Writer, rep *Report, opts MarkdownOptions) error {
 }
 
 func mdDescribe(rep *Report) string {
-	if rep.Commit == "" {
-		return "the work tree"
+	what := describeRef(rep.Ref, rep.Commit, codeSpan)
+	if rep.Cluster != ClusterEphemeral {
+		return what
 	}
-	short := rep.Commit
-	if len(short) > 12 {
-		short = short[:12]
+	if rep.Base == "" {
+		return what + " on an ephemeral API server that started empty, not a live cluster"
 	}
-	if rep.Ref == "" || rep.Ref == rep.Commit {
-		return "commit " + codeSpan(short)
-	}
-	return fmt.Sprintf("commit %s (%s)", codeSpan(short), codeSpan(rep.Ref))
+	return what + " compared with " + describeRef(rep.Base, rep.BaseCommit, codeSpan) + " on an ephemeral API server, not a live cluster"
 }
 
 func writeMarkdownObject(w io.Writer, o Object) {

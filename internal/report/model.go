@@ -21,6 +21,11 @@ type Report struct {
 	SchemaVersion string `json:"schemaVersion"`
 	Ref           string `json:"ref"`
 	Commit        string `json:"commit"`
+	// Cluster is "ephemeral" when the preview ran on a throwaway API server seeded with
+	// Base rather than on a live cluster.
+	Cluster    string `json:"cluster,omitempty"`
+	Base       string `json:"base,omitempty"`
+	BaseCommit string `json:"baseCommit,omitempty"`
 	// Complete is false when any object could not be previewed: the report then does
 	// not tell the whole story.
 	Complete bool     `json:"complete"`

@@ -38,19 +38,35 @@ func (s Summary) Headline() string {
 	return strings.Join(parts, ", ")
 }
 
-// Describe names what was diffed: "commit 1a2b3c4d5e6f (main)" or "the work tree".
+// Describe names what was diffed: "commit 1a2b3c4d5e6f (main)" or "the work tree",
+// and, for an ephemeral server, against what.
 func (r *Report) Describe() string {
-	if r.Commit == "" {
+	what := describeRef(r.Ref, r.Commit, func(s string) string { return s })
+	if r.Cluster != ClusterEphemeral {
+		return what
+	}
+	if r.Base == "" {
+		return what + " on an ephemeral API server that started empty (no --base), not a live cluster"
+	}
+	return what + " compared with " + describeRef(r.Base, r.BaseCommit, func(s string) string { return s }) +
+		" on an ephemeral API server, not a live cluster"
+}
+
+// ClusterEphemeral marks reports made on a throwaway API server.
+const ClusterEphemeral = "ephemeral"
+
+func describeRef(ref, commit string, quote func(string) string) string {
+	if commit == "" {
 		return "the work tree"
 	}
-	short := r.Commit
+	short := commit
 	if len(short) > 12 {
 		short = short[:12]
 	}
-	if r.Ref == "" || r.Ref == r.Commit {
-		return "commit " + short
+	if ref == "" || ref == commit {
+		return "commit " + quote(short)
 	}
-	return fmt.Sprintf("commit %s (%s)", short, r.Ref)
+	return fmt.Sprintf("commit %s (%s)", quote(short), quote(ref))
 }
 
 // IncompleteNote says why the report cannot be trusted as the whole story.

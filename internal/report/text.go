@@ -51,7 +51,10 @@ func WriteText(w io.Writer, rep *Report, opts TextOptions) error {
 				fmt.Fprintf(bw, "  %d unchanged (--show-unchanged lists them)\n", len(objs))
 				continue
 			}
-			for _, o := range objs {
+			for i, o := range objs {
+				if i > 0 && o.Diff != "" && !opts.NoDiffs {
+					fmt.Fprintln(bw)
+				}
 				writeTextObject(bw, o, s, opts, c)
 			}
 		}
@@ -105,7 +108,6 @@ func writeTextObject(w io.Writer, o Object, s section, opts TextOptions, c func(
 		}
 		fmt.Fprintln(w, line)
 	}
-	fmt.Fprintln(w)
 }
 
 func indentRest(s, indent string) string {

@@ -1,0 +1,154 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/cli-runtime/pkg/genericiooptions"
+	"sigs.k8s.io/yaml"
+
+	"github.com/drift-gitops/drift/internal/dryrun"
+	"github.com/drift-gitops/drift/internal/gitfixture"
+	"github.com/drift-gitops/drift/internal/report"
+	"github.com/drift-gitops/drift/internal/testenv"
+)
+
+// env is the real API server every test in this package talks to.
+var env *testenv.Env
+
+func TestMain(m *testing.M) {
+	e, err := testenv.Start()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	env = e
+	code := m.Run()
+	if err := env.Stop(); err != nil {
+		fmt.Fprintln(os.Stderr, "stopping the test API server:", err)
+	}
+	os.Exit(code)
+}
+
+type outcome struct {
+	code           int
+	stdout, stderr string
+}
+
+// drift runs the command in-process against the test API server.
+func drift(t *testing.T, args ...string) outcome {
+	t.Helper()
+	var out, errOut bytes.Buffer
+	args = append(args, "--kubeconfig", env.Kubeconfig)
+	code := run(context.Background(), genericiooptions.IOStreams{In: strings.NewReader(""), Out: &out, ErrOut: &errOut}, args)
+	return outcome{code: code, stdout: out.String(), stderr: errOut.String()}
+}
+
+// driftJSON runs drift -o json and decodes the report.
+func driftJSON(t *testing.T, args ...string) (*report.Report, outcome) {
+	t.Helper()
+	o := drift(t, append(args, "-o", "json")...)
+	rep := &report.Report{}
+	if err := json.Unmarshal([]byte(o.stdout), rep); err != nil {
+		t.Fatalf("drift -o json printed no report (exit %d): %v\nstdout:\n%s\nstderr:\n%s", o.code, err, o.stdout, o.stderr)
+	}
+	return rep, o
+}
+
+// categories maps "Kind/name" to category, for assertions.
+func categories(rep *report.Report) map[string]string {
+	out := map[string]string{}
+	for _, t := range rep.Targets {
+		for _, o := range t.Objects {
+			out[o.Kind+"/"+o.Name] = o.Category
+		}
+	}
+	return out
+}
+
+func find(t *testing.T, rep *report.Report, kind, name string) report.Object {
+	t.Helper()
+	for _, tg := range rep.Targets {
+		for _, o := range tg.Objects {
+			if o.Kind == kind && o.Name == name {
+				return o
+			}
+		}
+	}
+	t.Fatalf("report has no %s %s", kind, name)
+	return report.Object{}
+}
+
+var nsCounter atomic.Int32
+
+// namespace creates a fresh namespace for one test.
+func namespace(t *testing.T) string {
+	t.Helper()
+	ns := fmt.Sprintf("t%d-%s", nsCounter.Add(1), strings.ToLower(strings.ReplaceAll(t.Name(), "/", "-")))
+	if len(ns) > 60 {
+		ns = ns[:60]
+	}
+	ns = strings.TrimRight(strings.ReplaceAll(ns, "_", "-"), "-")
+	apply(t, "kubectl", "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: "+ns+"\n")
+	return ns
+}
+
+// apply server-side applies YAML documents for real, as a pipeline would.
+func apply(t *testing.T, manager, docs string) {
+	t.Helper()
+	clients, err := dryrun.NewClients(env.Config, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, doc := range strings.Split(docs, "\n---\n") {
+		if strings.TrimSpace(doc) == "" {
+			continue
+		}
+		u := &unstructured.Unstructured{}
+		if err := yaml.Unmarshal([]byte(doc), &u.Object); err != nil {
+			t.Fatal(err)
+		}
+		gvk := u.GroupVersionKind()
+		m, err := clients.Mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
+		if err != nil {
+			t.Fatal(err)
+		}
+		data, _ := json.Marshal(u.Object)
+		force := true
+		ri := clients.Dynamic.Resource(m.Resource)
+		var err2 error
+		if u.GetNamespace() != "" {
+			_, err2 = ri.Namespace(u.GetNamespace()).Patch(context.Background(), u.GetName(), types.ApplyPatchType, data, metav1.PatchOptions{FieldManager: manager, Force: &force})
+		} else {
+			_, err2 = ri.Patch(context.Background(), u.GetName(), types.ApplyPatchType, data, metav1.PatchOptions{FieldManager: manager, Force: &force})
+		}
+		if err2 != nil {
+			t.Fatalf("apply %s %s: %v", gvk.Kind, u.GetName(), err2)
+		}
+	}
+}
+
+// repo makes a git repository whose first commit holds files.
+func repo(t *testing.T, files map[string]string) *gitfixture.Repo {
+	t.Helper()
+	r, err := gitfixture.Init(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.CommitFiles(files, "base"); err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+// sub replaces NS in a template.
+func sub(tmpl, ns string) string { return strings.ReplaceAll(tmpl, "NS", ns) }
