@@ -17,7 +17,7 @@ type Input struct {
 	Cluster    string
 	Base       string
 	BaseCommit string
-	Targets []TargetInput
+	Targets    []TargetInput
 }
 
 // TargetInput is one target's dry-run results and render failures.
