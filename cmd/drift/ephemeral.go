@@ -78,7 +78,12 @@ func (o *diffOptions) startEphemeral(ctx context.Context, repo *source.Repo, pat
 			absent[obj.ID().Key()] = true
 		}
 	}
-	for _, f := range dryrun.Seed(ctx, clients, seed, dryrun.Options{FieldManager: o.FieldManager, Namespace: ns, Concurrency: o.Concurrency}) {
+	failed := dryrun.Seed(ctx, clients, seed, dryrun.Options{FieldManager: o.FieldManager, Namespace: ns, Concurrency: o.Concurrency})
+	if ctx.Err() != nil {
+		run.stop()
+		return nil, fmt.Errorf("interrupted while loading the base into the ephemeral server: %w", context.Cause(ctx))
+	}
+	for _, f := range failed {
 		where := "the ephemeral server"
 		if f.Object.Source != "" {
 			where = f.Object.Where()

@@ -48,7 +48,9 @@ type outcome struct {
 func drift(t *testing.T, args ...string) outcome {
 	t.Helper()
 	var out, errOut bytes.Buffer
-	args = append(args, "--kubeconfig", env.Kubeconfig)
+	if len(args) > 0 && args[0] == "diff" {
+		args = append(args, "--kubeconfig", env.Kubeconfig)
+	}
 	code := run(context.Background(), genericiooptions.IOStreams{In: strings.NewReader(""), Out: &out, ErrOut: &errOut}, args)
 	return outcome{code: code, stdout: out.String(), stderr: errOut.String()}
 }

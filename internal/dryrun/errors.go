@@ -27,9 +27,9 @@ func mappingError(id object.ID, err error) *Message {
 // requestError turns a failed request into a message that keeps the server's own
 // words and says what to do.
 func requestError(c *Clients, verb string, r *Result, err error) *Message {
-	what := "dry-run apply"
-	if verb == "get" {
-		what = "reading the live object"
+	what := map[string]string{"get": "reading the live object", "apply": "applying"}[verb]
+	if what == "" {
+		what = "dry-run apply"
 	}
 	server := err.Error()
 	switch {

@@ -71,7 +71,7 @@ func seedAll(ctx context.Context, c *Clients, objs []render.Object, opts Options
 				cancel()
 			}
 			if err != nil {
-				r.Err = requestError(c, "patch", r, err)
+				r.Err = requestError(c, "apply", r, err)
 			}
 			return nil
 		})
