@@ -24,18 +24,12 @@ type Clients struct {
 	User string
 }
 
-// NewClients builds clients from a REST config. Client-side throttling is raised so
-// that the pool of concurrency workers, not the token bucket, sets the pace; the API
-// server's own priority and fairness still protects it.
-func NewClients(cfg *rest.Config, concurrency int) (*Clients, error) {
+// NewClients builds clients from a REST config. Client-side throttling is off: the
+// pool of concurrency workers bounds the requests in flight, and the API server's own
+// priority and fairness (429 with Retry-After) protects it.
+func NewClients(cfg *rest.Config, _ int) (*Clients, error) {
 	cfg = rest.CopyConfig(cfg)
-	qps := float32(max(100, 20*concurrency))
-	if cfg.QPS < qps {
-		cfg.QPS = qps
-	}
-	if cfg.Burst < int(2*qps) {
-		cfg.Burst = int(2 * qps)
-	}
+	cfg.QPS, cfg.Burst, cfg.RateLimiter = -1, 0, nil
 	cfg.WarningHandler = nil
 	cfg.WarningHandlerWithContext = warningCollector{}
 	dc, err := discovery.NewDiscoveryClientForConfig(cfg)
