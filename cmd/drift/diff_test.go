@@ -161,6 +161,7 @@ func TestDiffErrorsKeepTheOtherObjects(t *testing.T) {
 		"a/unknown.yaml": "apiVersion: example.com/v1\nkind: Widget\nmetadata: {name: w, namespace: " + ns + "}\n",
 		"a/scoped.yaml":  "apiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRole\nmetadata: {name: drift-test-scoped, namespace: " + ns + "}\n",
 		"a/nons.yaml":    cm("missing-namespace-xyz", "lost", "blue"),
+		"a/typo.yaml":    "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: typo, namespace: " + ns + "}\ndta: {a: b}\n",
 	})
 	rep, o := driftJSON(t, "diff", "--repo", r.Dir, "--ref", "HEAD")
 	if o.code != 2 || rep.Complete {
@@ -169,7 +170,7 @@ func TestDiffErrorsKeepTheOtherObjects(t *testing.T) {
 	if categories(rep)["ConfigMap/good"] != "add" {
 		t.Fatalf("the good object is lost: %v", categories(rep))
 	}
-	if rep.Summary.Error != 5 || rep.Summary.Add != 1 {
+	if rep.Summary.Error != 6 || rep.Summary.Add != 1 {
 		t.Fatalf("summary = %+v", rep.Summary)
 	}
 	want := map[string]string{
@@ -195,7 +196,7 @@ func TestDiffErrorsKeepTheOtherObjects(t *testing.T) {
 		t.Fatalf("the malformed document is not reported with its file and document")
 	}
 	text := drift(t, "diff", "--repo", r.Dir, "--ref", "HEAD")
-	if text.code != 2 || !strings.Contains(text.stdout, "The report is incomplete: 5 objects could not be previewed") {
+	if text.code != 2 || !strings.Contains(text.stdout, "The report is incomplete: 6 objects could not be previewed") {
 		t.Fatalf("text report does not say it is incomplete (exit %d):\n%s", text.code, text.stdout)
 	}
 }

@@ -32,7 +32,7 @@ func preview(ctx context.Context, c *Clients, r *Result, opts Options) {
 	}
 	force := opts.ForceConflicts
 	for attempt := 1; ; attempt++ {
-		live, err := get(ctx, res, r.ID.Name, opts)
+		live, err := get(ctx, res, r.ID.Name, attempt == 1, opts)
 		if err != nil {
 			r.Err = requestError(c, "get", r, err)
 			return
@@ -79,10 +79,22 @@ func resourceFor(c *Clients, id object.ID) (dynamic.ResourceInterface, error) {
 	return c.Dynamic.Resource(mapping.Resource), nil
 }
 
-func get(ctx context.Context, res dynamic.ResourceInterface, name string, opts Options) (*unstructured.Unstructured, error) {
+// get reads the live object. The first read may come from the API server's watch cache
+// (resourceVersion=0), which spares etcd: the dry-run apply is pinned to the version
+// read, so a stale read costs a 409 and a second, consistent read, never a wrong diff.
+// "Not found" is confirmed by a consistent read, so an object created a moment ago is
+// never shown as an addition.
+func get(ctx context.Context, res dynamic.ResourceInterface, name string, cached bool, opts Options) (*unstructured.Unstructured, error) {
 	ctx, cancel := context.WithTimeout(ctx, opts.RequestTimeout)
 	defer cancel()
-	live, err := res.Get(ctx, name, metav1.GetOptions{})
+	rv := ""
+	if cached {
+		rv = "0"
+	}
+	live, err := res.Get(ctx, name, metav1.GetOptions{ResourceVersion: rv})
+	if apierrors.IsNotFound(err) && cached {
+		live, err = res.Get(ctx, name, metav1.GetOptions{})
+	}
 	if apierrors.IsNotFound(err) {
 		return nil, nil
 	}
@@ -96,6 +108,9 @@ func apply(ctx context.Context, res dynamic.ResourceInterface, name string, body
 		DryRun:       []string{metav1.DryRunAll},
 		FieldManager: opts.FieldManager,
 		Force:        &force,
+		// As kubectl apply's default --validate=strict: a misspelled field fails the
+		// real apply, so it fails the preview too.
+		FieldValidation: "Strict",
 	})
 }
 
