@@ -26,6 +26,11 @@ import (
 var env *testenv.Env
 
 func TestMain(m *testing.M) {
+	// The test binary doubles as drift, so tests can run it as a process and signal it.
+	if os.Getenv("DRIFT_TEST_RUN_MAIN") == "1" {
+		main()
+		return
+	}
 	e, err := testenv.Start()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)

@@ -1,0 +1,150 @@
+package main
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+const crdTmpl = `apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata:
+  name: widgets.example.com
+spec:
+  group: example.com
+  names: {kind: Widget, plural: widgets, singular: widget, listKind: WidgetList}
+  scope: Namespaced
+  versions:
+  - name: v1
+    served: true
+    storage: true
+    schema:
+      openAPIV3Schema:
+        type: object
+        properties:
+          spec:
+            type: object
+            properties:
+              size: {type: integer, maximum: 10}
+`
+
+func TestEphemeralCRDAddedInHeadAndServerOnlyErrors(t *testing.T) {
+	r := repo(t, map[string]string{"ns.yaml": "apiVersion: v1\nkind: Namespace\nmetadata: {name: shop}\n"})
+	if _, err := r.Git("tag", "base"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.CommitFiles(map[string]string{
+		"crd.yaml":     crdTmpl,
+		"widgets.yaml": "apiVersion: example.com/v1\nkind: Widget\nmetadata: {name: small, namespace: shop}\nspec: {size: 3}\n---\napiVersion: example.com/v1\nkind: Widget\nmetadata: {name: huge, namespace: shop}\nspec: {size: 99}\n",
+		"svc.yaml":     "apiVersion: v1\nkind: Service\nmetadata: {name: bad, namespace: shop}\nspec: {ports: [{port: 70000}]}\n",
+	}, "head"); err != nil {
+		t.Fatal(err)
+	}
+	rep, o := driftJSON(t, "diff", "--repo", r.Dir, "--cluster", "ephemeral", "--base", "base", "--ref", "main")
+	if o.code != 2 {
+		t.Fatalf("exit %d, want 2\n%s", o.code, o.stderr)
+	}
+	want := map[string]string{
+		"Namespace/shop": "unchanged", "CustomResourceDefinition/widgets.example.com": "add",
+		"Widget/small": "add", "Widget/huge": "error", "Service/bad": "error",
+	}
+	if got := categories(rep); !equalMaps(got, want) {
+		t.Fatalf("categories = %v\nwant %v", got, want)
+	}
+	if e := find(t, rep, "Widget", "huge").Error; !strings.Contains(e, "spec.size") {
+		t.Fatalf("the CRD's schema should reject size 99: %q", e)
+	}
+	if e := find(t, rep, "Service", "bad").Error; !strings.Contains(e, "70000") {
+		t.Fatalf("the server should reject port 70000: %q", e)
+	}
+}
+
+// startDrift runs the test binary as drift, with its own TMPDIR.
+func startDrift(t *testing.T, tmp string, args ...string) *exec.Cmd {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], args...)
+	cmd.Env = append(os.Environ(), "DRIFT_TEST_RUN_MAIN=1", "TMPDIR="+tmp)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	return cmd
+}
+
+// processesUsing lists processes whose command line mentions dir.
+func processesUsing(dir string) []string {
+	var out []string
+	entries, _ := os.ReadDir("/proc")
+	for _, e := range entries {
+		data, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
+		if err == nil && strings.Contains(string(data), dir) {
+			out = append(out, e.Name()+": "+strings.ReplaceAll(string(data), "\x00", " ")[:min(80, len(data))])
+		}
+	}
+	return out
+}
+
+func assertCleanedUp(t *testing.T, tmp string) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		left, _ := os.ReadDir(tmp)
+		procs := processesUsing(tmp)
+		if len(left) == 0 && len(procs) == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			var names []string
+			for _, e := range left {
+				names = append(names, e.Name())
+			}
+			t.Fatalf("left behind: files %v, processes %v", names, procs)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
+
+func TestEphemeralCleansUpAfterSuccessErrorAndSIGTERM(t *testing.T) {
+	dir := demoRepo(t)
+	bad := repo(t, map[string]string{"svc.yaml": "apiVersion: v1\nkind: Service\nmetadata: {name: bad}\nspec: {ports: [{port: 70000}]}\n"})
+	for _, c := range []struct {
+		name     string
+		args     []string
+		wantCode int
+	}{
+		{"normal run", []string{"diff", "--repo", dir, "--cluster", "ephemeral", "--base", "base", "--ref", "main"}, 1},
+		{"run with errors", []string{"diff", "--repo", bad.Dir, "--cluster", "ephemeral", "--ref", "HEAD"}, 2},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			tmp := t.TempDir()
+			cmd := startDrift(t, tmp, c.args...)
+			err := cmd.Wait()
+			if code := cmd.ProcessState.ExitCode(); code != c.wantCode {
+				t.Fatalf("exit %d (%v), want %d", code, err, c.wantCode)
+			}
+			assertCleanedUp(t, tmp)
+		})
+	}
+	t.Run("SIGTERM", func(t *testing.T) {
+		tmp := t.TempDir()
+		cmd := startDrift(t, tmp, "diff", "--repo", dir, "--cluster", "ephemeral", "--base", "base", "--ref", "main")
+		deadline := time.Now().Add(60 * time.Second)
+		for !strings.Contains(strings.Join(processesUsing(tmp), "\n"), "kube-apiserver") {
+			if time.Now().After(deadline) {
+				t.Fatal("the ephemeral kube-apiserver never started")
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+		if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+			t.Fatal(err)
+		}
+		_ = cmd.Wait()
+		if code := cmd.ProcessState.ExitCode(); code != 2 && code != 1 {
+			t.Fatalf("exit %d after SIGTERM", code)
+		}
+		assertCleanedUp(t, tmp)
+	})
+}
