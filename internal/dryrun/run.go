@@ -44,18 +44,7 @@ const maxVersionRetries = 3
 // never stops early: an object whose preview fails gets an error result, and when ctx
 // ends the objects not yet previewed are marked not checked.
 func Run(ctx context.Context, c *Clients, objs []render.Object, opts Options) []Result {
-	if opts.FieldManager == "" {
-		opts.FieldManager = DefaultFieldManager
-	}
-	if opts.Namespace == "" {
-		opts.Namespace = "default"
-	}
-	if opts.Concurrency <= 0 {
-		opts.Concurrency = 16
-	}
-	if opts.RequestTimeout <= 0 {
-		opts.RequestTimeout = 30 * time.Second
-	}
+	opts = opts.withDefaults()
 	results := plan(c, objs, opts.Namespace)
 	var mu sync.Mutex
 	done := 0
@@ -83,6 +72,23 @@ func Run(ctx context.Context, c *Clients, objs []render.Object, opts Options) []
 	}
 	_ = g.Wait()
 	return results
+}
+
+// withDefaults fills in what was left unset.
+func (o Options) withDefaults() Options {
+	if o.FieldManager == "" {
+		o.FieldManager = DefaultFieldManager
+	}
+	if o.Namespace == "" {
+		o.Namespace = "default"
+	}
+	if o.Concurrency <= 0 {
+		o.Concurrency = 16
+	}
+	if o.RequestTimeout <= 0 {
+		o.RequestTimeout = 30 * time.Second
+	}
+	return o
 }
 
 func notChecked(ctx context.Context) *Message {

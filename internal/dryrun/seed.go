@@ -22,15 +22,7 @@ var crdResource = schema.GroupVersionResource{Group: "apiextensions.k8s.io", Ver
 // and Namespaces go first, and the REST mapping is refreshed once the CRDs are
 // established. It returns the objects that could not be applied.
 func Seed(ctx context.Context, c *Clients, objs []render.Object, opts Options) []Result {
-	if opts.FieldManager == "" {
-		opts.FieldManager = DefaultFieldManager
-	}
-	if opts.Namespace == "" {
-		opts.Namespace = "default"
-	}
-	if opts.Concurrency <= 0 {
-		opts.Concurrency = 16
-	}
+	opts = opts.withDefaults()
 	var first, rest []render.Object
 	for _, o := range objs {
 		gk := o.ID().GroupKind()
@@ -66,7 +58,7 @@ func seedAll(ctx context.Context, c *Clients, objs []render.Object, opts Options
 			body, err := patchBody(r, nil)
 			if err == nil {
 				force := true
-				rctx, cancel := context.WithTimeout(ctx, opts.RequestTimeoutOrDefault())
+				rctx, cancel := context.WithTimeout(ctx, opts.RequestTimeout)
 				_, err = res.Patch(rctx, r.ID.Name, types.ApplyPatchType, body, metav1.PatchOptions{FieldManager: opts.FieldManager, Force: &force})
 				cancel()
 			}
@@ -84,14 +76,6 @@ func seedAll(ctx context.Context, c *Clients, objs []render.Object, opts Options
 		}
 	}
 	return failed
-}
-
-// RequestTimeoutOrDefault is the per-request timeout to use.
-func (o Options) RequestTimeoutOrDefault() time.Duration {
-	if o.RequestTimeout > 0 {
-		return o.RequestTimeout
-	}
-	return 30 * time.Second
 }
 
 func waitForCRDs(ctx context.Context, c *Clients, objs []render.Object) error {
