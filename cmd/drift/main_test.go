@@ -31,17 +31,7 @@ func TestMain(m *testing.M) {
 		main()
 		return
 	}
-	e, err := testenv.Start()
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	env = e
-	code := m.Run()
-	if err := env.Stop(); err != nil {
-		fmt.Fprintln(os.Stderr, "stopping the test API server:", err)
-	}
-	os.Exit(code)
+	os.Exit(testenv.Main(m, func(e *testenv.Env) { env = e }))
 }
 
 type outcome struct {

@@ -28,15 +28,7 @@ import (
 var env *testenv.Env
 
 func TestMain(m *testing.M) {
-	e, err := testenv.Start()
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	env = e
-	code := m.Run()
-	_ = env.Stop()
-	os.Exit(code)
+	os.Exit(testenv.Main(m, func(e *testenv.Env) { env = e }))
 }
 
 var cmGVR = schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}

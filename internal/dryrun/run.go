@@ -48,30 +48,38 @@ func Run(ctx context.Context, c *Clients, objs []render.Object, opts Options) []
 	results := plan(c, objs, opts.Namespace)
 	var mu sync.Mutex
 	done := 0
+	forEachPlanned(results, opts.Concurrency, func(r *Result) {
+		if ctx.Err() != nil {
+			r.Err = notChecked(ctx)
+		} else {
+			preview(ctx, c, r, opts)
+		}
+		if opts.Progress != nil {
+			mu.Lock()
+			done++
+			opts.Progress(done, len(results))
+			mu.Unlock()
+		}
+	})
+	return results
+}
+
+// forEachPlanned runs fn on every result that planning did not already fail, at most
+// concurrency at a time. This is the one worker pool of the stage; each call writes only
+// its own result, so order never depends on timing.
+func forEachPlanned(results []Result, concurrency int, fn func(r *Result)) {
 	g := &errgroup.Group{}
-	g.SetLimit(opts.Concurrency)
+	g.SetLimit(concurrency)
 	for i := range results {
 		if results[i].Err != nil {
 			continue
 		}
 		g.Go(func() error {
-			r := &results[i]
-			if ctx.Err() != nil {
-				r.Err = notChecked(ctx)
-			} else {
-				preview(ctx, c, r, opts)
-			}
-			if opts.Progress != nil {
-				mu.Lock()
-				done++
-				opts.Progress(done, len(results))
-				mu.Unlock()
-			}
+			fn(&results[i])
 			return nil
 		})
 	}
 	_ = g.Wait()
-	return results
 }
 
 // withDefaults fills in what was left unset.

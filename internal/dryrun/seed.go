@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"time"
 
-	"golang.org/x/sync/errgroup"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -42,33 +41,23 @@ func Seed(ctx context.Context, c *Clients, objs []render.Object, opts Options) [
 
 func seedAll(ctx context.Context, c *Clients, objs []render.Object, opts Options) []Result {
 	results := plan(c, objs, opts.Namespace)
-	g := &errgroup.Group{}
-	g.SetLimit(opts.Concurrency)
-	for i := range results {
-		if results[i].Err != nil {
-			continue
+	forEachPlanned(results, opts.Concurrency, func(r *Result) {
+		res, err := resourceFor(c, r.ID)
+		if err != nil {
+			r.Err = mappingError(r.ID, err)
+			return
 		}
-		g.Go(func() error {
-			r := &results[i]
-			res, err := resourceFor(c, r.ID)
-			if err != nil {
-				r.Err = mappingError(r.ID, err)
-				return nil
-			}
-			body, err := patchBody(r, nil)
-			if err == nil {
-				force := true
-				rctx, cancel := context.WithTimeout(ctx, opts.RequestTimeout)
-				_, err = res.Patch(rctx, r.ID.Name, types.ApplyPatchType, body, metav1.PatchOptions{FieldManager: opts.FieldManager, Force: &force})
-				cancel()
-			}
-			if err != nil {
-				r.Err = requestError(c, "apply", r, err)
-			}
-			return nil
-		})
-	}
-	_ = g.Wait()
+		body, err := patchBody(r, nil)
+		if err == nil {
+			force := true
+			rctx, cancel := context.WithTimeout(ctx, opts.RequestTimeout)
+			_, err = res.Patch(rctx, r.ID.Name, types.ApplyPatchType, body, metav1.PatchOptions{FieldManager: opts.FieldManager, Force: &force})
+			cancel()
+		}
+		if err != nil {
+			r.Err = requestError(c, "apply", r, err)
+		}
+	})
 	var failed []Result
 	for _, r := range results {
 		if r.Err != nil {

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"testing"
 
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
@@ -49,4 +50,20 @@ func (e *Env) Stop() error {
 	err := e.env.Stop()
 	_ = os.RemoveAll(e.dir)
 	return err
+}
+
+// Main is a TestMain body for packages that share one API server: it starts the server,
+// hands it to set, runs the tests, stops it and returns the exit code for os.Exit.
+func Main(m *testing.M, set func(*Env)) int {
+	e, err := Start()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	set(e)
+	code := m.Run()
+	if err := e.Stop(); err != nil {
+		fmt.Fprintln(os.Stderr, "stopping the test API server:", err)
+	}
+	return code
 }
