@@ -25,12 +25,19 @@ type cluster struct {
 
 // newCluster connects with kubectl's flags (--kubeconfig, --context, -n, --as, ...).
 func newCluster(kube *genericclioptions.ConfigFlags, concurrency int) (*cluster, error) {
+	noCluster := fmt.Errorf("no cluster configured: set KUBECONFIG or pass --kubeconfig and --context, or preview without a cluster with --cluster ephemeral --base REF")
 	cfg, err := kube.ToRESTConfig()
 	if err != nil {
 		if clientcmd.IsEmptyConfig(err) {
-			return nil, fmt.Errorf("no cluster configured: set KUBECONFIG or pass --kubeconfig and --context")
+			return nil, noCluster
 		}
 		return nil, fmt.Errorf("failed to load the kubeconfig: %w", err)
+	}
+	// client-go falls back to http://localhost:8080 when nothing is configured; drift
+	// says so instead of failing on every object.
+	if raw, err := kube.ToRawKubeConfigLoader().RawConfig(); err == nil && len(raw.Clusters) == 0 &&
+		(kube.APIServer == nil || *kube.APIServer == "") && os.Getenv("KUBERNETES_SERVICE_HOST") == "" {
+		return nil, noCluster
 	}
 	ns, _, err := kube.ToRawKubeConfigLoader().Namespace()
 	if err != nil {
@@ -42,6 +49,9 @@ func newCluster(kube *genericclioptions.ConfigFlags, concurrency int) (*cluster,
 	}
 	clients, err := dryrun.NewClients(cfg, concurrency)
 	if err != nil {
+		return nil, err
+	}
+	if err := clients.Reachable(); err != nil {
 		return nil, err
 	}
 	return &cluster{clients: clients, namespace: ns, requestTimeout: timeout}, nil

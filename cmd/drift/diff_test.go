@@ -1,9 +1,14 @@
 package main
 
 import (
+	"bytes"
+	"context"
 	"encoding/base64"
+	"os"
 	"strings"
 	"testing"
+
+	"k8s.io/cli-runtime/pkg/genericiooptions"
 )
 
 const (
@@ -330,4 +335,33 @@ func equalMaps(a, b map[string]string) bool {
 		}
 	}
 	return true
+}
+
+func TestDiffWithoutAReachableCluster(t *testing.T) {
+	r := repo(t, map[string]string{"cm.yaml": cm("default", "x", "y")})
+	dead := t.TempDir() + "/kubeconfig"
+	kc := "apiVersion: v1\nkind: Config\nclusters:\n- name: c\n  cluster: {server: \"https://127.0.0.1:1\"}\ncontexts:\n- name: c\n  context: {cluster: c, user: u}\nusers:\n- name: u\n  user: {token: \"super-secret-token-value\"}\ncurrent-context: c\n"
+	if err := os.WriteFile(dead, []byte(kc), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("KUBECONFIG", t.TempDir()+"/missing")
+	t.Setenv("HOME", t.TempDir())
+	for name, c := range map[string]struct {
+		args []string
+		want string
+	}{
+		"nothing configured": {nil, "no cluster configured"},
+		"unreachable":        {[]string{"--kubeconfig", dead}, "cannot reach the API server at https://127.0.0.1:1"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			var out, errOut bytes.Buffer
+			code := run(context.Background(), genericiooptions.IOStreams{Out: &out, ErrOut: &errOut}, append([]string{"diff", "--repo", r.Dir}, c.args...))
+			if code != 2 || !strings.Contains(errOut.String(), c.want) || out.Len() != 0 {
+				t.Fatalf("exit %d, stdout %q, stderr %q; want 2 and one error %q", code, out.String(), errOut.String(), c.want)
+			}
+			if strings.Contains(errOut.String(), "super-secret-token-value") {
+				t.Fatal("the token reached the output")
+			}
+		})
+	}
 }

@@ -22,6 +22,17 @@ type Clients struct {
 	Host string
 	// User is who requests run as, when known (impersonation), for messages.
 	User string
+	// discovery answers Reachable.
+	discovery discovery.DiscoveryInterface
+}
+
+// Reachable asks the API server for its version once, so that a cluster that cannot be
+// reached is one clear error for the run instead of one per object.
+func (c *Clients) Reachable() error {
+	if _, err := c.discovery.ServerVersion(); err != nil {
+		return fmt.Errorf("cannot reach the API server at %s: %w; check --kubeconfig/--context, or preview without a cluster with --cluster ephemeral --base REF", c.Host, err)
+	}
+	return nil
 }
 
 // NewClients builds clients from a REST config. Client-side throttling is off: the
@@ -41,10 +52,11 @@ func NewClients(cfg *rest.Config, _ int) (*Clients, error) {
 		return nil, fmt.Errorf("failed to create a client for %s: %w", cfg.Host, err)
 	}
 	return &Clients{
-		Dynamic: dyn,
-		Mapper:  restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(dc)),
-		Host:    cfg.Host,
-		User:    cfg.Impersonate.UserName,
+		Dynamic:   dyn,
+		Mapper:    restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(dc)),
+		Host:      cfg.Host,
+		User:      cfg.Impersonate.UserName,
+		discovery: dc,
 	}, nil
 }
 
