@@ -3,6 +3,9 @@ package main
 import (
 	"fmt"
 	"os"
+	"path/filepath"
+	"strings"
+	"sync"
 	"time"
 
 	"k8s.io/cli-runtime/pkg/genericclioptions"
@@ -21,6 +24,51 @@ type cluster struct {
 	requestTimeout time.Duration
 	// absent lists objects the server holds only so others can be previewed.
 	absent map[object.Key]bool
+	// seeded lists what an ephemeral server was loaded with.
+	seeded map[object.Key]bool
+	// stop releases the cluster (stops an ephemeral server); nil for live clusters.
+	stop func()
+
+	capsOnce    sync.Once
+	kubeVersion string
+	apiVersions []string
+	capsErr     error
+}
+
+// capabilities returns the server's version and API versions, read once.
+func (c *cluster) capabilities() (string, []string, error) {
+	c.capsOnce.Do(func() { c.kubeVersion, c.apiVersions, c.capsErr = c.clients.Capabilities() })
+	return c.kubeVersion, c.apiVersions, c.capsErr
+}
+
+// flagsFor returns kubectl's flags for one cluster of the run: the user's flags, with
+// the target's kubeconfig and context where the command line does not set them.
+func flagsFor(base *genericclioptions.ConfigFlags, key clusterKey) *genericclioptions.ConfigFlags {
+	f := genericclioptions.NewConfigFlags(true)
+	f.ClusterName = nil
+	f.CacheDir, f.KubeConfig, f.AuthInfoName, f.Context, f.Namespace = base.CacheDir, base.KubeConfig, base.AuthInfoName, base.Context, base.Namespace
+	f.APIServer, f.TLSServerName, f.Insecure = base.APIServer, base.TLSServerName, base.Insecure
+	f.CertFile, f.KeyFile, f.CAFile, f.BearerToken = base.CertFile, base.KeyFile, base.CAFile, base.BearerToken
+	f.Impersonate, f.ImpersonateUID, f.ImpersonateGroup = base.Impersonate, base.ImpersonateUID, base.ImpersonateGroup
+	f.Username, f.Password, f.Timeout, f.DisableCompression = base.Username, base.Password, base.Timeout, base.DisableCompression
+	if key.kubeconfig != "" {
+		kc := expandHome(key.kubeconfig)
+		f.KubeConfig = &kc
+	}
+	if key.context != "" {
+		ctx := key.context
+		f.Context = &ctx
+	}
+	return f
+}
+
+func expandHome(p string) string {
+	if rest, ok := strings.CutPrefix(p, "~/"); ok {
+		if home, err := os.UserHomeDir(); err == nil {
+			return filepath.Join(home, rest)
+		}
+	}
+	return p
 }
 
 // newCluster connects with kubectl's flags (--kubeconfig, --context, -n, --as, ...).

@@ -3,10 +3,10 @@ package main
 import (
 	"context"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
@@ -35,6 +35,11 @@ type diffOptions struct {
 	Timeout        time.Duration
 	Cluster        string
 	Base           string
+	Config         string
+	Targets        []string
+
+	// flags tells which flags were given on the command line.
+	flags *pflag.FlagSet
 
 	// getenv reads the environment (KUBECTL_EXTERNAL_DIFF, NO_COLOR); tests replace it.
 	getenv func(string) string
@@ -59,7 +64,13 @@ Exit status: 0 no changes, 1 changes, 2 errors (the report is then incomplete).`
   drift diff --ref origin/feature --path apps --context staging -o json
 
   # No cluster at hand: compare HEAD with main on a throwaway local API server
-  drift diff --cluster ephemeral --base main --ref HEAD`,
+  drift diff --cluster ephemeral --base main --ref HEAD
+
+  # A pull request: only the drift.yaml targets it touches, each on its own cluster
+  drift diff --ref refs/pull/7/merge --base origin/main
+
+  # Two targets of drift.yaml by name
+  drift diff --target web-prod --target 'api-*'`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return o.Run(cmd.Context()) },
 	}
@@ -77,8 +88,11 @@ Exit status: 0 no changes, 1 changes, 2 errors (the report is then incomplete).`
 	f.StringVar(&o.Dump, "dump", "", "also write the normalized objects into DIR/live and DIR/merged, named as kubectl diff names them")
 	f.DurationVar(&o.Timeout, "timeout", 10*time.Minute, "deadline for the whole run")
 	f.StringVar(&o.Cluster, "cluster", "", `kubeconfig cluster to use, or "ephemeral" for a throwaway local API server seeded with --base`)
-	f.StringVar(&o.Base, "base", "", "with --cluster ephemeral: the ref whose objects are loaded into the server first (what is deployed)")
+	f.StringVar(&o.Base, "base", "", "diff only the targets whose inputs changed since this ref; with --cluster ephemeral, also the ref loaded into the server first (what is deployed)")
+	f.StringVar(&o.Config, "config", "", "drift.yaml to use instead of the one at the root of the rendered ref")
+	f.StringArrayVar(&o.Targets, "target", nil, "diff only the drift.yaml targets with this name (repeatable; globs like 'web-*' allowed)")
 	o.kube.AddFlags(f)
+	o.flags = f
 	return cmd
 }
 
@@ -94,7 +108,7 @@ func (o *diffOptions) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	snap, err := repo.Snapshot(o.Ref)
+	head, err := repo.Snapshot(o.Ref)
 	if err != nil {
 		return err
 	}
@@ -102,57 +116,52 @@ func (o *diffOptions) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	if err := snap.CheckPaths(paths); err != nil {
+	if err := head.CheckPaths(paths); err != nil {
 		return err
 	}
-	rendered, err := render.Plain(snap.FS, render.Options{Paths: paths})
+	cfg, _, err := o.loadConfig(head)
 	if err != nil {
-		return fmt.Errorf("failed to render %s: %w", snap.Describe(), err)
+		return err
 	}
-
-	var cl *cluster
+	targets := o.planTargets(repo, cfg, paths)
+	if err := selectTargets(targets, o.Targets); err != nil {
+		return err
+	}
+	cache := &render.Cache{}
 	var base *source.Snapshot
-	if o.Cluster == ephemeralCluster {
-		eph, err := o.startEphemeral(ctx, repo, paths, rendered.Objects)
-		if err != nil {
-			return err
+	if o.Base != "" {
+		if base, err = repo.Snapshot(o.Base); err != nil {
+			return fmt.Errorf("--base: %w", err)
 		}
-		defer eph.stop()
-		cl, base = eph.cluster, eph.base
-	} else {
-		if o.Cluster != "" {
-			o.kube.ClusterName = &o.Cluster
-		}
-		if cl, err = newCluster(o.kube, o.Concurrency); err != nil {
+		if err := o.selectChanged(targets, head, base, cache); err != nil {
 			return err
 		}
 	}
-	progress := newProgress(o.streams.ErrOut, "previewing")
-	results := dryrun.Run(ctx, cl.clients, rendered.Objects, dryrun.Options{
-		FieldManager:   o.FieldManager,
-		ForceConflicts: o.ForceConflicts,
-		Namespace:      cl.namespace,
-		Concurrency:    o.Concurrency,
-		RequestTimeout: cl.requestTimeout,
-		Progress:       progress.update,
-		Absent:         cl.absent,
-	})
-	progress.done()
 
-	in := report.Input{
-		Ref:    o.Ref,
-		Commit: snap.Commit,
-		Targets: []report.TargetInput{{
-			Name:     targetName(paths),
-			Results:  results,
-			Failures: rendered.Failures,
-		}},
+	run, err := o.connect(ctx, targets, head, base, cache)
+	defer run.stop()
+	if err != nil {
+		return err
+	}
+	run.renderAll(head, cache)
+	for _, g := range run.groups {
+		if o.Cluster == ephemeralCluster {
+			if err := o.seedHeadScaffolding(ctx, g.cluster, g.targets); err != nil {
+				return err
+			}
+		}
+	}
+	o.dryRun(ctx, run)
+
+	in := report.Input{Ref: o.Ref, Commit: head.Commit, Base: o.Base}
+	if base != nil {
+		in.BaseCommit = base.Commit
 	}
 	if o.Cluster == ephemeralCluster {
-		in.Cluster, in.Base = report.ClusterEphemeral, o.Base
-		if base != nil {
-			in.BaseCommit = base.Commit
-		}
+		in.Cluster = report.ClusterEphemeral
+	}
+	for _, t := range run.all {
+		in.Targets = append(in.Targets, t.input())
 	}
 	rep, err := report.Build(in, report.Options{ShowSecrets: o.ShowSecrets})
 	if err != nil {
@@ -185,9 +194,6 @@ func (o *diffOptions) validate() error {
 	if o.FieldManager == "" {
 		return fmt.Errorf("--field-manager must not be empty")
 	}
-	if o.Base != "" && o.Cluster != ephemeralCluster {
-		return fmt.Errorf("--base needs --cluster ephemeral: on a live cluster, what is deployed is read from the cluster itself")
-	}
 	return nil
 }
 
@@ -207,14 +213,11 @@ func (o *diffOptions) repoPaths(repo *source.Repo) ([]string, error) {
 	return out, nil
 }
 
-// targetName names the single target after the paths it renders.
-func targetName(paths []string) string {
-	names := make([]string, len(paths))
-	for i, p := range paths {
-		if p == "" {
-			p = "."
-		}
-		names[i] = p
+// flagSet reports whether a flag was given on the command line.
+func (o *diffOptions) flagSet(name string) bool {
+	if o.flags == nil {
+		return false
 	}
-	return strings.Join(names, ",")
+	f := o.flags.Lookup(name)
+	return f != nil && f.Changed
 }

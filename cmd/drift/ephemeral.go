@@ -15,74 +15,102 @@ import (
 
 const ephemeralCluster = "ephemeral"
 
-type ephemeralRun struct {
-	cluster *cluster
-	base    *source.Snapshot
-	server  *ephemeral.Server
-}
-
-func (e *ephemeralRun) stop() { _ = e.server.Stop() }
-
-// startEphemeral starts a throwaway API server and loads into it, for real: the
-// CustomResourceDefinitions and Namespaces of both refs, then every object of --base.
-// Those only the head has are reported as additions all the same.
-func (o *diffOptions) startEphemeral(ctx context.Context, repo *source.Repo, paths []string, head []render.Object) (*ephemeralRun, error) {
+// startEphemeral starts a throwaway API server for one cluster of the run. It is
+// empty until seedEphemeral loads it.
+func (o *diffOptions) startEphemeral() (*cluster, error) {
 	assets, err := ephemeral.AssetsDir(o.getenv)
 	if err != nil {
 		return nil, err
 	}
-	var baseSnap *source.Snapshot
-	var baseObjs []render.Object
-	if o.Base != "" {
-		if baseSnap, err = repo.Snapshot(o.Base); err != nil {
-			return nil, fmt.Errorf("--base: %w", err)
-		}
-		var present []string
-		for _, p := range paths {
-			if baseSnap.CheckPaths([]string{p}) == nil {
-				present = append(present, p)
-			}
-		}
-		if len(present) > 0 {
-			res, err := render.Plain(baseSnap.FS, render.Options{Paths: present})
-			if err != nil {
-				return nil, fmt.Errorf("failed to render the base, %s: %w", baseSnap.Describe(), err)
-			}
-			for _, f := range res.Failures {
-				fmt.Fprintf(o.streams.ErrOut, "drift: warning: the base (%s) has a document that cannot be loaded: %s\n", baseSnap.Describe(), f.Error())
-			}
-			baseObjs = res.Objects
-		}
+	server, err := ephemeral.Start(assets)
+	if err != nil {
+		return nil, err
+	}
+	clients, err := dryrun.NewClients(server.Config, o.Concurrency)
+	if err != nil {
+		_ = server.Stop()
+		return nil, err
 	}
 	ns := "default"
 	if o.kube.Namespace != nil && *o.kube.Namespace != "" {
 		ns = *o.kube.Namespace
 	}
+	return &cluster{clients: clients, namespace: ns, requestTimeout: defaultRequestTimeout,
+		absent: map[object.Key]bool{}, seeded: map[object.Key]bool{}, stop: func() { _ = server.Stop() }}, nil
+}
 
-	server, err := ephemeral.Start(assets)
-	if err != nil {
-		return nil, err
+// seedBase loads into an ephemeral server, for real, every object the base renders
+// for the targets: CustomResourceDefinitions and Namespaces first.
+func (o *diffOptions) seedBase(ctx context.Context, cl *cluster, targets []*runTarget, base *source.Snapshot, cache *render.Cache) error {
+	if base == nil {
+		return nil
 	}
-	run := &ephemeralRun{server: server, base: baseSnap}
-	clients, err := dryrun.NewClients(server.Config, o.Concurrency)
-	if err != nil {
-		run.stop()
-		return nil, err
+	var scaffolding []render.Object
+	type batch struct {
+		objs               []render.Object
+		namespace, manager string
 	}
-	inBase := dryrun.Keys(baseObjs)
-	seed := append([]render.Object(nil), baseObjs...)
-	absent := map[object.Key]bool{}
-	for _, obj := range head {
-		if isScaffolding(obj.ID().GroupKind()) && !inBase[obj.ID().Key()] {
-			seed = append(seed, obj)
-			absent[obj.ID().Key()] = true
+	var batches []batch
+	for _, t := range targets {
+		if base.CheckPaths([]string{t.spec.Path}) != nil {
+			continue // the target is new
+		}
+		res, err := cache.Render(snapshotKey(base), base.FS, t.renderSpec(cl))
+		if err != nil {
+			fmt.Fprintf(o.streams.ErrOut, "drift: warning: target %s cannot be rendered in the base (%s): %v\n", t.name, base.Describe(), err)
+			continue
+		}
+		for _, f := range res.Failures {
+			fmt.Fprintf(o.streams.ErrOut, "drift: warning: the base (%s) has a document that cannot be loaded: %s\n", base.Describe(), f.Error())
+		}
+		var rest []render.Object
+		for _, obj := range res.Objects {
+			cl.seeded[obj.ID().Key()] = true
+			if isScaffolding(obj.ID().GroupKind()) {
+				scaffolding = append(scaffolding, obj)
+			} else {
+				rest = append(rest, obj)
+			}
+		}
+		batches = append(batches, batch{objs: rest, namespace: t.namespaceIn(cl), manager: t.fieldManager})
+	}
+	o.seedReport(dryrun.Seed(ctx, cl.clients, scaffolding, dryrun.Options{FieldManager: o.FieldManager, Namespace: cl.namespace, Concurrency: o.Concurrency}))
+	for _, b := range batches {
+		o.seedReport(dryrun.Seed(ctx, cl.clients, b.objs, dryrun.Options{FieldManager: b.manager, Namespace: b.namespace, Concurrency: o.Concurrency}))
+	}
+	if ctx.Err() != nil {
+		return fmt.Errorf("interrupted while loading the base into the ephemeral server: %w", context.Cause(ctx))
+	}
+	return nil
+}
+
+// seedHeadScaffolding loads the Namespaces and CRDs only the head has, so that the
+// objects in them can be previewed; they are marked absent and reported as additions.
+func (o *diffOptions) seedHeadScaffolding(ctx context.Context, cl *cluster, targets []*runTarget) error {
+	var scaffolding []render.Object
+	for _, t := range targets {
+		if t.rendered == nil {
+			continue
+		}
+		for _, obj := range t.rendered.Objects {
+			k := obj.ID().Key()
+			if isScaffolding(obj.ID().GroupKind()) && !cl.seeded[k] {
+				scaffolding = append(scaffolding, obj)
+				cl.absent[k], cl.seeded[k] = true, true
+			}
 		}
 	}
-	failed := dryrun.Seed(ctx, clients, seed, dryrun.Options{FieldManager: o.FieldManager, Namespace: ns, Concurrency: o.Concurrency})
-	if ctx.Err() != nil {
-		run.stop()
-		return nil, fmt.Errorf("interrupted while loading the base into the ephemeral server: %w", context.Cause(ctx))
+	if len(scaffolding) == 0 {
+		return nil
 	}
+	o.seedReport(dryrun.Seed(ctx, cl.clients, scaffolding, dryrun.Options{FieldManager: o.FieldManager, Namespace: cl.namespace, Concurrency: o.Concurrency}))
+	if ctx.Err() != nil {
+		return fmt.Errorf("interrupted while loading the ephemeral server: %w", context.Cause(ctx))
+	}
+	return nil
+}
+
+func (o *diffOptions) seedReport(failed []dryrun.Result) {
 	for _, f := range failed {
 		where := "the ephemeral server"
 		if f.Object.Source != "" {
@@ -90,8 +118,6 @@ func (o *diffOptions) startEphemeral(ctx context.Context, repo *source.Repo, pat
 		}
 		fmt.Fprintf(o.streams.ErrOut, "drift: warning: could not load %s into the ephemeral server (%s): %s\n", f.ID.Display(), where, f.Err.Message)
 	}
-	run.cluster = &cluster{clients: clients, namespace: ns, requestTimeout: defaultRequestTimeout, absent: absent}
-	return run, nil
 }
 
 // isScaffolding reports kinds other objects need to exist first: Namespaces and CRDs.

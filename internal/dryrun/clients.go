@@ -3,6 +3,7 @@ package dryrun
 import (
 	"context"
 	"fmt"
+	"sort"
 	"sync"
 
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -22,8 +23,38 @@ type Clients struct {
 	Host string
 	// User is who requests run as, when known (impersonation), for messages.
 	User string
-	// discovery answers Reachable.
+	// discovery answers Reachable; cached answers the mapper and Capabilities.
 	discovery discovery.DiscoveryInterface
+	cached    discovery.CachedDiscoveryInterface
+}
+
+// Capabilities returns the server's version and the API versions it serves, as
+// "group/version" and "group/version/Kind", which is what Helm's .Capabilities holds.
+func (c *Clients) Capabilities() (version string, apiVersions []string, err error) {
+	v, err := c.discovery.ServerVersion()
+	if err != nil {
+		return "", nil, fmt.Errorf("cannot read the version of the API server at %s: %w", c.Host, err)
+	}
+	groups, resources, err := c.cached.ServerGroupsAndResources()
+	if err != nil && !discovery.IsGroupDiscoveryFailedError(err) {
+		return "", nil, fmt.Errorf("cannot list the APIs of the API server at %s: %w", c.Host, err)
+	}
+	seen := map[string]bool{}
+	for _, g := range groups {
+		for _, gv := range g.Versions {
+			seen[gv.GroupVersion] = true
+		}
+	}
+	for _, rl := range resources {
+		for _, r := range rl.APIResources {
+			seen[rl.GroupVersion+"/"+r.Kind] = true
+		}
+	}
+	for k := range seen {
+		apiVersions = append(apiVersions, k)
+	}
+	sort.Strings(apiVersions)
+	return v.GitVersion, apiVersions, nil
 }
 
 // Reachable asks the API server for its version once, so that a cluster that cannot be
@@ -51,12 +82,14 @@ func NewClients(cfg *rest.Config, _ int) (*Clients, error) {
 	if err != nil {
 		return nil, fmt.Errorf("failed to create a client for %s: %w", cfg.Host, err)
 	}
+	cached := memory.NewMemCacheClient(dc)
 	return &Clients{
 		Dynamic:   dyn,
-		Mapper:    restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(dc)),
+		Mapper:    restmapper.NewDeferredDiscoveryRESTMapper(cached),
 		Host:      cfg.Host,
 		User:      cfg.Impersonate.UserName,
 		discovery: dc,
+		cached:    cached,
 	}, nil
 }
 

@@ -2,6 +2,8 @@ package render
 
 import (
 	"fmt"
+	"path"
+	"strings"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
@@ -17,6 +19,15 @@ type Object struct {
 	Doc int
 	// Item is the 1-based index inside a flattened List, 0 otherwise.
 	Item int
+	// Notes are things the renderer knows about the object that the report shows
+	// beside it (a Helm hook, for one).
+	Notes []Note
+}
+
+// Note is a remark about a rendered object, with a stable reason.
+type Note struct {
+	Reason  string
+	Message string
 }
 
 // ID is the object's identity as written (namespace not yet defaulted).
@@ -47,7 +58,15 @@ const (
 	ReasonTooLarge  = "too-large"
 	ReasonDuplicate = "duplicate"
 	ReasonInvalid   = "invalid"
+	// ReasonRefused: the input asks for something drift never does (run code from the
+	// repository, reach the network, read outside the repository).
+	ReasonRefused = "refused"
+	// ReasonRenderFailed: kustomize or Helm could not build the target.
+	ReasonRenderFailed = "render-failed"
 )
+
+// NoteHelmHook marks Helm hook resources.
+const NoteHelmHook = "helm-hook"
 
 func where(source string, doc, item int) string {
 	switch {
@@ -64,4 +83,39 @@ func where(source string, doc, item int) string {
 type Result struct {
 	Objects  []Object
 	Failures []Failure
+	// Inputs are what the rendering read from the repository.
+	Inputs Inputs
+}
+
+// Inputs are the parts of the repository a rendering depends on: a change to any of
+// them can change its output.
+type Inputs struct {
+	// Trees are directories whose whole content counts (a plain directory, a chart).
+	Trees []string
+	// Files are single files read (kustomize's resources and patches, values files).
+	Files []string
+	// Dirs are directories whose listing was read: a file added to or removed from
+	// them counts, their subdirectories do not.
+	Dirs []string
+}
+
+// Touched reports whether a change to the repository path p can change the output.
+func (in Inputs) Touched(p string) bool {
+	for _, t := range in.Trees {
+		if t == "" || t == "." || p == t || strings.HasPrefix(p, t+"/") {
+			return true
+		}
+	}
+	for _, f := range in.Files {
+		if p == f {
+			return true
+		}
+	}
+	dir := path.Dir(p)
+	for _, d := range in.Dirs {
+		if dir == d || (d == "." && dir == ".") {
+			return true
+		}
+	}
+	return false
 }

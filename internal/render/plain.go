@@ -39,6 +39,7 @@ func Plain(fsys fs.FS, opts Options) (*Result, error) {
 		paths = []string{""}
 	}
 	sort.Strings(paths)
+	w.res.Inputs.Trees = paths
 	for _, p := range paths {
 		name := p
 		if name == "" {

@@ -22,9 +22,17 @@ type Input struct {
 
 // TargetInput is one target's dry-run results and render failures.
 type TargetInput struct {
-	Name     string
+	Name string
+	// Path, Renderer and Context say what the target is (all optional).
+	Path     string
+	Renderer string
+	Context  string
+	// Skipped, when set, says why the target was not diffed; it then has no results.
+	Skipped  string
 	Results  []dryrun.Result
 	Failures []render.Failure
+	// Rules are the target's noise rules.
+	Rules Rules
 }
 
 // Options control what a report may show.
@@ -38,12 +46,12 @@ func Build(in Input, opts Options) (*Report, error) {
 	rep := &Report{SchemaVersion: SchemaVersion, Ref: in.Ref, Commit: in.Commit, Cluster: in.Cluster,
 		Base: in.Base, BaseCommit: in.BaseCommit, Targets: []Target{}}
 	for _, ti := range in.Targets {
-		t := Target{Name: ti.Name, Objects: []Object{}}
+		t := Target{Name: ti.Name, Path: ti.Path, Renderer: ti.Renderer, Context: ti.Context, Skipped: ti.Skipped, Objects: []Object{}}
 		for _, f := range ti.Failures {
 			t.Objects = append(t.Objects, fromFailure(f))
 		}
 		for _, r := range ti.Results {
-			o, err := fromResult(r, opts)
+			o, err := fromResult(r, opts, ti.Rules)
 			if err != nil {
 				return nil, err
 			}
@@ -94,11 +102,18 @@ func fromFailure(f render.Failure) Object {
 	return o
 }
 
-func fromResult(r dryrun.Result, opts Options) (Object, error) {
+func fromResult(r dryrun.Result, opts Options, rules Rules) (Object, error) {
 	o := newObject(r.ID, r.Object.Source, r.Object.Doc)
+	masked := rules.maskFor(r.ID)
 	var secrets []string
 	if !opts.ShowSecrets {
 		secrets = secretValues(r.Object.Obj, r.Live, r.Merged)
+		if len(masked) > 0 {
+			secrets = sortSecrets(append(secrets, maskedValues(masked, r.Object.Obj, r.Live, r.Merged)...))
+		}
+	}
+	for _, n := range r.Object.Notes {
+		o.Warnings = append(o.Warnings, dryrun.Message{Reason: n.Reason, Message: n.Message})
 	}
 	for _, w := range r.Warnings {
 		o.Warnings = append(o.Warnings, dryrun.Message{Reason: w.Reason, Message: scrub(w.Message, secrets)})
@@ -108,9 +123,15 @@ func fromResult(r dryrun.Result, opts Options) (Object, error) {
 		return o, nil
 	}
 	isNew := r.Live == nil
+	ignored, managers := rules.ignoreFor(r.ID)
+	owned := managedBy(r.Live, managers)
 	live, merged := normalize(r.Live, false), normalize(r.Merged, isNew)
+	applyIgnore(ignored, owned, live, merged)
 	if !opts.ShowSecrets && (isSecret(live) || isSecret(merged)) {
 		maskSecrets(live, merged)
+	}
+	if !opts.ShowSecrets && len(masked) > 0 {
+		applyMask(masked, live, merged)
 	}
 	var err error
 	if o.live, err = toYAML(live); err != nil {

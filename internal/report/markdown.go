@@ -26,17 +26,28 @@ func WriteMarkdown(w io.Writer, rep *Report, opts MarkdownOptions) error {
 	}
 	fmt.Fprintf(bw, "Preview of %s.\n\n", mdDescribe(rep))
 	fmt.Fprintf(bw, "| Target | Add | Modify | Delete | Unchanged | Errors |\n|---|---:|---:|---:|---:|---:|\n")
-	for _, t := range rep.Targets {
+	diffed, skipped := rep.splitSkipped()
+	for _, t := range diffed {
 		var s Summary
 		for _, o := range t.Objects {
 			s.count(o.Category)
 		}
 		fmt.Fprintf(bw, "| %s | %d | %d | %d | %d | %d |\n", codeSpan(t.Name), s.Add, s.Modify, s.Delete, s.Unchanged, s.Error)
 	}
-	for _, t := range rep.Targets {
-		multi := len(rep.Targets) > 1
+	if len(skipped) > 0 {
+		fmt.Fprintf(bw, "\n<details><summary>%s</summary>\n\n", skippedTitle(len(skipped)))
+		for _, t := range skipped {
+			fmt.Fprintf(bw, "- %s: %s\n", codeSpan(t.Name), codeSpan(t.Skipped))
+		}
+		fmt.Fprintf(bw, "\n</details>\n")
+	}
+	for _, t := range diffed {
+		multi := len(diffed) > 1
 		if multi {
 			fmt.Fprintf(bw, "\n#### Target %s\n", codeSpan(t.Name))
+			if about := t.about(codeSpan); about != "" {
+				fmt.Fprintf(bw, "\n%s\n", about)
+			}
 		}
 		if errs := objectsIn(t, Error); len(errs) > 0 {
 			fmt.Fprintf(bw, "\n**Errors (%d)**\n\n", len(errs))

@@ -103,7 +103,19 @@ func secretValues(objs ...*unstructured.Unstructured) []string {
 	}
 	vals := make([]string, 0, len(seen))
 	for v := range seen {
-		if len(strings.TrimSpace(v)) >= 3 {
+		vals = append(vals, v)
+	}
+	return sortSecrets(vals)
+}
+
+// sortSecrets drops values too short to scrub safely and duplicates, and orders the
+// rest longest first.
+func sortSecrets(in []string) []string {
+	seen := map[string]bool{}
+	vals := in[:0]
+	for _, v := range in {
+		if len(strings.TrimSpace(v)) >= 3 && !seen[v] {
+			seen[v] = true
 			vals = append(vals, v)
 		}
 	}

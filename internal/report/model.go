@@ -47,7 +47,14 @@ func (s Summary) Changes() int { return s.Add + s.Modify + s.Delete }
 
 // Target is one set of objects diffed together.
 type Target struct {
-	Name    string   `json:"name"`
+	Name string `json:"name"`
+	// Path is the repository path the target renders; Renderer is plain, kustomize or
+	// helm; Context is the kube context it was diffed against (empty: the current one).
+	Path     string `json:"path,omitempty"`
+	Renderer string `json:"renderer,omitempty"`
+	Context  string `json:"context,omitempty"`
+	// Skipped says why the target was not diffed (then it has no objects).
+	Skipped string   `json:"skipped,omitempty"`
 	Objects []Object `json:"objects"`
 }
 

@@ -103,3 +103,39 @@ func objectsIn(t Target, category string) []Object {
 	}
 	return out
 }
+
+// splitSkipped separates the targets that were diffed from those that were skipped.
+func (r *Report) splitSkipped() (diffed, skipped []Target) {
+	for _, t := range r.Targets {
+		if t.Skipped != "" {
+			skipped = append(skipped, t)
+		} else {
+			diffed = append(diffed, t)
+		}
+	}
+	return diffed, skipped
+}
+
+func skippedTitle(n int) string {
+	if n == 1 {
+		return "Skipped 1 target"
+	}
+	return fmt.Sprintf("Skipped %d targets", n)
+}
+
+// about says what a target renders and where it is diffed: "kustomize apps/web,
+// context prod".
+func (t Target) about(quote func(string) string) string {
+	var parts []string
+	if t.Path != "" {
+		r := t.Renderer
+		if r == "" {
+			r = "path"
+		}
+		parts = append(parts, r+" "+quote(t.Path))
+	}
+	if t.Context != "" {
+		parts = append(parts, "context "+quote(t.Context))
+	}
+	return strings.Join(parts, ", ")
+}

@@ -39,8 +39,19 @@ func WriteText(w io.Writer, rep *Report, opts TextOptions) error {
 		return code + s + ansiReset
 	}
 	fmt.Fprintf(bw, "%s %s\n", c(ansiBold, "drift:"), rep.Describe())
-	for _, t := range rep.Targets {
-		fmt.Fprintf(bw, "\n%s %s (%d objects)\n", c(ansiBold, "Target"), t.Name, len(t.Objects))
+	diffed, skipped := rep.splitSkipped()
+	if len(skipped) > 0 {
+		fmt.Fprintf(bw, "\n%s\n", c(ansiBold, skippedTitle(len(skipped))+":"))
+		for _, t := range skipped {
+			fmt.Fprintf(bw, "  %s: %s\n", t.Name, t.Skipped)
+		}
+	}
+	for _, t := range diffed {
+		about := t.about(func(s string) string { return s })
+		if about != "" {
+			about = "; " + about
+		}
+		fmt.Fprintf(bw, "\n%s %s (%d objects%s)\n", c(ansiBold, "Target"), t.Name, len(t.Objects), about)
 		for _, s := range sections {
 			objs := objectsIn(t, s.category)
 			if len(objs) == 0 {

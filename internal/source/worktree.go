@@ -59,3 +59,6 @@ func (w *workTreeFS) ReadDir(name string) ([]fs.DirEntry, error) {
 	}
 	return out, nil
 }
+
+// ReadLink returns a symlink's target text, as git stores it.
+func (w *workTreeFS) ReadLink(name string) (string, error) { return fs.ReadLink(w.fsys, name) }

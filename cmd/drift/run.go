@@ -1,0 +1,223 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"path"
+	"runtime"
+	"sync"
+
+	"golang.org/x/sync/errgroup"
+
+	"github.com/drift-gitops/drift/internal/dryrun"
+	"github.com/drift-gitops/drift/internal/render"
+	"github.com/drift-gitops/drift/internal/report"
+	"github.com/drift-gitops/drift/internal/source"
+)
+
+// runTarget is a target as it goes through the run.
+type runTarget struct {
+	target
+	// conn is the cluster the target is diffed on.
+	conn     *cluster
+	renderer string
+	rendered *render.Result
+	// renderErr is set when the target could not be rendered at all.
+	renderErr error
+	results   []dryrun.Result
+}
+
+// clusterGroup is the targets that deploy to one cluster.
+type clusterGroup struct {
+	key     clusterKey
+	cluster *cluster
+	targets []*runTarget
+}
+
+type runState struct {
+	all    []*runTarget
+	groups []*clusterGroup
+}
+
+func (r *runState) stop() {
+	for _, g := range r.groups {
+		if g.cluster != nil && g.cluster.stop != nil {
+			g.cluster.stop()
+		}
+	}
+}
+
+// snapshotKey identifies a snapshot in the render cache.
+func snapshotKey(s *source.Snapshot) string {
+	if s.Commit == "" {
+		return "worktree"
+	}
+	return s.Commit
+}
+
+// namespaceIn is the target's default namespace on its cluster.
+func (t *runTarget) namespaceIn(cl *cluster) string {
+	if t.namespace != "" {
+		return t.namespace
+	}
+	return cl.namespace
+}
+
+// renderSpec completes the target's render spec with what its cluster says: the Helm
+// release namespace and the capabilities.
+func (t *runTarget) renderSpec(cl *cluster) render.Spec {
+	spec := t.spec
+	renderer := spec.Renderer
+	if renderer == "" {
+		renderer = t.renderer
+	}
+	if renderer != render.RendererHelm {
+		spec.Helm = render.HelmOptions{}
+		return spec
+	}
+	if spec.Helm.ReleaseNamespace == "" {
+		spec.Helm.ReleaseNamespace = t.namespaceIn(cl)
+	}
+	if v, apis, err := cl.capabilities(); err == nil {
+		spec.Helm.KubeVersion, spec.Helm.APIVersions = v, apis
+	}
+	return spec
+}
+
+// connect groups the targets to diff by cluster and connects to each cluster (or
+// starts an ephemeral server, loaded with the base).
+func (o *diffOptions) connect(ctx context.Context, targets []target, head, base *source.Snapshot, cache *render.Cache) (*runState, error) {
+	run := &runState{}
+	byKey := map[clusterKey]*clusterGroup{}
+	for _, t := range targets {
+		rt := &runTarget{target: t, renderer: t.spec.Renderer}
+		if rt.renderer == "" && t.skipped == "" {
+			rt.renderer = render.Detect(head.FS, t.spec.Path)
+		}
+		run.all = append(run.all, rt)
+		if t.skipped != "" {
+			continue
+		}
+		g := byKey[t.cluster]
+		if g == nil {
+			g = &clusterGroup{key: t.cluster}
+			byKey[t.cluster] = g
+			run.groups = append(run.groups, g)
+		}
+		g.targets = append(g.targets, rt)
+	}
+	for _, g := range run.groups {
+		var err error
+		if o.Cluster == ephemeralCluster {
+			if g.cluster, err = o.startEphemeral(); err != nil {
+				return run, err
+			}
+			for _, t := range g.targets {
+				t.conn = g.cluster
+			}
+			if err := o.seedBase(ctx, g.cluster, g.targets, base, cache); err != nil {
+				return run, err
+			}
+			continue
+		}
+		flags := flagsFor(o.kube, g.key)
+		if o.Cluster != "" {
+			flags.ClusterName = &o.Cluster
+		}
+		if g.cluster, err = newCluster(flags, o.Concurrency); err != nil {
+			if len(run.groups) > 1 {
+				return run, fmt.Errorf("%s (for targets %s): %w", g.key, targetNames(g.targets), err)
+			}
+			return run, err
+		}
+		for _, t := range g.targets {
+			t.conn = g.cluster
+		}
+	}
+	return run, nil
+}
+
+func targetNames(ts []*runTarget) string {
+	s := ""
+	for i, t := range ts {
+		if i > 0 {
+			s += ", "
+		}
+		s += t.name
+	}
+	return s
+}
+
+// renderAll renders every target to diff, in parallel and through the cache.
+func (run *runState) renderAll(head *source.Snapshot, cache *render.Cache) {
+	g := &errgroup.Group{}
+	g.SetLimit(runtime.GOMAXPROCS(0))
+	for _, t := range run.all {
+		if t.skipped != "" {
+			continue
+		}
+		g.Go(func() error {
+			if err := head.CheckPaths([]string{t.spec.Path}); err != nil {
+				t.renderErr = err
+				return nil
+			}
+			t.rendered, t.renderErr = cache.Render(snapshotKey(head), head.FS, t.renderSpec(t.conn))
+			return nil
+		})
+	}
+	_ = g.Wait()
+}
+
+// dryRun previews every rendered target on its cluster, one target after another.
+func (o *diffOptions) dryRun(ctx context.Context, run *runState) {
+	total := 0
+	for _, t := range run.all {
+		if t.rendered != nil {
+			total += len(t.rendered.Objects)
+		}
+	}
+	progress := newProgress(o.streams.ErrOut, "previewing")
+	var mu sync.Mutex
+	offset := 0
+	for _, t := range run.all {
+		if t.rendered == nil {
+			continue
+		}
+		base := offset
+		t.results = dryrun.Run(ctx, t.conn.clients, t.rendered.Objects, dryrun.Options{
+			FieldManager:   t.fieldManager,
+			ForceConflicts: o.ForceConflicts,
+			Namespace:      t.namespaceIn(t.conn),
+			Concurrency:    o.Concurrency,
+			RequestTimeout: t.conn.requestTimeout,
+			Progress: func(done, _ int) {
+				mu.Lock()
+				defer mu.Unlock()
+				progress.update(base+done, total)
+			},
+			Absent: t.conn.absent,
+		})
+		offset += len(t.rendered.Objects)
+	}
+	progress.done()
+}
+
+// input is the target's part of the report.
+func (t *runTarget) input() report.TargetInput {
+	in := report.TargetInput{Name: t.name, Path: displayRepoPath(t.spec.Path), Renderer: t.renderer,
+		Context: t.cluster.context, Skipped: t.skipped, Results: t.results, Rules: t.rules}
+	if t.renderErr != nil {
+		in.Failures = append(in.Failures, render.Failure{Source: displayRepoPath(t.spec.Path), Reason: render.ReasonInvalid, Message: t.renderErr.Error()})
+	}
+	if t.rendered != nil {
+		in.Failures = append(in.Failures, t.rendered.Failures...)
+	}
+	return in
+}
+
+func displayRepoPath(p string) string {
+	if p == "" {
+		return "."
+	}
+	return path.Clean(p)
+}

@@ -1,0 +1,293 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path"
+	"sort"
+	"strings"
+
+	"github.com/drift-gitops/drift/internal/config"
+	"github.com/drift-gitops/drift/internal/render"
+	"github.com/drift-gitops/drift/internal/report"
+	"github.com/drift-gitops/drift/internal/source"
+)
+
+// target is one target of the run, with drift.yaml's defaults and the command line
+// already applied.
+type target struct {
+	name         string
+	spec         render.Spec
+	namespace    string // "" means the cluster's default
+	cluster      clusterKey
+	fieldManager string
+	rules        report.Rules
+	// entry is the drift.yaml entry, to tell whether it changed since --base.
+	entry *config.Target
+	// skipped says why the target is not diffed.
+	skipped string
+}
+
+// clusterKey names the cluster a target deploys to.
+type clusterKey struct {
+	kubeconfig string
+	context    string
+}
+
+func (k clusterKey) String() string {
+	if k.context == "" {
+		return "the current context"
+	}
+	return "context " + k.context
+}
+
+// loadConfig reads --config, or drift.yaml at the root of the snapshot. It returns nil
+// when there is neither.
+func (o *diffOptions) loadConfig(snap *source.Snapshot) (*config.Config, string, error) {
+	if o.Config != "" {
+		data, err := os.ReadFile(o.Config)
+		if err != nil {
+			return nil, "", fmt.Errorf("--config: %w", err)
+		}
+		cfg, err := config.Parse(o.Config, data)
+		return cfg, o.Config, err
+	}
+	cfg, err := configIn(snap)
+	return cfg, config.FileName, err
+}
+
+// configIn reads drift.yaml from a snapshot; nil when it has none.
+func configIn(snap *source.Snapshot) (*config.Config, error) {
+	data, err := fs.ReadFile(snap.FS, config.FileName)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("failed to read %s in %s: %w", config.FileName, snap.Describe(), err)
+	}
+	return config.Parse(config.FileName, data)
+}
+
+// planTargets turns the configuration and the command line into targets: --path
+// values when given (one target each), else drift.yaml's targets, else the directory
+// drift runs in.
+func (o *diffOptions) planTargets(repo *source.Repo, cfg *config.Config, paths []string) []target {
+	var global report.Rules
+	var defaults config.Defaults
+	if cfg != nil {
+		global = report.Rules{Ignore: cfg.Ignore, Mask: cfg.Mask}
+		defaults = cfg.Defaults
+	}
+	var out []target
+	if len(o.Paths) > 0 || cfg == nil {
+		if len(paths) == 0 {
+			paths = []string{repo.Dir}
+		}
+		for _, p := range paths {
+			name := p
+			if name == "" {
+				name = "."
+			}
+			out = append(out, o.applyFlags(target{
+				name: name, spec: render.Spec{Path: p},
+				namespace: defaults.Namespace, fieldManager: defaults.FieldManager,
+				cluster: clusterKey{kubeconfig: defaults.Kubeconfig, context: defaults.Context},
+				rules:   global,
+			}))
+		}
+		return out
+	}
+	for i := range cfg.Targets {
+		ct := cfg.Targets[i]
+		t := target{
+			name:         ct.Name,
+			spec:         render.Spec{Path: path.Clean(ct.Path), Renderer: ct.Renderer},
+			namespace:    firstOf(ct.Namespace, defaults.Namespace),
+			fieldManager: firstOf(ct.FieldManager, defaults.FieldManager),
+			cluster:      clusterKey{kubeconfig: firstOf(ct.Kubeconfig, defaults.Kubeconfig), context: firstOf(ct.Context, defaults.Context)},
+			rules:        report.Rules{Ignore: append(append([]config.IgnoreRule{}, global.Ignore...), ct.Ignore...), Mask: append(append([]config.MaskRule{}, global.Mask...), ct.Mask...)},
+			entry:        &ct,
+		}
+		if t.spec.Path == "." {
+			t.spec.Path = ""
+		}
+		if ct.Helm != nil {
+			t.spec.Helm = render.HelmOptions{
+				ReleaseName:      ct.Helm.ReleaseName,
+				ReleaseNamespace: ct.Helm.ReleaseNamespace,
+				ValuesFiles:      ct.Helm.ValuesFiles,
+				Values:           ct.Helm.Values,
+			}
+		}
+		out = append(out, o.applyFlags(t))
+	}
+	return out
+}
+
+// applyFlags lets flags given on the command line override drift.yaml for every
+// target, and fills in what neither says.
+func (o *diffOptions) applyFlags(t target) target {
+	if o.flagSet("field-manager") || t.fieldManager == "" {
+		t.fieldManager = o.FieldManager
+	}
+	if o.flagSet("context") {
+		t.cluster.context = *o.kube.Context
+	}
+	if o.flagSet("kubeconfig") {
+		t.cluster.kubeconfig = *o.kube.KubeConfig
+	}
+	if o.flagSet("namespace") {
+		t.namespace = *o.kube.Namespace
+	}
+	if t.spec.Renderer == render.RendererHelm || t.spec.Renderer == "" {
+		if t.spec.Helm.ReleaseName == "" { // helm's own default would be generated; a stable name keeps diffs quiet
+			t.spec.Helm.ReleaseName = path.Base("/" + t.spec.Path)
+			if t.spec.Helm.ReleaseName == "/" {
+				t.spec.Helm.ReleaseName = "release"
+			}
+		}
+	}
+	return t
+}
+
+func firstOf(vals ...string) string {
+	for _, v := range vals {
+		if v != "" {
+			return v
+		}
+	}
+	return ""
+}
+
+// selectTargets marks the targets --target does not name as skipped. A pattern that
+// names no target is an error listing the names there are.
+func selectTargets(targets []target, patterns []string) error {
+	if len(patterns) == 0 {
+		return nil
+	}
+	used := make([]bool, len(patterns))
+	for i := range targets {
+		match := false
+		for j, p := range patterns {
+			if ok, _ := path.Match(p, targets[i].name); ok {
+				match, used[j] = true, true
+			}
+		}
+		if !match {
+			targets[i].skipped = "not selected with --target"
+		}
+	}
+	for j, p := range patterns {
+		if _, err := path.Match(p, ""); err != nil {
+			return fmt.Errorf("--target %q is not a valid pattern: %w", p, err)
+		}
+		if !used[j] {
+			names := make([]string, len(targets))
+			for i, t := range targets {
+				names[i] = t.name
+			}
+			sort.Strings(names)
+			return fmt.Errorf("--target %q names no target; the targets are: %s", p, strings.Join(names, ", "))
+		}
+	}
+	return nil
+}
+
+// entryChanged reports whether a target's drift.yaml entry differs in the base.
+func entryChanged(t target, base *config.Config) (bool, string) {
+	if t.entry == nil || base == nil {
+		if t.entry != nil && base == nil {
+			return true, "the base has no " + config.FileName
+		}
+		return false, ""
+	}
+	for _, bt := range base.Targets {
+		if bt.Name != t.name {
+			continue
+		}
+		a, _ := json.Marshal(bt)
+		b, _ := json.Marshal(*t.entry)
+		if string(a) != string(b) {
+			return true, "its " + config.FileName + " entry changed"
+		}
+		return false, ""
+	}
+	return true, "it is new in " + config.FileName
+}
+
+// selectChanged skips the targets whose inputs are the same in base and head: no
+// file a target reads changed, and neither did its drift.yaml entry. Kustomize
+// targets are rendered to learn what they read; a chart counts its whole directory
+// and its values files; a plain target its directory.
+func (o *diffOptions) selectChanged(targets []target, head, base *source.Snapshot, cache *render.Cache) error {
+	changed, err := source.Changed(base, head)
+	if err != nil {
+		return err
+	}
+	var baseCfg *config.Config
+	var cfgErr error
+	if o.Config == "" {
+		if baseCfg, cfgErr = configIn(base); cfgErr != nil {
+			fmt.Fprintf(o.streams.ErrOut, "drift: warning: the base's %s cannot be read (%v): every target counts as changed\n", config.FileName, cfgErr)
+		}
+	}
+	for i := range targets {
+		t := &targets[i]
+		if t.skipped != "" {
+			continue
+		}
+		if t.entry != nil && o.Config == "" {
+			if cfgErr != nil {
+				continue
+			}
+			if ch, _ := entryChanged(*t, baseCfg); ch {
+				continue
+			}
+		}
+		inputs := o.inputsOf(*t, head, cache)
+		touched := false
+		for _, p := range changed {
+			if inputs.Touched(p) {
+				touched = true
+				break
+			}
+		}
+		if !touched {
+			t.skipped = "its inputs are unchanged since " + base.Describe()
+		}
+	}
+	return nil
+}
+
+// inputsOf returns what a target's rendering depends on.
+func (o *diffOptions) inputsOf(t target, head *source.Snapshot, cache *render.Cache) render.Inputs {
+	renderer := t.spec.Renderer
+	if renderer == "" {
+		renderer = render.Detect(head.FS, t.spec.Path)
+	}
+	switch renderer {
+	case render.RendererKustomize:
+		spec := t.spec
+		spec.Helm = render.HelmOptions{}
+		res, err := cache.Render(snapshotKey(head), head.FS, spec)
+		if err == nil && len(res.Failures) == 0 {
+			return res.Inputs
+		}
+		// A failed build may not have read everything: count the whole directory too.
+		in := render.Inputs{Trees: []string{t.spec.Path}}
+		if err == nil {
+			in.Files, in.Dirs = res.Inputs.Files, res.Inputs.Dirs
+		}
+		return in
+	case render.RendererHelm:
+		in := render.Inputs{Trees: []string{t.spec.Path}}
+		for _, vf := range t.spec.Helm.ValuesFiles {
+			in.Files = append(in.Files, path.Join(t.spec.Path, vf))
+		}
+		return in
+	}
+	return render.Inputs{Trees: []string{t.spec.Path}}
+}

@@ -1,0 +1,327 @@
+// Package config reads drift.yaml: the targets a repository deploys, and the rules
+// that keep noise out of its reports.
+package config
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"path"
+	"regexp"
+	"strings"
+
+	"gopkg.in/yaml.v3"
+)
+
+// FileName is the configuration file drift looks for at the repository root.
+const FileName = "drift.yaml"
+
+// Config is drift.yaml.
+type Config struct {
+	// Version is the file format; 1 is the only one (and the default).
+	Version int `yaml:"version,omitempty" json:"version,omitempty"`
+	// Defaults apply to every target that does not say otherwise.
+	Defaults Defaults `yaml:"defaults,omitempty" json:"defaults,omitempty"`
+	Targets  []Target `yaml:"targets" json:"targets"`
+	// Ignore and Mask apply to every target, before the target's own.
+	Ignore []IgnoreRule `yaml:"ignore,omitempty" json:"ignore,omitempty"`
+	Mask   []MaskRule   `yaml:"mask,omitempty" json:"mask,omitempty"`
+}
+
+// Defaults are the settings targets inherit.
+type Defaults struct {
+	Context      string `yaml:"context,omitempty" json:"context,omitempty"`
+	Kubeconfig   string `yaml:"kubeconfig,omitempty" json:"kubeconfig,omitempty"`
+	Namespace    string `yaml:"namespace,omitempty" json:"namespace,omitempty"`
+	FieldManager string `yaml:"fieldManager,omitempty" json:"fieldManager,omitempty"`
+}
+
+// Target is one thing the repository deploys to one cluster.
+type Target struct {
+	// Name identifies the target in reports and for --target.
+	Name string `yaml:"name" json:"name"`
+	// Path is the directory (or plain file) to render, relative to the repository root.
+	Path string `yaml:"path" json:"path"`
+	// Renderer is plain, kustomize or helm; auto-detected when empty.
+	Renderer string `yaml:"renderer,omitempty" json:"renderer,omitempty"`
+	// Namespace is given to objects that have none.
+	Namespace string `yaml:"namespace,omitempty" json:"namespace,omitempty"`
+	// Context and Kubeconfig say which cluster the target deploys to.
+	Context    string `yaml:"context,omitempty" json:"context,omitempty"`
+	Kubeconfig string `yaml:"kubeconfig,omitempty" json:"kubeconfig,omitempty"`
+	// FieldManager is the manager the real deployment applies with.
+	FieldManager string       `yaml:"fieldManager,omitempty" json:"fieldManager,omitempty"`
+	Helm         *HelmTarget  `yaml:"helm,omitempty" json:"helm,omitempty"`
+	Ignore       []IgnoreRule `yaml:"ignore,omitempty" json:"ignore,omitempty"`
+	Mask         []MaskRule   `yaml:"mask,omitempty" json:"mask,omitempty"`
+
+	line int
+}
+
+// Line is where the target starts in drift.yaml (0 when unknown).
+func (t Target) Line() int { return t.line }
+
+// HelmTarget holds the options of a Helm target.
+type HelmTarget struct {
+	ReleaseName      string         `yaml:"releaseName,omitempty" json:"releaseName,omitempty"`
+	ReleaseNamespace string         `yaml:"releaseNamespace,omitempty" json:"releaseNamespace,omitempty"`
+	ValuesFiles      []string       `yaml:"valuesFiles,omitempty" json:"valuesFiles,omitempty"`
+	Values           map[string]any `yaml:"values,omitempty" json:"values,omitempty"`
+}
+
+// Selector picks objects by group, kind, namespace and name; each is a glob
+// (path.Match syntax) and an empty one matches everything.
+type Selector struct {
+	Group     string `yaml:"group,omitempty" json:"group,omitempty"`
+	Kind      string `yaml:"kind,omitempty" json:"kind,omitempty"`
+	Namespace string `yaml:"namespace,omitempty" json:"namespace,omitempty"`
+	Name      string `yaml:"name,omitempty" json:"name,omitempty"`
+}
+
+// IgnoreRule leaves fields of the selected objects out of comparison and output.
+type IgnoreRule struct {
+	Selector `yaml:",inline" json:",inline"`
+	// Paths are JSON pointers (RFC 6901); a "*" segment matches every key or item.
+	Paths []string `yaml:"paths,omitempty" json:"paths,omitempty"`
+	// Managers ignores every field the named field managers own on the live object.
+	Managers []string `yaml:"managers,omitempty" json:"managers,omitempty"`
+}
+
+// MaskRule shows the values at Paths of the selected objects as ***, as Secrets are.
+type MaskRule struct {
+	Selector `yaml:",inline" json:",inline"`
+	Paths    []string `yaml:"paths" json:"paths"`
+}
+
+// Parse decodes drift.yaml strictly: unknown keys and wrong types are errors that
+// give the line. file names the file in messages.
+func Parse(file string, data []byte) (*Config, error) {
+	var cfg Config
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	dec.KnownFields(true)
+	if err := dec.Decode(&cfg); err != nil {
+		if errors.Is(err, io.EOF) {
+			return nil, fmt.Errorf("%s is empty: list the targets under targets:", file)
+		}
+		return nil, fmt.Errorf("%s: %s", file, friendly(err))
+	}
+	var doc yaml.Node
+	if err := yaml.Unmarshal(data, &doc); err == nil {
+		lines := targetLines(&doc)
+		for i := range cfg.Targets {
+			if i < len(lines) {
+				cfg.Targets[i].line = lines[i]
+			}
+		}
+	}
+	if err := cfg.validate(file); err != nil {
+		return nil, err
+	}
+	return &cfg, nil
+}
+
+var (
+	unknownField = regexp.MustCompile(`field (\S+) not found in type config\.(\w+)`)
+	cannotDecode = regexp.MustCompile(`cannot unmarshal !!(\w+) ` + "`" + `([^` + "`" + `]*)` + "`" + ` into (\S+)`)
+)
+
+// friendly rewrites yaml.v3's messages in drift.yaml's terms.
+func friendly(err error) string {
+	msg := err.Error()
+	var te *yaml.TypeError
+	if errors.As(err, &te) {
+		msg = strings.Join(te.Errors, "; ")
+	}
+	msg = strings.TrimPrefix(msg, "yaml: ")
+	msg = unknownField.ReplaceAllStringFunc(msg, func(m string) string {
+		s := unknownField.FindStringSubmatch(m)
+		return fmt.Sprintf("unknown key %q in %s (see docs/config.md)", s[1], section(s[2]))
+	})
+	msg = cannotDecode.ReplaceAllStringFunc(msg, func(m string) string {
+		s := cannotDecode.FindStringSubmatch(m)
+		return fmt.Sprintf("%s %q where %s is expected", yamlKind(s[1]), s[2], goKind(s[3]))
+	})
+	return msg
+}
+
+func section(goType string) string {
+	switch goType {
+	case "Config":
+		return "the top level"
+	case "Target":
+		return "a target"
+	case "HelmTarget":
+		return "a target's helm section"
+	case "IgnoreRule":
+		return "an ignore rule"
+	case "MaskRule":
+		return "a mask rule"
+	case "Defaults":
+		return "defaults"
+	}
+	return goType
+}
+
+func yamlKind(tag string) string {
+	switch tag {
+	case "str":
+		return "text"
+	case "seq":
+		return "a list"
+	case "map":
+		return "a mapping"
+	case "int", "float":
+		return "a number"
+	case "bool":
+		return "true/false"
+	}
+	return tag
+}
+
+func goKind(t string) string {
+	switch {
+	case strings.HasPrefix(t, "[]"):
+		return "a list"
+	case strings.HasPrefix(t, "map["), strings.HasPrefix(t, "config."):
+		return "a mapping"
+	case t == "int":
+		return "a number"
+	case t == "bool":
+		return "true or false"
+	case t == "string":
+		return "text"
+	}
+	return t
+}
+
+// targetLines returns the line of each item under the top-level targets key.
+func targetLines(doc *yaml.Node) []int {
+	if len(doc.Content) == 0 || doc.Content[0].Kind != yaml.MappingNode {
+		return nil
+	}
+	m := doc.Content[0]
+	for i := 0; i+1 < len(m.Content); i += 2 {
+		if m.Content[i].Value == "targets" && m.Content[i+1].Kind == yaml.SequenceNode {
+			var lines []int
+			for _, item := range m.Content[i+1].Content {
+				lines = append(lines, item.Line)
+			}
+			return lines
+		}
+	}
+	return nil
+}
+
+var targetName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._/-]*$`)
+
+func (c *Config) validate(file string) error {
+	if c.Version != 0 && c.Version != 1 {
+		return fmt.Errorf("%s: version %d is not supported: this drift reads version 1", file, c.Version)
+	}
+	if len(c.Targets) == 0 {
+		return fmt.Errorf("%s: no targets: list at least one under targets: (see docs/config.md)", file)
+	}
+	var errs []string
+	seen := map[string]int{}
+	for i, t := range c.Targets {
+		where := fmt.Sprintf("%s line %d: target %d", file, t.line, i+1)
+		if t.line == 0 {
+			where = fmt.Sprintf("%s: target %d", file, i+1)
+		}
+		if t.Name != "" {
+			where += " (" + t.Name + ")"
+		}
+		bad := func(format string, args ...any) { errs = append(errs, where+": "+fmt.Sprintf(format, args...)) }
+		switch {
+		case t.Name == "":
+			bad("name is missing")
+		case !targetName.MatchString(t.Name):
+			bad("name %q may hold only letters, digits, '.', '_', '-' and '/'", t.Name)
+		case seen[t.Name] > 0:
+			bad("name %q is already used by target %d", t.Name, seen[t.Name])
+		}
+		seen[t.Name] = i + 1
+		if err := checkRepoPath(t.Path); err != nil {
+			bad("path %s", err)
+		}
+		switch t.Renderer {
+		case "", "plain", "kustomize", "helm":
+		default:
+			bad("renderer %q is not one of plain, kustomize, helm (or leave it out to detect it)", t.Renderer)
+		}
+		if t.Helm != nil && t.Renderer != "" && t.Renderer != "helm" {
+			bad("has helm options but renderer %s", t.Renderer)
+		}
+		if t.Helm != nil {
+			for _, vf := range t.Helm.ValuesFiles {
+				if path.IsAbs(vf) {
+					bad("helm values file %s is an absolute path: values files must be in the repository, relative to the chart", vf)
+				}
+			}
+		}
+		errs = append(errs, checkRules(where, t.Ignore, t.Mask)...)
+	}
+	errs = append(errs, checkRules(file, c.Ignore, c.Mask)...)
+	if len(errs) > 0 {
+		return errors.New(strings.Join(errs, "\n"))
+	}
+	return nil
+}
+
+// checkRepoPath accepts a slash-separated path relative to the repository root that
+// stays inside it.
+func checkRepoPath(p string) error {
+	switch {
+	case p == "":
+		return fmt.Errorf("is missing: give the directory to render, relative to the repository root (. for the root)")
+	case path.IsAbs(p) || strings.Contains(p, `\`):
+		return fmt.Errorf("%s must be relative to the repository root, with / separators", p)
+	}
+	if c := path.Clean(p); c == ".." || strings.HasPrefix(c, "../") {
+		return fmt.Errorf("%s leads outside the repository", p)
+	}
+	return nil
+}
+
+func checkRules(where string, ignore []IgnoreRule, mask []MaskRule) []string {
+	var errs []string
+	check := func(kind string, i int, sel Selector, paths []string) {
+		for _, g := range []string{sel.Group, sel.Kind, sel.Namespace, sel.Name} {
+			if _, err := path.Match(g, ""); err != nil {
+				errs = append(errs, fmt.Sprintf("%s: %s rule %d: pattern %q is malformed", where, kind, i+1, g))
+			}
+		}
+		for _, p := range paths {
+			if !strings.HasPrefix(p, "/") {
+				errs = append(errs, fmt.Sprintf("%s: %s rule %d: path %q is not a JSON pointer: write it as /spec/replicas", where, kind, i+1, p))
+			}
+		}
+	}
+	for i, r := range ignore {
+		if len(r.Paths) == 0 && len(r.Managers) == 0 {
+			errs = append(errs, fmt.Sprintf("%s: ignore rule %d: give paths, managers or both", where, i+1))
+		}
+		check("ignore", i, r.Selector, r.Paths)
+	}
+	for i, r := range mask {
+		if len(r.Paths) == 0 {
+			errs = append(errs, fmt.Sprintf("%s: mask rule %d: paths is missing", where, i+1))
+		}
+		check("mask", i, r.Selector, r.Paths)
+	}
+	return errs
+}
+
+// Matches reports whether the selector picks the object.
+func (s Selector) Matches(group, kind, namespace, name string) bool {
+	return glob(s.Group, group) && glob(s.Kind, kind) && glob(s.Namespace, namespace) && glob(s.Name, name)
+}
+
+func glob(pattern, s string) bool {
+	if pattern == "" {
+		return true
+	}
+	ok, _ := path.Match(pattern, s)
+	return ok
+}

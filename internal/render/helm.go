@@ -1,0 +1,281 @@
+package render
+
+import (
+	"bytes"
+	"fmt"
+	"io/fs"
+	"path"
+	"regexp"
+	"sort"
+	"strings"
+
+	"helm.sh/helm/v3/pkg/chart"
+	"helm.sh/helm/v3/pkg/chart/loader"
+	"helm.sh/helm/v3/pkg/chartutil"
+	"helm.sh/helm/v3/pkg/engine"
+	"helm.sh/helm/v3/pkg/ignore"
+	"helm.sh/helm/v3/pkg/releaseutil"
+)
+
+// HelmOptions are what a Helm target is rendered with.
+type HelmOptions struct {
+	ReleaseName      string
+	ReleaseNamespace string
+	// ValuesFiles are relative to the chart directory, applied in order; each must stay
+	// inside the repository.
+	ValuesFiles []string
+	// Values are applied last, over the values files.
+	Values map[string]any
+	// KubeVersion and APIVersions are the target cluster's, for .Capabilities; Helm's
+	// defaults apply when they are empty.
+	KubeVersion string
+	APIVersions []string
+}
+
+// Helm renders the chart in dir with the Helm SDK, in process, as `helm install`
+// would for a new release: the chart and its vendored dependencies (charts/) come
+// from the snapshot; nothing is fetched; lookup finds nothing, since templates never
+// reach the cluster; CRDs in crds/ are included; hooks are included with a note.
+func Helm(fsys fs.FS, dir string, opts HelmOptions) *Result {
+	dir = cleanDir(dir)
+	res := &Result{Inputs: Inputs{Trees: []string{dir}}}
+	fail := func(source, reason, format string, args ...any) *Result {
+		res.Failures = append(res.Failures, Failure{Source: source, Reason: reason, Message: fmt.Sprintf(format, args...)})
+		return res
+	}
+	chartFile := joinRepo(dir, "Chart.yaml")
+	files, err := chartFiles(fsys, dir)
+	if err != nil {
+		return fail(chartFile, ReasonRenderFailed, "cannot read the chart: %v", err)
+	}
+	ch, err := loader.LoadFiles(files)
+	if err != nil {
+		return fail(chartFile, ReasonRenderFailed, "cannot load the chart in %s: %v", displayDir(dir), err)
+	}
+	what := fmt.Sprintf("chart %s (%s)", ch.Name(), displayDir(dir))
+	if err := checkVendored(ch, dir); err != nil {
+		return fail(chartFile, ReasonRenderFailed, "%s: %v", what, err)
+	}
+
+	vals := map[string]any{}
+	for _, vf := range opts.ValuesFiles {
+		p, err := valuesPath(dir, vf)
+		if err != nil {
+			return fail(chartFile, ReasonRefused, "%s: values file %s %v", what, vf, err)
+		}
+		data, err := fs.ReadFile(fsys, p)
+		if err != nil {
+			return fail(p, ReasonRenderFailed, "%s: values file %s cannot be read: %s", what, vf, unwrapPathError(err))
+		}
+		res.Inputs.Files = append(res.Inputs.Files, p)
+		v, err := chartutil.ReadValues(data)
+		if err != nil {
+			return fail(p, ReasonRenderFailed, "%s: values file %s is not valid YAML: %v", what, vf, err)
+		}
+		vals = mergeValues(vals, v)
+	}
+	if opts.Values != nil {
+		vals = mergeValues(vals, opts.Values)
+	}
+	if err := chartutil.ProcessDependenciesWithMerge(ch, vals); err != nil {
+		return fail(chartFile, ReasonRenderFailed, "%s: dependencies: %v", what, err)
+	}
+
+	caps := chartutil.DefaultCapabilities.Copy()
+	if opts.KubeVersion != "" {
+		kv, err := chartutil.ParseKubeVersion(opts.KubeVersion)
+		if err != nil {
+			return fail(chartFile, ReasonRenderFailed, "%s: the cluster's version %q cannot be parsed: %v", what, opts.KubeVersion, err)
+		}
+		caps.KubeVersion = *kv
+	}
+	if len(opts.APIVersions) > 0 {
+		caps.APIVersions = chartutil.VersionSet(opts.APIVersions)
+	}
+	if ch.Metadata.KubeVersion != "" && !chartutil.IsCompatibleRange(ch.Metadata.KubeVersion, caps.KubeVersion.String()) {
+		return fail(chartFile, ReasonRenderFailed, "%s requires kubeVersion %s, which the cluster's Kubernetes %s does not meet", what, ch.Metadata.KubeVersion, caps.KubeVersion.String())
+	}
+	release := chartutil.ReleaseOptions{Name: opts.ReleaseName, Namespace: opts.ReleaseNamespace, Revision: 1, IsInstall: true}
+	values, err := chartutil.ToRenderValues(ch, vals, release, caps)
+	if err != nil {
+		return fail(chartFile, ReasonRenderFailed, "%s: values: %v", what, err)
+	}
+	// The zero Engine has no cluster connection: lookup returns an empty result and
+	// getHostByName an empty string.
+	var e engine.Engine
+	out, err := e.Render(ch, values)
+	if err != nil {
+		return fail(templateSource(err, ch.Name(), dir, chartFile), ReasonRenderFailed, "%s: template failed: %v", what, err)
+	}
+	for name := range out {
+		if strings.HasSuffix(name, "NOTES.txt") {
+			delete(out, name)
+		}
+	}
+	hooks, manifests, err := releaseutil.SortManifests(out, nil, releaseutil.InstallOrder)
+	if err != nil {
+		return fail(chartFile, ReasonRenderFailed, "%s: rendered manifests cannot be parsed: %v", what, err)
+	}
+
+	docs := map[string]int{}
+	add := func(name, content string, notes []Note) {
+		source := chartSource(name, ch.Name(), dir)
+		docs[source]++
+		objs, fails := decodeDocument(source, docs[source], []byte(content), DefaultMaxDocumentBytes)
+		for i := range objs {
+			objs[i].Notes = append(objs[i].Notes, notes...)
+		}
+		res.Objects = append(res.Objects, objs...)
+		res.Failures = append(res.Failures, fails...)
+	}
+	for _, crd := range ch.CRDObjects() {
+		for _, doc := range splitDocuments(crd.File.Data) {
+			add(crd.Filename, string(doc), nil)
+		}
+	}
+	sort.SliceStable(manifests, func(i, j int) bool { return manifests[i].Name < manifests[j].Name })
+	for _, m := range manifests {
+		add(m.Name, m.Content, nil)
+	}
+	sort.SliceStable(hooks, func(i, j int) bool { return hooks[i].Path < hooks[j].Path })
+	for _, h := range hooks {
+		events := make([]string, len(h.Events))
+		for i, ev := range h.Events {
+			events[i] = string(ev)
+		}
+		add(h.Path, h.Manifest, []Note{{Reason: NoteHelmHook, Message: fmt.Sprintf(
+			"Helm hook (%s): Helm creates it at install/upgrade time, outside the release, and deletes it per its hook-delete-policy; the preview shows it as if it were applied now",
+			strings.Join(events, ", "))}})
+	}
+	markDuplicates(res)
+	return res
+}
+
+// chartFiles reads every file of the chart in dir, as Helm's own directory loader
+// does: .helmignore honoured, symlinks followed (the snapshot keeps them inside the
+// repository).
+func chartFiles(fsys fs.FS, dir string) ([]*loader.BufferedFile, error) {
+	rules := ignore.Empty()
+	if data, err := fs.ReadFile(fsys, joinRepo(dir, ignore.HelmIgnore)); err == nil {
+		if rules, err = ignore.Parse(bytes.NewReader(data)); err != nil {
+			return nil, fmt.Errorf("%s: %v", joinRepo(dir, ignore.HelmIgnore), err)
+		}
+	}
+	rules.AddDefaults()
+	var files []*loader.BufferedFile
+	var walk func(rel string, depth int) error
+	walk = func(rel string, depth int) error {
+		if depth > maxDepth {
+			return fmt.Errorf("%s: directories nested deeper than %d levels (a symlink loop?)", joinRepo(dir, rel), maxDepth)
+		}
+		entries, err := fs.ReadDir(fsys, joinRepo(dir, rel))
+		if err != nil {
+			return fmt.Errorf("%s: %s", joinRepo(dir, rel), unwrapPathError(err))
+		}
+		for _, e := range entries {
+			name := e.Name()
+			if rel != "" {
+				name = rel + "/" + name
+			}
+			info, err := fs.Stat(fsys, joinRepo(dir, name))
+			if err != nil {
+				return fmt.Errorf("%s: %s", joinRepo(dir, name), unwrapPathError(err))
+			}
+			if rules.Ignore(name, info) {
+				continue
+			}
+			if info.IsDir() {
+				if err := walk(name, depth+1); err != nil {
+					return err
+				}
+				continue
+			}
+			if info.Size() > DefaultMaxFileBytes {
+				return fmt.Errorf("%s is %s, over the %s limit", joinRepo(dir, name), sizeOf(info.Size()), size(DefaultMaxFileBytes))
+			}
+			data, err := fs.ReadFile(fsys, joinRepo(dir, name))
+			if err != nil {
+				return fmt.Errorf("%s: %s", joinRepo(dir, name), unwrapPathError(err))
+			}
+			files = append(files, &loader.BufferedFile{Name: name, Data: bytes.TrimPrefix(data, []byte("\xEF\xBB\xBF"))})
+		}
+		return nil
+	}
+	if err := walk("", 0); err != nil {
+		return nil, err
+	}
+	return files, nil
+}
+
+// checkVendored makes sure every dependency the chart declares is in its charts/
+// directory: drift never fetches charts.
+func checkVendored(ch *chart.Chart, dir string) error {
+	var missing []string
+	for _, d := range ch.Metadata.Dependencies {
+		found := false
+		for _, sub := range ch.Dependencies() {
+			if sub.Name() == d.Name {
+				found = true
+				break
+			}
+		}
+		if !found {
+			missing = append(missing, d.Name)
+		}
+	}
+	if len(missing) == 0 {
+		return nil
+	}
+	return fmt.Errorf("dependency %s is declared in Chart.yaml but not vendored in %s: run `helm dependency build %s` and commit the charts/ directory (drift never downloads charts)",
+		strings.Join(missing, ", "), joinRepo(dir, "charts/"), displayDir(dir))
+}
+
+// valuesPath resolves a values file written relative to the chart directory,
+// refusing absolute paths and paths that leave the repository.
+func valuesPath(dir, vf string) (string, error) {
+	if path.IsAbs(vf) {
+		return "", fmt.Errorf("is an absolute path: values files must be in the repository, relative to the chart")
+	}
+	p := path.Join(dir, vf)
+	if p == ".." || strings.HasPrefix(p, "../") {
+		return "", fmt.Errorf("leads outside the repository: values files must be in the repository")
+	}
+	return p, nil
+}
+
+// chartSource turns Helm's "<chart>/templates/x.yaml" into the repository path.
+func chartSource(name, chartName, dir string) string {
+	rest, ok := strings.CutPrefix(name, chartName+"/")
+	if !ok {
+		return joinRepo(dir, name)
+	}
+	return joinRepo(dir, rest)
+}
+
+var templateErr = regexp.MustCompile(`template: ([^:\s]+):`)
+
+// templateSource finds the template an engine error names.
+func templateSource(err error, chartName, dir, fallback string) string {
+	if m := templateErr.FindStringSubmatch(err.Error()); m != nil {
+		return chartSource(m[1], chartName, dir)
+	}
+	return fallback
+}
+
+// mergeValues merges src over dst, recursing into maps, as helm -f a -f b does.
+func mergeValues(dst, src map[string]any) map[string]any {
+	out := make(map[string]any, len(dst)+len(src))
+	for k, v := range dst {
+		out[k] = v
+	}
+	for k, v := range src {
+		if sm, ok := v.(map[string]any); ok {
+			if dm, ok := out[k].(map[string]any); ok {
+				out[k] = mergeValues(dm, sm)
+				continue
+			}
+		}
+		out[k] = v
+	}
+	return out
+}

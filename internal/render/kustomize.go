@@ -1,0 +1,155 @@
+package render
+
+import (
+	"fmt"
+	"io/fs"
+	"path"
+	"slices"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/kustomize/api/krusty"
+	"sigs.k8s.io/kustomize/api/types"
+	"sigs.k8s.io/yaml"
+)
+
+// originAnnotation is where kustomize records which file a resource came from.
+const originAnnotation = "config.kubernetes.io/origin"
+
+// Kustomize builds the kustomization in dir with kustomize's own library, in
+// process, over the snapshot's files. Load restrictions stay root-only and only
+// built-in plugins run; the kustomization and everything it includes is checked
+// first, and anything that would run code or reach the network is refused (a
+// *RefusedError in the result's failures). Each object's Source is the resource file
+// it came from when kustomize knows it, else the kustomization.
+func Kustomize(fsys fs.FS, dir string) *Result {
+	dir = cleanDir(dir)
+	// Until kustomize has run, the whole directory counts as input.
+	res := &Result{Inputs: Inputs{Trees: []string{dir}}}
+	kfile := findKustomization(fsys, dir)
+	if kfile == "" {
+		res.Failures = append(res.Failures, Failure{Source: displayDir(dir), Reason: ReasonRenderFailed,
+			Message: "no kustomization.yaml, kustomization.yml or Kustomization in " + displayDir(dir)})
+		return res
+	}
+	if err := checkKustomization(fsys, dir); err != nil {
+		reason := ReasonRenderFailed
+		source := kfile
+		if re, ok := err.(*RefusedError); ok {
+			reason, source = ReasonRefused, re.File
+			err = fmt.Errorf("refused %s: %s", re.Entry, re.Why)
+		}
+		res.Failures = append(res.Failures, Failure{Source: source, Reason: reason, Message: err.Error()})
+		return res
+	}
+
+	kfs := newKustFS(fsys)
+	userOrigin, err := trackOrigins(fsys, kfs, kfile)
+	if err != nil {
+		res.Failures = append(res.Failures, Failure{Source: kfile, Reason: ReasonRenderFailed, Message: err.Error()})
+		return res
+	}
+	opts := krusty.MakeDefaultOptions()
+	opts.LoadRestrictions = types.LoadRestrictionsRootOnly
+	opts.PluginConfig = types.DisabledPluginConfig()
+	m, err := krusty.MakeKustomizer(opts).Run(kfs, "/"+strings.TrimPrefix(dir, "."))
+	files, dirs := kfs.inputs()
+	res.Inputs = Inputs{Files: files, Dirs: dirs}
+	if err != nil {
+		res.Failures = append(res.Failures, Failure{Source: kfile, Reason: ReasonRenderFailed,
+			Message: "kustomize build " + displayDir(dir) + " failed: " + err.Error()})
+		return res
+	}
+	for i, r := range m.Resources() {
+		source := kfile
+		if o, err := r.GetOrigin(); err == nil && o != nil && o.Repo == "" {
+			switch {
+			case o.Path != "":
+				source = joinRepo(dir, o.Path)
+			case o.ConfiguredIn != "":
+				source = joinRepo(dir, o.ConfiguredIn)
+			}
+		}
+		mp, err := r.Map()
+		if err != nil {
+			res.Failures = append(res.Failures, Failure{Source: source, Reason: ReasonRenderFailed,
+				Message: fmt.Sprintf("resource %d of the build cannot be read: %v", i+1, err)})
+			continue
+		}
+		obj := &unstructured.Unstructured{Object: mp}
+		if !userOrigin {
+			removeAnnotation(obj, originAnnotation)
+		}
+		data, err := yaml.Marshal(obj.Object)
+		if err != nil {
+			res.Failures = append(res.Failures, Failure{Source: source, Reason: ReasonRenderFailed,
+				Message: fmt.Sprintf("resource %d of the build cannot be encoded: %v", i+1, err)})
+			continue
+		}
+		objs, fails := decodeDocument(source, 0, data, DefaultMaxDocumentBytes)
+		res.Objects = append(res.Objects, objs...)
+		res.Failures = append(res.Failures, fails...)
+	}
+	markDuplicates(res)
+	return res
+}
+
+// trackOrigins has kustomize record each resource's file (buildMetadata:
+// [originAnnotations]) by giving it an amended copy of the root kustomization. It
+// reports whether the repository asked for origin annotations itself, in which case
+// they stay in the output, as they would be applied.
+func trackOrigins(fsys fs.FS, kfs *kustFS, kfile string) (bool, error) {
+	data, err := fs.ReadFile(fsys, kfile)
+	if err != nil {
+		return false, fmt.Errorf("cannot be read: %s", unwrapPathError(err))
+	}
+	var k map[string]any
+	if err := yaml.Unmarshal(data, &k); err != nil {
+		return false, fmt.Errorf("malformed kustomization: %v", err)
+	}
+	if k == nil {
+		k = map[string]any{}
+	}
+	var meta []any
+	if v, ok := k["buildMetadata"].([]any); ok {
+		meta = v
+	}
+	if slices.Contains(meta, any(types.OriginAnnotations)) {
+		return true, nil
+	}
+	k["buildMetadata"] = append(meta, types.OriginAnnotations)
+	amended, err := yaml.Marshal(k)
+	if err != nil {
+		return false, err
+	}
+	kfs.overrides[kfile] = amended
+	return false, nil
+}
+
+func removeAnnotation(obj *unstructured.Unstructured, key string) {
+	ann := obj.GetAnnotations()
+	if _, ok := ann[key]; !ok {
+		return
+	}
+	delete(ann, key)
+	if len(ann) == 0 {
+		unstructured.RemoveNestedField(obj.Object, "metadata", "annotations")
+		return
+	}
+	obj.SetAnnotations(ann)
+}
+
+func cleanDir(dir string) string {
+	dir = path.Clean("/" + dir)[1:]
+	if dir == "" {
+		return "."
+	}
+	return dir
+}
+
+func displayDir(dir string) string {
+	if dir == "" || dir == "." {
+		return "the repository root"
+	}
+	return dir
+}
