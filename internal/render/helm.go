@@ -128,9 +128,10 @@ func Helm(fsys fs.FS, dir string, opts HelmOptions) *Result {
 		res.Objects = append(res.Objects, objs...)
 		res.Failures = append(res.Failures, fails...)
 	}
+	crdNote := []Note{{Reason: NoteHelmCRD, Message: "CRD from the chart's crds/ directory: Helm creates it when it is absent and never updates or deletes it; an upgrade leaves a changed CRD as it is"}}
 	for _, crd := range ch.CRDObjects() {
 		for _, doc := range splitDocuments(crd.File.Data) {
-			add(crd.Filename, string(doc), nil)
+			add(crd.Filename, string(doc), crdNote)
 		}
 	}
 	sort.SliceStable(manifests, func(i, j int) bool { return manifests[i].Name < manifests[j].Name })
@@ -227,7 +228,7 @@ func checkVendored(ch *chart.Chart, dir string) error {
 		return nil
 	}
 	return fmt.Errorf("dependency %s is declared in Chart.yaml but not vendored in %s: run `helm dependency build %s` and commit the charts/ directory (drift never downloads charts)",
-		strings.Join(missing, ", "), joinRepo(dir, "charts/"), displayDir(dir))
+		strings.Join(missing, ", "), joinRepo(dir, "charts")+"/", displayDir(dir))
 }
 
 // valuesPath resolves a values file written relative to the chart directory,

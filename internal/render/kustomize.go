@@ -36,8 +36,13 @@ func Kustomize(fsys fs.FS, dir string) *Result {
 		reason := ReasonRenderFailed
 		source := kfile
 		if re, ok := err.(*RefusedError); ok {
-			reason, source = ReasonRefused, re.File
-			err = fmt.Errorf("refused %s: %s", re.Entry, re.Why)
+			source = re.File
+			if re.Missing {
+				err = fmt.Errorf("%s: %s", re.Entry, re.Why)
+			} else {
+				reason = ReasonRefused
+				err = fmt.Errorf("refused %s: %s", re.Entry, re.Why)
+			}
 		}
 		res.Failures = append(res.Failures, Failure{Source: source, Reason: reason, Message: err.Error()})
 		return res

@@ -22,9 +22,15 @@ type RefusedError struct {
 	Entry string
 	// Why says what the entry would do and what to do instead.
 	Why string
+	// Missing is set when the entry is simply not in the repository: an error, not a
+	// refusal (kustomize would have tried to fetch it).
+	Missing bool
 }
 
 func (e *RefusedError) Error() string {
+	if e.Missing {
+		return fmt.Sprintf("%s: %s: %s", e.File, e.Entry, e.Why)
+	}
 	return fmt.Sprintf("%s: refused %s: %s", e.File, e.Entry, e.Why)
 }
 
@@ -108,7 +114,8 @@ func (c *kustCheck) dir(dir string) error {
 					return refuse(entry, "remote bases are fetched with git over the network; vendor it into the repository and refer to it by a relative path")
 				}
 				if errors.Is(err, fs.ErrNotExist) {
-					return refuse(entry, "not found in the repository (kustomize would try to fetch it as a remote base); fix the path")
+					return &RefusedError{File: file, Entry: entry, Missing: true,
+						Why: "not found in the repository (kustomize would try to fetch it as a remote base); fix the path"}
 				}
 				return refuse(entry, "cannot be read: "+unwrapPathError(err))
 			}

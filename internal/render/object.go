@@ -65,8 +65,13 @@ const (
 	ReasonRenderFailed = "render-failed"
 )
 
-// NoteHelmHook marks Helm hook resources.
-const NoteHelmHook = "helm-hook"
+// Reasons of notes.
+const (
+	// NoteHelmHook marks Helm hook resources.
+	NoteHelmHook = "helm-hook"
+	// NoteHelmCRD marks CRDs from a chart's crds/ directory.
+	NoteHelmCRD = "helm-crd"
+)
 
 func where(source string, doc, item int) string {
 	switch {
