@@ -123,7 +123,7 @@ func Parse(file string, data []byte) (*Config, error) {
 
 var (
 	unknownField = regexp.MustCompile(`field (\S+) not found in type config\.(\w+)`)
-	cannotDecode = regexp.MustCompile(`cannot unmarshal !!(\w+) ` + "`" + `([^` + "`" + `]*)` + "`" + ` into (\S+)`)
+	cannotDecode = regexp.MustCompile("cannot unmarshal !!(\\w+)(?: `([^`]*)`)? into (\\S+)")
 )
 
 // friendly rewrites yaml.v3's messages in drift.yaml's terms.
@@ -140,6 +140,9 @@ func friendly(err error) string {
 	})
 	msg = cannotDecode.ReplaceAllStringFunc(msg, func(m string) string {
 		s := cannotDecode.FindStringSubmatch(m)
+		if s[2] == "" {
+			return fmt.Sprintf("%s where %s is expected", yamlKind(s[1]), goKind(s[3]))
+		}
 		return fmt.Sprintf("%s %q where %s is expected", yamlKind(s[1]), s[2], goKind(s[3]))
 	})
 	return msg

@@ -56,6 +56,12 @@ func managedBy(live *unstructured.Unstructured, managers []string) []fieldpath.P
 		if err := set.FromJSON(bytes.NewReader(mf.FieldsV1.Raw)); err != nil {
 			continue
 		}
+		// List items the manager owns as a whole go first, then single fields.
+		set.Iterate(func(p fieldpath.Path) {
+			if last := p[len(p)-1]; last.FieldName == nil {
+				out = append(out, p.Copy())
+			}
+		})
 		set.Leaves().Iterate(func(p fieldpath.Path) { out = append(out, p.Copy()) })
 	}
 	return out
@@ -186,6 +192,9 @@ func removeFieldPath(v any, p fieldpath.Path) any {
 				return append(c[:i:i], c[i+1:]...)
 			}
 			c[i] = removeFieldPath(c[i], rest)
+			if m, ok := c[i].(map[string]any); ok && len(m) == 0 {
+				return append(c[:i:i], c[i+1:]...)
+			}
 			return c
 		}
 	}

@@ -208,3 +208,32 @@ func TestSymlinksStayInsideTheRepository(t *testing.T) {
 		t.Fatalf("want a clear outside error, got %v", err)
 	}
 }
+
+func TestChangedBetweenCommitsAndTheWorkTree(t *testing.T) {
+	r, err := gitfixture.Init(t.TempDir())
+	must(t, err)
+	c1, err := r.CommitFiles(map[string]string{"a/one.yaml": "1", "a/two.yaml": "2", "b/three.yaml": "3", ".gitignore": "*.tmp\n"}, "first")
+	must(t, err)
+	c2, err := r.CommitFiles(map[string]string{"a/two.yaml": "two", "b/three.yaml": "", "c/four.yaml": "4"}, "second")
+	must(t, err)
+	repo, err := Open(r.Dir)
+	must(t, err)
+	base, err := repo.Snapshot(c1)
+	must(t, err)
+	head, err := repo.Snapshot(c2)
+	must(t, err)
+	got, err := Changed(base, head)
+	must(t, err)
+	if strings.Join(got, " ") != "a/two.yaml b/three.yaml c/four.yaml" {
+		t.Errorf("commit vs commit: %v", got)
+	}
+	// The work tree: an edit, an untracked file, an ignored file (not counted).
+	must(t, r.Write(map[string]string{"a/one.yaml": "one", "d/new.yaml": "5", "a/scratch.tmp": "x"}))
+	wt, err := repo.Snapshot("")
+	must(t, err)
+	got, err = Changed(head, wt)
+	must(t, err)
+	if strings.Join(got, " ") != "a/one.yaml d/new.yaml" {
+		t.Errorf("commit vs work tree: %v", got)
+	}
+}

@@ -1,0 +1,81 @@
+package config
+
+import (
+	"os"
+	"strings"
+	"testing"
+)
+
+func TestParseTheTestRepositorysConfig(t *testing.T) {
+	data, err := os.ReadFile("../../testdata/platform/drift.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := Parse("drift.yaml", data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(cfg.Targets) != 4 || cfg.Defaults.FieldManager != "flux" {
+		t.Fatalf("config = %+v", cfg)
+	}
+	web := cfg.Targets[3]
+	if web.Name != "web" || web.Context != "beta" || web.Helm == nil || web.Helm.ReleaseName != "web" ||
+		len(web.Helm.ValuesFiles) != 2 || web.Helm.Values["cache"].(map[string]any)["maxMemory"] != "256mb" {
+		t.Errorf("web target = %+v helm %+v", web, web.Helm)
+	}
+	if web.Line() == 0 || cfg.Targets[0].Line() >= web.Line() {
+		t.Errorf("target lines: %d, %d", cfg.Targets[0].Line(), web.Line())
+	}
+	if len(cfg.Ignore) != 1 || cfg.Ignore[0].Kind != "Deployment" || cfg.Ignore[0].Paths[0] != "/spec/replicas" || cfg.Ignore[0].Managers[0] != "hpa-controller" {
+		t.Errorf("ignore = %+v", cfg.Ignore)
+	}
+	if !cfg.Mask[0].Matches("", "ConfigMap", "shop", "shop-credentials-9gmgmddmt8") || cfg.Mask[0].Matches("", "Secret", "shop", "shop-credentials") {
+		t.Errorf("mask selector matches wrongly: %+v", cfg.Mask[0])
+	}
+}
+
+func TestParseErrorsGiveLineAndKey(t *testing.T) {
+	cases := map[string]struct{ yaml, want string }{
+		"unknown key": {"targets:\n  - name: a\n    path: a\n    contxt: prod\n",
+			`drift.yaml: line 4: unknown key "contxt" in a target`},
+		"unknown top-level key": {"targets: []\ntarget: x\n",
+			`line 2: unknown key "target" in the top level`},
+		"wrong type": {"targets:\n  - name: a\n    path: [a, b]\n",
+			"line 3: a list where text is expected"},
+		"values files not a list": {"targets:\n  - name: a\n    path: a\n    helm:\n      valuesFiles: prod.yaml\n",
+			`line 5: text "prod.yaml" where a list is expected`},
+		"malformed": {"targets:\n  - name: a\n   path: a\n",
+			"drift.yaml: line 1: did not find expected"},
+		"no targets":     {"version: 1\n", "no targets"},
+		"empty":          {"", "drift.yaml is empty"},
+		"bad version":    {"version: 2\ntargets: [{name: a, path: a}]\n", "version 2 is not supported"},
+		"duplicate name": {"targets:\n  - {name: a, path: a}\n  - {name: a, path: b}\n", "drift.yaml line 3: target 2 (a): name \"a\" is already used by target 1"},
+		"missing path":   {"targets:\n  - name: a\n", "target 1 (a): path is missing"},
+		"path escapes":   {"targets:\n  - {name: a, path: ../other}\n", "path ../other leads outside the repository"},
+		"absolute path":  {"targets:\n  - {name: a, path: /etc}\n", "path /etc must be relative"},
+		"bad renderer":   {"targets:\n  - {name: a, path: a, renderer: jsonnet}\n", `renderer "jsonnet" is not one of plain, kustomize, helm`},
+		"helm on plain":  {"targets:\n  - {name: a, path: a, renderer: plain, helm: {releaseName: x}}\n", "has helm options but renderer plain"},
+		"bad pointer":    {"targets: [{name: a, path: a}]\nignore:\n  - kind: Deployment\n    paths: [spec.replicas]\n", `path "spec.replicas" is not a JSON pointer`},
+		"empty ignore":   {"targets: [{name: a, path: a}]\nignore:\n  - kind: Deployment\n", "ignore rule 1: give paths, managers or both"},
+		"bad glob":       {"targets: [{name: a, path: a}]\nmask:\n  - name: \"[\"\n    paths: [/data]\n", `pattern "[" is malformed`},
+		"bad name":       {"targets:\n  - {name: \"a b\", path: a}\n", `name "a b" may hold only`},
+	}
+	for name, c := range cases {
+		t.Run(name, func(t *testing.T) {
+			_, err := Parse("drift.yaml", []byte(c.yaml))
+			if err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Errorf("error = %v, want it to contain %q", err, c.want)
+			}
+		})
+	}
+}
+
+func TestSelectorGlobs(t *testing.T) {
+	s := Selector{Group: "apps", Kind: "Deployment", Namespace: "prod-*"}
+	if !s.Matches("apps", "Deployment", "prod-eu", "web") || s.Matches("apps", "Deployment", "staging", "web") || s.Matches("", "Deployment", "prod-eu", "web") {
+		t.Error("selector matched wrongly")
+	}
+	if !(Selector{}).Matches("x", "Y", "z", "w") {
+		t.Error("empty selector must match everything")
+	}
+}
