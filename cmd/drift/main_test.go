@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
+	"k8s.io/client-go/rest"
 	"sigs.k8s.io/yaml"
 
 	"github.com/drift-gitops/drift/internal/dryrun"
@@ -31,7 +32,9 @@ func TestMain(m *testing.M) {
 		main()
 		return
 	}
-	os.Exit(testenv.Main(m, func(e *testenv.Env) { env = e }))
+	code := testenv.Main(m, func(e *testenv.Env) { env = e })
+	stopSecond()
+	os.Exit(code)
 }
 
 type outcome struct {
@@ -102,7 +105,13 @@ func namespace(t *testing.T) string {
 // apply server-side applies YAML documents for real, as a pipeline would.
 func apply(t *testing.T, manager, docs string) {
 	t.Helper()
-	clients, err := dryrun.NewClients(env.Config, 1)
+	applyTo(t, env.Config, manager, docs)
+}
+
+// applyTo applies YAML documents for real to the API server of cfg.
+func applyTo(t *testing.T, cfg *rest.Config, manager, docs string) {
+	t.Helper()
+	clients, err := dryrun.NewClients(cfg, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
