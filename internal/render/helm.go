@@ -15,6 +15,8 @@ import (
 	"helm.sh/helm/v3/pkg/engine"
 	"helm.sh/helm/v3/pkg/ignore"
 	"helm.sh/helm/v3/pkg/releaseutil"
+
+	"github.com/drift-gitops/drift/internal/source"
 )
 
 // HelmOptions are what a Helm target is rendered with.
@@ -46,7 +48,11 @@ func Helm(fsys fs.FS, dir string, opts HelmOptions) *Result {
 	chartFile := joinRepo(dir, "Chart.yaml")
 	files, err := chartFiles(fsys, dir)
 	if err != nil {
-		return fail(chartFile, ReasonRenderFailed, "cannot read the chart: %v", err)
+		reason := ReasonRenderFailed
+		if source.IsOutside(err) {
+			reason = ReasonRefused
+		}
+		return fail(chartFile, reason, "cannot read the chart: %v", err)
 	}
 	ch, err := loader.LoadFiles(files)
 	if err != nil {
@@ -65,7 +71,11 @@ func Helm(fsys fs.FS, dir string, opts HelmOptions) *Result {
 		}
 		data, err := fs.ReadFile(fsys, p)
 		if err != nil {
-			return fail(p, ReasonRenderFailed, "%s: values file %s cannot be read: %s", what, vf, unwrapPathError(err))
+			reason := ReasonRenderFailed
+			if source.IsOutside(err) {
+				reason = ReasonRefused
+			}
+			return fail(p, reason, "%s: values file %s cannot be read: %s", what, vf, unwrapPathError(err))
 		}
 		res.Inputs.Files = append(res.Inputs.Files, p)
 		v, err := chartutil.ReadValues(data)

@@ -11,6 +11,8 @@ import (
 	"sigs.k8s.io/kustomize/api/krusty"
 	"sigs.k8s.io/kustomize/api/types"
 	"sigs.k8s.io/yaml"
+
+	"github.com/drift-gitops/drift/internal/source"
 )
 
 // originAnnotation is where kustomize records which file a resource came from.
@@ -41,7 +43,7 @@ func Kustomize(fsys fs.FS, dir string) *Result {
 				err = fmt.Errorf("%s: %s", re.Entry, re.Why)
 			} else {
 				reason = ReasonRefused
-				err = fmt.Errorf("refused %s: %s", re.Entry, re.Why)
+				err = fmt.Errorf("%s: %s", re.Entry, re.Why)
 			}
 		}
 		res.Failures = append(res.Failures, Failure{Source: source, Reason: reason, Message: err.Error()})
@@ -61,7 +63,11 @@ func Kustomize(fsys fs.FS, dir string) *Result {
 	files, dirs := kfs.inputs()
 	res.Inputs = Inputs{Files: files, Dirs: dirs}
 	if err != nil {
-		res.Failures = append(res.Failures, Failure{Source: kfile, Reason: ReasonRenderFailed,
+		reason := ReasonRenderFailed
+		if source.IsOutside(err) {
+			reason = ReasonRefused
+		}
+		res.Failures = append(res.Failures, Failure{Source: kfile, Reason: reason,
 			Message: "kustomize build " + displayDir(dir) + " failed: " + err.Error()})
 		return res
 	}

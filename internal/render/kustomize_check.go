@@ -10,6 +10,8 @@ import (
 	"sigs.k8s.io/kustomize/api/konfig"
 	"sigs.k8s.io/kustomize/api/types"
 	"sigs.k8s.io/yaml"
+
+	"github.com/drift-gitops/drift/internal/source"
 )
 
 // RefusedError is an input drift will not build, because building it would run code
@@ -117,7 +119,10 @@ func (c *kustCheck) dir(dir string) error {
 					return &RefusedError{File: file, Entry: entry, Missing: true,
 						Why: "not found in the repository (kustomize would try to fetch it as a remote base); fix the path"}
 				}
-				return refuse(entry, "cannot be read: "+unwrapPathError(err))
+				if source.IsOutside(err) {
+					return refuse(entry, unwrapPathError(err))
+				}
+				return &RefusedError{File: file, Entry: entry, Missing: true, Why: "cannot be read: " + unwrapPathError(err)}
 			}
 			if info.IsDir() {
 				if err := c.dir(p); err != nil {

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/drift-gitops/drift/internal/object"
+	"github.com/drift-gitops/drift/internal/source"
 )
 
 // Options control plain rendering.
@@ -100,7 +101,11 @@ func (w *walker) dir(name string, depth int) error {
 			info, err := fs.Stat(w.fsys, child)
 			if err != nil {
 				if isManifest(child) || !errors.Is(err, fs.ErrNotExist) {
-					w.res.Failures = append(w.res.Failures, Failure{Source: child, Reason: ReasonInvalid,
+					reason := ReasonInvalid
+					if source.IsOutside(err) {
+						reason = ReasonRefused
+					}
+					w.res.Failures = append(w.res.Failures, Failure{Source: child, Reason: reason,
 						Message: "symlink cannot be followed: " + unwrapPathError(err)})
 				}
 				continue
@@ -146,7 +151,11 @@ func (w *walker) file(name string, size int64) {
 	}
 	data, err := fs.ReadFile(w.fsys, name)
 	if err != nil {
-		w.res.Failures = append(w.res.Failures, Failure{Source: name, Reason: ReasonInvalid, Message: "cannot be read: " + unwrapPathError(err)})
+		reason := ReasonInvalid
+		if source.IsOutside(err) {
+			reason = ReasonRefused
+		}
+		w.res.Failures = append(w.res.Failures, Failure{Source: name, Reason: reason, Message: "cannot be read: " + unwrapPathError(err)})
 		return
 	}
 	for i, doc := range splitDocuments(data) {

@@ -87,6 +87,9 @@ type Object struct {
 // Title is the object's human name: "apps/v1 Deployment shop/web".
 func (o Object) Title() string {
 	if o.Kind == "" {
+		if o.Document == 0 {
+			return "(not rendered)"
+		}
 		return "(unreadable document)"
 	}
 	gv := o.Version

@@ -7,6 +7,7 @@ import (
 	"path"
 	"path/filepath"
 	"strings"
+	"sync"
 
 	git "github.com/go-git/go-git/v5"
 )
@@ -14,6 +15,8 @@ import (
 // Repo is an opened git repository.
 type Repo struct {
 	git *git.Repository
+	// mu serializes access to git objects, which are not safe for concurrent use.
+	mu *sync.Mutex
 	// Root is the absolute path of the work tree.
 	Root string
 	// Dir is the slash-separated place, inside the repository, of the directory the
@@ -79,7 +82,7 @@ func Open(dir string) (*Repo, error) {
 	if rel == "." {
 		rel = ""
 	}
-	return &Repo{git: r, Root: root, Dir: rel}, nil
+	return &Repo{git: r, mu: &sync.Mutex{}, Root: root, Dir: rel}, nil
 }
 
 // Path turns a path given relative to the directory the repository was opened from
@@ -124,7 +127,7 @@ func (r *Repo) Snapshot(ref string) (*Snapshot, error) {
 	if err != nil {
 		return nil, fmt.Errorf("failed to read the tree of commit %s: %w", commit.Hash, err)
 	}
-	return &Snapshot{FS: newTreeFS(tree), Ref: ref, Commit: commit.Hash.String()}, nil
+	return &Snapshot{FS: newTreeFS(tree, r.mu), Ref: ref, Commit: commit.Hash.String()}, nil
 }
 
 // CheckPaths reports the first of paths (repository-relative) that the snapshot lacks.

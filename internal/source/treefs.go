@@ -9,6 +9,7 @@ import (
 	"path"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/go-git/go-git/v5/plumbing/filemode"
@@ -20,11 +21,45 @@ const maxSymlinkHops = 40
 
 // treeFS is a read-only fs.FS over one commit's tree, read straight from git objects.
 // Symlinks are followed while they stay inside the repository.
+//
+// go-git's objects are not safe for concurrent use (a Tree fills a map on first
+// lookup; the object storage is shared), so every access holds the repository's lock:
+// targets render in parallel over the same snapshot.
 type treeFS struct {
 	root *object.Tree
+	mu   *sync.Mutex
 }
 
-func newTreeFS(root *object.Tree) *treeFS { return &treeFS{root: root} }
+func newTreeFS(root *object.Tree, mu *sync.Mutex) *treeFS { return &treeFS{root: root, mu: mu} }
+
+// Open implements fs.FS.
+func (t *treeFS) Open(name string) (fs.File, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.open(name)
+}
+
+// ReadFile implements fs.ReadFileFS.
+func (t *treeFS) ReadFile(name string) ([]byte, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.readFile(name)
+}
+
+// Stat implements fs.StatFS.
+func (t *treeFS) Stat(name string) (fs.FileInfo, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.stat(name)
+}
+
+// ReadDir implements fs.ReadDirFS. Symlinks are reported with the type of what they
+// point to, so walkers descend into linked directories inside the repository.
+func (t *treeFS) ReadDir(name string) ([]fs.DirEntry, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.readDir(name)
+}
 
 // ErrOutside is returned for a symlink that leads outside the repository.
 var ErrOutside = errors.New("leads outside the repository")
@@ -126,8 +161,7 @@ func (t *treeFS) blobSize(entry *object.TreeEntry) int64 {
 	return f.Size
 }
 
-// Open implements fs.FS.
-func (t *treeFS) Open(name string) (fs.File, error) {
+func (t *treeFS) open(name string) (fs.File, error) {
 	n, err := t.lookup("open", name)
 	if err != nil {
 		return nil, err
@@ -146,8 +180,7 @@ func (t *treeFS) Open(name string) (fs.File, error) {
 	return &memFile{info: fileInfo{name: n.name, size: int64(len(data))}, r: bytes.NewReader(data)}, nil
 }
 
-// ReadFile implements fs.ReadFileFS.
-func (t *treeFS) ReadFile(name string) ([]byte, error) {
+func (t *treeFS) readFile(name string) ([]byte, error) {
 	n, err := t.lookup("read", name)
 	if err != nil {
 		return nil, err
@@ -158,8 +191,7 @@ func (t *treeFS) ReadFile(name string) ([]byte, error) {
 	return t.readBlob(n.entry)
 }
 
-// Stat implements fs.StatFS.
-func (t *treeFS) Stat(name string) (fs.FileInfo, error) {
+func (t *treeFS) stat(name string) (fs.FileInfo, error) {
 	n, err := t.lookup("stat", name)
 	if err != nil {
 		return nil, err
@@ -170,9 +202,7 @@ func (t *treeFS) Stat(name string) (fs.FileInfo, error) {
 	return fileInfo{name: n.name, size: t.blobSize(n.entry)}, nil
 }
 
-// ReadDir implements fs.ReadDirFS. Symlinks are reported with the type of what they
-// point to, so walkers descend into linked directories inside the repository.
-func (t *treeFS) ReadDir(name string) ([]fs.DirEntry, error) {
+func (t *treeFS) readDir(name string) ([]fs.DirEntry, error) {
 	n, err := t.lookup("readdir", name)
 	if err != nil {
 		return nil, err
@@ -258,4 +288,14 @@ func (d *memDir) ReadDir(n int) ([]fs.DirEntry, error) {
 	n = min(n, len(rest))
 	d.off += n
 	return rest[:n], nil
+}
+
+// IsOutside reports whether err says a path leads outside the repository: a symlink
+// in a commit (ErrOutside) or in the work tree (os.Root's "path escapes from parent").
+func IsOutside(err error) bool {
+	if err == nil {
+		return false
+	}
+	msg := err.Error()
+	return errors.Is(err, ErrOutside) || strings.Contains(msg, ErrOutside.Error()) || strings.Contains(msg, "path escapes from parent")
 }
