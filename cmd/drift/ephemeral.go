@@ -40,12 +40,43 @@ func (o *diffOptions) startEphemeral() (*cluster, error) {
 }
 
 // seedBase loads into an ephemeral server, for real, every object the base renders
-// for the targets: CustomResourceDefinitions and Namespaces first.
-func (o *diffOptions) seedBase(ctx context.Context, cl *cluster, targets []*runTarget, base *source.Snapshot, cache *render.Cache) error {
+// for the targets: CustomResourceDefinitions and Namespaces first. Targets of the same
+// cluster that are not diffed (skipped) still contribute their Namespaces and CRDs,
+// which the diffed targets may need; taken from the base, or from the head without one.
+func (o *diffOptions) seedBase(ctx context.Context, cl *cluster, targets, others []*runTarget, head, base *source.Snapshot, cache *render.Cache) error {
+	var scaffolding []render.Object
+	from := base
+	if from == nil {
+		from = head
+	}
+	for _, t := range others {
+		if from.CheckPaths([]string{t.spec.Path}) != nil {
+			continue
+		}
+		if t.renderer == "" {
+			t.renderer = render.Detect(from.FS, t.spec.Path)
+		}
+		res, err := cache.Render(snapshotKey(from), from.FS, t.renderSpec(cl))
+		if err != nil {
+			continue
+		}
+		for _, obj := range res.Objects {
+			if k := obj.ID().Key(); isScaffolding(obj.ID().GroupKind()) && !cl.seeded[k] {
+				scaffolding = append(scaffolding, obj)
+				cl.seeded[k] = true
+				// Without a base nothing is deployed: a diffed target that renders the same
+				// object still sees it as an addition.
+				cl.absent[k] = base == nil
+			}
+		}
+	}
 	if base == nil {
+		o.seedReport(dryrun.Seed(ctx, cl.clients, scaffolding, dryrun.Options{FieldManager: o.FieldManager, Namespace: cl.namespace, Concurrency: o.Concurrency}))
+		if ctx.Err() != nil {
+			return fmt.Errorf("interrupted while loading the ephemeral server: %w", context.Cause(ctx))
+		}
 		return nil
 	}
-	var scaffolding []render.Object
 	type batch struct {
 		objs               []render.Object
 		namespace, manager string
@@ -65,12 +96,14 @@ func (o *diffOptions) seedBase(ctx context.Context, cl *cluster, targets []*runT
 		}
 		var rest []render.Object
 		for _, obj := range res.Objects {
-			cl.seeded[obj.ID().Key()] = true
-			if isScaffolding(obj.ID().GroupKind()) {
-				scaffolding = append(scaffolding, obj)
-			} else {
+			k := obj.ID().Key()
+			switch {
+			case !isScaffolding(obj.ID().GroupKind()):
 				rest = append(rest, obj)
+			case !cl.seeded[k]:
+				scaffolding = append(scaffolding, obj)
 			}
+			cl.seeded[k] = true
 		}
 		batches = append(batches, batch{objs: rest, namespace: t.namespaceIn(cl), manager: t.fieldManager})
 	}

@@ -32,6 +32,8 @@ type clusterGroup struct {
 	key     clusterKey
 	cluster *cluster
 	targets []*runTarget
+	// others are the skipped targets that deploy to the same cluster.
+	others []*runTarget
 }
 
 type runState struct {
@@ -106,6 +108,11 @@ func (o *diffOptions) connect(ctx context.Context, targets []target, head, base 
 		}
 		g.targets = append(g.targets, rt)
 	}
+	for _, rt := range run.all {
+		if g := byKey[rt.cluster]; g != nil && rt.skipped != "" {
+			g.others = append(g.others, rt)
+		}
+	}
 	for _, g := range run.groups {
 		var err error
 		if o.Cluster == ephemeralCluster {
@@ -115,7 +122,7 @@ func (o *diffOptions) connect(ctx context.Context, targets []target, head, base 
 			for _, t := range g.targets {
 				t.conn = g.cluster
 			}
-			if err := o.seedBase(ctx, g.cluster, g.targets, base, cache); err != nil {
+			if err := o.seedBase(ctx, g.cluster, g.targets, g.others, head, base, cache); err != nil {
 				return run, err
 			}
 			continue

@@ -381,3 +381,40 @@ func TestTargetFlagSelectsByNameAndGlob(t *testing.T) {
 		t.Errorf("exit %d\n%s", o.code, o.stderr)
 	}
 }
+
+// TestEphemeralServersPerCluster runs the platform repository with no cluster: one
+// ephemeral server per context, each loaded with its targets' base. The shop-staging
+// namespace comes from the platform target, which --base skips: it is loaded all the
+// same.
+func TestEphemeralServersPerCluster(t *testing.T) {
+	r := platformRepo(t)
+	if _, err := r.Git("tag", "base"); err != nil {
+		t.Fatal(err)
+	}
+	svc, err := os.ReadFile(filepath.Join("..", "..", "testdata", "platform", "apps", "shop", "base", "service.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.CommitFiles(map[string]string{"apps/shop/base/service.yaml": strings.Replace(string(svc), "targetPort: 8080", "targetPort: 9090", 1)}, "new port"); err != nil {
+		t.Fatal(err)
+	}
+	o := drift(t, "diff", "--repo", r.Dir, "--cluster", "ephemeral", "--base", "base", "--ref", "main", "-o", "json")
+	rep := decodeReport(t, o)
+	if o.code != 1 || !rep.Complete || rep.Cluster != "ephemeral" {
+		t.Fatalf("exit %d complete %v\n%s", o.code, rep.Complete, o.stderr)
+	}
+	if s := skippedTargets(rep); len(s) != 2 || s["platform"] == "" || s["web"] == "" {
+		t.Errorf("skipped = %v", s)
+	}
+	for _, name := range []string{"shop-staging", "shop-prod"} {
+		if c := cat2(rep, name, "Service"); c != report.Modify {
+			t.Errorf("%s Service: %s", name, c)
+		}
+		if c := cat2(rep, name, "Deployment"); c != report.Unchanged {
+			t.Errorf("%s Deployment: %s", name, c)
+		}
+	}
+	if rep.Summary.Modify != 2 || rep.Summary.Error != 0 || strings.Contains(o.stderr, "could not load") {
+		t.Errorf("summary %+v\n%s", rep.Summary, o.stderr)
+	}
+}
