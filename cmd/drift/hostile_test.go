@@ -59,7 +59,7 @@ metadata:
       exec:
         path: ./stamp.sh
 `,
-		"hostile/exec/stamp.sh":                "#!/bin/sh\ntouch " + filepath.Join(markers, "exec") + "\ncat\n",
+		"hostile/exec/stamp.sh":                 "#!/bin/sh\ntouch " + filepath.Join(markers, "exec") + "\ncat\n",
 		"hostile/helmcharts/kustomization.yaml": "helmCharts:\n- name: redis\n  repo: https://charts.example.com\n  version: 1.0.0\n",
 		"hostile/remote/kustomization.yaml":     "resources:\n- https://github.com/example/manifests//base?ref=v1\n",
 		"hostile/klink/kustomization.yaml":      "resources: [cm.yaml]\n",
