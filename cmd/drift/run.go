@@ -5,11 +5,13 @@ import (
 	"fmt"
 	"path"
 	"runtime"
+	"strings"
 	"sync"
 
 	"golang.org/x/sync/errgroup"
 
 	"github.com/drift-gitops/drift/internal/dryrun"
+	"github.com/drift-gitops/drift/internal/object"
 	"github.com/drift-gitops/drift/internal/render"
 	"github.com/drift-gitops/drift/internal/report"
 	"github.com/drift-gitops/drift/internal/source"
@@ -207,6 +209,40 @@ func (o *diffOptions) dryRun(ctx context.Context, run *runState) {
 		offset += len(t.rendered.Objects)
 	}
 	progress.done()
+	warnSharedObjects(run)
+}
+
+// warnSharedObjects warns about an object that two targets deploy to the same
+// cluster: whichever applies last wins, and each undoes the other.
+func warnSharedObjects(run *runState) {
+	for _, g := range run.groups {
+		owners := map[object.Key][]string{}
+		for _, t := range g.targets {
+			for _, r := range t.results {
+				if r.Err == nil || r.Err.Reason != dryrun.ReasonDuplicate {
+					owners[r.ID.Key()] = append(owners[r.ID.Key()], t.name)
+				}
+			}
+		}
+		for _, t := range g.targets {
+			for i := range t.results {
+				r := &t.results[i]
+				names := owners[r.ID.Key()]
+				if len(names) < 2 {
+					continue
+				}
+				var others []string
+				for _, n := range names {
+					if n != t.name {
+						others = append(others, n)
+					}
+				}
+				r.Warnings = append(r.Warnings, dryrun.Message{Reason: dryrun.ReasonDuplicate, Message: fmt.Sprintf(
+					"target %s also deploys this object to the same cluster: whichever applies last wins; keep it in one target",
+					strings.Join(others, ", "))})
+			}
+		}
+	}
 }
 
 // input is the target's part of the report.

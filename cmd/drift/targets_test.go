@@ -269,6 +269,16 @@ func TestPlatformAcrossTwoClusters(t *testing.T) {
 	if cache := cat("web", "Deployment", "web", "web-cache"); cache.Source != "charts/web/charts/cache/templates/deployment.yaml" {
 		t.Errorf("subchart source %s", cache.Source)
 	}
+	// --dump keeps each target's files apart: the same file name can live in two clusters.
+	dump := t.TempDir()
+	if o := driftWith(t, kubeconfig, "diff", "--repo", r.Dir, "--ref", "main", "--dump", dump); o.code != 1 {
+		t.Fatalf("--dump: exit %d\n%s", o.code, o.stderr)
+	}
+	for _, f := range []string{"merged/web/apps.v1.Deployment.web.web", "merged/shop-prod/apps.v1.Deployment.shop-prod.shop", "live/shop-staging/apps.v1.Deployment.shop-staging.shop"} {
+		if _, err := os.Stat(filepath.Join(dump, f)); err != nil {
+			t.Errorf("--dump: %v", err)
+		}
+	}
 	// Nothing was applied for real: the prod Deployment is still absent from beta.
 	o2 := driftWith(t, kubeconfig, "diff", "--repo", r.Dir, "--ref", "main", "--target", "shop-prod", "-o", "json")
 	if rep2 := decodeReport(t, o2); cat2(rep2, "shop-prod", "Deployment") != report.Add {
@@ -416,5 +426,26 @@ func TestEphemeralServersPerCluster(t *testing.T) {
 	}
 	if rep.Summary.Modify != 2 || rep.Summary.Error != 0 || strings.Contains(o.stderr, "could not load") {
 		t.Errorf("summary %+v\n%s", rep.Summary, o.stderr)
+	}
+}
+
+func TestObjectInTwoTargetsOfOneClusterIsWarned(t *testing.T) {
+	ns := namespace(t)
+	cm := sub("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: shared, namespace: NS}\ndata: {k: v}\n", ns)
+	r := repo(t, map[string]string{
+		"drift.yaml": "targets:\n  - {name: a, path: a}\n  - {name: b, path: b}\n",
+		"a/cm.yaml":  cm,
+		"b/cm.yaml":  strings.Replace(cm, "k: v", "k: w", 1),
+	})
+	rep, o := driftJSON(t, "diff", "--repo", r.Dir, "--ref", "main")
+	if o.code != 1 {
+		t.Fatalf("exit %d\n%s", o.code, o.stderr)
+	}
+	for _, tg := range rep.Targets {
+		other := map[string]string{"a": "b", "b": "a"}[tg.Name]
+		w := tg.Objects[0].Warnings
+		if len(w) != 1 || w[0].Reason != "duplicate" || !strings.Contains(w[0].Message, "target "+other+" also deploys this object") {
+			t.Errorf("target %s warnings = %v", tg.Name, w)
+		}
 	}
 }

@@ -17,14 +17,22 @@ const ExternalDiffEnv = "KUBECTL_EXTERNAL_DIFF"
 
 // Dump writes the normalized, masked objects of every added, modified or deleted
 // object into dir/live and dir/merged, one file per object named as kubectl diff names
-// them. A side where the object does not exist has no file.
+// them. A side where the object does not exist has no file. With more than one diffed
+// target, each target's files go into a subdirectory named after it.
 func Dump(dir string, rep *Report) error {
 	for _, side := range []string{"live", "merged"} {
 		if err := os.MkdirAll(filepath.Join(dir, side), 0o755); err != nil {
 			return fmt.Errorf("failed to create %s: %w", filepath.Join(dir, side), err)
 		}
 	}
-	for _, t := range rep.Targets {
+	diffed, _ := rep.splitSkipped()
+	for _, t := range diffed {
+		// With several targets (maybe several clusters holding the same object), each
+		// gets its own subdirectory so that nothing is overwritten.
+		sub := ""
+		if len(diffed) > 1 {
+			sub = strings.ReplaceAll(t.Name, "/", "_")
+		}
 		for _, o := range t.Objects {
 			if o.Category != Add && o.Category != Modify && o.Category != Delete {
 				continue
@@ -33,7 +41,10 @@ func Dump(dir string, rep *Report) error {
 				if content == "" {
 					continue
 				}
-				p := filepath.Join(dir, side, o.file)
+				if err := os.MkdirAll(filepath.Join(dir, side, sub), 0o755); err != nil {
+					return fmt.Errorf("failed to create %s: %w", filepath.Join(dir, side, sub), err)
+				}
+				p := filepath.Join(dir, side, sub, o.file)
 				if err := os.WriteFile(p, []byte(content), 0o600); err != nil {
 					return fmt.Errorf("failed to write %s: %w", p, err)
 				}
