@@ -26,6 +26,8 @@ type runTarget struct {
 	rendered *render.Result
 	// renderErr is set when the target could not be rendered at all.
 	renderErr error
+	// connErr is set when the target's cluster could not be reached.
+	connErr error
 	results   []dryrun.Result
 }
 
@@ -134,10 +136,14 @@ func (o *diffOptions) connect(ctx context.Context, targets []target, head, base 
 			flags.ClusterName = &o.Cluster
 		}
 		if g.cluster, err = newCluster(flags, o.Concurrency); err != nil {
-			if len(run.groups) > 1 {
-				return run, fmt.Errorf("%s (for targets %s): %w", g.key, targetNames(g.targets), err)
+			if len(run.groups) == 1 {
+				return run, err
 			}
-			return run, err
+			// One unreachable cluster does not hide the others: its targets are errors.
+			for _, t := range g.targets {
+				t.connErr = fmt.Errorf("%s: %w", g.key, err)
+			}
+			continue
 		}
 		for _, t := range g.targets {
 			t.conn = g.cluster
@@ -146,23 +152,12 @@ func (o *diffOptions) connect(ctx context.Context, targets []target, head, base 
 	return run, nil
 }
 
-func targetNames(ts []*runTarget) string {
-	s := ""
-	for i, t := range ts {
-		if i > 0 {
-			s += ", "
-		}
-		s += t.name
-	}
-	return s
-}
-
 // renderAll renders every target to diff, in parallel and through the cache.
 func (run *runState) renderAll(head *source.Snapshot, cache *render.Cache) {
 	g := &errgroup.Group{}
 	g.SetLimit(runtime.GOMAXPROCS(0))
 	for _, t := range run.all {
-		if t.skipped != "" {
+		if t.skipped != "" || t.conn == nil {
 			continue
 		}
 		g.Go(func() error {
@@ -249,6 +244,10 @@ func warnSharedObjects(run *runState) {
 func (t *runTarget) input() report.TargetInput {
 	in := report.TargetInput{Name: t.name, Path: displayRepoPath(t.spec.Path), Renderer: t.renderer,
 		Context: t.cluster.context, Skipped: t.skipped, Results: t.results, Rules: t.rules}
+	if t.connErr != nil {
+		in.Failures = append(in.Failures, render.Failure{Source: displayRepoPath(t.spec.Path), Reason: dryrun.ReasonUnavailable,
+			Message: "not previewed: " + t.connErr.Error()})
+	}
 	if t.renderErr != nil {
 		in.Failures = append(in.Failures, render.Failure{Source: displayRepoPath(t.spec.Path), Reason: render.ReasonInvalid, Message: t.renderErr.Error()})
 	}

@@ -449,3 +449,34 @@ func TestObjectInTwoTargetsOfOneClusterIsWarned(t *testing.T) {
 		}
 	}
 }
+
+func TestUnreachableClusterFailsOnlyItsTargets(t *testing.T) {
+	kubeconfig, beta := twoContexts(t)
+	seedPlatform(t, beta)
+	cfg, err := clientcmd.LoadFromFile(kubeconfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Clusters["beta"].Server = "https://127.0.0.1:1" // nothing listens there
+	if err := clientcmd.WriteToFile(*cfg, kubeconfig); err != nil {
+		t.Fatal(err)
+	}
+	r := platformRepo(t)
+	o := driftWith(t, kubeconfig, "diff", "--repo", r.Dir, "--ref", "main", "-o", "json")
+	rep := decodeReport(t, o)
+	if o.code != 2 || rep.Complete {
+		t.Fatalf("exit %d complete %v", o.code, rep.Complete)
+	}
+	for _, tg := range rep.Targets {
+		switch tg.Name {
+		case "shop-prod", "web":
+			if len(tg.Objects) != 1 || tg.Objects[0].ErrorReason != "unavailable" || !strings.Contains(tg.Objects[0].Error, "not previewed: context beta: cannot reach the API server at https://127.0.0.1:1") {
+				t.Errorf("%s: %+v", tg.Name, tg.Objects)
+			}
+		default:
+			if len(tg.Objects) == 0 || tg.Objects[0].Category == report.Error {
+				t.Errorf("%s was not previewed: %+v", tg.Name, tg.Objects)
+			}
+		}
+	}
+}
