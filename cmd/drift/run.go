@@ -28,7 +28,7 @@ type runTarget struct {
 	renderErr error
 	// connErr is set when the target's cluster could not be reached.
 	connErr error
-	results   []dryrun.Result
+	results []dryrun.Result
 }
 
 // clusterGroup is the targets that deploy to one cluster.
