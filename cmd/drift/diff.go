@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -40,6 +41,8 @@ type diffOptions struct {
 
 	// flags tells which flags were given on the command line.
 	flags *pflag.FlagSet
+	// errMu keeps warnings from servers started side by side whole.
+	errMu sync.Mutex
 
 	// getenv reads the environment (KUBECTL_EXTERNAL_DIFF, NO_COLOR); tests replace it.
 	getenv func(string) string
@@ -211,6 +214,13 @@ func (o *diffOptions) repoPaths(repo *source.Repo) ([]string, error) {
 		out = append(out, rp)
 	}
 	return out, nil
+}
+
+// warnf writes a warning line to stderr.
+func (o *diffOptions) warnf(format string, args ...any) {
+	o.errMu.Lock()
+	defer o.errMu.Unlock()
+	fmt.Fprintf(o.streams.ErrOut, "drift: warning: "+format+"\n", args...)
 }
 
 // flagSet reports whether a flag was given on the command line.

@@ -88,11 +88,11 @@ func (o *diffOptions) seedBase(ctx context.Context, cl *cluster, targets, others
 		}
 		res, err := cache.Render(snapshotKey(base), base.FS, t.renderSpec(cl))
 		if err != nil {
-			fmt.Fprintf(o.streams.ErrOut, "drift: warning: target %s cannot be rendered in the base (%s): %v\n", t.name, base.Describe(), err)
+			o.warnf("target %s cannot be rendered in the base (%s): %v", t.name, base.Describe(), err)
 			continue
 		}
 		for _, f := range res.Failures {
-			fmt.Fprintf(o.streams.ErrOut, "drift: warning: the base (%s) has a document that cannot be loaded: %s\n", base.Describe(), f.Error())
+			o.warnf("the base (%s) has a document that cannot be loaded: %s", base.Describe(), f.Error())
 		}
 		var rest []render.Object
 		for _, obj := range res.Objects {
@@ -149,7 +149,7 @@ func (o *diffOptions) seedReport(failed []dryrun.Result) {
 		if f.Object.Source != "" {
 			where = f.Object.Where()
 		}
-		fmt.Fprintf(o.streams.ErrOut, "drift: warning: could not load %s into the ephemeral server (%s): %s\n", f.ID.Display(), where, f.Err.Message)
+		o.warnf("could not load %s into the ephemeral server (%s): %s", f.ID.Display(), where, f.Err.Message)
 	}
 }
 

@@ -117,20 +117,11 @@ func (o *diffOptions) connect(ctx context.Context, targets []target, head, base 
 			g.others = append(g.others, rt)
 		}
 	}
+	if o.Cluster == ephemeralCluster {
+		return run, o.startEphemerals(ctx, run, head, base, cache)
+	}
 	for _, g := range run.groups {
 		var err error
-		if o.Cluster == ephemeralCluster {
-			if g.cluster, err = o.startEphemeral(); err != nil {
-				return run, err
-			}
-			for _, t := range g.targets {
-				t.conn = g.cluster
-			}
-			if err := o.seedBase(ctx, g.cluster, g.targets, g.others, head, base, cache); err != nil {
-				return run, err
-			}
-			continue
-		}
 		flags := flagsFor(o.kube, g.key)
 		if o.Cluster != "" {
 			flags.ClusterName = &o.Cluster
@@ -262,4 +253,24 @@ func displayRepoPath(p string) string {
 		return "."
 	}
 	return path.Clean(p)
+}
+
+// startEphemerals starts one ephemeral server per cluster, all at once, and loads each
+// with its targets' base.
+func (o *diffOptions) startEphemerals(ctx context.Context, run *runState, head, base *source.Snapshot, cache *render.Cache) error {
+	g := &errgroup.Group{}
+	for _, grp := range run.groups {
+		g.Go(func() error {
+			cl, err := o.startEphemeral()
+			if err != nil {
+				return err
+			}
+			grp.cluster = cl
+			for _, t := range grp.targets {
+				t.conn = cl
+			}
+			return o.seedBase(ctx, cl, grp.targets, grp.others, head, base, cache)
+		})
+	}
+	return g.Wait()
 }

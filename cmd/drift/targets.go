@@ -231,7 +231,7 @@ func (o *diffOptions) selectChanged(targets []target, head, base *source.Snapsho
 	var cfgErr error
 	if o.Config == "" {
 		if baseCfg, cfgErr = configIn(base); cfgErr != nil {
-			fmt.Fprintf(o.streams.ErrOut, "drift: warning: the base's %s cannot be read (%v): every target counts as changed\n", config.FileName, cfgErr)
+			o.warnf("the base's %s cannot be read (%v): every target counts as changed", config.FileName, cfgErr)
 		}
 	}
 	for i := range targets {
