@@ -49,8 +49,9 @@ func flagsFor(base *genericclioptions.ConfigFlags, key clusterKey) *genericcliop
 	f.CacheDir, f.KubeConfig, f.AuthInfoName, f.Context, f.Namespace = base.CacheDir, base.KubeConfig, base.AuthInfoName, base.Context, base.Namespace
 	f.APIServer, f.TLSServerName, f.Insecure = base.APIServer, base.TLSServerName, base.Insecure
 	f.CertFile, f.KeyFile, f.CAFile, f.BearerToken = base.CertFile, base.KeyFile, base.CAFile, base.BearerToken
-	f.Impersonate, f.ImpersonateUID, f.ImpersonateGroup = base.Impersonate, base.ImpersonateUID, base.ImpersonateGroup
+	f.Impersonate, f.ImpersonateUID, f.ImpersonateGroup, f.ImpersonateUserExtra = base.Impersonate, base.ImpersonateUID, base.ImpersonateGroup, base.ImpersonateUserExtra
 	f.Username, f.Password, f.Timeout, f.DisableCompression = base.Username, base.Password, base.Timeout, base.DisableCompression
+	f.ProxyURL, f.WrapConfigFn = base.ProxyURL, base.WrapConfigFn
 	if key.kubeconfig != "" {
 		kc := expandHome(key.kubeconfig)
 		f.KubeConfig = &kc
