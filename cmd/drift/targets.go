@@ -143,7 +143,8 @@ func (o *diffOptions) applyFlags(t target) target {
 		t.namespace = *o.kube.Namespace
 	}
 	if t.spec.Renderer == render.RendererHelm || t.spec.Renderer == "" {
-		if t.spec.Helm.ReleaseName == "" { // helm's own default would be generated; a stable name keeps diffs quiet
+		// A release needs a name; the chart directory's is stable from run to run.
+		if t.spec.Helm.ReleaseName == "" {
 			t.spec.Helm.ReleaseName = path.Base("/" + t.spec.Path)
 			if t.spec.Helm.ReleaseName == "/" {
 				t.spec.Helm.ReleaseName = "release"
@@ -196,26 +197,23 @@ func selectTargets(targets []target, patterns []string) error {
 	return nil
 }
 
-// entryChanged reports whether a target's drift.yaml entry differs in the base.
-func entryChanged(t target, base *config.Config) (bool, string) {
-	if t.entry == nil || base == nil {
-		if t.entry != nil && base == nil {
-			return true, "the base has no " + config.FileName
-		}
-		return false, ""
+// entryChanged reports whether a target's drift.yaml entry is new or differs in the
+// base.
+func entryChanged(t target, base *config.Config) bool {
+	if t.entry == nil {
+		return false
+	}
+	if base == nil {
+		return true
 	}
 	for _, bt := range base.Targets {
-		if bt.Name != t.name {
-			continue
+		if bt.Name == t.name {
+			a, _ := json.Marshal(bt)
+			b, _ := json.Marshal(*t.entry)
+			return string(a) != string(b)
 		}
-		a, _ := json.Marshal(bt)
-		b, _ := json.Marshal(*t.entry)
-		if string(a) != string(b) {
-			return true, "its " + config.FileName + " entry changed"
-		}
-		return false, ""
 	}
-	return true, "it is new in " + config.FileName
+	return true
 }
 
 // selectChanged skips the targets whose inputs are the same in base and head: no
@@ -243,7 +241,7 @@ func (o *diffOptions) selectChanged(targets []target, head, base *source.Snapsho
 			if cfgErr != nil {
 				continue
 			}
-			if ch, _ := entryChanged(*t, baseCfg); ch {
+			if entryChanged(*t, baseCfg) {
 				continue
 			}
 		}
