@@ -232,3 +232,18 @@ func TestInputsTouched(t *testing.T) {
 		}
 	}
 }
+
+func TestCacheRendersEachSnapshotAndSpecOnce(t *testing.T) {
+	var c Cache
+	spec := Spec{Path: "apps/shop/overlays/prod"}
+	a, err := c.Render("commit-1", platform, spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := c.Render("commit-1", platform, spec)
+	other, _ := c.Render("commit-2", platform, spec)
+	staging, _ := c.Render("commit-1", platform, Spec{Path: "apps/shop/overlays/staging"})
+	if a != b || a == other || a == staging || len(a.Objects) == 0 {
+		t.Errorf("cache: same key gave a new result, or different keys shared one")
+	}
+}
