@@ -174,6 +174,20 @@ func (o *diffOptions) dryRun(ctx context.Context, run *runState) {
 	progress := newProgress(o.streams.ErrOut, "previewing")
 	var mu sync.Mutex
 	offset := 0
+	// What the change creates on each cluster (namespaces, CRDs), whichever target
+	// renders it.
+	pending := map[*cluster]*dryrun.Pending{}
+	for _, g := range run.groups {
+		var objs []render.Object
+		for _, t := range g.targets {
+			if t.rendered != nil {
+				objs = append(objs, t.rendered.Objects...)
+			}
+		}
+		if g.cluster != nil {
+			pending[g.cluster] = dryrun.PendingFrom(objs)
+		}
+	}
 	for _, t := range run.all {
 		if t.rendered == nil {
 			continue
@@ -190,7 +204,8 @@ func (o *diffOptions) dryRun(ctx context.Context, run *runState) {
 				defer mu.Unlock()
 				progress.update(base+done, total)
 			},
-			Absent: t.conn.absent,
+			Absent:  t.conn.absent,
+			Pending: pending[t.conn],
 		})
 		offset += len(t.rendered.Objects)
 	}

@@ -25,6 +25,10 @@ func preview(ctx context.Context, c *Clients, r *Result, opts Options) {
 			r.Warnings = append(r.Warnings, Message{Reason: ReasonServer, Message: "the API server warns: " + w})
 		}
 	}()
+	if r.pendingCRD != nil {
+		previewPendingCR(r)
+		return
+	}
 	res, err := resourceFor(c, r.ID)
 	if err != nil {
 		r.Err = mappingError(r.ID, err)
@@ -53,6 +57,17 @@ func preview(ctx context.Context, c *Clients, r *Result, opts Options) {
 				continue
 			}
 			r.Err = &Message{Reason: ReasonChanged, Message: fmt.Sprintf("%s kept changing in the cluster while drift read it (%d tries): run drift again", r.ID.Display(), attempt)}
+			return
+		}
+		if ns, ok := missingNamespace(err); ok {
+			if opts.Pending != nil && opts.Pending.Namespaces[ns] {
+				r.Live, r.Merged = nil, asWritten(r)
+				r.Warnings = append(r.Warnings, Message{Reason: ReasonNamespacePending, Message: fmt.Sprintf(
+					"namespace %s is created by this change, so the server could not dry-run this object: it is shown as written, without server defaults or validation", ns)})
+				return
+			}
+			r.Err = &Message{Reason: ReasonNotFound, Message: fmt.Sprintf(
+				"namespace %s does not exist in the cluster and this change does not create it: add the Namespace to the repository, or fix metadata.namespace", ns)}
 			return
 		}
 		if err != nil {
@@ -171,4 +186,40 @@ func conflictWarning(err error) Message {
 	}
 	return Message{Reason: ReasonConflict, Message: "apply conflicts with other field managers: " + strings.Join(parts, "; ") +
 		". A plain server-side apply will fail; the diff shows a forced apply (--force-conflicts), which takes these fields over"}
+}
+
+// previewPendingCR reports a custom resource whose CRD the change creates: an addition
+// shown as written, or an error if it does not match the rendered CRD's schema.
+func previewPendingCR(r *Result) {
+	obj := asWritten(r)
+	if problems := checkPendingCR(obj.Object, r.pendingVer); len(problems) > 0 {
+		r.Err = pendingCRError(r.pendingCRD, problems)
+		return
+	}
+	checked := r.pendingVer != nil && r.pendingVer.validator != nil && r.pendingVer.structural != nil
+	r.Live, r.Merged = nil, obj
+	r.Warnings = append(r.Warnings, pendingCRWarning(r.ID.GroupKind().String(), r.pendingCRD, checked))
+}
+
+// asWritten is the rendered object with its defaulted namespace: what is shown when
+// the server cannot answer for it.
+func asWritten(r *Result) *unstructured.Unstructured {
+	obj := r.Object.Obj.DeepCopy()
+	if r.ID.Namespace != "" {
+		obj.SetNamespace(r.ID.Namespace)
+	}
+	return obj
+}
+
+// missingNamespace reports a "namespace not found" answer and which namespace.
+func missingNamespace(err error) (string, bool) {
+	status, ok := err.(apierrors.APIStatus)
+	if !ok || !apierrors.IsNotFound(err) {
+		return "", false
+	}
+	d := status.Status().Details
+	if d == nil || d.Kind != "namespaces" {
+		return "", false
+	}
+	return d.Name, true
 }

@@ -39,6 +39,10 @@ func requestError(c *Clients, verb string, r *Result, err error) *Message {
 			who = " as " + c.User
 		}
 		return &Message{Reason: ReasonForbidden, Message: fmt.Sprintf("%s failed%s: %s. drift needs get, and patch with dry-run, on this resource", what, who, server)}
+	case apierrors.IsInvalid(err) && len(immutableFields(err)) > 0:
+		return &Message{Reason: ReasonImmutable, Message: fmt.Sprintf(
+			"%s cannot change on an existing object (field is immutable): applying this change will fail. The object must be replaced: delete and recreate it (kubectl replace --force), or give it a new name. The server said: %s",
+			strings.Join(immutableFields(err), ", "), server)}
 	case apierrors.IsInvalid(err), apierrors.IsBadRequest(err):
 		return &Message{Reason: ReasonInvalid, Message: fmt.Sprintf("the API server rejects this object: %s", server)}
 	case apierrors.IsNotFound(err):
@@ -68,4 +72,19 @@ func isConnection(err error) bool {
 	}
 	s := err.Error()
 	return strings.Contains(s, "connection refused") || strings.Contains(s, "connection reset") || strings.Contains(s, "EOF")
+}
+
+// immutableFields lists the fields an Invalid answer calls immutable.
+func immutableFields(err error) []string {
+	status, ok := err.(apierrors.APIStatus)
+	if !ok || status.Status().Details == nil {
+		return nil
+	}
+	var out []string
+	for _, c := range status.Status().Details.Causes {
+		if strings.Contains(c.Message, "field is immutable") {
+			out = append(out, c.Field)
+		}
+	}
+	return out
 }

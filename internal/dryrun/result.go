@@ -21,6 +21,10 @@ type Result struct {
 	Warnings []Message
 	// Err is set when the preview of this object failed.
 	Err *Message
+
+	// pendingCRD is set when the object's kind is defined by a CRD of the change itself.
+	pendingCRD *PendingCRD
+	pendingVer *crdVersion
 }
 
 // Message is a human message with a stable machine-readable reason.
@@ -42,5 +46,11 @@ const (
 	ReasonChanged     = "changed-during-diff"
 	ReasonNotChecked  = "not-checked"
 	ReasonServer      = "server-warning"
-	ReasonError       = "error"
+	// ReasonNamespacePending and ReasonCRDPending: the object depends on a namespace or
+	// a CRD the same change creates, so the server could not dry-run it.
+	ReasonNamespacePending = "namespace-pending"
+	ReasonCRDPending       = "crd-pending"
+	// ReasonImmutable: the change sets a field the server does not let change.
+	ReasonImmutable = "immutable"
+	ReasonError     = "error"
 )

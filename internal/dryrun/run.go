@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"golang.org/x/sync/errgroup"
+	"k8s.io/apimachinery/pkg/api/meta"
 
 	"github.com/drift-gitops/drift/internal/object"
 	"github.com/drift-gitops/drift/internal/render"
@@ -31,6 +32,9 @@ type Options struct {
 	// (an ephemeral server seeded with a namespace the change adds): they are previewed
 	// as usual and reported as additions.
 	Absent map[object.Key]bool
+	// Pending is what the change creates that other objects may need (namespaces,
+	// CRDs); nil means nothing.
+	Pending *Pending
 }
 
 // DefaultFieldManager is what kubectl apply --server-side uses.
@@ -45,7 +49,7 @@ const maxVersionRetries = 3
 // ends the objects not yet previewed are marked not checked.
 func Run(ctx context.Context, c *Clients, objs []render.Object, opts Options) []Result {
 	opts = opts.withDefaults()
-	results := plan(c, objs, opts.Namespace)
+	results := plan(c, objs, opts.Namespace, opts.Pending)
 	var mu sync.Mutex
 	done := 0
 	forEachPlanned(results, opts.Concurrency, func(r *Result) {
@@ -105,19 +109,32 @@ func notChecked(ctx context.Context) *Message {
 
 // plan resolves each object's kind to a resource, defaults its namespace, and marks
 // objects that end up with the same identity.
-func plan(c *Clients, objs []render.Object, defaultNS string) []Result {
+func plan(c *Clients, objs []render.Object, defaultNS string, pending *Pending) []Result {
 	results := make([]Result, len(objs))
 	seen := map[object.Key]int{}
+	refreshed := false
 	for i, o := range objs {
 		r := &results[i]
 		r.Object = o
 		r.ID = o.ID()
 		mapping, err := c.Mapper.RESTMapping(r.ID.GroupKind(), r.ID.Version)
-		if err != nil {
+		if meta.IsNoMatchError(err) && !refreshed {
+			// The discovery cache may predate a CRD created a moment ago: refresh once.
+			refreshed = true
+			c.Mapper.Reset()
+			mapping, err = c.Mapper.RESTMapping(r.ID.GroupKind(), r.ID.Version)
+		}
+		var namespaced bool
+		switch crd, ver := pending.crdFor(r.ID.GroupKind(), r.ID.Version); {
+		case err == nil:
+			namespaced = mapping.Scope.Name() == meta.RESTScopeNameNamespace
+		case meta.IsNoMatchError(err) && crd != nil && ver != nil:
+			namespaced = crd.Namespaced
+			r.pendingCRD, r.pendingVer = crd, ver
+		default:
 			r.Err = mappingError(r.ID, err)
 			continue
 		}
-		namespaced := mapping.Scope.Name() == "namespace"
 		switch {
 		case namespaced && r.ID.Namespace == "":
 			r.ID.Namespace = defaultNS

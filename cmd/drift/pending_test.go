@@ -1,0 +1,121 @@
+package main
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/drift-gitops/drift/internal/report"
+)
+
+func objectNamed(t *testing.T, rep *report.Report, kind, name string) report.Object {
+	t.Helper()
+	for _, tg := range rep.Targets {
+		for _, o := range tg.Objects {
+			if o.Kind == kind && o.Name == name {
+				return o
+			}
+		}
+	}
+	t.Fatalf("no %s %s in the report", kind, name)
+	return report.Object{}
+}
+
+func hasWarning(o report.Object, reason, text string) bool {
+	for _, w := range o.Warnings {
+		if w.Reason == reason && strings.Contains(w.Message, text) {
+			return true
+		}
+	}
+	return false
+}
+
+func TestNamespaceCreatedBySameChange(t *testing.T) {
+	fresh := fmt.Sprintf("new-ns-%d", nsCounter.Add(1))
+	missing := fmt.Sprintf("missing-ns-%d", nsCounter.Add(1))
+	r := repo(t, map[string]string{
+		"ns.yaml":     "apiVersion: v1\nkind: Namespace\nmetadata: {name: " + fresh + "}\n",
+		"deploy.yaml": "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: api, namespace: " + fresh + "}\nspec:\n  selector: {matchLabels: {app: api}}\n  template:\n    metadata: {labels: {app: api}}\n    spec: {containers: [{name: api, image: api:1}]}\n",
+		"orphan.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: orphan, namespace: " + missing + "}\n",
+	})
+	rep, o := driftJSON(t, "diff", "--repo", r.Dir, "--ref", "main")
+	if o.code != 2 || rep.Complete {
+		t.Fatalf("exit %d, complete %v; want 2 (the orphan)\n%s", o.code, rep.Complete, o.stderr)
+	}
+	if ns := objectNamed(t, rep, "Namespace", fresh); ns.Category != report.Add || len(ns.Warnings) != 0 {
+		t.Errorf("namespace: %s %v", ns.Category, ns.Warnings)
+	}
+	dep := objectNamed(t, rep, "Deployment", "api")
+	if dep.Category != report.Add || !hasWarning(dep, "namespace-pending", "namespace "+fresh+" is created by this change") ||
+		!strings.Contains(dep.Diff, "+  namespace: "+fresh) || !strings.Contains(dep.Diff, "+      - image: api:1") {
+		t.Errorf("deployment: %s %v\n%s", dep.Category, dep.Warnings, dep.Diff)
+	}
+	orphan := objectNamed(t, rep, "ConfigMap", "orphan")
+	if orphan.Category != report.Error || orphan.ErrorReason != "not-found" ||
+		!strings.Contains(orphan.Error, "namespace "+missing+" does not exist in the cluster and this change does not create it") {
+		t.Errorf("orphan: %s %s %q", orphan.Category, orphan.ErrorReason, orphan.Error)
+	}
+}
+
+func TestCRDCreatedBySameChange(t *testing.T) {
+	ns := namespace(t)
+	group := fmt.Sprintf("g%d.example.com", nsCounter.Add(1))
+	crd := `apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata: {name: gadgets.GROUP}
+spec:
+  group: GROUP
+  names: {kind: Gadget, plural: gadgets, singular: gadget, listKind: GadgetList}
+  scope: Namespaced
+  versions:
+  - name: v1
+    served: true
+    storage: true
+    schema:
+      openAPIV3Schema:
+        type: object
+        properties:
+          spec:
+            type: object
+            properties:
+              size: {type: integer, minimum: 1}
+`
+	r := repo(t, map[string]string{
+		"crd.yaml":  strings.ReplaceAll(crd, "GROUP", group),
+		"good.yaml": "apiVersion: " + group + "/v1\nkind: Gadget\nmetadata: {name: good}\nspec: {size: 3}\n",
+		"bad.yaml":  "apiVersion: " + group + "/v1\nkind: Gadget\nmetadata: {name: bad}\nspec: {size: 0, colour: red}\n",
+	})
+	rep, o := driftJSON(t, "diff", "--repo", r.Dir, "--ref", "main", "-n", ns)
+	if o.code != 2 {
+		t.Fatalf("exit %d; want 2 (the bad gadget)\n%s", o.code, o.stderr)
+	}
+	if c := objectNamed(t, rep, "CustomResourceDefinition", "gadgets."+group); c.Category != report.Add {
+		t.Errorf("crd: %s %s", c.Category, c.Error)
+	}
+	good := objectNamed(t, rep, "Gadget", "good")
+	if good.Category != report.Add || good.Namespace != ns || !hasWarning(good, "crd-pending", "its CustomResourceDefinition is created by this change (crd.yaml") ||
+		!strings.Contains(good.Diff, "+  size: 3") {
+		t.Errorf("good: %s ns %q %v\n%s", good.Category, good.Namespace, good.Warnings, good.Diff)
+	}
+	bad := objectNamed(t, rep, "Gadget", "bad")
+	if bad.Category != report.Error || bad.ErrorReason != "invalid" || !strings.Contains(bad.Error, `unknown field "spec.colour"`) ||
+		!strings.Contains(bad.Error, "spec.size: Invalid value: 0: spec.size in body should be greater than or equal to 1") {
+		t.Errorf("bad: %s %s %q", bad.Category, bad.ErrorReason, bad.Error)
+	}
+}
+
+func TestImmutableFieldIsAnErrorNeverNoChanges(t *testing.T) {
+	ns := namespace(t)
+	deploy := "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web, namespace: NS}\nspec:\n  selector: {matchLabels: {app: LABEL}}\n  template:\n    metadata: {labels: {app: LABEL}}\n    spec: {containers: [{name: web, image: web:1}]}\n"
+	apply(t, "kubectl", strings.ReplaceAll(sub(deploy, ns), "LABEL", "web"))
+	r := repo(t, map[string]string{"web.yaml": strings.ReplaceAll(sub(deploy, ns), "LABEL", "web-v2")})
+	rep, o := driftJSON(t, "diff", "--repo", r.Dir, "--ref", "main")
+	if o.code != 2 || rep.Complete {
+		t.Fatalf("exit %d complete %v\n%s", o.code, rep.Complete, o.stderr)
+	}
+	web := objectNamed(t, rep, "Deployment", "web")
+	if web.Category != report.Error || web.ErrorReason != "immutable" || !strings.Contains(web.Error, "spec.selector cannot change on an existing object") ||
+		!strings.Contains(web.Error, "must be replaced") {
+		t.Errorf("web: %s %s %q", web.Category, web.ErrorReason, web.Error)
+	}
+}

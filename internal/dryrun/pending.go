@@ -1,0 +1,135 @@
+package dryrun
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	apiextensionsinternal "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	structuralschema "k8s.io/apiextensions-apiserver/pkg/apiserver/schema"
+	"k8s.io/apiextensions-apiserver/pkg/apiserver/schema/pruning"
+	"k8s.io/apiextensions-apiserver/pkg/apiserver/validation"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/drift-gitops/drift/internal/render"
+)
+
+// Pending is what the change itself creates that objects may depend on: namespaces,
+// and kinds defined by CustomResourceDefinitions. Objects that need them cannot be
+// dry-run by the server until they exist; drift reports them as additions with a
+// warning, checked against the rendered CRD's schema where there is one.
+type Pending struct {
+	Namespaces map[string]bool
+	CRDs       map[schema.GroupKind]*PendingCRD
+}
+
+// PendingCRD is a kind the change defines.
+type PendingCRD struct {
+	// Source is where the CRD is rendered from.
+	Source     string
+	Namespaced bool
+	versions   map[string]*crdVersion
+}
+
+type crdVersion struct {
+	validator  validation.SchemaValidator
+	structural *structuralschema.Structural
+	// err is why the version's schema cannot be used for checks.
+	err error
+}
+
+// PendingFrom collects the Namespaces and CRDs among rendered objects. A CRD that
+// cannot be read is left out: its custom resources then fail as unknown kinds.
+func PendingFrom(objs []render.Object) *Pending {
+	p := &Pending{Namespaces: map[string]bool{}, CRDs: map[schema.GroupKind]*PendingCRD{}}
+	for _, o := range objs {
+		gk := o.ID().GroupKind()
+		switch {
+		case gk == schema.GroupKind{Kind: "Namespace"}:
+			p.Namespaces[o.Obj.GetName()] = true
+		case gk == schema.GroupKind{Group: "apiextensions.k8s.io", Kind: "CustomResourceDefinition"}:
+			var crd apiextensionsv1.CustomResourceDefinition
+			if err := runtime.DefaultUnstructuredConverter.FromUnstructured(o.Obj.Object, &crd); err != nil {
+				continue
+			}
+			pc := &PendingCRD{Source: o.Where(), Namespaced: crd.Spec.Scope == apiextensionsv1.NamespaceScoped, versions: map[string]*crdVersion{}}
+			for _, v := range crd.Spec.Versions {
+				if !v.Served {
+					continue
+				}
+				pc.versions[v.Name] = newCRDVersion(v.Schema)
+			}
+			p.CRDs[schema.GroupKind{Group: crd.Spec.Group, Kind: crd.Spec.Names.Kind}] = pc
+		}
+	}
+	return p
+}
+
+func newCRDVersion(s *apiextensionsv1.CustomResourceValidation) *crdVersion {
+	v := &crdVersion{}
+	if s == nil || s.OpenAPIV3Schema == nil {
+		return v
+	}
+	var internal apiextensionsinternal.JSONSchemaProps
+	if err := apiextensionsv1.Convert_v1_JSONSchemaProps_To_apiextensions_JSONSchemaProps(s.OpenAPIV3Schema, &internal, nil); err != nil {
+		v.err = err
+		return v
+	}
+	if v.structural, v.err = structuralschema.NewStructural(&internal); v.err != nil {
+		return v
+	}
+	v.validator, _, v.err = validation.NewSchemaValidator(&internal)
+	return v
+}
+
+// crdFor returns the pending CRD version serving an object's kind, if the change
+// defines it.
+func (p *Pending) crdFor(gk schema.GroupKind, version string) (*PendingCRD, *crdVersion) {
+	if p == nil {
+		return nil, nil
+	}
+	crd := p.CRDs[gk]
+	if crd == nil {
+		return nil, nil
+	}
+	return crd, crd.versions[version]
+}
+
+// checkPendingCR checks a custom resource of a kind the change defines against the
+// rendered CRD's schema, as the API server would: unknown fields (strict field
+// validation) and schema violations. It returns nil when the object passes.
+func checkPendingCR(obj map[string]any, v *crdVersion) []string {
+	if v == nil || v.structural == nil || v.validator == nil {
+		return nil
+	}
+	clone := runtime.DeepCopyJSON(obj)
+	opts := structuralschema.UnknownFieldPathOptions{TrackUnknownFieldPaths: true}
+	unknown := pruning.PruneWithOptions(clone, v.structural, true, opts)
+	var out []string
+	for _, f := range unknown {
+		out = append(out, fmt.Sprintf("unknown field %q", f))
+	}
+	for _, e := range validation.ValidateCustomResource(nil, obj, v.validator) {
+		out = append(out, e.Error())
+	}
+	sort.Strings(out)
+	return out
+}
+
+func pendingCRWarning(id string, crd *PendingCRD, checked bool) Message {
+	how := "checked only against the CRD's schema in this change"
+	if !checked {
+		how = "not checked at all: the CRD in this change has no usable schema for this version"
+	}
+	return Message{Reason: ReasonCRDPending, Message: fmt.Sprintf(
+		"the cluster does not serve %s yet: its CustomResourceDefinition is created by this change (%s), so the server could not dry-run it; %s, and shown as written, without server defaults",
+		id, crd.Source, how)}
+}
+
+func pendingCRError(crd *PendingCRD, problems []string) *Message {
+	return &Message{Reason: ReasonInvalid, Message: fmt.Sprintf(
+		"does not match the schema of its CustomResourceDefinition in this change (%s): %s; the apply will fail",
+		crd.Source, strings.Join(problems, "; "))}
+}
