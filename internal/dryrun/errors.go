@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"regexp"
 	"strings"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -34,11 +35,7 @@ func requestError(c *Clients, verb string, r *Result, err error) *Message {
 	server := err.Error()
 	switch {
 	case apierrors.IsForbidden(err):
-		who := ""
-		if c.User != "" {
-			who = " as " + c.User
-		}
-		return &Message{Reason: ReasonForbidden, Message: fmt.Sprintf("%s failed%s: %s. drift needs get, and patch with dry-run, on this resource", what, who, server)}
+		return forbidden(c, verb, r, err)
 	case apierrors.IsInvalid(err) && len(immutableFields(err)) > 0:
 		return &Message{Reason: ReasonImmutable, Message: fmt.Sprintf(
 			"%s cannot change on an existing object (field is immutable): applying this change will fail. The object must be replaced: delete and recreate it (kubectl replace --force), or give it a new name. The server said: %s",
@@ -87,4 +84,42 @@ func immutableFields(err error) []string {
 		}
 	}
 	return out
+}
+
+// rbacDenied parses the authorizer's words: User "alice" cannot patch resource
+// "deployments" in API group "apps" in the namespace "shop".
+var rbacDenied = regexp.MustCompile(`User "([^"]*)" cannot (\S+) resource "([^"]+)"(?: in API group "([^"]*)")?(?: in the namespace "([^"]+)")?`)
+
+// forbidden names what was refused: the verb, the resource, the namespace and the user.
+func forbidden(c *Clients, verb string, r *Result, err error) *Message {
+	user, resource, ns := c.User, "", r.ID.Namespace
+	if m := rbacDenied.FindStringSubmatch(err.Error()); m != nil {
+		if user == "" {
+			user = m[1]
+		}
+		verb, resource, ns = m[2], m[3], m[5]
+		if m[4] != "" {
+			resource += "." + m[4]
+		}
+	} else if status, ok := err.(apierrors.APIStatus); ok && status.Status().Details != nil {
+		d := status.Status().Details
+		resource = d.Kind
+		if d.Group != "" {
+			resource += "." + d.Group
+		}
+	}
+	if resource == "" {
+		resource = strings.ToLower(r.ID.Kind)
+	}
+	where := "cluster-wide"
+	if ns != "" {
+		where = "in namespace " + ns
+	}
+	who := "the credentials in use"
+	if user != "" {
+		who = "user " + user
+	}
+	return &Message{Reason: ReasonForbidden, Message: fmt.Sprintf(
+		"%s may not %s %s %s. drift needs get and patch (patch is sent with dryRun=All and changes nothing) on every resource it previews: grant them with a Role or ClusterRole, or preview with other credentials. The server said: %s",
+		who, verb, resource, where, err.Error())}
 }

@@ -67,3 +67,21 @@ func Main(m *testing.M, set func(*Env)) int {
 	}
 	return code
 }
+
+// AddUser provisions a user with the given groups (no permissions of its own) and
+// returns a kubeconfig file for it.
+func (e *Env) AddUser(name string, groups ...string) (string, error) {
+	u, err := e.env.AddUser(envtest.User{Name: name, Groups: groups}, e.Config)
+	if err != nil {
+		return "", fmt.Errorf("failed to add user %s: %w", name, err)
+	}
+	data, err := u.KubeConfig()
+	if err != nil {
+		return "", err
+	}
+	path := filepath.Join(e.dir, "kubeconfig-"+name)
+	if err := os.WriteFile(path, data, 0o600); err != nil {
+		return "", err
+	}
+	return path, nil
+}
