@@ -36,7 +36,9 @@ func preview(ctx context.Context, c *Clients, r *Result, opts Options) {
 	}
 	force := opts.ForceConflicts
 	for attempt := 1; ; attempt++ {
-		live, err := get(ctx, res, r.ID.Name, attempt == 1, opts)
+		live, err := retryTimeouts(ctx, func() (*unstructured.Unstructured, error) {
+			return get(ctx, res, r.ID.Name, attempt == 1, opts)
+		})
 		if err != nil {
 			r.Err = requestError(c, "get", r, err)
 			return
@@ -46,11 +48,12 @@ func preview(ctx context.Context, c *Clients, r *Result, opts Options) {
 			r.Err = &Message{Reason: ReasonInvalid, Message: err.Error()}
 			return
 		}
-		merged, err := apply(ctx, res, r.ID.Name, body, force, opts)
+		applyOnce := func() (*unstructured.Unstructured, error) { return apply(ctx, res, r.ID.Name, body, force, opts) }
+		merged, err := retryTimeouts(ctx, applyOnce)
 		if err != nil && !force && isFieldManagerConflict(err) {
 			r.Warnings = append(r.Warnings, conflictWarning(err))
 			force = true
-			merged, err = apply(ctx, res, r.ID.Name, body, force, opts)
+			merged, err = retryTimeouts(ctx, applyOnce)
 		}
 		if err != nil && apierrors.IsConflict(err) && !isFieldManagerConflict(err) && live != nil {
 			if attempt < maxVersionRetries {
@@ -222,4 +225,18 @@ func missingNamespace(err error) (string, bool) {
 		return "", false
 	}
 	return d.Name, true
+}
+
+// timeoutRetries bounds how often a request that ran out of its --request-timeout is
+// sent again, each time with a fresh timeout (other transient faults are retried by
+// the transport, within one).
+const timeoutRetries = 2
+
+func retryTimeouts(ctx context.Context, fn func() (*unstructured.Unstructured, error)) (*unstructured.Unstructured, error) {
+	for i := 0; ; i++ {
+		obj, err := fn()
+		if err == nil || !isTimeout(err) || i == timeoutRetries || ctx.Err() != nil {
+			return obj, err
+		}
+	}
 }

@@ -74,6 +74,7 @@ func NewClients(cfg *rest.Config, _ int) (*Clients, error) {
 	cfg.QPS, cfg.Burst, cfg.RateLimiter = -1, 0, nil
 	cfg.WarningHandler = nil
 	cfg.WarningHandlerWithContext = warningCollector{}
+	cfg.Wrap(newRetryTransport)
 	dc, err := discovery.NewDiscoveryClientForConfig(cfg)
 	if err != nil {
 		return nil, fmt.Errorf("failed to create a discovery client for %s: %w", cfg.Host, err)

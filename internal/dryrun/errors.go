@@ -64,7 +64,8 @@ func isTimeout(err error) bool {
 
 func isConnection(err error) bool {
 	var op *net.OpError
-	if errors.As(err, &op) {
+	var unreachable *unreachableError
+	if errors.As(err, &op) || errors.As(err, &unreachable) {
 		return true
 	}
 	s := err.Error()

@@ -1,0 +1,251 @@
+package dryrun
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log"
+	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"k8s.io/client-go/rest"
+
+	"github.com/drift-gitops/drift/internal/render"
+)
+
+// fault is what the proxy does with one request: forward it (nil), or answer it itself.
+type fault func(w http.ResponseWriter, r *http.Request) bool
+
+func status(code int, retryAfter string) fault {
+	return func(w http.ResponseWriter, r *http.Request) bool {
+		if retryAfter != "" {
+			w.Header().Set("Retry-After", retryAfter)
+		}
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(code)
+		fmt.Fprintf(w, `{"kind":"Status","apiVersion":"v1","status":"Failure","message":"injected %d","code":%d}`, code, code)
+		return true
+	}
+}
+
+// reset closes the connection without an answer.
+func reset(w http.ResponseWriter, r *http.Request) bool {
+	conn, _, err := w.(http.Hijacker).Hijack()
+	if err == nil {
+		_ = conn.Close()
+	}
+	return true
+}
+
+func stall(d time.Duration) fault {
+	return func(w http.ResponseWriter, r *http.Request) bool {
+		select {
+		case <-time.After(d):
+		case <-r.Context().Done():
+		}
+		return false
+	}
+}
+
+// faultProxy forwards to the test API server, injecting faults into requests for
+// ConfigMaps, and counts them.
+type faultProxy struct {
+	*httptest.Server
+	mu     sync.Mutex
+	counts map[string]int // "GET name" -> requests
+	// inject picks the fault for the n-th request (1-based) of one method and object.
+	inject func(method, name string, n int) fault
+}
+
+func newFaultProxy(t *testing.T, inject func(method, name string, n int) fault) *faultProxy {
+	t.Helper()
+	transport, err := rest.TransportFor(env.Config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	upstream, _ := url.Parse(env.Config.Host)
+	rp := httputil.NewSingleHostReverseProxy(upstream)
+	rp.Transport = transport
+	rp.ErrorLog = log.New(io.Discard, "", 0)
+	p := &faultProxy{counts: map[string]int{}, inject: inject}
+	p.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if i := strings.Index(r.URL.Path, "/configmaps/"); i >= 0 {
+			name := r.URL.Path[i+len("/configmaps/"):]
+			p.mu.Lock()
+			key := r.Method + " " + name
+			p.counts[key]++
+			n := p.counts[key]
+			p.mu.Unlock()
+			if f := p.inject(r.Method, name, n); f != nil && f(w, r) {
+				return
+			}
+		}
+		rp.ServeHTTP(w, r)
+	}))
+	t.Cleanup(p.Close)
+	return p
+}
+
+func (p *faultProxy) count(key string) int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.counts[key]
+}
+
+func (p *faultProxy) clients(t *testing.T) *Clients {
+	t.Helper()
+	c, err := NewClients(&rest.Config{Host: p.URL}, 4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+func previewOne(t *testing.T, c *Clients, name string, timeout time.Duration) Result {
+	t.Helper()
+	res := Run(context.Background(), c, []render.Object{{Obj: configMap(name, "v"), Source: "cm.yaml", Doc: 1}},
+		Options{FieldManager: "drift-test", RequestTimeout: timeout})
+	return res[0]
+}
+
+func TestTransientFaultsAreRetried(t *testing.T) {
+	cases := map[string]fault{
+		"429 with Retry-After": status(http.StatusTooManyRequests, "1"),
+		"429 without":          status(http.StatusTooManyRequests, ""),
+		"503":                  status(http.StatusServiceUnavailable, ""),
+		"500":                  status(http.StatusInternalServerError, ""),
+		"connection reset":     reset,
+	}
+	i := 0
+	for name, f := range cases {
+		i++
+		cm := fmt.Sprintf("transient-%d", i)
+		t.Run(name, func(t *testing.T) {
+			// The first two requests of each kind fail; the third gets through.
+			p := newFaultProxy(t, func(method, n string, k int) fault {
+				if n == cm && k <= 2 {
+					return f
+				}
+				return nil
+			})
+			start := time.Now()
+			r := previewOne(t, p.clients(t), cm, 10*time.Second)
+			if r.Err != nil || r.Merged == nil {
+				t.Fatalf("not retried: %+v", r.Err)
+			}
+			if g, pt := p.count("GET "+cm), p.count("PATCH "+cm); g < 3 || g > 4 || pt != 3 {
+				t.Errorf("requests: %d GET, %d PATCH; want 3 of each (a GET not found is read again once)", g, pt)
+			}
+			if name == "429 with Retry-After" && time.Since(start) < 2*time.Second {
+				t.Errorf("Retry-After: 1 was not honoured: two retries took %v", time.Since(start))
+			}
+		})
+	}
+}
+
+func TestPersistentFaultsAreBoundedAndFinalAnswersNotRetried(t *testing.T) {
+	cases := []struct {
+		name     string
+		f        fault
+		requests int
+		reason   string
+	}{
+		{"503 forever", status(http.StatusServiceUnavailable, ""), maxAttempts, ReasonUnavailable},
+		{"429 forever", status(http.StatusTooManyRequests, "0"), maxAttempts, ReasonUnavailable},
+		{"403", status(http.StatusForbidden, ""), 1, ReasonForbidden},
+		{"400", status(http.StatusBadRequest, ""), 1, ReasonInvalid},
+		{"422", status(http.StatusUnprocessableEntity, ""), 1, ReasonInvalid},
+	}
+	for i, c := range cases {
+		cm := fmt.Sprintf("persistent-%d", i)
+		t.Run(c.name, func(t *testing.T) {
+			p := newFaultProxy(t, func(method, n string, k int) fault {
+				if n == cm && method == http.MethodGet {
+					return c.f
+				}
+				return nil
+			})
+			r := previewOne(t, p.clients(t), cm, 10*time.Second)
+			if r.Err == nil || r.Err.Reason != c.reason {
+				t.Fatalf("err = %+v, want reason %s", r.Err, c.reason)
+			}
+			if got := p.count("GET " + cm); got != c.requests {
+				t.Errorf("%d GETs, want %d", got, c.requests)
+			}
+		})
+	}
+}
+
+func TestStalledRequestTimesOutAndIsSentAgain(t *testing.T) {
+	p := newFaultProxy(t, func(method, n string, k int) fault {
+		if n == "stalled" && method == http.MethodPatch && k == 1 {
+			return stall(5 * time.Second)
+		}
+		return nil
+	})
+	r := previewOne(t, p.clients(t), "stalled", 500*time.Millisecond)
+	if r.Err != nil || r.Merged == nil {
+		t.Fatalf("err = %+v", r.Err)
+	}
+	if got := p.count("PATCH stalled"); got != 2 {
+		t.Errorf("%d PATCHes, want 2", got)
+	}
+	// Stalling every time: bounded, then a timeout error.
+	q := newFaultProxy(t, func(method, n string, k int) fault {
+		if n == "stuck" && method == http.MethodPatch {
+			return stall(5 * time.Second)
+		}
+		return nil
+	})
+	r = previewOne(t, q.clients(t), "stuck", 300*time.Millisecond)
+	if r.Err == nil || r.Err.Reason != ReasonTimeout {
+		t.Fatalf("err = %+v", r.Err)
+	}
+	if got := q.count("PATCH stuck"); got != timeoutRetries+1 {
+		t.Errorf("%d PATCHes, want %d", got, timeoutRetries+1)
+	}
+}
+
+// TestServerGoneMidRun: after a few objects the proxy starts dropping every
+// connection. Every object still gets a result, done or error.
+func TestServerGoneMidRun(t *testing.T) {
+	var mu sync.Mutex
+	served := 0
+	p := newFaultProxy(t, func(method, n string, k int) fault {
+		mu.Lock()
+		defer mu.Unlock()
+		served++
+		if served > 10 {
+			return reset
+		}
+		return nil
+	})
+	var objs []render.Object
+	for i := 0; i < 20; i++ {
+		objs = append(objs, render.Object{Obj: configMap(fmt.Sprintf("gone-%d", i), "v"), Source: "cm.yaml", Doc: i + 1})
+	}
+	results := Run(context.Background(), p.clients(t), objs, Options{FieldManager: "drift-test", Concurrency: 2, RequestTimeout: 5 * time.Second})
+	done, failed := 0, 0
+	for _, r := range results {
+		switch {
+		case r.Err != nil:
+			failed++
+			if r.Err.Reason != ReasonUnavailable {
+				t.Errorf("%s: reason %s: %s", r.ID.Name, r.Err.Reason, r.Err.Message)
+			}
+		case r.Merged != nil:
+			done++
+		default:
+			t.Errorf("%s has neither a result nor an error", r.ID.Name)
+		}
+	}
+	if done == 0 || failed == 0 || done+failed != len(objs) {
+		t.Errorf("done %d, failed %d of %d", done, failed, len(objs))
+	}
+}
