@@ -33,6 +33,9 @@ func requestError(c *Clients, verb string, r *Result, err error) *Message {
 		what = "dry-run apply"
 	}
 	server := err.Error()
+	if m := webhookError(server); m != nil {
+		return m
+	}
 	switch {
 	case apierrors.IsForbidden(err):
 		return forbidden(c, verb, r, err)
@@ -123,4 +126,32 @@ func forbidden(c *Clients, verb string, r *Result, err error) *Message {
 	return &Message{Reason: ReasonForbidden, Message: fmt.Sprintf(
 		"%s may not %s %s %s. drift needs get and patch (patch is sent with dryRun=All and changes nothing) on every resource it previews: grant them with a Role or ClusterRole, or preview with other credentials. The server said: %s",
 		who, verb, resource, where, err.Error())}
+}
+
+// What the API server says when an admission webhook is in the way.
+var (
+	webhookDryRun  = regexp.MustCompile(`admission webhook "([^"]+)" does not support dry run`)
+	webhookDenied  = regexp.MustCompile(`admission webhook "([^"]+)" denied the request`)
+	webhookCalling = regexp.MustCompile(`failed calling webhook "([^"]+)"`)
+)
+
+// webhookError explains an answer that comes from an admission webhook.
+func webhookError(server string) *Message {
+	if m := webhookDryRun.FindStringSubmatch(server); m != nil {
+		return &Message{Reason: ReasonDryRunUnsupported, Message: fmt.Sprintf(
+			"admission webhook %s does not support dry run (it declares sideEffects Unknown or Some), so the server cannot preview this object: ask the webhook's owner to declare sideEffects: None or NoneOnDryRun. The server said: %s", m[1], server)}
+	}
+	if m := webhookDenied.FindStringSubmatch(server); m != nil {
+		return &Message{Reason: ReasonWebhookDenied, Message: fmt.Sprintf(
+			"admission webhook %s denies this object, so the real apply will be denied too: change the object or the policy. The server said: %s", m[1], server)}
+	}
+	if m := webhookCalling.FindStringSubmatch(server); m != nil {
+		what := "could not be reached"
+		if strings.Contains(server, "deadline exceeded") || strings.Contains(server, "Timeout exceeded") || strings.Contains(server, "i/o timeout") {
+			what = "did not answer in time"
+		}
+		return &Message{Reason: ReasonWebhookUnavailable, Message: fmt.Sprintf(
+			"admission webhook %s %s and its failurePolicy is Fail, so the server refused the dry run without judging the object: check the webhook's service and pods (a webhook being restarted, such as cert-manager's, does this) and run drift again. The server said: %s", m[1], what, server)}
+	}
+	return nil
 }

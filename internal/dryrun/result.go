@@ -52,5 +52,10 @@ const (
 	ReasonCRDPending       = "crd-pending"
 	// ReasonImmutable: the change sets a field the server does not let change.
 	ReasonImmutable = "immutable"
+	// Admission webhooks: unreachable or too slow under failurePolicy Fail, denying,
+	// or not supporting dry run.
+	ReasonWebhookUnavailable = "webhook-unavailable"
+	ReasonWebhookDenied      = "webhook-denied"
+	ReasonDryRunUnsupported  = "dry-run-unsupported"
 	ReasonError     = "error"
 )
