@@ -182,7 +182,7 @@ func TestDiffErrorsKeepTheOtherObjects(t *testing.T) {
 		"Service/web":                   "Invalid value: 99999",
 		"Widget/w":                      "the cluster does not serve kind Widget in example.com/v1",
 		"ClusterRole/drift-test-scoped": "ClusterRole is cluster-scoped but sets metadata.namespace",
-		"ConfigMap/lost":                `namespaces "missing-namespace-xyz" not found`,
+		"ConfigMap/lost":                "namespace missing-namespace-xyz does not exist in the cluster and this change does not create it",
 	}
 	for k, msg := range want {
 		parts := strings.SplitN(k, "/", 2)

@@ -103,6 +103,9 @@ func writeMarkdownObject(w io.Writer, o Object) {
 	if len(notes) > 0 {
 		writeFence(w, "text", strings.Join(notes, "\n"))
 	}
+	if h := hint(o.ErrorReason); o.Error != "" && h != "" {
+		fmt.Fprintf(w, "What to do: %s.\n", h)
+	}
 	if o.Diff != "" {
 		writeFence(w, "diff", o.Diff)
 	}

@@ -98,6 +98,9 @@ func writeTextObject(w io.Writer, o Object, s section, opts TextOptions, c func(
 			reason = "error"
 		}
 		fmt.Fprintf(w, "  %s %s\n", c(ansiRed, reason+":"), indentRest(o.Error, "    "))
+		if h := hint(o.ErrorReason); h != "" {
+			fmt.Fprintf(w, "  %s %s\n", c(ansiBold, "what to do:"), h)
+		}
 	}
 	for _, wn := range o.Warnings {
 		fmt.Fprintf(w, "  %s %s\n", c(ansiYell, "warning ("+wn.Reason+"):"), indentRest(wn.Message, "    "))
