@@ -204,8 +204,9 @@ func (o *diffOptions) dryRun(ctx context.Context, run *runState) {
 				defer mu.Unlock()
 				progress.update(base+done, total)
 			},
-			Absent:  t.conn.absent,
-			Pending: pending[t.conn],
+			Absent:           t.conn.absent,
+			Pending:          pending[t.conn],
+			DryRunAggregated: t.dryRunAggregated,
 		})
 		offset += len(t.rendered.Objects)
 	}

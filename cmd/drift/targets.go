@@ -27,6 +27,8 @@ type target struct {
 	rules        report.Rules
 	// entry is the drift.yaml entry, to tell whether it changed since --base.
 	entry *config.Target
+	// dryRunAggregated lets objects of aggregated APIs be sent.
+	dryRunAggregated bool
 	// skipped says why the target is not diffed.
 	skipped string
 }
@@ -103,13 +105,14 @@ func (o *diffOptions) planTargets(repo *source.Repo, cfg *config.Config, paths [
 	for i := range cfg.Targets {
 		ct := cfg.Targets[i]
 		t := target{
-			name:         ct.Name,
-			spec:         render.Spec{Path: path.Clean(ct.Path), Renderer: ct.Renderer},
-			namespace:    firstOf(ct.Namespace, defaults.Namespace),
-			fieldManager: firstOf(ct.FieldManager, defaults.FieldManager),
-			cluster:      clusterKey{kubeconfig: firstOf(ct.Kubeconfig, defaults.Kubeconfig), context: firstOf(ct.Context, defaults.Context)},
-			rules:        report.Rules{Ignore: append(append([]config.IgnoreRule{}, global.Ignore...), ct.Ignore...), Mask: append(append([]config.MaskRule{}, global.Mask...), ct.Mask...)},
-			entry:        &ct,
+			name:             ct.Name,
+			spec:             render.Spec{Path: path.Clean(ct.Path), Renderer: ct.Renderer},
+			namespace:        firstOf(ct.Namespace, defaults.Namespace),
+			fieldManager:     firstOf(ct.FieldManager, defaults.FieldManager),
+			cluster:          clusterKey{kubeconfig: firstOf(ct.Kubeconfig, defaults.Kubeconfig), context: firstOf(ct.Context, defaults.Context)},
+			rules:            report.Rules{Ignore: append(append([]config.IgnoreRule{}, global.Ignore...), ct.Ignore...), Mask: append(append([]config.MaskRule{}, global.Mask...), ct.Mask...)},
+			entry:            &ct,
+			dryRunAggregated: ct.DryRunAggregatedAPIs,
 		}
 		if t.spec.Path == "." {
 			t.spec.Path = ""

@@ -1,9 +1,11 @@
 package main
 
 import (
+	"context"
 	"encoding/base64"
 	"encoding/json"
 	"encoding/pem"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -12,6 +14,8 @@ import (
 
 	admissionv1 "k8s.io/api/admission/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/dynamic"
 
 	"github.com/drift-gitops/drift/internal/report"
 )
@@ -102,5 +106,51 @@ func TestAdmissionWebhooksThatBlockThePreview(t *testing.T) {
 	}
 	if ob := objectNamed(t, rep, "Service", "web"); ob.Category != report.Add {
 		t.Errorf("service: %s %s", ob.Category, ob.Error)
+	}
+}
+
+// TestAggregatedAPIsAreNotSentUnlessAllowed registers an APIService backed by a
+// service (its server need not run): objects of its group are held back with their own
+// reason, and sent when the target allows it.
+func TestAggregatedAPIsAreNotSentUnlessAllowed(t *testing.T) {
+	ns := namespace(t)
+	group := fmt.Sprintf("metrics%d.example.com", nsCounter.Add(1))
+	apply(t, "kubectl", strings.ReplaceAll(sub(`apiVersion: apiregistration.k8s.io/v1
+kind: APIService
+metadata: {name: v1beta1.GROUP}
+spec:
+  group: GROUP
+  version: v1beta1
+  service: {namespace: NS, name: metrics-server, port: 443}
+  insecureSkipTLSVerify: true
+  groupPriorityMinimum: 100
+  versionPriority: 100
+`, ns), "GROUP", group))
+	// An unavailable aggregated API makes discovery partial for every later test: remove it.
+	t.Cleanup(func() {
+		gvr := schema.GroupVersionResource{Group: "apiregistration.k8s.io", Version: "v1", Resource: "apiservices"}
+		_ = dynamic.NewForConfigOrDie(env.Config).Resource(gvr).Delete(context.Background(), "v1beta1."+group, metav1.DeleteOptions{})
+	})
+	files := map[string]string{
+		"drift.yaml": "targets:\n  - {name: app, path: app, namespace: " + ns + "}\n",
+		"app/m.yaml": "apiVersion: " + group + "/v1beta1\nkind: NodeMetrics\nmetadata: {name: n1}\n",
+		"app/c.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: plain}\n",
+	}
+	r := repo(t, files)
+	rep, o := driftJSON(t, "diff", "--repo", r.Dir, "--ref", "main")
+	m := objectNamed(t, rep, "NodeMetrics", "n1")
+	if o.code != 2 || m.ErrorReason != "aggregated-api" || !strings.Contains(m.Error, "served by an aggregated API server (service "+ns+"/metrics-server)") {
+		t.Fatalf("exit %d: %s %q", o.code, m.ErrorReason, m.Error)
+	}
+	if c := objectNamed(t, rep, "ConfigMap", "plain"); c.Category != report.Add {
+		t.Errorf("configmap: %s", c.Category)
+	}
+	files["drift.yaml"] = "targets:\n  - {name: app, path: app, namespace: " + ns + ", dryRunAggregatedAPIs: true}\n"
+	if _, err := r.CommitFiles(files, "allow"); err != nil {
+		t.Fatal(err)
+	}
+	rep, _ = driftJSON(t, "diff", "--repo", r.Dir, "--ref", "main")
+	if m := objectNamed(t, rep, "NodeMetrics", "n1"); m.ErrorReason == "aggregated-api" {
+		t.Errorf("allowed, yet held back: %q", m.Error)
 	}
 }

@@ -51,10 +51,12 @@ type Target struct {
 	Context    string `yaml:"context,omitempty" json:"context,omitempty"`
 	Kubeconfig string `yaml:"kubeconfig,omitempty" json:"kubeconfig,omitempty"`
 	// FieldManager is the manager the real deployment applies with.
-	FieldManager string       `yaml:"fieldManager,omitempty" json:"fieldManager,omitempty"`
-	Helm         *HelmTarget  `yaml:"helm,omitempty" json:"helm,omitempty"`
-	Ignore       []IgnoreRule `yaml:"ignore,omitempty" json:"ignore,omitempty"`
-	Mask         []MaskRule   `yaml:"mask,omitempty" json:"mask,omitempty"`
+	FieldManager string `yaml:"fieldManager,omitempty" json:"fieldManager,omitempty"`
+	// DryRunAggregatedAPIs sends objects served by aggregated API servers too.
+	DryRunAggregatedAPIs bool         `yaml:"dryRunAggregatedAPIs,omitempty" json:"dryRunAggregatedAPIs,omitempty"`
+	Helm                 *HelmTarget  `yaml:"helm,omitempty" json:"helm,omitempty"`
+	Ignore               []IgnoreRule `yaml:"ignore,omitempty" json:"ignore,omitempty"`
+	Mask                 []MaskRule   `yaml:"mask,omitempty" json:"mask,omitempty"`
 
 	line int
 }

@@ -7,6 +7,7 @@ import (
 	"sync"
 
 	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/discovery/cached/memory"
 	"k8s.io/client-go/dynamic"
@@ -26,6 +27,9 @@ type Clients struct {
 	// discovery answers Reachable; cached answers the mapper and Capabilities.
 	discovery discovery.DiscoveryInterface
 	cached    discovery.CachedDiscoveryInterface
+
+	aggOnce    sync.Once
+	aggregated map[schema.GroupVersion]string
 }
 
 // Capabilities returns the server's version and the API versions it serves, as

@@ -57,5 +57,8 @@ const (
 	ReasonWebhookUnavailable = "webhook-unavailable"
 	ReasonWebhookDenied      = "webhook-denied"
 	ReasonDryRunUnsupported  = "dry-run-unsupported"
-	ReasonError     = "error"
+	// ReasonAggregatedAPI: the kind is served by an aggregated API server, which is not
+	// trusted with dry runs unless the target allows it.
+	ReasonAggregatedAPI = "aggregated-api"
+	ReasonError         = "error"
 )

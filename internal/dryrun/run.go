@@ -8,6 +8,7 @@ import (
 
 	"golang.org/x/sync/errgroup"
 	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/drift-gitops/drift/internal/object"
 	"github.com/drift-gitops/drift/internal/render"
@@ -35,6 +36,9 @@ type Options struct {
 	// Pending is what the change creates that other objects may need (namespaces,
 	// CRDs); nil means nothing.
 	Pending *Pending
+	// DryRunAggregated sends objects served by aggregated API servers too; by default
+	// they are not sent, since such servers may not honour dryRun.
+	DryRunAggregated bool
 }
 
 // DefaultFieldManager is what kubectl apply --server-side uses.
@@ -50,6 +54,9 @@ const maxVersionRetries = 3
 func Run(ctx context.Context, c *Clients, objs []render.Object, opts Options) []Result {
 	opts = opts.withDefaults()
 	results := plan(c, objs, opts.Namespace, opts.Pending)
+	if !opts.DryRunAggregated {
+		holdAggregated(c, results)
+	}
 	var mu sync.Mutex
 	done := 0
 	forEachPlanned(results, opts.Concurrency, func(r *Result) {
@@ -153,4 +160,23 @@ func plan(c *Clients, objs []render.Object, defaultNS string, pending *Pending) 
 		seen[r.ID.Key()] = i
 	}
 	return results
+}
+
+// holdAggregated fails, without sending them, the objects whose kind an aggregated
+// API server serves.
+func holdAggregated(c *Clients, results []Result) {
+	var agg map[schema.GroupVersion]string
+	for i := range results {
+		r := &results[i]
+		if r.Err != nil && r.Err.Reason != ReasonUnknownKind {
+			continue
+		}
+		if agg == nil {
+			agg = c.aggregatedAPIs()
+		}
+		gv := schema.GroupVersion{Group: r.ID.Group, Version: r.ID.Version}
+		if svc, ok := agg[gv]; ok {
+			r.Err = aggregatedError(gv, svc)
+		}
+	}
 }
