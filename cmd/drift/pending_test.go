@@ -119,3 +119,18 @@ func TestImmutableFieldIsAnErrorNeverNoChanges(t *testing.T) {
 		t.Errorf("web: %s %s %q", web.Category, web.ErrorReason, web.Error)
 	}
 }
+
+func TestGenerateNameIsAnAdditionEveryRun(t *testing.T) {
+	ns := namespace(t)
+	r := repo(t, map[string]string{
+		"job.yaml": sub("apiVersion: batch/v1\nkind: Job\nmetadata: {generateName: migrate-, namespace: NS}\nspec:\n  template:\n    spec:\n      restartPolicy: Never\n      containers: [{name: m, image: migrate:1}]\n", ns),
+	})
+	for run := 1; run <= 2; run++ {
+		rep, o := driftJSON(t, "diff", "--repo", r.Dir, "--ref", "main")
+		job := objectNamed(t, rep, "Job", "migrate-")
+		if o.code != 1 || job.Category != report.Add || !hasWarning(job, "generate-name", `has only metadata.generateName ("migrate-")`) ||
+			!strings.Contains(job.Diff, "+  generateName: migrate-") || !strings.Contains(job.Diff, "+  backoffLimit: 6") {
+			t.Fatalf("run %d: exit %d, %s %v\n%s", run, o.code, job.Category, job.Warnings, job.Diff)
+		}
+	}
+}

@@ -34,6 +34,10 @@ func preview(ctx context.Context, c *Clients, r *Result, opts Options) {
 		r.Err = mappingError(r.ID, err)
 		return
 	}
+	if r.Object.Obj.GetName() == "" {
+		previewGenerated(ctx, c, res, r, opts)
+		return
+	}
 	force := opts.ForceConflicts
 	for attempt := 1; ; attempt++ {
 		live, err := retryTimeouts(ctx, func() (*unstructured.Unstructured, error) {
@@ -239,4 +243,22 @@ func retryTimeouts(ctx context.Context, fn func() (*unstructured.Unstructured, e
 			return obj, err
 		}
 	}
+}
+
+// previewGenerated previews an object that has only metadata.generateName: it cannot
+// be applied by name, so every apply creates a new one (kubectl create). The server
+// dry-runs that creation; the generated name, different on every run, is left out.
+func previewGenerated(ctx context.Context, c *Clients, res dynamic.ResourceInterface, r *Result, opts Options) {
+	ctx, cancel := context.WithTimeout(ctx, opts.RequestTimeout)
+	defer cancel()
+	merged, err := res.Create(ctx, asWritten(r), metav1.CreateOptions{
+		DryRun: []string{metav1.DryRunAll}, FieldManager: opts.FieldManager, FieldValidation: "Strict"})
+	if err != nil {
+		r.Err = requestError(c, "create", r, err)
+		return
+	}
+	merged.SetName("")
+	r.Live, r.Merged = nil, merged
+	r.Warnings = append(r.Warnings, Message{Reason: ReasonGenerateName, Message: fmt.Sprintf(
+		"has only metadata.generateName (%q): it cannot be applied by name, so every apply creates another one; it is shown as an addition on every run", r.Object.Obj.GetGenerateName())})
 }

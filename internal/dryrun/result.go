@@ -60,5 +60,8 @@ const (
 	// ReasonAggregatedAPI: the kind is served by an aggregated API server, which is not
 	// trusted with dry runs unless the target allows it.
 	ReasonAggregatedAPI = "aggregated-api"
+	// ReasonGenerateName: the object has only generateName and is created anew by
+	// every apply.
+	ReasonGenerateName = "generate-name"
 	ReasonError         = "error"
 )

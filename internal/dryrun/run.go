@@ -149,6 +149,9 @@ func plan(c *Clients, objs []render.Object, defaultNS string, pending *Pending) 
 			r.Err = &Message{Reason: ReasonInvalid, Message: fmt.Sprintf("%s is cluster-scoped but sets metadata.namespace %q: remove the namespace", r.ID.Kind, r.ID.Namespace)}
 			continue
 		}
+		if o.Obj.GetName() == "" {
+			continue // generateName: never a duplicate
+		}
 		if j, dup := seen[r.ID.Key()]; dup {
 			msg := fmt.Sprintf("%s is defined twice once namespaces are defaulted: at %s and %s; keep one definition", r.ID.Display(), objs[j].Where(), o.Where())
 			r.Err = &Message{Reason: ReasonDuplicate, Message: msg}

@@ -18,9 +18,14 @@ type ID struct {
 }
 
 // IDOf returns the identity of an unstructured object as written.
+// An object that has only metadata.generateName is named by that prefix.
 func IDOf(u *unstructured.Unstructured) ID {
 	gvk := u.GroupVersionKind()
-	return ID{Group: gvk.Group, Version: gvk.Version, Kind: gvk.Kind, Namespace: u.GetNamespace(), Name: u.GetName()}
+	name := u.GetName()
+	if name == "" {
+		name = u.GetGenerateName()
+	}
+	return ID{Group: gvk.Group, Version: gvk.Version, Kind: gvk.Kind, Namespace: u.GetNamespace(), Name: name}
 }
 
 // GVK returns the group, version and kind.

@@ -166,13 +166,8 @@ func newObject(source string, doc, item int, m map[string]any) (Object, *Failure
 			}
 		}
 	}
-	if name == "" {
+	if name == "" && u.GetGenerateName() == "" {
 		id := object.IDOf(u)
-		if gen := u.GetGenerateName(); gen != "" {
-			o, f := fail(ReasonInvalid, "%s with generateName %q has no metadata.name: drift can only diff objects applied by name", kind, gen)
-			f.ID = &id
-			return o, f
-		}
 		o, f := fail(ReasonInvalid, "%s has no metadata.name", kind)
 		f.ID = &id
 		return o, f

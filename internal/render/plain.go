@@ -172,6 +172,9 @@ func sizeOf(n int64) string { return size(int(n)) }
 func markDuplicates(res *Result) {
 	byKey := map[object.Key][]int{}
 	for i, o := range res.Objects {
+		if o.Obj.GetName() == "" {
+			continue // generateName: every apply creates a new object
+		}
 		k := o.ID().Key()
 		byKey[k] = append(byKey[k], i)
 	}
