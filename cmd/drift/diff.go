@@ -38,6 +38,7 @@ type diffOptions struct {
 	Base           string
 	Config         string
 	Targets        []string
+	ApplyMode      string
 
 	// flags tells which flags were given on the command line.
 	flags *pflag.FlagSet
@@ -93,6 +94,7 @@ Exit status: 0 no changes, 1 changes, 2 errors (the report is then incomplete).`
 	f.StringVar(&o.Cluster, "cluster", "", `kubeconfig cluster to use, or "ephemeral" for a throwaway local API server seeded with --base`)
 	f.StringVar(&o.Base, "base", "", "diff only the targets whose inputs changed since this ref; with --cluster ephemeral, also the ref loaded into the server first (what is deployed)")
 	f.StringVar(&o.Config, "config", "", "drift.yaml to use instead of the one at the root of the rendered ref")
+	f.StringVar(&o.ApplyMode, "apply-mode", dryrun.ApplyServer, "how the pipeline applies: server (server-side apply) or client (kubectl apply's three-way patch); overrides drift.yaml")
 	f.StringArrayVar(&o.Targets, "target", nil, "diff only the drift.yaml targets with this name (repeatable; globs like 'web-*' allowed)")
 	o.kube.AddFlags(f)
 	o.flags = f
@@ -196,6 +198,9 @@ func (o *diffOptions) validate() error {
 	}
 	if o.FieldManager == "" {
 		return fmt.Errorf("--field-manager must not be empty")
+	}
+	if o.ApplyMode != dryrun.ApplyServer && o.ApplyMode != dryrun.ApplyClient {
+		return fmt.Errorf("unknown --apply-mode %q: use server or client", o.ApplyMode)
 	}
 	return nil
 }

@@ -207,6 +207,7 @@ func (o *diffOptions) dryRun(ctx context.Context, run *runState) {
 			Absent:           t.conn.absent,
 			Pending:          pending[t.conn],
 			DryRunAggregated: t.dryRunAggregated,
+			ApplyMode:        t.applyMode,
 		})
 		offset += len(t.rendered.Objects)
 	}

@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/drift-gitops/drift/internal/config"
+	"github.com/drift-gitops/drift/internal/dryrun"
 	"github.com/drift-gitops/drift/internal/render"
 	"github.com/drift-gitops/drift/internal/report"
 	"github.com/drift-gitops/drift/internal/source"
@@ -29,6 +30,8 @@ type target struct {
 	entry *config.Target
 	// dryRunAggregated lets objects of aggregated APIs be sent.
 	dryRunAggregated bool
+	// applyMode is server or client.
+	applyMode string
 	// skipped says why the target is not diffed.
 	skipped string
 }
@@ -113,6 +116,7 @@ func (o *diffOptions) planTargets(repo *source.Repo, cfg *config.Config, paths [
 			rules:            report.Rules{Ignore: append(append([]config.IgnoreRule{}, global.Ignore...), ct.Ignore...), Mask: append(append([]config.MaskRule{}, global.Mask...), ct.Mask...)},
 			entry:            &ct,
 			dryRunAggregated: ct.DryRunAggregatedAPIs,
+			applyMode:        ct.ApplyMode,
 		}
 		if t.spec.Path == "." {
 			t.spec.Path = ""
@@ -133,8 +137,15 @@ func (o *diffOptions) planTargets(repo *source.Repo, cfg *config.Config, paths [
 // applyFlags lets flags given on the command line override drift.yaml for every
 // target, and fills in what neither says.
 func (o *diffOptions) applyFlags(t target) target {
+	if o.flagSet("apply-mode") || t.applyMode == "" {
+		t.applyMode = o.ApplyMode
+	}
 	if o.flagSet("field-manager") || t.fieldManager == "" {
 		t.fieldManager = o.FieldManager
+		// kubectl's client-side apply writes as kubectl-client-side-apply.
+		if t.applyMode == dryrun.ApplyClient && !o.flagSet("field-manager") {
+			t.fieldManager = dryrun.ClientSideFieldManager
+		}
 	}
 	if o.flagSet("context") {
 		t.cluster.context = *o.kube.Context

@@ -52,6 +52,8 @@ type Target struct {
 	Kubeconfig string `yaml:"kubeconfig,omitempty" json:"kubeconfig,omitempty"`
 	// FieldManager is the manager the real deployment applies with.
 	FieldManager string `yaml:"fieldManager,omitempty" json:"fieldManager,omitempty"`
+	// ApplyMode is how the real deployment applies: server (default) or client.
+	ApplyMode string `yaml:"applyMode,omitempty" json:"applyMode,omitempty"`
 	// DryRunAggregatedAPIs sends objects served by aggregated API servers too.
 	DryRunAggregatedAPIs bool         `yaml:"dryRunAggregatedAPIs,omitempty" json:"dryRunAggregatedAPIs,omitempty"`
 	Helm                 *HelmTarget  `yaml:"helm,omitempty" json:"helm,omitempty"`
@@ -254,6 +256,11 @@ func (c *Config) validate(file string) error {
 		case "", "plain", "kustomize", "helm":
 		default:
 			bad("renderer %q is not one of plain, kustomize, helm (or leave it out to detect it)", t.Renderer)
+		}
+		switch t.ApplyMode {
+		case "", "server", "client":
+		default:
+			bad("applyMode %q is not server or client", t.ApplyMode)
 		}
 		if t.Helm != nil && t.Renderer != "" && t.Renderer != "helm" {
 			bad("has helm options but renderer %s", t.Renderer)

@@ -38,6 +38,10 @@ func preview(ctx context.Context, c *Clients, r *Result, opts Options) {
 		previewGenerated(ctx, c, res, r, opts)
 		return
 	}
+	if opts.ApplyMode == ApplyClient {
+		previewClientSide(ctx, c, res, r, opts)
+		return
+	}
 	force := opts.ForceConflicts
 	for attempt := 1; ; attempt++ {
 		live, err := retryTimeouts(ctx, func() (*unstructured.Unstructured, error) {
@@ -53,11 +57,17 @@ func preview(ctx context.Context, c *Clients, r *Result, opts Options) {
 			return
 		}
 		applyOnce := func() (*unstructured.Unstructured, error) { return apply(ctx, res, r.ID.Name, body, force, opts) }
+		csa := appliedClientSide(live, opts.FieldManager)
 		merged, err := retryTimeouts(ctx, applyOnce)
 		if err != nil && !force && isFieldManagerConflict(err) {
-			r.Warnings = append(r.Warnings, conflictWarning(err))
+			if !csa || !onlyCSAConflicts(err) {
+				r.Warnings = append(r.Warnings, conflictWarning(err))
+			}
 			force = true
 			merged, err = retryTimeouts(ctx, applyOnce)
+		}
+		if err == nil && csa {
+			r.Warnings = append(r.Warnings, migrationWarning(opts.FieldManager, migrateCSA(live, merged, r.Object.Obj)))
 		}
 		if err != nil && apierrors.IsConflict(err) && !isFieldManagerConflict(err) && live != nil {
 			if attempt < maxVersionRetries {

@@ -63,5 +63,8 @@ const (
 	// ReasonGenerateName: the object has only generateName and is created anew by
 	// every apply.
 	ReasonGenerateName = "generate-name"
-	ReasonError         = "error"
+	// ReasonCSAMigration: the object was applied client-side; the server-side applier
+	// takes its fields over.
+	ReasonCSAMigration = "client-side-apply-migration"
+	ReasonError        = "error"
 )

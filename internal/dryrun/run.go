@@ -39,6 +39,8 @@ type Options struct {
 	// DryRunAggregated sends objects served by aggregated API servers too; by default
 	// they are not sent, since such servers may not honour dryRun.
 	DryRunAggregated bool
+	// ApplyMode is how the real pipeline applies: ApplyServer (default) or ApplyClient.
+	ApplyMode string
 }
 
 // DefaultFieldManager is what kubectl apply --server-side uses.

@@ -1,0 +1,167 @@
+package dryrun
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/jsonmergepatch"
+	"k8s.io/apimachinery/pkg/util/strategicpatch"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/kubernetes/scheme"
+)
+
+// Apply modes: how the real pipeline applies.
+const (
+	// ApplyServer is server-side apply (kubectl apply --server-side, Flux, Argo CD
+	// with ServerSideApply=true).
+	ApplyServer = "server"
+	// ApplyClient is client-side apply (kubectl apply, Argo CD's default): a
+	// three-way patch from the last-applied-configuration annotation.
+	ApplyClient = "client"
+)
+
+// LastAppliedAnnotation is where client-side apply keeps what it applied last.
+const LastAppliedAnnotation = "kubectl.kubernetes.io/last-applied-configuration"
+
+// ClientSideFieldManager is the manager kubectl's client-side apply writes as.
+const ClientSideFieldManager = "kubectl-client-side-apply"
+
+// previewClientSide sends what kubectl apply (client-side) would send, with
+// dryRun=All: a create of the annotated object when it is not live, else the
+// three-way patch between the last-applied configuration, the new object and the live
+// object (strategic merge for built-in kinds, JSON merge for the rest), which also
+// updates the annotation. Each try is pinned to the live resourceVersion.
+func previewClientSide(ctx context.Context, c *Clients, res dynamic.ResourceInterface, r *Result, opts Options) {
+	modified, err := modifiedConfiguration(asWritten(r))
+	if err != nil {
+		r.Err = &Message{Reason: ReasonInvalid, Message: err.Error()}
+		return
+	}
+	for attempt := 1; ; attempt++ {
+		live, err := retryTimeouts(ctx, func() (*unstructured.Unstructured, error) {
+			return get(ctx, res, r.ID.Name, attempt == 1, opts)
+		})
+		if err != nil {
+			r.Err = requestError(c, "get", r, err)
+			return
+		}
+		var merged *unstructured.Unstructured
+		if live == nil {
+			obj := &unstructured.Unstructured{}
+			if err := obj.UnmarshalJSON(modified); err != nil {
+				r.Err = &Message{Reason: ReasonInvalid, Message: err.Error()}
+				return
+			}
+			merged, err = retryTimeouts(ctx, func() (*unstructured.Unstructured, error) {
+				ctx, cancel := context.WithTimeout(ctx, opts.RequestTimeout)
+				defer cancel()
+				return res.Create(ctx, obj, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}, FieldManager: opts.FieldManager, FieldValidation: "Strict"})
+			})
+		} else {
+			patchType, patch, perr := threeWayPatch(r, live, modified)
+			if perr != nil {
+				r.Err = &Message{Reason: ReasonInvalid, Message: perr.Error()}
+				return
+			}
+			merged, err = retryTimeouts(ctx, func() (*unstructured.Unstructured, error) {
+				ctx, cancel := context.WithTimeout(ctx, opts.RequestTimeout)
+				defer cancel()
+				return res.Patch(ctx, r.ID.Name, patchType, patch, metav1.PatchOptions{DryRun: []string{metav1.DryRunAll}, FieldManager: opts.FieldManager, FieldValidation: "Strict"})
+			})
+		}
+		if err != nil && apierrors.IsConflict(err) && live != nil && attempt < maxVersionRetries {
+			continue
+		}
+		if err != nil && apierrors.IsConflict(err) && live != nil {
+			r.Err = &Message{Reason: ReasonChanged, Message: fmt.Sprintf("%s kept changing in the cluster while drift read it (%d tries): run drift again", r.ID.Display(), attempt)}
+			return
+		}
+		if ns, ok := missingNamespace(err); ok {
+			r.Err = &Message{Reason: ReasonNotFound, Message: fmt.Sprintf("namespace %s does not exist in the cluster: add the Namespace to the repository, or fix metadata.namespace", ns)}
+			if opts.Pending != nil && opts.Pending.Namespaces[ns] {
+				r.Err = nil
+				r.Live, r.Merged = nil, asWritten(r)
+				r.Warnings = append(r.Warnings, Message{Reason: ReasonNamespacePending, Message: fmt.Sprintf(
+					"namespace %s is created by this change, so the server could not dry-run this object: it is shown as written, without server defaults or validation", ns)})
+			}
+			return
+		}
+		if err != nil {
+			r.Err = requestError(c, "patch", r, err)
+			return
+		}
+		if opts.Absent[r.ID.Key()] {
+			live = nil
+		}
+		r.Live, r.Merged = live, merged
+		return
+	}
+}
+
+// modifiedConfiguration is the object as kubectl apply sends it: with the
+// last-applied-configuration annotation set to the object's own JSON (without that
+// annotation).
+func modifiedConfiguration(obj *unstructured.Unstructured) ([]byte, error) {
+	obj = obj.DeepCopy()
+	ann := obj.GetAnnotations()
+	delete(ann, LastAppliedAnnotation)
+	obj.SetAnnotations(ann)
+	plain, err := obj.MarshalJSON()
+	if err != nil {
+		return nil, fmt.Errorf("failed to encode the object: %w", err)
+	}
+	if ann == nil {
+		ann = map[string]string{}
+	}
+	// As kubectl's encoder writes it: the JSON and one newline.
+	ann[LastAppliedAnnotation] = strings.TrimRight(string(plain), "\n") + "\n"
+	obj.SetAnnotations(ann)
+	return obj.MarshalJSON()
+}
+
+// threeWayPatch computes kubectl apply's patch, pinned to the live resourceVersion.
+func threeWayPatch(r *Result, live *unstructured.Unstructured, modified []byte) (types.PatchType, []byte, error) {
+	original := []byte(live.GetAnnotations()[LastAppliedAnnotation])
+	current, err := live.MarshalJSON()
+	if err != nil {
+		return "", nil, err
+	}
+	var patchType types.PatchType
+	var patch []byte
+	typed, err := scheme.Scheme.New(r.ID.GVK())
+	switch {
+	case runtime.IsNotRegisteredError(err):
+		patchType = types.MergePatchType
+		patch, err = jsonmergepatch.CreateThreeWayJSONMergePatch(original, modified, current)
+	case err != nil:
+		return "", nil, err
+	default:
+		patchType = types.StrategicMergePatchType
+		var meta strategicpatch.PatchMetaFromStruct
+		if meta, err = strategicpatch.NewPatchMetaFromStruct(typed); err == nil {
+			patch, err = strategicpatch.CreateThreeWayMergePatch(original, modified, current, meta, true)
+		}
+	}
+	if err != nil {
+		return "", nil, fmt.Errorf("failed to compute the client-side apply patch for %s: %w", r.ID.Display(), err)
+	}
+	var m map[string]any
+	if err := json.Unmarshal(patch, &m); err != nil {
+		return "", nil, err
+	}
+	md, _ := m["metadata"].(map[string]any)
+	if md == nil {
+		md = map[string]any{}
+	}
+	md["resourceVersion"] = live.GetResourceVersion()
+	m["metadata"] = md
+	patch, err = json.Marshal(m)
+	return patchType, patch, err
+}
