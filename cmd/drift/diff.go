@@ -39,6 +39,7 @@ type diffOptions struct {
 	Config         string
 	Targets        []string
 	ApplyMode      string
+	Prune          bool
 
 	// flags tells which flags were given on the command line.
 	flags *pflag.FlagSet
@@ -94,6 +95,7 @@ Exit status: 0 no changes, 1 changes, 2 errors (the report is then incomplete).`
 	f.StringVar(&o.Cluster, "cluster", "", `kubeconfig cluster to use, or "ephemeral" for a throwaway local API server seeded with --base`)
 	f.StringVar(&o.Base, "base", "", "diff only the targets whose inputs changed since this ref; with --cluster ephemeral, also the ref loaded into the server first (what is deployed)")
 	f.StringVar(&o.Config, "config", "", "drift.yaml to use instead of the one at the root of the rendered ref")
+	f.BoolVar(&o.Prune, "prune", true, "report what applying would delete: objects an inventory in the cluster owns that the change no longer renders (--prune=false skips it)")
 	f.StringVar(&o.ApplyMode, "apply-mode", dryrun.ApplyServer, "how the pipeline applies: server (server-side apply) or client (kubectl apply's three-way patch); overrides drift.yaml")
 	f.StringArrayVar(&o.Targets, "target", nil, "diff only the drift.yaml targets with this name (repeatable; globs like 'web-*' allowed)")
 	o.kube.AddFlags(f)

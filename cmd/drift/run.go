@@ -12,6 +12,7 @@ import (
 
 	"github.com/drift-gitops/drift/internal/dryrun"
 	"github.com/drift-gitops/drift/internal/object"
+	"github.com/drift-gitops/drift/internal/prune"
 	"github.com/drift-gitops/drift/internal/render"
 	"github.com/drift-gitops/drift/internal/report"
 	"github.com/drift-gitops/drift/internal/source"
@@ -29,6 +30,7 @@ type runTarget struct {
 	// connErr is set when the target's cluster could not be reached.
 	connErr error
 	results []dryrun.Result
+	pruned  *prune.Result
 }
 
 // clusterGroup is the targets that deploy to one cluster.
@@ -210,6 +212,11 @@ func (o *diffOptions) dryRun(ctx context.Context, run *runState) {
 			ApplyMode:        t.applyMode,
 		})
 		offset += len(t.rendered.Objects)
+		if o.Prune && ctx.Err() == nil {
+			pr := prune.Find(ctx, t.conn.clients, t.rendered, t.results, prune.Options{
+				Namespace: t.namespaceIn(t.conn), RequestTimeout: t.conn.requestTimeout})
+			t.pruned = &pr
+		}
 	}
 	progress.done()
 	warnSharedObjects(run)
@@ -261,6 +268,14 @@ func (t *runTarget) input() report.TargetInput {
 	}
 	if t.rendered != nil {
 		in.Failures = append(in.Failures, t.rendered.Failures...)
+	}
+	if t.pruned != nil {
+		in.Results = append(append([]dryrun.Result{}, in.Results...), t.pruned.Deletes...)
+		in.Failures = append(in.Failures, t.pruned.Failures...)
+		in.Notes = t.pruned.Notes
+		for _, k := range t.pruned.Kept {
+			in.Kept = append(in.Kept, report.KeptInput{ID: k.ID, Inventory: k.Inventory, Reason: k.Reason})
+		}
 	}
 	return in
 }

@@ -25,10 +25,16 @@ func mappingError(id object.ID, err error) *Message {
 	return &Message{Reason: ReasonUnavailable, Message: fmt.Sprintf("failed to look up kind %s in the cluster's API discovery: %v", id.Kind, err)}
 }
 
+// DescribeError explains a failed request about r (verb get, patch, create or delete)
+// with a reason and what to do.
+func DescribeError(c *Clients, verb string, r *Result, err error) *Message {
+	return requestError(c, verb, r, err)
+}
+
 // requestError turns a failed request into a message that keeps the server's own
 // words and says what to do.
 func requestError(c *Clients, verb string, r *Result, err error) *Message {
-	what := map[string]string{"get": "reading the live object", "apply": "applying"}[verb]
+	what := map[string]string{"get": "reading the live object", "apply": "applying", "delete": "dry-run delete", "create": "dry-run create"}[verb]
 	if what == "" {
 		what = "dry-run apply"
 	}

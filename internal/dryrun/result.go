@@ -21,6 +21,9 @@ type Result struct {
 	Warnings []Message
 	// Err is set when the preview of this object failed.
 	Err *Message
+	// Inventory names the inventory that lists a prune candidate ("apply-config
+	// ConfigMap shop/inventory"); Merged is then nil: the object would be deleted.
+	Inventory string
 
 	// pendingCRD is set when the object's kind is defined by a CRD of the change itself.
 	pendingCRD *PendingCRD

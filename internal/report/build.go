@@ -33,6 +33,17 @@ type TargetInput struct {
 	Failures []render.Failure
 	// Rules are the target's noise rules.
 	Rules Rules
+	// Kept are prune candidates that will not be deleted, and Notes what pruning
+	// looked at.
+	Kept  []KeptInput
+	Notes []string
+}
+
+// KeptInput is a prune candidate an inventory lists that is not deleted.
+type KeptInput struct {
+	ID        object.ID
+	Inventory string
+	Reason    string
 }
 
 // Options control what a report may show.
@@ -58,6 +69,11 @@ func Build(in Input, opts Options) (*Report, error) {
 			t.Objects = append(t.Objects, o)
 		}
 		sortObjects(t.Objects)
+		for _, k := range ti.Kept {
+			t.Kept = append(t.Kept, Kept{Group: k.ID.Group, Version: k.ID.Version, Kind: k.ID.Kind, Namespace: k.ID.Namespace, Name: k.ID.Name,
+				Inventory: k.Inventory, Reason: k.Reason})
+		}
+		t.Notes = append(t.Notes, ti.Notes...)
 		for _, o := range t.Objects {
 			rep.Summary.count(o.Category)
 		}
@@ -104,6 +120,7 @@ func fromFailure(f render.Failure) Object {
 
 func fromResult(r dryrun.Result, opts Options, rules Rules) (Object, error) {
 	o := newObject(r.ID, r.Object.Source, r.Object.Doc)
+	o.Inventory = r.Inventory
 	masked := rules.maskFor(r.ID)
 	var secrets []string
 	if !opts.ShowSecrets {
@@ -141,6 +158,8 @@ func fromResult(r dryrun.Result, opts Options, rules Rules) (Object, error) {
 		return o, fmt.Errorf("failed to render merged %s: %w", r.ID.Display(), err)
 	}
 	switch {
+	case r.Merged == nil && r.Live != nil:
+		o.Category = Delete
 	case isNew:
 		o.Category = Add
 	case o.live == o.merged:

@@ -76,6 +76,16 @@ func WriteMarkdown(w io.Writer, rep *Report, opts MarkdownOptions) error {
 			}
 			fmt.Fprintf(bw, "\n</details>\n")
 		}
+		if len(t.Kept) > 0 {
+			fmt.Fprintf(bw, "\n<details><summary>Kept, not deleted (%d)</summary>\n\n", len(t.Kept))
+			for _, k := range t.Kept {
+				fmt.Fprintf(bw, "- %s (listed by %s): %s\n", codeSpan(k.Title()), codeSpan(k.Inventory), codeSpan(k.Reason))
+			}
+			fmt.Fprintf(bw, "\n</details>\n")
+		}
+		for _, n := range t.Notes {
+			fmt.Fprintf(bw, "\nNote: %s\n", codeSpan(n))
+		}
 	}
 	return bw.Flush()
 }
@@ -92,7 +102,11 @@ func mdDescribe(rep *Report) string {
 }
 
 func writeMarkdownObject(w io.Writer, o Object) {
-	fmt.Fprintf(w, "%s from %s\n", codeSpan(o.Title()), codeSpan(o.Where()))
+	if o.Inventory != "" {
+		fmt.Fprintf(w, "%s, owned by %s\n", codeSpan(o.Title()), codeSpan(o.Inventory))
+	} else {
+		fmt.Fprintf(w, "%s from %s\n", codeSpan(o.Title()), codeSpan(o.Where()))
+	}
 	var notes []string
 	if o.Error != "" {
 		notes = append(notes, "error ("+o.ErrorReason+"): "+o.Error)

@@ -56,6 +56,22 @@ type Target struct {
 	// Skipped says why the target was not diffed (then it has no objects).
 	Skipped string   `json:"skipped,omitempty"`
 	Objects []Object `json:"objects"`
+	// Kept lists prune candidates that will not be deleted, and Notes what pruning
+	// looked at (a first apply, an object already gone).
+	Kept  []Kept   `json:"kept,omitempty"`
+	Notes []string `json:"notes,omitempty"`
+}
+
+// Kept is an object an inventory lists, that the change no longer renders, and that
+// will not be deleted because the inventory does not own it.
+type Kept struct {
+	Group     string `json:"group"`
+	Version   string `json:"version"`
+	Kind      string `json:"kind"`
+	Namespace string `json:"namespace"`
+	Name      string `json:"name"`
+	Inventory string `json:"inventory"`
+	Reason    string `json:"reason"`
 }
 
 // Object is one object's line in the report.
@@ -69,8 +85,10 @@ type Object struct {
 	// Source is the file the object came from, relative to the repository root.
 	Source string `json:"source"`
 	// Document is the 1-based YAML document index in Source (0 when unknown).
-	Document int    `json:"document,omitempty"`
-	Diff     string `json:"diff,omitempty"`
+	Document int `json:"document,omitempty"`
+	// Inventory names the inventory that owns a deleted object.
+	Inventory string `json:"inventory,omitempty"`
+	Diff      string `json:"diff,omitempty"`
 	// Warnings never stop the preview; each has a stable reason.
 	Warnings []dryrun.Message `json:"warnings"`
 	// Error is the reason the object could not be previewed, with ErrorReason.
@@ -108,4 +126,9 @@ func (o Object) Where() string {
 		return o.Source + " document " + itoa(o.Document)
 	}
 	return o.Source
+}
+
+// Title is the kept object's human name.
+func (k Kept) Title() string {
+	return Object{Group: k.Group, Version: k.Version, Kind: k.Kind, Namespace: k.Namespace, Name: k.Name}.Title()
 }

@@ -6,6 +6,7 @@ import (
 
 	"github.com/drift-gitops/drift/internal/config"
 	"github.com/drift-gitops/drift/internal/dryrun"
+	"github.com/drift-gitops/drift/internal/object"
 )
 
 func buildOne(t *testing.T, r dryrun.Result, rules Rules) Object {
@@ -117,5 +118,16 @@ func TestNotesBecomeWarnings(t *testing.T) {
 	o := buildOne(t, r, Rules{})
 	if len(o.Warnings) != 1 || o.Warnings[0].Reason != "helm-hook" {
 		t.Errorf("warnings = %v", o.Warnings)
+	}
+}
+
+func TestDeleteShowsTheWholeLiveObjectWithSecretsMasked(t *testing.T) {
+	live := "apiVersion: v1\nkind: Secret\nmetadata: {name: db, namespace: shop, uid: u1, resourceVersion: '3'}\ndata: {password: " + b64("hunter22") + "}\n"
+	r := dryrun.Result{Live: obj(t, live), Inventory: "apply-config ConfigMap n/inventory"}
+	r.ID = object.IDOf(r.Live)
+	o := buildOne(t, r, Rules{})
+	if o.Category != Delete || o.Inventory != "apply-config ConfigMap n/inventory" || !strings.Contains(o.Diff, "-  password: '***'") ||
+		strings.Contains(o.Diff, b64("hunter22")) || strings.Contains(o.Diff, "\n+ ") || !strings.Contains(o.Diff, "@@ -1,8 +0,0 @@") {
+		t.Fatalf("%s %q\n%s", o.Category, o.Inventory, o.Diff)
 	}
 }

@@ -89,8 +89,8 @@ type section struct {
 var sections = []section{
 	{Add, "To add", "+"},
 	{Modify, "To modify", "~"},
-	{Unchanged, "Unchanged", "="},
 	{Delete, "To delete", "-"},
+	{Unchanged, "Unchanged", "="},
 	{Error, "Errors", "x"},
 }
 

@@ -69,6 +69,15 @@ func WriteText(w io.Writer, rep *Report, opts TextOptions) error {
 				writeTextObject(bw, o, s, opts, c)
 			}
 		}
+		if len(t.Kept) > 0 {
+			fmt.Fprintf(bw, "\n%s\n", c(ansiBold, fmt.Sprintf("Kept, not deleted (%d):", len(t.Kept))))
+			for _, k := range t.Kept {
+				fmt.Fprintf(bw, "  %s (listed by %s): %s\n", k.Title(), k.Inventory, k.Reason)
+			}
+		}
+		for _, n := range t.Notes {
+			fmt.Fprintf(bw, "\n%s %s\n", c(ansiBold, "Note:"), n)
+		}
 	}
 	if opts.AfterObjects != nil {
 		if err := bw.Flush(); err != nil {
@@ -92,6 +101,9 @@ func writeTextObject(w io.Writer, o Object, s section, opts TextOptions, c func(
 		head = c(color, head)
 	}
 	fmt.Fprintf(w, "%s  (%s)\n", head, o.Where())
+	if o.Inventory != "" {
+		fmt.Fprintf(w, "  owned by %s\n", o.Inventory)
+	}
 	if o.Error != "" {
 		reason := o.ErrorReason
 		if reason == "" {

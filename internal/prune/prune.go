@@ -1,0 +1,238 @@
+// Package prune finds what applying a change would delete: the objects an inventory in
+// the cluster says the applier owns that the repository no longer renders. Ownership
+// is never assumed: each candidate must carry its inventory's mark, or it is kept.
+package prune
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/dynamic"
+
+	"github.com/drift-gitops/drift/internal/dryrun"
+	"github.com/drift-gitops/drift/internal/object"
+	"github.com/drift-gitops/drift/internal/render"
+)
+
+// Formats of inventories.
+const (
+	FormatApplyConfig = "apply-config"
+	FormatApplySet    = "applyset"
+	FormatCLIUtils    = "cli-utils"
+)
+
+// Options control pruning.
+type Options struct {
+	// Namespace is the target's default namespace.
+	Namespace string
+	// RequestTimeout bounds each request.
+	RequestTimeout time.Duration
+	// Propagation is what the delete is sent with (the applier's choice; kubectl
+	// prunes with background propagation).
+	Propagation metav1.DeletionPropagation
+}
+
+// Kept is a candidate that will not be deleted, and why.
+type Kept struct {
+	ID        object.ID
+	Inventory string
+	Reason    string
+}
+
+// Result is what pruning found for one target.
+type Result struct {
+	// Deletes are the objects applying the change would delete: Live is set, Merged is
+	// nil, Err is set when the server refuses the dry-run delete.
+	Deletes []dryrun.Result
+	Kept    []Kept
+	// Notes say what was looked at (a first apply, an entry already gone).
+	Notes []string
+	// Failures are inventories that cannot be used (malformed, edited by hand).
+	Failures []render.Failure
+}
+
+// inventory is one inventory of a target, whichever its format.
+type inventory struct {
+	format string
+	obj    render.Object
+	// name is "apply-config ConfigMap shop/inventory", for the report.
+	name string
+}
+
+// Find looks for the target's inventories among its rendered objects and returns what
+// applying the target would prune. results are the target's dry-run results (their IDs
+// carry defaulted namespaces). Nothing is computed when rendering failed: objects
+// missing from an incomplete render must never look deleted.
+func Find(ctx context.Context, c *dryrun.Clients, rendered *render.Result, results []dryrun.Result, opts Options) Result {
+	var out Result
+	if opts.RequestTimeout <= 0 {
+		opts.RequestTimeout = 30 * time.Second
+	}
+	if opts.Propagation == "" {
+		opts.Propagation = metav1.DeletePropagationBackground
+	}
+	invs, fails := inventories(rendered.Objects)
+	out.Failures = append(out.Failures, fails...)
+	if len(invs) == 0 {
+		return out
+	}
+	if len(rendered.Failures) > 0 {
+		out.Notes = append(out.Notes, "prune candidates were not looked for: the target has render errors, so objects missing from it might only have failed to render")
+		return out
+	}
+	set := newRenderedSet(results)
+	for _, inv := range invs {
+		p := &pruner{ctx: ctx, c: c, opts: opts, inv: inv, set: set, out: &out}
+		switch inv.format {
+		case FormatApplyConfig:
+			p.applyConfig()
+		case FormatCLIUtils:
+			p.cliUtils()
+		case FormatApplySet:
+			p.applySet()
+		}
+	}
+	sort.SliceStable(out.Deletes, func(i, j int) bool { return object.Less(out.Deletes[i].ID, out.Deletes[j].ID) })
+	sort.SliceStable(out.Kept, func(i, j int) bool { return object.Less(out.Kept[i].ID, out.Kept[j].ID) })
+	return out
+}
+
+// renderedSet is what the change renders, by group, kind, namespace and name.
+type renderedSet struct {
+	keys map[object.Key]bool
+	// unscoped holds objects whose namespace could not be defaulted (their kind could not
+	// be mapped): they match an inventory entry in any namespace.
+	unscoped map[object.Key]bool
+}
+
+func newRenderedSet(results []dryrun.Result) *renderedSet {
+	s := &renderedSet{keys: map[object.Key]bool{}, unscoped: map[object.Key]bool{}}
+	for _, r := range results {
+		k := r.ID.Key()
+		s.keys[k] = true
+		if r.ID.Namespace == "" {
+			s.unscoped[k] = true
+		}
+	}
+	return s
+}
+
+func (s *renderedSet) has(id object.ID) bool {
+	if s.keys[id.Key()] {
+		return true
+	}
+	id.Namespace = ""
+	return s.unscoped[id.Key()]
+}
+
+type pruner struct {
+	ctx  context.Context
+	c    *dryrun.Clients
+	opts Options
+	inv  inventory
+	set  *renderedSet
+	out  *Result
+}
+
+func (p *pruner) note(format string, args ...any) {
+	p.out.Notes = append(p.out.Notes, fmt.Sprintf("%s: ", p.inv.name)+fmt.Sprintf(format, args...))
+}
+
+func (p *pruner) fail(format string, args ...any) {
+	id := p.inv.obj.ID()
+	p.out.Failures = append(p.out.Failures, render.Failure{Source: p.inv.obj.Source, Doc: p.inv.obj.Doc, ID: &id,
+		Reason: ReasonInventory, Message: p.inv.name + ": " + fmt.Sprintf(format, args...)})
+}
+
+// ReasonInventory marks an inventory drift cannot use.
+const ReasonInventory = "inventory"
+
+// resource maps a group and kind to its client, in the entry's namespace.
+func (p *pruner) resource(gk schema.GroupKind, ns string) (dynamic.ResourceInterface, *meta.RESTMapping, error) {
+	m, err := p.c.Mapper.RESTMapping(gk)
+	if err != nil {
+		return nil, nil, err
+	}
+	if m.Scope.Name() == meta.RESTScopeNameNamespace {
+		return p.c.Dynamic.Resource(m.Resource).Namespace(ns), m, nil
+	}
+	return p.c.Dynamic.Resource(m.Resource), m, nil
+}
+
+func (p *pruner) get(res dynamic.ResourceInterface, name string) (*unstructured.Unstructured, error) {
+	ctx, cancel := context.WithTimeout(p.ctx, p.opts.RequestTimeout)
+	defer cancel()
+	obj, err := res.Get(ctx, name, metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		return nil, nil
+	}
+	return obj, err
+}
+
+// liveInventory reads the inventory object as it is in the cluster.
+func (p *pruner) liveInventory() (*unstructured.Unstructured, bool) {
+	id := p.inv.obj.ID()
+	ns := id.Namespace
+	res, m, err := p.resource(id.GroupKind(), ns)
+	if err != nil {
+		p.fail("its kind cannot be looked up in the cluster: %v", err)
+		return nil, false
+	}
+	if ns == "" && m.Scope.Name() == meta.RESTScopeNameNamespace {
+		ns = p.opts.Namespace
+		res = p.c.Dynamic.Resource(m.Resource).Namespace(ns)
+	}
+	live, err := p.get(res, id.Name)
+	if err != nil {
+		p.fail("the live inventory cannot be read: %v", err)
+		return nil, false
+	}
+	if live == nil {
+		p.note("not in the cluster yet (a first apply): nothing to prune")
+		return nil, false
+	}
+	return live, true
+}
+
+// candidate examines one object the live inventory lists and the change no longer
+// renders: gone already, kept (not owned), or deleted (owned; the delete is dry-run).
+func (p *pruner) candidate(id object.ID, owned func(*unstructured.Unstructured) (bool, string)) {
+	if p.set.has(id) {
+		return
+	}
+	res, m, err := p.resource(id.GroupKind(), id.Namespace)
+	if err != nil {
+		p.out.Kept = append(p.out.Kept, Kept{ID: id, Inventory: p.inv.name, Reason: fmt.Sprintf("its kind %s is not served by the cluster: %v", id.GroupKind(), err)})
+		return
+	}
+	id.Version = m.GroupVersionKind.Version
+	live, err := p.get(res, id.Name)
+	if err != nil {
+		p.out.Deletes = append(p.out.Deletes, dryrun.Result{ID: id, Inventory: p.inv.name,
+			Err: &dryrun.Message{Reason: dryrun.ReasonError, Message: fmt.Sprintf("listed by %s for deletion, but it cannot be read: %v", p.inv.name, err)}})
+		return
+	}
+	if live == nil {
+		p.note("%s is listed but already gone: nothing to delete", id.Display())
+		return
+	}
+	if ok, why := owned(live); !ok {
+		p.out.Kept = append(p.out.Kept, Kept{ID: id, Inventory: p.inv.name, Reason: why})
+		return
+	}
+	r := dryrun.Result{ID: id, Live: live, Inventory: p.inv.name, Object: render.Object{Obj: live, Source: p.inv.obj.Source, Doc: p.inv.obj.Doc}}
+	ctx, cancel := context.WithTimeout(p.ctx, p.opts.RequestTimeout)
+	defer cancel()
+	prop := p.opts.Propagation
+	if err := res.Delete(ctx, id.Name, metav1.DeleteOptions{DryRun: []string{metav1.DryRunAll}, PropagationPolicy: &prop}); err != nil {
+		r.Err = dryrun.DescribeError(p.c, "delete", &r, err)
+	}
+	p.out.Deletes = append(p.out.Deletes, r)
+}
