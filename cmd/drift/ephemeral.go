@@ -9,6 +9,7 @@ import (
 	"github.com/drift-gitops/drift/internal/dryrun"
 	"github.com/drift-gitops/drift/internal/dryrun/ephemeral"
 	"github.com/drift-gitops/drift/internal/object"
+	"github.com/drift-gitops/drift/internal/prune"
 	"github.com/drift-gitops/drift/internal/render"
 	"github.com/drift-gitops/drift/internal/source"
 )
@@ -78,7 +79,7 @@ func (o *diffOptions) seedBase(ctx context.Context, cl *cluster, targets, others
 		return nil
 	}
 	type batch struct {
-		objs               []render.Object
+		objs, all          []render.Object
 		namespace, manager string
 	}
 	var batches []batch
@@ -105,11 +106,15 @@ func (o *diffOptions) seedBase(ctx context.Context, cl *cluster, targets, others
 			}
 			cl.seeded[k] = true
 		}
-		batches = append(batches, batch{objs: rest, namespace: t.namespaceIn(cl), manager: t.fieldManager})
+		batches = append(batches, batch{objs: rest, all: res.Objects, namespace: t.namespaceIn(cl), manager: t.fieldManager})
 	}
 	o.seedReport(dryrun.Seed(ctx, cl.clients, scaffolding, dryrun.Options{FieldManager: o.FieldManager, Namespace: cl.namespace, Concurrency: o.Concurrency}))
 	for _, b := range batches {
 		o.seedReport(dryrun.Seed(ctx, cl.clients, b.objs, dryrun.Options{FieldManager: b.manager, Namespace: b.namespace, Concurrency: o.Concurrency}))
+		// What the applier leaves besides the objects: inventories' lists and marks.
+		if err := prune.MarkAsApplied(ctx, cl.clients, b.all, b.namespace); err != nil {
+			o.warnf("the base's inventory could not be recorded in the ephemeral server (%v): prune candidates may be missing", err)
+		}
 	}
 	if ctx.Err() != nil {
 		return fmt.Errorf("interrupted while loading the base into the ephemeral server: %w", context.Cause(ctx))

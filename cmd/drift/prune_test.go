@@ -237,3 +237,35 @@ func TestPruneDeleteRefusedByWebhook(t *testing.T) {
 		t.Errorf("exit %d: %s %s %q", o.code, b.Category, b.ErrorReason, b.Error)
 	}
 }
+
+// TestEphemeralPrunesWhatTheBaseInventoryOwns: with no cluster, the base is loaded
+// into an ephemeral server as its applier would leave it (inventory and owner marks),
+// so removing an object in the head is a delete there too.
+func TestEphemeralPrunesWhatTheBaseInventoryOwns(t *testing.T) {
+	cm := func(name string) string {
+		return "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: " + name + ", namespace: shop}\ndata: {v: \"1\"}\n"
+	}
+	inv := func(names ...string) string {
+		var lines []string
+		for _, n := range names {
+			lines = append(lines, "      shop::ConfigMap:"+n)
+		}
+		return "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: inventory\n  namespace: shop\n  labels: {kubectl.kubernetes.io/apply-cfg: \"true\"}\n  annotations:\n    kubectl.kubernetes.io/last-applied-objects: |\n" + strings.Join(lines, "\n") + "\n"
+	}
+	r := repo(t, map[string]string{
+		"ns.yaml": "apiVersion: v1\nkind: Namespace\nmetadata: {name: shop}\n", "inventory.yaml": inv("a", "b"), "a.yaml": cm("a"), "b.yaml": cm("b"),
+	})
+	if _, err := r.Git("tag", "base"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.CommitFiles(map[string]string{"b.yaml": "", "inventory.yaml": inv("a")}, "drop b"); err != nil {
+		t.Fatal(err)
+	}
+	rep, o := driftJSON(t, "diff", "--repo", r.Dir, "--cluster", "ephemeral", "--base", "base", "--ref", "main")
+	if got := deletes(rep); o.code != 1 || strings.Join(got, ",") != "ConfigMap/b" {
+		t.Fatalf("exit %d, deletes %v\n%s", o.code, got, o.stderr)
+	}
+	if a := objectNamed(t, rep, "ConfigMap", "a"); a.Category != report.Unchanged {
+		t.Errorf("a: %s\n%s", a.Category, a.Diff)
+	}
+}
