@@ -1,7 +1,7 @@
 package report
 
 import (
-	"bufio"
+	"bytes"
 	"fmt"
 	"io"
 	"strings"
@@ -11,7 +11,16 @@ import (
 type MarkdownOptions struct {
 	// ShowUnchanged lists unchanged objects by name; otherwise they are only counted.
 	ShowUnchanged bool
+	// MaxBytes, when set, is a size budget (a pull request comment): the summary and
+	// errors always go in, diffs are added whole while they fit, and objects whose diff
+	// does not fit are listed by name with a note that the full report is elsewhere.
+	MaxBytes int
+	// SummaryOnly writes the title, the table and the counts of errors, nothing else.
+	SummaryOnly bool
 }
+
+// budgetReserve is kept free for the closing lines of a size-limited report.
+const budgetReserve = 4096
 
 // WriteMarkdown writes the report as GitHub-flavoured markdown: a title with the counts,
 // a table per target, errors first, then one collapsed section per category with a
@@ -19,7 +28,7 @@ type MarkdownOptions struct {
 // spans and fences longer than any backtick run they contain, so it cannot break out,
 // mention a user or link an issue.
 func WriteMarkdown(w io.Writer, rep *Report, opts MarkdownOptions) error {
-	bw := bufio.NewWriter(w)
+	bw := &bytes.Buffer{}
 	fmt.Fprintf(bw, "### drift: %s\n\n", rep.Summary.Headline())
 	if !rep.Complete {
 		fmt.Fprintf(bw, "> [!CAUTION]\n> %s\n\n", rep.IncompleteNote())
@@ -41,6 +50,12 @@ func WriteMarkdown(w io.Writer, rep *Report, opts MarkdownOptions) error {
 		}
 		fmt.Fprintf(bw, "\n</details>\n")
 	}
+	if opts.SummaryOnly {
+		fmt.Fprintf(bw, "\nThe report is too long for a comment: the full report is in the job summary and the JSON report.\n")
+		_, err := w.Write(bw.Bytes())
+		return err
+	}
+	leftOut := 0
 	for _, t := range diffed {
 		multi := len(diffed) > 1
 		if multi {
@@ -71,7 +86,21 @@ func WriteMarkdown(w io.Writer, rep *Report, opts MarkdownOptions) error {
 				}
 			} else {
 				for _, o := range objs {
-					writeMarkdownObject(bw, o)
+					if opts.MaxBytes <= 0 {
+						writeMarkdownObject(bw, o)
+						continue
+					}
+					var blk bytes.Buffer
+					writeMarkdownObject(&blk, o)
+					if bw.Len()+blk.Len()+budgetReserve <= opts.MaxBytes {
+						bw.Write(blk.Bytes())
+						continue
+					}
+					leftOut++
+					line := fmt.Sprintf("- %s from %s: diff left out\n", codeSpan(o.Title()), codeSpan(o.Where()))
+					if bw.Len()+len(line)+budgetReserve <= opts.MaxBytes {
+						bw.WriteString(line)
+					}
 				}
 			}
 			fmt.Fprintf(bw, "\n</details>\n")
@@ -87,7 +116,11 @@ func WriteMarkdown(w io.Writer, rep *Report, opts MarkdownOptions) error {
 			fmt.Fprintf(bw, "\nNote: %s\n", codeSpan(n))
 		}
 	}
-	return bw.Flush()
+	if leftOut > 0 {
+		fmt.Fprintf(bw, "\n> [!NOTE]\n> %d diffs did not fit in this comment (GitHub's size limit); they are listed by name above. The full report is in the job summary and the JSON report.\n", leftOut)
+	}
+	_, err := w.Write(bw.Bytes())
+	return err
 }
 
 func mdDescribe(rep *Report) string {

@@ -1,0 +1,210 @@
+// Package githubtest is a local stand-in for the parts of GitHub's REST API drift
+// uses: issue comments (list with pagination, create, update, delete), check runs and
+// commit statuses. It keeps state, records requests, checks the token, and can be
+// told to answer with faults, so the publisher is tested against the API's shapes.
+package githubtest
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"regexp"
+	"strconv"
+	"sync"
+	"time"
+)
+
+// Comment is an issue comment.
+type Comment struct {
+	ID   int64  `json:"id"`
+	Body string `json:"body"`
+	User struct {
+		Login string `json:"login"`
+	} `json:"user"`
+}
+
+// Server is the stand-in. Its fields are safe to read after requests are done.
+type Server struct {
+	*httptest.Server
+	Token string
+
+	mu       sync.Mutex
+	nextID   int64
+	comments map[int][]*Comment // by issue number
+	// CheckRuns and Statuses hold the bodies received.
+	CheckRuns []map[string]any
+	Statuses  []map[string]any
+	// Requests lists "METHOD path" of every request.
+	Requests []string
+	// Fault, when set, may answer a request instead of the server (return true).
+	Fault func(w http.ResponseWriter, r *http.Request, n int) bool
+	// MaxBody is GitHub's limit on a comment body (65,536 characters).
+	MaxBody int
+}
+
+var (
+	commentsPath = regexp.MustCompile(`^/repos/([^/]+)/([^/]+)/issues/(\d+)/comments$`)
+	commentPath  = regexp.MustCompile(`^/repos/([^/]+)/([^/]+)/issues/comments/(\d+)$`)
+	checkRuns    = regexp.MustCompile(`^/repos/([^/]+)/([^/]+)/check-runs$`)
+	statuses     = regexp.MustCompile(`^/repos/([^/]+)/([^/]+)/statuses/([0-9a-f]+)$`)
+)
+
+// New starts a server for repository owner/repo that accepts token.
+func New(token string) *Server {
+	s := &Server{Token: token, comments: map[int][]*Comment{}, nextID: 1000, MaxBody: 65536}
+	s.Server = httptest.NewServer(http.HandlerFunc(s.handle))
+	return s
+}
+
+// Comments returns the comments of an issue, in order.
+func (s *Server) Comments(issue int) []Comment {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []Comment
+	for _, c := range s.comments[issue] {
+		out = append(out, *c)
+	}
+	return out
+}
+
+// AddComment adds a comment as another user would.
+func (s *Server) AddComment(issue int, body string) int64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.nextID++
+	c := &Comment{ID: s.nextID, Body: body}
+	c.User.Login = "someone"
+	s.comments[issue] = append(s.comments[issue], c)
+	return c.ID
+}
+
+// DeleteComment removes a comment as a person would.
+func (s *Server) DeleteComment(id int64) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for issue, cs := range s.comments {
+		for i, c := range cs {
+			if c.ID == id {
+				s.comments[issue] = append(cs[:i:i], cs[i+1:]...)
+				return
+			}
+		}
+	}
+}
+
+func writeJSON(w http.ResponseWriter, code int, v any) {
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.WriteHeader(code)
+	_ = json.NewEncoder(w).Encode(v)
+}
+
+func fail(w http.ResponseWriter, code int, msg string) {
+	writeJSON(w, code, map[string]any{"message": msg, "documentation_url": "https://docs.github.com/rest"})
+}
+
+func (s *Server) handle(w http.ResponseWriter, r *http.Request) {
+	s.mu.Lock()
+	s.Requests = append(s.Requests, r.Method+" "+r.URL.Path)
+	n := len(s.Requests)
+	fault := s.Fault
+	s.mu.Unlock()
+	if fault != nil && fault(w, r, n) {
+		return
+	}
+	if r.Header.Get("Authorization") != "Bearer "+s.Token {
+		fail(w, http.StatusUnauthorized, "Bad credentials")
+		return
+	}
+	w.Header().Set("X-RateLimit-Remaining", "4999")
+	w.Header().Set("X-RateLimit-Reset", strconv.FormatInt(time.Now().Add(time.Hour).Unix(), 10))
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	switch {
+	case commentsPath.MatchString(r.URL.Path):
+		issue, _ := strconv.Atoi(commentsPath.FindStringSubmatch(r.URL.Path)[3])
+		switch r.Method {
+		case http.MethodGet:
+			s.listComments(w, r, issue)
+		case http.MethodPost:
+			var c Comment
+			if json.NewDecoder(r.Body).Decode(&c) != nil || c.Body == "" {
+				fail(w, http.StatusUnprocessableEntity, "Validation Failed")
+				return
+			}
+			if len([]rune(c.Body)) > s.MaxBody {
+				fail(w, http.StatusUnprocessableEntity, "Validation Failed: body is too long (maximum is 65536 characters)")
+				return
+			}
+			s.nextID++
+			c.ID = s.nextID
+			c.User.Login = "github-actions[bot]"
+			s.comments[issue] = append(s.comments[issue], &c)
+			writeJSON(w, http.StatusCreated, c)
+		default:
+			fail(w, http.StatusMethodNotAllowed, "Method not allowed")
+		}
+	case commentPath.MatchString(r.URL.Path):
+		id, _ := strconv.ParseInt(commentPath.FindStringSubmatch(r.URL.Path)[3], 10, 64)
+		var found *Comment
+		for _, cs := range s.comments {
+			for _, c := range cs {
+				if c.ID == id {
+					found = c
+				}
+			}
+		}
+		if found == nil {
+			fail(w, http.StatusNotFound, "Not Found")
+			return
+		}
+		if r.Method != http.MethodPatch {
+			fail(w, http.StatusMethodNotAllowed, "Method not allowed")
+			return
+		}
+		var c Comment
+		if json.NewDecoder(r.Body).Decode(&c) != nil {
+			fail(w, http.StatusBadRequest, "Problems parsing JSON")
+			return
+		}
+		if len([]rune(c.Body)) > s.MaxBody {
+			fail(w, http.StatusUnprocessableEntity, "Validation Failed: body is too long (maximum is 65536 characters)")
+			return
+		}
+		found.Body = c.Body
+		writeJSON(w, http.StatusOK, found)
+	case checkRuns.MatchString(r.URL.Path) && r.Method == http.MethodPost:
+		var body map[string]any
+		_ = json.NewDecoder(r.Body).Decode(&body)
+		s.CheckRuns = append(s.CheckRuns, body)
+		writeJSON(w, http.StatusCreated, map[string]any{"id": len(s.CheckRuns), "name": body["name"]})
+	case statuses.MatchString(r.URL.Path) && r.Method == http.MethodPost:
+		var body map[string]any
+		_ = json.NewDecoder(r.Body).Decode(&body)
+		s.Statuses = append(s.Statuses, body)
+		writeJSON(w, http.StatusCreated, body)
+	default:
+		fail(w, http.StatusNotFound, "Not Found")
+	}
+}
+
+// listComments pages as GitHub does, with a Link header.
+func (s *Server) listComments(w http.ResponseWriter, r *http.Request, issue int) {
+	per, _ := strconv.Atoi(r.URL.Query().Get("per_page"))
+	if per <= 0 || per > 100 {
+		per = 30
+	}
+	page, _ := strconv.Atoi(r.URL.Query().Get("page"))
+	if page <= 0 {
+		page = 1
+	}
+	all := s.comments[issue]
+	start := min((page-1)*per, len(all))
+	end := min(start+per, len(all))
+	if end < len(all) {
+		w.Header().Set("Link", fmt.Sprintf(`<%s%s?per_page=%d&page=%d>; rel="next"`, s.URL, r.URL.Path, per, page+1))
+	}
+	out := make([]*Comment, 0, end-start)
+	out = append(out, all[start:end]...)
+	writeJSON(w, http.StatusOK, out)
+}

@@ -1,0 +1,242 @@
+package github
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"net/http"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	gh "github.com/google/go-github/v60/github"
+)
+
+// MaxCommentBytes keeps a comment under GitHub's 65,536-character limit with room to
+// spare (bytes are never fewer than characters).
+const MaxCommentBytes = 65000
+
+// Marker is the hidden line a drift comment starts with; the target set makes it
+// one comment per pull request and set of targets.
+func Marker(targets []string) string {
+	t := append([]string(nil), targets...)
+	sort.Strings(t)
+	sum := sha256.Sum256([]byte(strings.Join(t, "\n")))
+	return "<!-- drift:report targets=" + hex.EncodeToString(sum[:])[:16] + " -->"
+}
+
+// Publisher talks to GitHub's REST API.
+type Publisher struct {
+	client *gh.Client
+	ctx    Context
+}
+
+// NewPublisher builds a client for the context's API URL (GitHub Enterprise Server
+// included). Requests are retried on rate limits as the response headers say, a
+// bounded number of times, and sent one at a time.
+func NewPublisher(c Context, base http.RoundTripper) (*Publisher, error) {
+	if base == nil {
+		base = http.DefaultTransport
+	}
+	hc := &http.Client{Transport: &rateLimitTransport{next: base, token: c.Token, sleep: sleep}, Timeout: 60 * time.Second}
+	client := gh.NewClient(hc)
+	api := strings.TrimSuffix(c.APIURL, "/") + "/"
+	var err error
+	if client, err = client.WithEnterpriseURLs(api, api); err != nil {
+		return nil, fmt.Errorf("GITHUB_API_URL %q is not a URL: %w", c.APIURL, err)
+	}
+	// WithEnterpriseURLs appends api/v3/ to hosts other than api.github.com; the
+	// Actions environment gives the full API URL already.
+	client.BaseURL, _ = client.BaseURL.Parse(api)
+	return &Publisher{client: client, ctx: c}, nil
+}
+
+// Comment creates the pull request's drift comment for this target set, or updates
+// it in place; a deleted one is created again. Other drift comments are left alone.
+func (p *Publisher) Comment(ctx context.Context, marker, body string) (string, error) {
+	owner, repo, pr := p.ctx.Owner(), p.ctx.Repo(), p.ctx.PR
+	body = marker + "\n" + body
+	opts := &gh.IssueListCommentsOptions{ListOptions: gh.ListOptions{PerPage: 100}}
+	for {
+		comments, resp, err := p.client.Issues.ListComments(ctx, owner, repo, pr, opts)
+		if err != nil {
+			return "", p.explain("list the pull request's comments", err)
+		}
+		for _, c := range comments {
+			if strings.HasPrefix(c.GetBody(), marker) {
+				_, _, err := p.client.Issues.EditComment(ctx, owner, repo, c.GetID(), &gh.IssueComment{Body: &body})
+				if err != nil {
+					return "", p.explain("update the drift comment", err)
+				}
+				return "updated", nil
+			}
+		}
+		if resp.NextPage == 0 {
+			break
+		}
+		opts.Page = resp.NextPage
+	}
+	if _, _, err := p.client.Issues.CreateComment(ctx, owner, repo, pr, &gh.IssueComment{Body: &body}); err != nil {
+		return "", p.explain("comment on the pull request", err)
+	}
+	return "created", nil
+}
+
+// Check reports the outcome on the head commit: a check run named drift, or, when the
+// token may not create check runs, a commit status.
+func (p *Publisher) Check(ctx context.Context, failed bool, title, summary string) (string, error) {
+	owner, repo := p.ctx.Owner(), p.ctx.Repo()
+	if p.ctx.HeadSHA == "" {
+		return "", errors.New("cannot report a check: the head commit is unknown (GITHUB_SHA or a pull_request event)")
+	}
+	conclusion := "success"
+	if failed {
+		conclusion = "failure"
+	}
+	if len(summary) > MaxCommentBytes {
+		summary = "The full report is in the job summary."
+	}
+	_, _, err := p.client.Checks.CreateCheckRun(ctx, owner, repo, gh.CreateCheckRunOptions{
+		Name: "drift", HeadSHA: p.ctx.HeadSHA, Status: gh.String("completed"), Conclusion: &conclusion,
+		Output: &gh.CheckRunOutput{Title: &title, Summary: &summary},
+	})
+	if err == nil {
+		return "check run", nil
+	}
+	var er *gh.ErrorResponse
+	if !errors.As(err, &er) || er.Response == nil || (er.Response.StatusCode != http.StatusForbidden && er.Response.StatusCode != http.StatusNotFound) {
+		return "", p.explain("create the check run", err)
+	}
+	state := "success"
+	if failed {
+		state = "failure"
+	}
+	desc := title
+	if len(desc) > 140 {
+		desc = desc[:137] + "..."
+	}
+	if _, _, err := p.client.Repositories.CreateStatus(ctx, owner, repo, p.ctx.HeadSHA, &gh.RepoStatus{State: &state, Description: &desc, Context: gh.String("drift")}); err != nil {
+		return "", p.explain("set the commit status (the token may not create check runs either)", err)
+	}
+	return "commit status", nil
+}
+
+// StatusCode returns the HTTP status of a GitHub error (0 when there is none).
+func StatusCode(err error) int {
+	var de *Error
+	if errors.As(err, &de) {
+		return de.Code
+	}
+	var er *gh.ErrorResponse
+	if errors.As(err, &er) && er.Response != nil {
+		return er.Response.StatusCode
+	}
+	return 0
+}
+
+// Error is a GitHub failure explained; its text never holds the token.
+type Error struct {
+	Code int
+	msg  string
+}
+
+func (e *Error) Error() string { return e.msg }
+
+// explain turns a GitHub error into what to do, with the token scrubbed from whatever
+// the server echoed.
+func (p *Publisher) explain(what string, err error) error {
+	code := StatusCode(err)
+	var msg string
+	switch code {
+	case http.StatusForbidden:
+		msg = fmt.Sprintf("GitHub refused to %s (403): the token lacks permission; a pull request from a fork gets a read-only token, so post from a workflow_run job instead (docs/github.md); the report is still in the job summary: %v", what, err)
+	case http.StatusNotFound:
+		msg = fmt.Sprintf("GitHub could not %s (404): check the repository and the pull request number, and that the token can see the repository: %v", what, err)
+	case http.StatusUnprocessableEntity:
+		msg = fmt.Sprintf("GitHub rejected the request to %s (422): %v", what, err)
+	default:
+		msg = fmt.Sprintf("failed to %s on GitHub: %v", what, err)
+	}
+	if p.ctx.Token != "" {
+		msg = strings.ReplaceAll(msg, p.ctx.Token, "***")
+	}
+	return &Error{Code: code, msg: msg}
+}
+
+// rateLimitTransport authenticates requests and retries those GitHub answered with a
+// rate limit: 429, or 403 with Retry-After or no requests remaining. It waits what the
+// headers say (Retry-After, else until X-RateLimit-Reset), at most maxWait each time,
+// and tries at most maxTries times.
+type rateLimitTransport struct {
+	next  http.RoundTripper
+	token string
+	sleep func(context.Context, time.Duration) error
+}
+
+const (
+	maxTries = 4
+	maxWait  = 90 * time.Second
+)
+
+func (t *rateLimitTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	for try := 1; ; try++ {
+		r := req.Clone(req.Context())
+		if req.GetBody != nil {
+			body, err := req.GetBody()
+			if err != nil {
+				return nil, err
+			}
+			r.Body = body
+		}
+		if t.token != "" {
+			r.Header.Set("Authorization", "Bearer "+t.token)
+		}
+		resp, err := t.next.RoundTrip(r)
+		if err != nil || try == maxTries {
+			return resp, err
+		}
+		wait, limited := rateLimited(resp)
+		if !limited || wait > maxWait {
+			return resp, nil
+		}
+		_ = resp.Body.Close()
+		if err := t.sleep(req.Context(), wait); err != nil {
+			return nil, err
+		}
+	}
+}
+
+// rateLimited reads a response's rate-limit headers: how long to wait, and whether it
+// is a rate limit at all (a 403 without them is a permission problem).
+func rateLimited(resp *http.Response) (time.Duration, bool) {
+	if resp.StatusCode != http.StatusForbidden && resp.StatusCode != http.StatusTooManyRequests {
+		return 0, false
+	}
+	if s, err := strconv.Atoi(resp.Header.Get("Retry-After")); err == nil && s >= 0 {
+		return time.Duration(s) * time.Second, true
+	}
+	if resp.Header.Get("X-RateLimit-Remaining") == "0" {
+		if reset, err := strconv.ParseInt(resp.Header.Get("X-RateLimit-Reset"), 10, 64); err == nil {
+			return max(time.Until(time.Unix(reset, 0)), 0) + time.Second, true
+		}
+		return time.Minute, true
+	}
+	if resp.StatusCode == http.StatusTooManyRequests {
+		return time.Minute, true
+	}
+	return 0, false
+}
+
+func sleep(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
