@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"sync"
 	"time"
 
@@ -12,6 +13,7 @@ import (
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
 	"github.com/drift-gitops/drift/internal/dryrun"
+	"github.com/drift-gitops/drift/internal/github"
 	"github.com/drift-gitops/drift/internal/render"
 	"github.com/drift-gitops/drift/internal/report"
 	"github.com/drift-gitops/drift/internal/source"
@@ -40,6 +42,9 @@ type diffOptions struct {
 	Targets        []string
 	ApplyMode      string
 	Prune          bool
+
+	// github holds the GitHub side's flags.
+	github githubOptions
 
 	// flags tells which flags were given on the command line.
 	flags *pflag.FlagSet
@@ -98,6 +103,7 @@ Exit status: 0 no changes, 1 changes, 2 errors (the report is then incomplete).`
 	f.BoolVar(&o.Prune, "prune", true, "report what applying would delete: objects an inventory in the cluster owns that the change no longer renders (--prune=false skips it)")
 	f.StringVar(&o.ApplyMode, "apply-mode", dryrun.ApplyServer, "how the pipeline applies: server (server-side apply) or client (kubectl apply's three-way patch); overrides drift.yaml")
 	f.StringArrayVar(&o.Targets, "target", nil, "diff only the drift.yaml targets with this name (repeatable; globs like 'web-*' allowed)")
+	o.github.addFlags(f)
 	o.kube.AddFlags(f)
 	o.flags = f
 	return cmd
@@ -176,6 +182,14 @@ func (o *diffOptions) Run(ctx context.Context) error {
 	}
 	if err := o.write(ctx, rep); err != nil {
 		return err
+	}
+	if err := o.publish(ctx, rep); err != nil {
+		// A refusal from GitHub (a fork's read-only token) does not change what the
+		// diff found: say so, and exit as the diff does. Anything else is an error.
+		if github.StatusCode(err) != http.StatusForbidden {
+			return err
+		}
+		fmt.Fprintf(o.streams.ErrOut, "drift: warning: %v\n", err)
 	}
 	switch {
 	case !rep.Complete:

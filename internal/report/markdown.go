@@ -55,7 +55,18 @@ func WriteMarkdown(w io.Writer, rep *Report, opts MarkdownOptions) error {
 		_, err := w.Write(bw.Bytes())
 		return err
 	}
-	leftOut := 0
+	// Room is kept for one name line per object whose diff might not fit, so that
+	// every left-out object is still listed by name.
+	leftOut, unlisted, pending := 0, 0, 0
+	if opts.MaxBytes > 0 {
+		for _, t := range diffed {
+			for _, o := range t.Objects {
+				if o.Category != Error && o.Category != Unchanged {
+					pending += len(leftOutLine(o))
+				}
+			}
+		}
+	}
 	for _, t := range diffed {
 		multi := len(diffed) > 1
 		if multi {
@@ -92,14 +103,17 @@ func WriteMarkdown(w io.Writer, rep *Report, opts MarkdownOptions) error {
 					}
 					var blk bytes.Buffer
 					writeMarkdownObject(&blk, o)
-					if bw.Len()+blk.Len()+budgetReserve <= opts.MaxBytes {
+					line := leftOutLine(o)
+					pending -= len(line)
+					if bw.Len()+blk.Len()+budgetReserve+pending <= opts.MaxBytes {
 						bw.Write(blk.Bytes())
 						continue
 					}
 					leftOut++
-					line := fmt.Sprintf("- %s from %s: diff left out\n", codeSpan(o.Title()), codeSpan(o.Where()))
 					if bw.Len()+len(line)+budgetReserve <= opts.MaxBytes {
 						bw.WriteString(line)
+					} else {
+						unlisted++
 					}
 				}
 			}
@@ -117,7 +131,11 @@ func WriteMarkdown(w io.Writer, rep *Report, opts MarkdownOptions) error {
 		}
 	}
 	if leftOut > 0 {
-		fmt.Fprintf(bw, "\n> [!NOTE]\n> %d diffs did not fit in this comment (GitHub's size limit); they are listed by name above. The full report is in the job summary and the JSON report.\n", leftOut)
+		listed := "they are listed by name above"
+		if unlisted > 0 {
+			listed = fmt.Sprintf("%d are listed by name above, %d not even that", leftOut-unlisted, unlisted)
+		}
+		fmt.Fprintf(bw, "\n> [!NOTE]\n> %d diffs did not fit in this comment (GitHub's size limit); %s. The full report is in the job summary and the JSON report.\n", leftOut, listed)
 	}
 	_, err := w.Write(bw.Bytes())
 	return err
@@ -185,4 +203,9 @@ func longestRun(s string, c byte) int {
 		}
 	}
 	return best
+}
+
+// leftOutLine lists an object whose diff did not fit.
+func leftOutLine(o Object) string {
+	return fmt.Sprintf("- %s from %s: diff left out\n", codeSpan(o.Title()), codeSpan(o.Where()))
 }

@@ -1,0 +1,160 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"net/http"
+	"os"
+	"path/filepath"
+
+	"github.com/spf13/pflag"
+
+	"github.com/drift-gitops/drift/internal/github"
+	"github.com/drift-gitops/drift/internal/report"
+)
+
+// githubOptions are the flags of the GitHub side: posting the report to a pull
+// request, the job summary, and a JSON copy for an artifact.
+type githubOptions struct {
+	Comment       bool
+	Check         bool
+	FailOnDeletes bool
+	Token         string
+	Repository    string
+	PR            int
+	APIURL        string
+	HeadSHA       string
+	StepSummary   string
+	JSONReport    string
+
+	// transport is the HTTP transport to GitHub; tests replace it.
+	transport http.RoundTripper
+}
+
+func (g *githubOptions) addFlags(f *pflag.FlagSet) {
+	f.BoolVar(&g.Comment, "github-comment", false, "post the report to the pull request as one comment, updated on every run, and report a check run (context from GITHUB_* variables)")
+	f.BoolVar(&g.Check, "github-check", true, "with --github-comment: also report a check run named drift (or a commit status) on the head commit")
+	f.BoolVar(&g.FailOnDeletes, "fail-on-deletes", false, "with --github-comment: the check fails when the change deletes objects")
+	f.StringVar(&g.Token, "github-token", "", "GitHub token (default $GITHUB_TOKEN)")
+	f.StringVar(&g.Repository, "github-repository", "", "owner/name (default $GITHUB_REPOSITORY)")
+	f.IntVar(&g.PR, "github-pr", 0, "pull request number (default: from the event at $GITHUB_EVENT_PATH)")
+	f.StringVar(&g.APIURL, "github-api-url", "", "GitHub API URL, for GitHub Enterprise Server (default $GITHUB_API_URL, else https://api.github.com)")
+	f.StringVar(&g.HeadSHA, "github-sha", "", "head commit for the check (default: the pull request's head, else $GITHUB_SHA)")
+	f.StringVar(&g.StepSummary, "step-summary", "", "append the full markdown report to this file (default $GITHUB_STEP_SUMMARY)")
+	f.StringVar(&g.JSONReport, "json-report", "", "also write the JSON report to this file (for an artifact)")
+}
+
+// context merges the flags over the Actions environment.
+func (g *githubOptions) context(getenv func(string) string) (github.Context, error) {
+	c, err := github.FromEnv(getenv)
+	if err != nil {
+		return c, err
+	}
+	set := func(dst *string, v string) {
+		if v != "" {
+			*dst = v
+		}
+	}
+	set(&c.Token, g.Token)
+	set(&c.Repository, g.Repository)
+	set(&c.APIURL, g.APIURL)
+	set(&c.HeadSHA, g.HeadSHA)
+	set(&c.StepSummary, g.StepSummary)
+	if g.PR > 0 {
+		c.PR = g.PR
+	}
+	return c, nil
+}
+
+// publish writes the job summary and the JSON copy, then posts the comment and the
+// check. The summary comes first, so it is there even when posting fails. A refusal
+// from GitHub is returned; the caller decides the exit code.
+func (o *diffOptions) publish(ctx context.Context, rep *report.Report) error {
+	g := &o.github
+	if g.JSONReport != "" {
+		var buf bytes.Buffer
+		if err := report.WriteJSON(&buf, rep); err != nil {
+			return err
+		}
+		if err := writeFile(g.JSONReport, buf.Bytes()); err != nil {
+			return fmt.Errorf("--json-report: %w", err)
+		}
+	}
+	ghc, err := g.context(o.getenv)
+	if err != nil {
+		return err
+	}
+	if ghc.StepSummary != "" {
+		var buf bytes.Buffer
+		if err := report.WriteMarkdown(&buf, rep, report.MarkdownOptions{MaxBytes: 1 << 20}); err != nil {
+			return err
+		}
+		f, err := os.OpenFile(ghc.StepSummary, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
+		if err != nil {
+			return fmt.Errorf("failed to open the job summary %s: %w", ghc.StepSummary, err)
+		}
+		_, werr := f.Write(append(buf.Bytes(), '\n'))
+		if cerr := f.Close(); werr == nil {
+			werr = cerr
+		}
+		if werr != nil {
+			return fmt.Errorf("failed to write the job summary %s: %w", ghc.StepSummary, werr)
+		}
+	}
+	if !g.Comment {
+		return nil
+	}
+	if err := ghc.Check(); err != nil {
+		return err
+	}
+	pub, err := github.NewPublisher(ghc, g.transport)
+	if err != nil {
+		return err
+	}
+	var names []string
+	for _, t := range rep.Targets {
+		names = append(names, t.Name)
+	}
+	marker := github.Marker(names)
+	var body bytes.Buffer
+	if err := report.WriteMarkdown(&body, rep, report.MarkdownOptions{MaxBytes: github.MaxCommentBytes}); err != nil {
+		return err
+	}
+	how, err := pub.Comment(ctx, marker, body.String())
+	if github.StatusCode(err) == http.StatusUnprocessableEntity {
+		// Too long after all: the summary alone.
+		body.Reset()
+		if werr := report.WriteMarkdown(&body, rep, report.MarkdownOptions{SummaryOnly: true}); werr != nil {
+			return werr
+		}
+		how, err = pub.Comment(ctx, marker, body.String())
+	}
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(o.streams.ErrOut, "drift: %s the pull request comment\n", how)
+	if !g.Check {
+		return nil
+	}
+	failed := !rep.Complete || (g.FailOnDeletes && rep.Summary.Delete > 0)
+	var summary bytes.Buffer
+	if err := report.WriteMarkdown(&summary, rep, report.MarkdownOptions{SummaryOnly: true}); err != nil {
+		return err
+	}
+	how, err = pub.Check(ctx, failed, rep.Summary.Headline(), summary.String())
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(o.streams.ErrOut, "drift: reported a %s on %s\n", how, ghc.HeadSHA)
+	return nil
+}
+
+func writeFile(path string, data []byte) error {
+	if dir := filepath.Dir(path); dir != "" {
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return err
+		}
+	}
+	return os.WriteFile(path, data, 0o644)
+}
