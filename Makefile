@@ -2,6 +2,7 @@
 SHELL := /usr/bin/env bash
 GO    ?= go
 BIN   := bin/drift
+ACTIONLINT := github.com/rhysd/actionlint/cmd/actionlint@v1.7.12
 
 export GOTOOLCHAIN := local
 
@@ -12,12 +13,13 @@ all: build
 build:
 	$(GO) build -o $(BIN) ./cmd/drift
 
-## check: formatting, go vet, go mod tidy
+## check: formatting, go vet, go mod tidy, actionlint on every workflow
 check:
 	@out="$$(gofmt -l $$(git ls-files -co --exclude-standard '*.go'))"; \
 	  if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
 	$(GO) mod tidy -diff
+	$(GO) run $(ACTIONLINT) .github/workflows/*.yml docs/examples/*.yml
 
 ## test: checks, then every test against real API servers (binaries installed on first use)
 test: check

@@ -27,6 +27,8 @@ type githubOptions struct {
 	HeadSHA       string
 	StepSummary   string
 	JSONReport    string
+	Outputs       bool
+	CommentFile   string
 
 	// transport is the HTTP transport to GitHub; tests replace it.
 	transport http.RoundTripper
@@ -43,6 +45,8 @@ func (g *githubOptions) addFlags(f *pflag.FlagSet) {
 	f.StringVar(&g.HeadSHA, "github-sha", "", "head commit for the check (default: the pull request's head, else $GITHUB_SHA)")
 	f.StringVar(&g.StepSummary, "step-summary", "", "append the full markdown report to this file (default $GITHUB_STEP_SUMMARY)")
 	f.StringVar(&g.JSONReport, "json-report", "", "also write the JSON report to this file (for an artifact)")
+	f.StringVar(&g.CommentFile, "comment-file", "", "write the pull request comment (size-limited markdown, with its marker) to this file instead of, or besides, posting it")
+	f.BoolVar(&g.Outputs, "github-output", false, "write the step outputs has-changes, counts and report-json to $GITHUB_OUTPUT (the Action uses it)")
 }
 
 // context merges the flags over the Actions environment.
@@ -81,6 +85,11 @@ func (o *diffOptions) publish(ctx context.Context, rep *report.Report) error {
 			return fmt.Errorf("--json-report: %w", err)
 		}
 	}
+	if g.Outputs {
+		if err := writeOutputs(o.getenv("GITHUB_OUTPUT"), rep, g.JSONReport); err != nil {
+			return err
+		}
+	}
 	ghc, err := g.context(o.getenv)
 	if err != nil {
 		return err
@@ -102,6 +111,20 @@ func (o *diffOptions) publish(ctx context.Context, rep *report.Report) error {
 			return fmt.Errorf("failed to write the job summary %s: %w", ghc.StepSummary, werr)
 		}
 	}
+	var names []string
+	for _, t := range rep.Targets {
+		names = append(names, t.Name)
+	}
+	marker := github.Marker(names)
+	var body bytes.Buffer
+	if err := report.WriteMarkdown(&body, rep, report.MarkdownOptions{MaxBytes: github.MaxCommentBytes}); err != nil {
+		return err
+	}
+	if g.CommentFile != "" {
+		if err := writeFile(g.CommentFile, []byte(marker+"\n"+body.String())); err != nil {
+			return fmt.Errorf("--comment-file: %w", err)
+		}
+	}
 	if !g.Comment {
 		return nil
 	}
@@ -110,15 +133,6 @@ func (o *diffOptions) publish(ctx context.Context, rep *report.Report) error {
 	}
 	pub, err := github.NewPublisher(ghc, g.transport)
 	if err != nil {
-		return err
-	}
-	var names []string
-	for _, t := range rep.Targets {
-		names = append(names, t.Name)
-	}
-	marker := github.Marker(names)
-	var body bytes.Buffer
-	if err := report.WriteMarkdown(&body, rep, report.MarkdownOptions{MaxBytes: github.MaxCommentBytes}); err != nil {
 		return err
 	}
 	how, err := pub.Comment(ctx, marker, body.String())
@@ -157,4 +171,22 @@ func writeFile(path string, data []byte) error {
 		}
 	}
 	return os.WriteFile(path, data, 0o644)
+}
+
+// writeOutputs appends the step outputs the Action declares.
+func writeOutputs(path string, rep *report.Report, jsonReport string) error {
+	if path == "" {
+		return fmt.Errorf("--github-output: GITHUB_OUTPUT is not set (it is in a GitHub Actions step)")
+	}
+	f, err := os.OpenFile(path, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
+	if err != nil {
+		return fmt.Errorf("--github-output: %w", err)
+	}
+	s := rep.Summary
+	_, werr := fmt.Fprintf(f, "has-changes=%t\ncounts=%s\nadd=%d\nmodify=%d\ndelete=%d\nunchanged=%d\nerrors=%d\ncomplete=%t\nreport-json=%s\n",
+		s.Changes() > 0, s.Line(), s.Add, s.Modify, s.Delete, s.Unchanged, s.Error, rep.Complete, jsonReport)
+	if cerr := f.Close(); werr == nil {
+		werr = cerr
+	}
+	return werr
 }

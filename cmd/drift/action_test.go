@@ -1,0 +1,119 @@
+package main
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"gopkg.in/yaml.v3"
+
+	"github.com/drift-gitops/drift/internal/github/githubtest"
+)
+
+// TestActionRunsItsSteps runs the composite Action's preview step, as action.yml
+// declares it, with a fake Actions environment: the GitHub stand-in server, the test
+// API server's kubeconfig, and this test binary as drift.
+func TestActionRunsItsSteps(t *testing.T) {
+	var action struct {
+		Inputs  map[string]any `yaml:"inputs"`
+		Outputs map[string]any `yaml:"outputs"`
+		Runs    struct {
+			Steps []struct {
+				ID  string            `yaml:"id"`
+				Run string            `yaml:"run"`
+				Env map[string]string `yaml:"env"`
+			} `yaml:"steps"`
+		} `yaml:"runs"`
+	}
+	data, err := os.ReadFile("../../action.yml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := yaml.Unmarshal(data, &action); err != nil {
+		t.Fatal(err)
+	}
+	var stepEnv map[string]string
+	var run string
+	for _, s := range action.Runs.Steps {
+		if s.ID == "diff" {
+			stepEnv, run = s.Env, s.Run
+		}
+	}
+	if run != `bash "$GITHUB_ACTION_PATH/hack/action/run.sh"` {
+		t.Fatalf("the preview step runs %q", run)
+	}
+	// Every DRIFT_INPUT_* variable comes from the input of that name.
+	for k, v := range stepEnv {
+		if name, ok := strings.CutPrefix(k, "DRIFT_INPUT_"); ok {
+			input := strings.ToLower(strings.ReplaceAll(name, "_", "-"))
+			if _, declared := action.Inputs[input]; !declared || v != "${{ inputs."+input+" }}" {
+				t.Errorf("%s=%s does not come from a declared input %s", k, v, input)
+			}
+		}
+	}
+	for _, out := range []string{"has-changes", "counts", "report-json"} {
+		if _, ok := action.Outputs[out]; !ok {
+			t.Errorf("output %s is not declared", out)
+		}
+	}
+
+	srv := githubtest.New(ghToken)
+	defer srv.Close()
+	actionsEnv(t, srv, 21)
+	ns := namespace(t)
+	a := sub("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a, namespace: NS}\n", ns)
+	apply(t, "kubectl", a)
+	r := repo(t, map[string]string{"cm.yaml": a})
+	base, _ := r.Git("rev-parse", "HEAD")
+	if _, err := r.CommitFiles(map[string]string{"cm2.yaml": sub("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: b, namespace: NS}\n", ns)}, "add b"); err != nil {
+		t.Fatal(err)
+	}
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmp := t.TempDir()
+	wrapper := filepath.Join(t.TempDir(), "drift")
+	if err := os.WriteFile(wrapper, []byte("#!/bin/sh\nDRIFT_TEST_RUN_MAIN=1 exec "+self+" \"$@\"\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	runStep := func(failOnChanges string) (int, string, string) {
+		output := filepath.Join(t.TempDir(), "output")
+		cmd := exec.Command("bash", filepath.Join(mustAbs(t, "../.."), "hack", "action", "run.sh"))
+		cmd.Dir = r.Dir
+		cmd.Env = append(os.Environ(),
+			"DRIFT_BIN="+wrapper, "RUNNER_TEMP="+tmp, "GITHUB_OUTPUT="+output, "KUBECONFIG="+env.Kubeconfig,
+			"DRIFT_INPUT_BASE_REF="+strings.TrimSpace(base), "DRIFT_INPUT_FAIL_ON_CHANGES="+failOnChanges, "DRIFT_INPUT_TARGETS=", "DRIFT_INPUT_ARGS=--show-unchanged")
+		out, _ := cmd.CombinedOutput()
+		outputs, _ := os.ReadFile(output)
+		return cmd.ProcessState.ExitCode(), string(out), string(outputs)
+	}
+	code, out, outputs := runStep("false")
+	if code != 0 || !strings.Contains(outputs, "has-changes=true") || !strings.Contains(outputs, "counts=1 to add, 0 to modify, 0 to delete, 1 unchanged, 0 errors") {
+		t.Fatalf("exit %d\n%s\noutputs:\n%s", code, out, outputs)
+	}
+	if c := srv.Comments(21); len(c) != 1 || !strings.Contains(c[0].Body, "### drift: 1 to add") {
+		t.Fatalf("comments = %+v", c)
+	}
+	reportJSON := filepath.Join(tmp, "drift", "report.json")
+	if !strings.Contains(outputs, "report-json="+reportJSON) {
+		t.Errorf("outputs: %s", outputs)
+	}
+	if _, err := os.Stat(reportJSON); err != nil {
+		t.Error(err)
+	}
+	if code, out, _ := runStep("true"); code != 1 {
+		t.Errorf("fail-on-changes: exit %d\n%s", code, out)
+	}
+}
+
+func mustAbs(t *testing.T, p string) string {
+	t.Helper()
+	abs, err := filepath.Abs(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return abs
+}

@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# The drift Action's main step (action.yml runs it). Inputs arrive as DRIFT_INPUT_*
+# variables; the drift binary as DRIFT_BIN. It previews HEAD (the checked-out pull
+# request) against the base, posts the comment, the check and the job summary, and
+# sets the step outputs. drift's exit status 1 (changes) fails the step only with
+# fail-on-changes; 2 (errors, an incomplete report) always does.
+set -uo pipefail
+
+args=(diff --ref HEAD --github-comment --github-output
+      --json-report "${RUNNER_TEMP:-/tmp}/drift/report.json")
+[[ -n "${DRIFT_INPUT_BASE_REF:-}" ]] && args+=(--base "$DRIFT_INPUT_BASE_REF")
+[[ -n "${DRIFT_INPUT_CONFIG:-}" ]] && args+=(--config "$DRIFT_INPUT_CONFIG")
+[[ -n "${DRIFT_INPUT_CLUSTER:-}" ]] && args+=(--cluster "$DRIFT_INPUT_CLUSTER")
+[[ "${DRIFT_INPUT_FAIL_ON_DELETES:-false}" == "true" ]] && args+=(--fail-on-deletes)
+while IFS= read -r target; do
+  [[ -n "${target// /}" ]] && args+=(--target "$target")
+done <<< "${DRIFT_INPUT_TARGETS:-}"
+if [[ -n "${DRIFT_INPUT_ARGS:-}" ]]; then
+  read -r -a extra <<< "$DRIFT_INPUT_ARGS"
+  args+=("${extra[@]}")
+fi
+
+mkdir -p "${RUNNER_TEMP:-/tmp}/drift"
+"${DRIFT_BIN:?DRIFT_BIN names the drift binary}" "${args[@]}"
+status=$?
+case "$status" in
+  0) exit 0 ;;
+  1) [[ "${DRIFT_INPUT_FAIL_ON_CHANGES:-false}" == "true" ]] && exit 1; exit 0 ;;
+  *) echo "::error title=drift::the preview is incomplete (exit $status): see the job summary"; exit "$status" ;;
+esac
