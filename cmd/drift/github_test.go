@@ -132,3 +132,19 @@ func TestGitHubCommentStaysUnderTheLimit(t *testing.T) {
 		t.Errorf("--github-check=false still reported a check")
 	}
 }
+
+// TestGitHubRefusesTheBodyThenTheSummaryIsPosted: GitHub's 422 for a body it finds too
+// long (its count can differ from ours) falls back to the summary alone.
+func TestGitHubRefusesTheBodyThenTheSummaryIsPosted(t *testing.T) {
+	srv := githubtest.New(ghToken)
+	defer srv.Close()
+	srv.MaxBody = 1500
+	actionsEnv(t, srv, 14)
+	ns := namespace(t)
+	r := repo(t, map[string]string{"cm.yaml": sub("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: big, namespace: NS}\ndata: {blob: "+strings.Repeat("y", 3000)+"}\n", ns)})
+	o := drift(t, "diff", "--repo", r.Dir, "--ref", "main", "--github-comment")
+	c := srv.Comments(14)
+	if o.code != 1 || len(c) != 1 || !strings.Contains(c[0].Body, "The report is too long for a comment") || strings.Contains(c[0].Body, "```diff") {
+		t.Fatalf("exit %d, comments %+v\n%s", o.code, c, o.stderr)
+	}
+}

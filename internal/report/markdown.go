@@ -133,7 +133,7 @@ func WriteMarkdown(w io.Writer, rep *Report, opts MarkdownOptions) error {
 	if leftOut > 0 {
 		listed := "they are listed by name above"
 		if unlisted > 0 {
-			listed = fmt.Sprintf("%d are listed by name above, %d not even that", leftOut-unlisted, unlisted)
+			listed = fmt.Sprintf("%d of them listed by name above; %d more could not even be named (see the job summary)", leftOut-unlisted, unlisted)
 		}
 		fmt.Fprintf(bw, "\n> [!NOTE]\n> %d diffs did not fit in this comment (GitHub's size limit); %s. The full report is in the job summary and the JSON report.\n", leftOut, listed)
 	}

@@ -187,3 +187,28 @@ func TestCodeSpanAndFenceCannotBeEscaped(t *testing.T) {
 		t.Fatalf("fence not longer than the content's run:\n%s", b.String())
 	}
 }
+
+// TestGoldenBudgetedMarkdown: the pull request comment's budget, here small enough
+// that some diffs are listed by name instead, and the summary-only fallback.
+func TestGoldenBudgetedMarkdown(t *testing.T) {
+	rep, err := Build(sampleInput(t), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var full, budget, summary bytes.Buffer
+	if err := WriteMarkdown(&full, rep, MarkdownOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	max := full.Len() + budgetReserve - 600
+	if err := WriteMarkdown(&budget, rep, MarkdownOptions{MaxBytes: max}); err != nil {
+		t.Fatal(err)
+	}
+	if err := WriteMarkdown(&summary, rep, MarkdownOptions{SummaryOnly: true}); err != nil {
+		t.Fatal(err)
+	}
+	if budget.Len() > max || !strings.Contains(budget.String(), "diff left out") || strings.Count(budget.String(), "```")%2 != 0 {
+		t.Errorf("budgeted report of %d bytes (max %d)", budget.Len(), max)
+	}
+	golden(t, "report.budget.md", budget.Bytes())
+	golden(t, "report.summary.md", summary.Bytes())
+}
