@@ -45,6 +45,8 @@ type diffOptions struct {
 
 	// github holds the GitHub side's flags.
 	github githubOptions
+	// detect makes this drift detect: the tracked branch, reported as drift.
+	detect bool
 
 	// flags tells which flags were given on the command line.
 	flags *pflag.FlagSet
@@ -84,7 +86,12 @@ Exit status: 0 no changes, 1 changes, 2 errors (the report is then incomplete).`
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return o.Run(cmd.Context()) },
 	}
-	f := cmd.Flags()
+	o.addFlags(cmd.Flags())
+	return cmd
+}
+
+// addFlags registers the flags diff and detect share.
+func (o *diffOptions) addFlags(f *pflag.FlagSet) {
 	f.StringVar(&o.Repo, "repo", ".", "directory inside the git repository to read")
 	f.StringVar(&o.Ref, "ref", "", "git ref to render (branch, origin/main, tag, SHA, HEAD~2, refs/pull/N/merge); default: the work tree as it is on disk")
 	f.StringArrayVar(&o.Paths, "path", nil, "directory or file to render, relative to --repo (repeatable; default: --repo itself)")
@@ -106,7 +113,6 @@ Exit status: 0 no changes, 1 changes, 2 errors (the report is then incomplete).`
 	o.github.addFlags(f)
 	o.kube.AddFlags(f)
 	o.flags = f
-	return cmd
 }
 
 // Run renders, previews and reports, and returns an exitStatus for changes or errors.
@@ -120,6 +126,9 @@ func (o *diffOptions) Run(ctx context.Context) error {
 	repo, err := source.Open(o.Repo)
 	if err != nil {
 		return err
+	}
+	if o.detect && o.Ref == "" {
+		o.Ref = repo.DefaultBranch()
 	}
 	head, err := repo.Snapshot(o.Ref)
 	if err != nil {
@@ -166,7 +175,7 @@ func (o *diffOptions) Run(ctx context.Context) error {
 	}
 	o.dryRun(ctx, run)
 
-	in := report.Input{Ref: o.Ref, Commit: head.Commit, Base: o.Base}
+	in := report.Input{Ref: o.Ref, Commit: head.Commit, Base: o.Base, Drift: o.detect}
 	if base != nil {
 		in.BaseCommit = base.Commit
 	}

@@ -28,6 +28,7 @@ type githubOptions struct {
 	StepSummary   string
 	JSONReport    string
 	Outputs       bool
+	Issue         bool
 	CommentFile   string
 
 	// transport is the HTTP transport to GitHub; tests replace it.
@@ -125,6 +126,9 @@ func (o *diffOptions) publish(ctx context.Context, rep *report.Report) error {
 			return fmt.Errorf("--comment-file: %w", err)
 		}
 	}
+	if g.Issue {
+		return o.driftIssue(ctx, ghc, rep, marker, body.String())
+	}
 	if !g.Comment {
 		return nil
 	}
@@ -189,4 +193,24 @@ func writeOutputs(path string, rep *report.Report, jsonReport string) error {
 		werr = cerr
 	}
 	return werr
+}
+
+// driftIssue keeps the drift issue of this target set up to date.
+func (o *diffOptions) driftIssue(ctx context.Context, ghc github.Context, rep *report.Report, marker, body string) error {
+	ghc.PR = 1 // an issue needs no pull request
+	if err := ghc.Check(); err != nil {
+		return err
+	}
+	pub, err := github.NewPublisher(ghc, o.github.transport)
+	if err != nil {
+		return err
+	}
+	drift := rep.Summary.Changes() > 0 || !rep.Complete
+	title := "Drift: the cluster does not match the repository (" + rep.Summary.Headline() + ")"
+	how, err := pub.DriftIssue(ctx, marker, report.Fingerprint(rep), drift, title, body)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(o.streams.ErrOut, "drift: %s\n", how)
+	return nil
 }

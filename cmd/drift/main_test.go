@@ -46,7 +46,7 @@ type outcome struct {
 func drift(t *testing.T, args ...string) outcome {
 	t.Helper()
 	var out, errOut bytes.Buffer
-	if len(args) > 0 && args[0] == "diff" {
+	if len(args) > 0 && (args[0] == "diff" || args[0] == "detect") {
 		args = append(args, "--kubeconfig", env.Kubeconfig)
 	}
 	code := run(context.Background(), genericiooptions.IOStreams{In: strings.NewReader(""), Out: &out, ErrOut: &errOut}, args)

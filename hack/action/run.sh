@@ -1,14 +1,20 @@
 #!/usr/bin/env bash
 # The drift Action's main step (action.yml runs it). Inputs arrive as DRIFT_INPUT_*
-# variables; the drift binary as DRIFT_BIN. It previews HEAD (the checked-out pull
-# request) against the base, posts the comment, the check and the job summary, and
-# sets the step outputs. drift's exit status 1 (changes) fails the step only with
+# variables; the drift binary as DRIFT_BIN. In diff mode it previews HEAD (the
+# checked-out pull request) against the base and posts the comment, the check and the
+# job summary; in detect mode it checks HEAD for drift and keeps the drift issue. It
+# sets the step outputs either way. drift's exit status 1 (changes) fails the step only with
 # fail-on-changes; 2 (errors, an incomplete report) always does.
 set -uo pipefail
 
-args=(diff --ref HEAD --github-comment --github-output
-      --json-report "${RUNNER_TEMP:-/tmp}/drift/report.json")
-[[ -n "${DRIFT_INPUT_BASE_REF:-}" ]] && args+=(--base "$DRIFT_INPUT_BASE_REF")
+if [[ "${DRIFT_INPUT_MODE:-diff}" == "detect" ]]; then
+  # A scheduled drift check: the checked-out branch against the cluster, kept in one issue.
+  args=(detect --ref HEAD --github-issue)
+else
+  args=(diff --ref HEAD --github-comment)
+  [[ -n "${DRIFT_INPUT_BASE_REF:-}" ]] && args+=(--base "$DRIFT_INPUT_BASE_REF")
+fi
+args+=(--github-output --json-report "${RUNNER_TEMP:-/tmp}/drift/report.json")
 [[ -n "${DRIFT_INPUT_CONFIG:-}" ]] && args+=(--config "$DRIFT_INPUT_CONFIG")
 [[ -n "${DRIFT_INPUT_CLUSTER:-}" ]] && args+=(--cluster "$DRIFT_INPUT_CLUSTER")
 [[ "${DRIFT_INPUT_FAIL_ON_DELETES:-false}" == "true" ]] && args+=(--fail-on-deletes)

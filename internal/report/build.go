@@ -17,7 +17,9 @@ type Input struct {
 	Cluster    string
 	Base       string
 	BaseCommit string
-	Targets    []TargetInput
+	// Drift marks a drift check (drift detect): differences are drift.
+	Drift   bool
+	Targets []TargetInput
 }
 
 // TargetInput is one target's dry-run results and render failures.
@@ -56,6 +58,9 @@ type Options struct {
 func Build(in Input, opts Options) (*Report, error) {
 	rep := &Report{SchemaVersion: SchemaVersion, Ref: in.Ref, Commit: in.Commit, Cluster: in.Cluster,
 		Base: in.Base, BaseCommit: in.BaseCommit, Targets: []Target{}}
+	if in.Drift {
+		rep.Kind = KindDrift
+	}
 	for _, ti := range in.Targets {
 		t := Target{Name: ti.Name, Path: ti.Path, Renderer: ti.Renderer, Context: ti.Context, Skipped: ti.Skipped, Objects: []Object{}}
 		for _, f := range ti.Failures {

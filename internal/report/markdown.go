@@ -29,11 +29,15 @@ const budgetReserve = 4096
 // mention a user or link an issue.
 func WriteMarkdown(w io.Writer, rep *Report, opts MarkdownOptions) error {
 	bw := &bytes.Buffer{}
-	fmt.Fprintf(bw, "### drift: %s\n\n", rep.Summary.Headline())
+	fmt.Fprintf(bw, "### drift: %s\n\n", rep.headline())
 	if !rep.Complete {
 		fmt.Fprintf(bw, "> [!CAUTION]\n> %s\n\n", rep.IncompleteNote())
 	}
-	fmt.Fprintf(bw, "Preview of %s.\n\n", mdDescribe(rep))
+	if rep.Kind == KindDrift {
+		fmt.Fprintf(bw, "Drift check of %s against the live cluster.\n\n", mdDescribe(rep))
+	} else {
+		fmt.Fprintf(bw, "Preview of %s.\n\n", mdDescribe(rep))
+	}
 	fmt.Fprintf(bw, "| Target | Add | Modify | Delete | Unchanged | Errors |\n|---|---:|---:|---:|---:|---:|\n")
 	diffed, skipped := rep.splitSkipped()
 	for _, t := range diffed {

@@ -7,6 +7,9 @@ import (
 // SchemaVersion names the JSON report format. Fields may be added; none change meaning.
 const SchemaVersion = "drift.report/v1"
 
+// KindDrift marks drift reports.
+const KindDrift = "drift"
+
 // Categories of objects.
 const (
 	Add       = "add"
@@ -19,8 +22,11 @@ const (
 // Report is the outcome of a run: the JSON v1 model, which every writer renders.
 type Report struct {
 	SchemaVersion string `json:"schemaVersion"`
-	Ref           string `json:"ref"`
-	Commit        string `json:"commit"`
+	// Kind is "drift" for a drift check (drift detect): every difference is drift
+	// between the repository and the cluster. Absent for a preview of a change.
+	Kind   string `json:"kind,omitempty"`
+	Ref    string `json:"ref"`
+	Commit string `json:"commit"`
 	// Cluster is "ephemeral" when the preview ran on a throwaway API server seeded with
 	// Base rather than on a live cluster.
 	Cluster    string `json:"cluster,omitempty"`

@@ -1,6 +1,8 @@
 package report
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"strings"
 )
@@ -42,6 +44,9 @@ func (s Summary) Headline() string {
 // and, for an ephemeral server, against what.
 func (r *Report) Describe() string {
 	what := describeRef(r.Ref, r.Commit, func(s string) string { return s })
+	if r.Kind == KindDrift {
+		what = "drift check of " + what + " against the live cluster"
+	}
 	if r.Cluster != ClusterEphemeral {
 		return what
 	}
@@ -138,4 +143,32 @@ func (t Target) about(quote func(string) string) string {
 		parts = append(parts, "context "+quote(t.Context))
 	}
 	return strings.Join(parts, ", ")
+}
+
+// headline is the report's title: the counts, or for a drift check what they mean.
+func (r *Report) headline() string {
+	if r.Kind != KindDrift {
+		return r.Summary.Headline()
+	}
+	if r.Summary.Changes() == 0 && r.Summary.Error == 0 {
+		return "no drift: the cluster matches the repository"
+	}
+	return "drift detected: " + r.Summary.Headline()
+}
+
+// Fingerprint identifies a report's findings, whatever the commit or the time: every
+// object that is not unchanged, with its category, identity, diff and error. Two drift
+// checks with the same fingerprint found the same drift.
+func Fingerprint(r *Report) string {
+	h := sha256.New()
+	for _, t := range r.Targets {
+		fmt.Fprintf(h, "target %s %s\n", t.Name, t.Skipped)
+		for _, o := range t.Objects {
+			if o.Category == Unchanged {
+				continue
+			}
+			fmt.Fprintf(h, "%s %s %s\n%s\n%s %s\n", o.Category, o.Title(), o.Source, o.Diff, o.ErrorReason, o.Error)
+		}
+	}
+	return hex.EncodeToString(h.Sum(nil))[:16]
 }

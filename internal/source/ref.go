@@ -117,3 +117,15 @@ func editDistance(a, b string) int {
 	}
 	return prev[len(b)]
 }
+
+// DefaultBranch is the branch a scheduled drift check tracks: the remote's default
+// branch as origin/HEAD names it ("origin/main"), else HEAD.
+func (r *Repo) DefaultBranch() string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	ref, err := r.git.Reference(plumbing.ReferenceName("refs/remotes/origin/HEAD"), false)
+	if err == nil && ref.Type() == plumbing.SymbolicReference {
+		return strings.TrimPrefix(ref.Target().String(), "refs/remotes/")
+	}
+	return "HEAD"
+}

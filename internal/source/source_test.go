@@ -3,6 +3,7 @@ package source
 import (
 	"io/fs"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -235,5 +236,26 @@ func TestChangedBetweenCommitsAndTheWorkTree(t *testing.T) {
 	must(t, err)
 	if strings.Join(got, " ") != "a/one.yaml d/new.yaml" {
 		t.Errorf("commit vs work tree: %v", got)
+	}
+}
+
+func TestDefaultBranchIsTheRemotesHEAD(t *testing.T) {
+	r, err := gitfixture.Init(t.TempDir())
+	must(t, err)
+	_, err = r.CommitFiles(map[string]string{"a.yaml": "1"}, "first")
+	must(t, err)
+	plain, err := Open(r.Dir)
+	must(t, err)
+	if got := plain.DefaultBranch(); got != "HEAD" {
+		t.Errorf("no remote: %s", got)
+	}
+	clone := filepath.Join(t.TempDir(), "clone")
+	if out, err := exec.Command("git", "clone", "-q", r.Dir, clone).CombinedOutput(); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	cloned, err := Open(clone)
+	must(t, err)
+	if got := cloned.DefaultBranch(); got != "origin/main" {
+		t.Errorf("clone: %s", got)
 	}
 }

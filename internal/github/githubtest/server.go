@@ -41,6 +41,22 @@ type Server struct {
 	Fault func(w http.ResponseWriter, r *http.Request, n int) bool
 	// MaxBody is GitHub's limit on a comment body (65,536 characters).
 	MaxBody int
+	// Issues and Labels hold the repository's issues and labels.
+	Issues map[int]*Issue
+	Labels map[string]bool
+	// Writes counts requests that change something.
+	Writes int
+}
+
+// Issue is a repository issue.
+type Issue struct {
+	Number int    `json:"number"`
+	Title  string `json:"title"`
+	Body   string `json:"body"`
+	State  string `json:"state"`
+	Labels []struct {
+		Name string `json:"name"`
+	} `json:"labels"`
 }
 
 var (
@@ -48,11 +64,14 @@ var (
 	commentPath  = regexp.MustCompile(`^/repos/([^/]+)/([^/]+)/issues/comments/(\d+)$`)
 	checkRuns    = regexp.MustCompile(`^/repos/([^/]+)/([^/]+)/check-runs$`)
 	statuses     = regexp.MustCompile(`^/repos/([^/]+)/([^/]+)/statuses/([0-9a-f]+)$`)
+	issuesPath   = regexp.MustCompile(`^/repos/([^/]+)/([^/]+)/issues$`)
+	issuePath    = regexp.MustCompile(`^/repos/([^/]+)/([^/]+)/issues/(\d+)$`)
+	labelsPath   = regexp.MustCompile(`^/repos/([^/]+)/([^/]+)/labels(?:/([^/]+))?$`)
 )
 
 // New starts a server for repository owner/repo that accepts token.
 func New(token string) *Server {
-	s := &Server{Token: token, comments: map[int][]*Comment{}, nextID: 1000, MaxBody: 65536}
+	s := &Server{Token: token, comments: map[int][]*Comment{}, nextID: 1000, MaxBody: 65536, Issues: map[int]*Issue{}, Labels: map[string]bool{}}
 	s.Server = httptest.NewServer(http.HandlerFunc(s.handle))
 	return s
 }
@@ -120,7 +139,49 @@ func (s *Server) handle(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("X-RateLimit-Reset", strconv.FormatInt(time.Now().Add(time.Hour).Unix(), 10))
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if r.Method != http.MethodGet {
+		s.Writes++
+	}
 	switch {
+	case issuesPath.MatchString(r.URL.Path):
+		s.issues(w, r)
+	case issuePath.MatchString(r.URL.Path):
+		n, _ := strconv.Atoi(issuePath.FindStringSubmatch(r.URL.Path)[3])
+		is := s.Issues[n]
+		if is == nil || r.Method != http.MethodPatch {
+			fail(w, http.StatusNotFound, "Not Found")
+			return
+		}
+		var req map[string]any
+		_ = json.NewDecoder(r.Body).Decode(&req)
+		if v, ok := req["title"].(string); ok {
+			is.Title = v
+		}
+		if v, ok := req["body"].(string); ok {
+			is.Body = v
+		}
+		if v, ok := req["state"].(string); ok {
+			is.State = v
+		}
+		writeJSON(w, http.StatusOK, is)
+	case labelsPath.MatchString(r.URL.Path):
+		name := labelsPath.FindStringSubmatch(r.URL.Path)[3]
+		switch {
+		case r.Method == http.MethodGet && name != "":
+			if !s.Labels[name] {
+				fail(w, http.StatusNotFound, "Not Found")
+				return
+			}
+			writeJSON(w, http.StatusOK, map[string]any{"name": name})
+		case r.Method == http.MethodPost && name == "":
+			var l map[string]any
+			_ = json.NewDecoder(r.Body).Decode(&l)
+			n, _ := l["name"].(string)
+			s.Labels[n] = true
+			writeJSON(w, http.StatusCreated, l)
+		default:
+			fail(w, http.StatusNotFound, "Not Found")
+		}
 	case commentsPath.MatchString(r.URL.Path):
 		issue, _ := strconv.Atoi(commentsPath.FindStringSubmatch(r.URL.Path)[3])
 		switch r.Method {
@@ -207,4 +268,51 @@ func (s *Server) listComments(w http.ResponseWriter, r *http.Request, issue int)
 	out := make([]*Comment, 0, end-start)
 	out = append(out, all[start:end]...)
 	writeJSON(w, http.StatusOK, out)
+}
+
+func (s *Server) issues(w http.ResponseWriter, r *http.Request) {
+	switch r.Method {
+	case http.MethodGet:
+		label := r.URL.Query().Get("labels")
+		state := r.URL.Query().Get("state")
+		out := []*Issue{}
+		for n := 1; n <= len(s.Issues); n++ {
+			is := s.Issues[n]
+			if is == nil || (state != "all" && state != "" && is.State != state) || (state == "" && is.State != "open") {
+				continue
+			}
+			has := label == ""
+			for _, l := range is.Labels {
+				has = has || l.Name == label
+			}
+			if has {
+				out = append(out, is)
+			}
+		}
+		writeJSON(w, http.StatusOK, out)
+	case http.MethodPost:
+		var req struct {
+			Title  string   `json:"title"`
+			Body   string   `json:"body"`
+			Labels []string `json:"labels"`
+		}
+		if json.NewDecoder(r.Body).Decode(&req) != nil || req.Title == "" {
+			fail(w, http.StatusUnprocessableEntity, "Validation Failed")
+			return
+		}
+		is := &Issue{Number: len(s.Issues) + 1, Title: req.Title, Body: req.Body, State: "open"}
+		for _, l := range req.Labels {
+			if !s.Labels[l] {
+				fail(w, http.StatusUnprocessableEntity, "Validation Failed: label does not exist")
+				return
+			}
+			is.Labels = append(is.Labels, struct {
+				Name string `json:"name"`
+			}{l})
+		}
+		s.Issues[is.Number] = is
+		writeJSON(w, http.StatusCreated, is)
+	default:
+		fail(w, http.StatusMethodNotAllowed, "Method not allowed")
+	}
 }

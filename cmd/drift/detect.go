@@ -1,0 +1,37 @@
+package main
+
+import (
+	"github.com/spf13/cobra"
+	"k8s.io/cli-runtime/pkg/genericclioptions"
+	"k8s.io/cli-runtime/pkg/genericiooptions"
+)
+
+// newDetectCommand is drift diff for a scheduled job: the tracked branch against the
+// live cluster, every difference reported as drift.
+func newDetectCommand(streams genericiooptions.IOStreams) *cobra.Command {
+	o := &diffOptions{streams: streams, kube: genericclioptions.NewConfigFlags(true), getenv: osGetenv, detect: true}
+	o.kube.ClusterName = nil
+	cmd := &cobra.Command{
+		Use:   "detect",
+		Short: "Report where the cluster no longer matches the repository (drift)",
+		Long: `Render the tracked ref (default: the remote's default branch, origin/HEAD, else HEAD),
+dry-run it against the live cluster as drift diff does, and report every object that
+is not unchanged as drift: modify (the cluster differs from what applying the
+repository would produce), add (missing from the cluster), delete (owned by an
+inventory, gone from the repository, still live). With --github-issue, one issue per
+repository and target set is opened, updated, closed and reopened as drift comes
+and goes.
+
+Exit status: 0 no drift, 1 drift, 2 errors (the report is then incomplete).`,
+		Example: `  # A scheduled job: drift of the default branch, kept in one GitHub issue
+  drift detect --github-issue
+
+  # Drift of the staging overlay, as JSON
+  drift detect --target shop-staging -o json`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error { return o.Run(cmd.Context()) },
+	}
+	o.addFlags(cmd.Flags())
+	cmd.Flags().BoolVar(&o.github.Issue, "github-issue", false, "keep one GitHub issue (label drift) for this target set: opened when drift appears, updated when it changes, closed when it is gone")
+	return cmd
+}
