@@ -2,13 +2,23 @@ package main
 
 import (
 	"context"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
+	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 
 	"github.com/drift-gitops/drift/internal/github/githubtest"
 	"github.com/drift-gitops/drift/internal/report"
@@ -117,5 +127,109 @@ func TestDriftIssueLifecycle(t *testing.T) {
 	edit(t, cmGVR, ns, "settings", `{"data":{"color":"green"}}`)
 	if out := run(); !strings.Contains(out, "reopened issue #1") || srv.Issues[1].State != "open" || len(srv.Issues) != 1 {
 		t.Fatalf("reopen: %s, %d issues", out, len(srv.Issues))
+	}
+}
+
+// TestPullRequestSplitsItsChangesFromDrift: the base has one drifted object, the head
+// changes another; each lands in its own story.
+func TestPullRequestSplitsItsChangesFromDrift(t *testing.T) {
+	ns := namespace(t)
+	cm := func(name, v string) string {
+		return sub("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: "+name+", namespace: NS}\ndata: {v: \""+v+"\"}\n", ns)
+	}
+	apply(t, "kubectl", cm("drifted", "1"))
+	apply(t, "kubectl", cm("changed", "1"))
+	edit(t, cmGVR, ns, "drifted", `{"data":{"v":"by-hand"}}`)
+	r := repo(t, map[string]string{"drifted.yaml": cm("drifted", "1"), "changed.yaml": cm("changed", "1")})
+	if _, err := r.Git("tag", "base"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.CommitFiles(map[string]string{"changed.yaml": cm("changed", "2"), "new.yaml": cm("new", "1")}, "pr"); err != nil {
+		t.Fatal(err)
+	}
+	rep, o := driftJSON(t, "diff", "--repo", r.Dir, "--ref", "main", "--base", "base")
+	if o.code != 1 {
+		t.Fatalf("exit %d\n%s", o.code, o.stderr)
+	}
+	got := categories(rep)
+	if want := map[string]string{"ConfigMap/drifted": report.Unchanged, "ConfigMap/changed": report.Modify, "ConfigMap/new": report.Add}; !equalMaps(got, want) {
+		t.Errorf("the pull request's story: %v, want %v", got, want)
+	}
+	if c := find(t, rep, "ConfigMap", "changed"); c.Story != "change" || !strings.Contains(c.Diff, `-  v: "1"`) || !strings.Contains(c.Diff, `+  v: "2"`) {
+		t.Errorf("changed: %q\n%s", c.Story, c.Diff)
+	}
+	drifts := rep.Targets[0].Drift
+	if len(drifts) != 1 || drifts[0].Name != "drifted" || drifts[0].Story != "drift" || drifts[0].Category != report.Modify ||
+		!strings.Contains(drifts[0].Diff, "-  v: by-hand") || !strings.Contains(drifts[0].Diff, `+  v: "1"`) {
+		t.Fatalf("drift story: %+v", drifts)
+	}
+	text := drift(t, "diff", "--repo", r.Dir, "--ref", "main", "--base", "base").stdout
+	if !strings.Contains(text, "Drift already in the cluster, not made by this change (1):") {
+		t.Errorf("text report:\n%s", text)
+	}
+	// Without the split, the drifted object is blamed on the pull request.
+	rep, _ = driftJSON(t, "diff", "--repo", r.Dir, "--ref", "main", "--base", "base", "--no-split-drift")
+	if c := find(t, rep, "ConfigMap", "drifted"); c.Category != report.Modify || c.Story != "" || len(rep.Targets[0].Drift) != 0 {
+		t.Errorf("--no-split-drift: %s %q", c.Category, c.Story)
+	}
+}
+
+// countingKubeconfig points drift at a proxy in front of the test API server that
+// counts dry-run apply PATCHes.
+func countingKubeconfig(t *testing.T) (string, *atomic.Int32) {
+	t.Helper()
+	transport, err := rest.TransportFor(env.Config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	upstream, _ := url.Parse(env.Config.Host)
+	rp := httputil.NewSingleHostReverseProxy(upstream)
+	rp.Transport = transport
+	var patches atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodPatch && r.URL.Query().Get("dryRun") == "All" {
+			patches.Add(1)
+		}
+		rp.ServeHTTP(w, r)
+	}))
+	t.Cleanup(srv.Close)
+	cfg := clientcmdapi.NewConfig()
+	cfg.Clusters["proxy"] = &clientcmdapi.Cluster{Server: srv.URL}
+	cfg.AuthInfos["proxy"] = &clientcmdapi.AuthInfo{}
+	cfg.Contexts["proxy"] = &clientcmdapi.Context{Cluster: "proxy", AuthInfo: "proxy"}
+	cfg.CurrentContext = "proxy"
+	path := filepath.Join(t.TempDir(), "kubeconfig")
+	if err := clientcmd.WriteToFile(*cfg, path); err != nil {
+		t.Fatal(err)
+	}
+	return path, &patches
+}
+
+// TestSplitSendsOnlyChangedObjectsTwice: objects the pull request leaves alone are
+// dry-run once; only the changed one is dry-run for the base too.
+func TestSplitSendsOnlyChangedObjectsTwice(t *testing.T) {
+	ns := namespace(t)
+	cm := func(name, v string) string {
+		return sub("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: "+name+", namespace: NS}\ndata: {v: \""+v+"\"}\n", ns)
+	}
+	files := map[string]string{}
+	for i := 0; i < 5; i++ {
+		name := fmt.Sprintf("same-%d", i)
+		files[name+".yaml"] = cm(name, "1")
+	}
+	files["changed.yaml"] = cm("changed", "1")
+	r := repo(t, files)
+	if _, err := r.Git("tag", "base"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.CommitFiles(map[string]string{"changed.yaml": cm("changed", "2")}, "pr"); err != nil {
+		t.Fatal(err)
+	}
+	kubeconfig, patches := countingKubeconfig(t)
+	if o := driftWith(t, kubeconfig, "diff", "--repo", r.Dir, "--ref", "main", "--base", "base", "--prune=false"); o.code != 1 {
+		t.Fatalf("exit %d\n%s", o.code, o.stderr)
+	}
+	if n := patches.Load(); n != 7 {
+		t.Errorf("%d dry-run PATCHes, want 7: 6 for the head, 1 for the one object the base renders differently", n)
 	}
 }

@@ -42,6 +42,7 @@ type diffOptions struct {
 	Targets        []string
 	ApplyMode      string
 	Prune          bool
+	NoSplitDrift   bool
 
 	// github holds the GitHub side's flags.
 	github githubOptions
@@ -107,6 +108,7 @@ func (o *diffOptions) addFlags(f *pflag.FlagSet) {
 	f.StringVar(&o.Cluster, "cluster", "", `kubeconfig cluster to use, or "ephemeral" for a throwaway local API server seeded with --base`)
 	f.StringVar(&o.Base, "base", "", "diff only the targets whose inputs changed since this ref; with --cluster ephemeral, also the ref loaded into the server first (what is deployed)")
 	f.StringVar(&o.Config, "config", "", "drift.yaml to use instead of the one at the root of the rendered ref")
+	f.BoolVar(&o.NoSplitDrift, "no-split-drift", false, "with --base on a live cluster: do not tell the change apart from drift already in the cluster (saves the base's dry-runs)")
 	f.BoolVar(&o.Prune, "prune", true, "report what applying would delete: objects an inventory in the cluster owns that the change no longer renders (--prune=false skips it)")
 	f.StringVar(&o.ApplyMode, "apply-mode", dryrun.ApplyServer, "how the pipeline applies: server (server-side apply) or client (kubectl apply's three-way patch); overrides drift.yaml")
 	f.StringArrayVar(&o.Targets, "target", nil, "diff only the drift.yaml targets with this name (repeatable; globs like 'web-*' allowed)")
@@ -174,6 +176,9 @@ func (o *diffOptions) Run(ctx context.Context) error {
 		}
 	}
 	o.dryRun(ctx, run)
+	if base != nil && !o.NoSplitDrift && !o.detect && o.Cluster != ephemeralCluster {
+		o.splitDrift(ctx, run, base, cache)
+	}
 
 	in := report.Input{Ref: o.Ref, Commit: head.Commit, Base: o.Base, Drift: o.detect}
 	if base != nil {

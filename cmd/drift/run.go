@@ -31,6 +31,10 @@ type runTarget struct {
 	connErr error
 	results []dryrun.Result
 	pruned  *prune.Result
+	// baseResults are the base's predictions, by index of results, when drift is split
+	// from the pull request's changes; splitNote says why it could not be.
+	baseResults []*dryrun.Result
+	splitNote   string
 }
 
 // clusterGroup is the targets that deploy to one cluster.
@@ -259,6 +263,13 @@ func warnSharedObjects(run *runState) {
 func (t *runTarget) input() report.TargetInput {
 	in := report.TargetInput{Name: t.name, Path: displayRepoPath(t.spec.Path), Renderer: t.renderer,
 		Context: t.cluster.context, Skipped: t.skipped, Results: t.results, Rules: t.rules}
+	if t.baseResults != nil {
+		in.Split = true
+		in.Results, in.Drift = t.splitResults()
+	}
+	if t.splitNote != "" {
+		in.Notes = append(in.Notes, t.splitNote)
+	}
 	if t.connErr != nil {
 		in.Failures = append(in.Failures, render.Failure{Source: displayRepoPath(t.spec.Path), Reason: dryrun.ReasonUnavailable,
 			Message: "not previewed: " + t.connErr.Error()})
@@ -272,7 +283,7 @@ func (t *runTarget) input() report.TargetInput {
 	if t.pruned != nil {
 		in.Results = append(append([]dryrun.Result{}, in.Results...), t.pruned.Deletes...)
 		in.Failures = append(in.Failures, t.pruned.Failures...)
-		in.Notes = t.pruned.Notes
+		in.Notes = append(in.Notes, t.pruned.Notes...)
 		for _, k := range t.pruned.Kept {
 			in.Kept = append(in.Kept, report.KeptInput{ID: k.ID, Inventory: k.Inventory, Reason: k.Reason})
 		}

@@ -39,7 +39,18 @@ type TargetInput struct {
 	// looked at.
 	Kept  []KeptInput
 	Notes []string
+	// Split is set when the pull request's changes are told apart from drift already
+	// in the cluster: Results then compare the base's predicted objects with the
+	// head's, and Drift compares live objects with the base's predictions.
+	Split bool
+	Drift []dryrun.Result
 }
+
+// Stories an object belongs to when a report splits them.
+const (
+	StoryChange = "change"
+	StoryDrift  = "drift"
+)
 
 // KeptInput is a prune candidate an inventory lists that is not deleted.
 type KeptInput struct {
@@ -71,9 +82,24 @@ func Build(in Input, opts Options) (*Report, error) {
 			if err != nil {
 				return nil, err
 			}
+			if ti.Split {
+				o.Story = StoryChange
+			}
 			t.Objects = append(t.Objects, o)
 		}
 		sortObjects(t.Objects)
+		for _, r := range ti.Drift {
+			o, err := fromResult(r, opts, ti.Rules)
+			if err != nil {
+				return nil, err
+			}
+			if o.Category == Unchanged {
+				continue
+			}
+			o.Story = StoryDrift
+			t.Drift = append(t.Drift, o)
+		}
+		sortObjects(t.Drift)
 		for _, k := range ti.Kept {
 			t.Kept = append(t.Kept, Kept{Group: k.ID.Group, Version: k.ID.Version, Kind: k.ID.Kind, Namespace: k.ID.Namespace, Name: k.ID.Name,
 				Inventory: k.Inventory, Reason: k.Reason})

@@ -123,6 +123,24 @@ func WriteMarkdown(w io.Writer, rep *Report, opts MarkdownOptions) error {
 			}
 			fmt.Fprintf(bw, "\n</details>\n")
 		}
+		if len(t.Drift) > 0 {
+			fmt.Fprintf(bw, "\n<details><summary>Drift already in the cluster, not made by this change (%d)</summary>\n\n", len(t.Drift))
+			for _, o := range t.Drift {
+				var blk bytes.Buffer
+				writeMarkdownObject(&blk, o)
+				if opts.MaxBytes <= 0 || bw.Len()+blk.Len()+budgetReserve+pending <= opts.MaxBytes {
+					bw.Write(blk.Bytes())
+				} else {
+					leftOut++
+					if line := leftOutLine(o); bw.Len()+len(line)+budgetReserve <= opts.MaxBytes {
+						bw.WriteString(line)
+					} else {
+						unlisted++
+					}
+				}
+			}
+			fmt.Fprintf(bw, "\n</details>\n")
+		}
 		if len(t.Kept) > 0 {
 			fmt.Fprintf(bw, "\n<details><summary>Kept, not deleted (%d)</summary>\n\n", len(t.Kept))
 			for _, k := range t.Kept {

@@ -66,6 +66,10 @@ type Target struct {
 	// looked at (a first apply, an object already gone).
 	Kept  []Kept   `json:"kept,omitempty"`
 	Notes []string `json:"notes,omitempty"`
+	// Drift lists, when a pull request's report splits the stories, the objects the
+	// cluster already differs on from the base: live against the base's prediction.
+	// They are not counted in the summary, which is the pull request's own changes.
+	Drift []Object `json:"drift,omitempty"`
 }
 
 // Kept is an object an inventory lists, that the change no longer renders, and that
@@ -94,6 +98,10 @@ type Object struct {
 	Document int `json:"document,omitempty"`
 	// Inventory names the inventory that owns a deleted object.
 	Inventory string `json:"inventory,omitempty"`
+	// Story is "change" (what the pull request does: the base's prediction against the
+	// head's) or "drift" (already in the cluster: live against the base's prediction)
+	// when the report splits them; absent otherwise.
+	Story string `json:"story,omitempty"`
 	Diff      string `json:"diff,omitempty"`
 	// Warnings never stop the preview; each has a stable reason.
 	Warnings []dryrun.Message `json:"warnings"`

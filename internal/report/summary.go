@@ -172,3 +172,13 @@ func Fingerprint(r *Report) string {
 	}
 	return hex.EncodeToString(h.Sum(nil))[:16]
 }
+
+// sectionOf returns the section of a category.
+func sectionOf(category string) section {
+	for _, s := range sections {
+		if s.category == category {
+			return s
+		}
+	}
+	return sections[0]
+}

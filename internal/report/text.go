@@ -69,6 +69,15 @@ func WriteText(w io.Writer, rep *Report, opts TextOptions) error {
 				writeTextObject(bw, o, s, opts, c)
 			}
 		}
+		if len(t.Drift) > 0 {
+			fmt.Fprintf(bw, "\n%s\n", c(ansiBold, fmt.Sprintf("Drift already in the cluster, not made by this change (%d):", len(t.Drift))))
+			for i, o := range t.Drift {
+				if i > 0 && o.Diff != "" && !opts.NoDiffs {
+					fmt.Fprintln(bw)
+				}
+				writeTextObject(bw, o, sectionOf(o.Category), opts, c)
+			}
+		}
 		if len(t.Kept) > 0 {
 			fmt.Fprintf(bw, "\n%s\n", c(ansiBold, fmt.Sprintf("Kept, not deleted (%d):", len(t.Kept))))
 			for _, k := range t.Kept {
