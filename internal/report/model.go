@@ -102,7 +102,7 @@ type Object struct {
 	// head's) or "drift" (already in the cluster: live against the base's prediction)
 	// when the report splits them; absent otherwise.
 	Story string `json:"story,omitempty"`
-	Diff      string `json:"diff,omitempty"`
+	Diff  string `json:"diff,omitempty"`
 	// Warnings never stop the preview; each has a stable reason.
 	Warnings []dryrun.Message `json:"warnings"`
 	// Error is the reason the object could not be previewed, with ErrorReason.
