@@ -77,14 +77,7 @@ func preview(ctx context.Context, c *Clients, r *Result, opts Options) {
 			return
 		}
 		if ns, ok := missingNamespace(err); ok {
-			if opts.Pending != nil && opts.Pending.Namespaces[ns] {
-				r.Live, r.Merged = nil, asWritten(r)
-				r.Warnings = append(r.Warnings, Message{Reason: ReasonNamespacePending, Message: fmt.Sprintf(
-					"namespace %s is created by this change, so the server could not dry-run this object: it is shown as written, without server defaults or validation", ns)})
-				return
-			}
-			r.Err = &Message{Reason: ReasonNotFound, Message: fmt.Sprintf(
-				"namespace %s does not exist in the cluster and this change does not create it: add the Namespace to the repository, or fix metadata.namespace", ns)}
+			namespaceMissing(r, ns, opts)
 			return
 		}
 		if err != nil {
@@ -271,4 +264,17 @@ func previewGenerated(ctx context.Context, c *Clients, res dynamic.ResourceInter
 	r.Live, r.Merged = nil, merged
 	r.Warnings = append(r.Warnings, Message{Reason: ReasonGenerateName, Message: fmt.Sprintf(
 		"has only metadata.generateName (%q): it cannot be applied by name, so every apply creates another one; it is shown as an addition on every run", r.Object.Obj.GetGenerateName())})
+}
+
+// namespaceMissing reports an object whose namespace does not exist: an addition
+// shown as written when the change creates the namespace, else an error naming it.
+func namespaceMissing(r *Result, ns string, opts Options) {
+	if opts.Pending != nil && opts.Pending.Namespaces[ns] {
+		r.Live, r.Merged = nil, asWritten(r)
+		r.Warnings = append(r.Warnings, Message{Reason: ReasonNamespacePending, Message: fmt.Sprintf(
+			"namespace %s is created by this change, so the server could not dry-run this object: it is shown as written, without server defaults or validation", ns)})
+		return
+	}
+	r.Err = &Message{Reason: ReasonNotFound, Message: fmt.Sprintf(
+		"namespace %s does not exist in the cluster and this change does not create it: add the Namespace to the repository, or fix metadata.namespace", ns)}
 }

@@ -84,13 +84,7 @@ func previewClientSide(ctx context.Context, c *Clients, res dynamic.ResourceInte
 			return
 		}
 		if ns, ok := missingNamespace(err); ok {
-			r.Err = &Message{Reason: ReasonNotFound, Message: fmt.Sprintf("namespace %s does not exist in the cluster: add the Namespace to the repository, or fix metadata.namespace", ns)}
-			if opts.Pending != nil && opts.Pending.Namespaces[ns] {
-				r.Err = nil
-				r.Live, r.Merged = nil, asWritten(r)
-				r.Warnings = append(r.Warnings, Message{Reason: ReasonNamespacePending, Message: fmt.Sprintf(
-					"namespace %s is created by this change, so the server could not dry-run this object: it is shown as written, without server defaults or validation", ns)})
-			}
+			namespaceMissing(r, ns, opts)
 			return
 		}
 		if err != nil {

@@ -59,15 +59,11 @@ func WriteMarkdown(w io.Writer, rep *Report, opts MarkdownOptions) error {
 		_, err := w.Write(bw.Bytes())
 		return err
 	}
-	// Room is kept for one name line per object whose diff might not fit, so that
-	// every left-out object is still listed by name.
-	leftOut, unlisted, pending := 0, 0, 0
-	if opts.MaxBytes > 0 {
+	b := &budget{max: opts.MaxBytes}
+	if b.max > 0 {
 		for _, t := range diffed {
-			for _, o := range t.Objects {
-				if o.Category != Error && o.Category != Unchanged {
-					pending += len(leftOutLine(o))
-				}
+			for _, o := range append(objectsIn(t, Add), append(append(objectsIn(t, Modify), objectsIn(t, Delete)...), t.Drift...)...) {
+				b.pending += len(leftOutLine(o))
 			}
 		}
 	}
@@ -101,24 +97,7 @@ func WriteMarkdown(w io.Writer, rep *Report, opts MarkdownOptions) error {
 				}
 			} else {
 				for _, o := range objs {
-					if opts.MaxBytes <= 0 {
-						writeMarkdownObject(bw, o)
-						continue
-					}
-					var blk bytes.Buffer
-					writeMarkdownObject(&blk, o)
-					line := leftOutLine(o)
-					pending -= len(line)
-					if bw.Len()+blk.Len()+budgetReserve+pending <= opts.MaxBytes {
-						bw.Write(blk.Bytes())
-						continue
-					}
-					leftOut++
-					if bw.Len()+len(line)+budgetReserve <= opts.MaxBytes {
-						bw.WriteString(line)
-					} else {
-						unlisted++
-					}
+					b.write(bw, o)
 				}
 			}
 			fmt.Fprintf(bw, "\n</details>\n")
@@ -126,18 +105,7 @@ func WriteMarkdown(w io.Writer, rep *Report, opts MarkdownOptions) error {
 		if len(t.Drift) > 0 {
 			fmt.Fprintf(bw, "\n<details><summary>Drift already in the cluster, not made by this change (%d)</summary>\n\n", len(t.Drift))
 			for _, o := range t.Drift {
-				var blk bytes.Buffer
-				writeMarkdownObject(&blk, o)
-				if opts.MaxBytes <= 0 || bw.Len()+blk.Len()+budgetReserve+pending <= opts.MaxBytes {
-					bw.Write(blk.Bytes())
-				} else {
-					leftOut++
-					if line := leftOutLine(o); bw.Len()+len(line)+budgetReserve <= opts.MaxBytes {
-						bw.WriteString(line)
-					} else {
-						unlisted++
-					}
-				}
+				b.write(bw, o)
 			}
 			fmt.Fprintf(bw, "\n</details>\n")
 		}
@@ -152,12 +120,12 @@ func WriteMarkdown(w io.Writer, rep *Report, opts MarkdownOptions) error {
 			fmt.Fprintf(bw, "\nNote: %s\n", codeSpan(n))
 		}
 	}
-	if leftOut > 0 {
+	if b.leftOut > 0 {
 		listed := "they are listed by name above"
-		if unlisted > 0 {
-			listed = fmt.Sprintf("%d of them listed by name above; %d more could not even be named (see the job summary)", leftOut-unlisted, unlisted)
+		if b.unlisted > 0 {
+			listed = fmt.Sprintf("%d of them listed by name above; %d more could not even be named (see the job summary)", b.leftOut-b.unlisted, b.unlisted)
 		}
-		fmt.Fprintf(bw, "\n> [!NOTE]\n> %d diffs did not fit in this comment (GitHub's size limit); %s. The full report is in the job summary and the JSON report.\n", leftOut, listed)
+		fmt.Fprintf(bw, "\n> [!NOTE]\n> %d diffs did not fit in this comment (GitHub's size limit); %s. The full report is in the job summary and the JSON report.\n", b.leftOut, listed)
 	}
 	_, err := w.Write(bw.Bytes())
 	return err
@@ -225,6 +193,34 @@ func longestRun(s string, c byte) int {
 		}
 	}
 	return best
+}
+
+// budget adds objects to a size-limited report: whole while they fit, keeping room
+// for one name line per object still to come, so that every object whose diff is left
+// out is listed by name.
+type budget struct {
+	max, pending, leftOut, unlisted int
+}
+
+func (b *budget) write(bw *bytes.Buffer, o Object) {
+	if b.max <= 0 {
+		writeMarkdownObject(bw, o)
+		return
+	}
+	var blk bytes.Buffer
+	writeMarkdownObject(&blk, o)
+	line := leftOutLine(o)
+	b.pending -= len(line)
+	if bw.Len()+blk.Len()+budgetReserve+b.pending <= b.max {
+		bw.Write(blk.Bytes())
+		return
+	}
+	b.leftOut++
+	if bw.Len()+len(line)+budgetReserve <= b.max {
+		bw.WriteString(line)
+	} else {
+		b.unlisted++
+	}
 }
 
 // leftOutLine lists an object whose diff did not fit.
