@@ -125,9 +125,16 @@ func TestGenerateNameIsAnAdditionEveryRun(t *testing.T) {
 	r := repo(t, map[string]string{
 		"job.yaml": sub("apiVersion: batch/v1\nkind: Job\nmetadata: {generateName: migrate-, namespace: NS}\nspec:\n  template:\n    spec:\n      restartPolicy: Never\n      containers: [{name: m, image: migrate:1}]\n", ns),
 	})
+	first := ""
 	for run := 1; run <= 2; run++ {
 		rep, o := driftJSON(t, "diff", "--repo", r.Dir, "--ref", "main")
 		job := objectNamed(t, rep, "Job", "migrate-")
+		// The same change gives the same report: no generated name or uid labels.
+		if run == 1 {
+			first = job.Diff
+		} else if job.Diff != first {
+			t.Errorf("the report differs between runs:\n%s\n---\n%s", first, job.Diff)
+		}
 		if o.code != 1 || job.Category != report.Add || !hasWarning(job, "generate-name", `has only metadata.generateName ("migrate-")`) ||
 			!strings.Contains(job.Diff, "+  generateName: migrate-") || !strings.Contains(job.Diff, "+  backoffLimit: 6") {
 			t.Fatalf("run %d: exit %d, %s %v\n%s", run, o.code, job.Category, job.Warnings, job.Diff)
