@@ -260,6 +260,10 @@ func previewGenerated(ctx context.Context, c *Clients, res dynamic.ResourceInter
 		r.Err = requestError(c, "create", r, err)
 		return
 	}
+	// The generated name differs on every run; where the server copied it (a Job's
+	// job-name labels), it shows as the prefix and "(generated)".
+	generated := merged.GetName()
+	merged.Object = replaceString(merged.Object, generated, r.Object.Obj.GetGenerateName()+"(generated)").(map[string]any)
 	merged.SetName("")
 	r.Live, r.Merged = nil, merged
 	r.Warnings = append(r.Warnings, Message{Reason: ReasonGenerateName, Message: fmt.Sprintf(
@@ -277,4 +281,23 @@ func namespaceMissing(r *Result, ns string, opts Options) {
 	}
 	r.Err = &Message{Reason: ReasonNotFound, Message: fmt.Sprintf(
 		"namespace %s does not exist in the cluster and this change does not create it: add the Namespace to the repository, or fix metadata.namespace", ns)}
+}
+
+// replaceString replaces every string value equal to old in a JSON-like value.
+func replaceString(v any, old, new string) any {
+	switch c := v.(type) {
+	case string:
+		if c == old {
+			return new
+		}
+	case map[string]any:
+		for k, x := range c {
+			c[k] = replaceString(x, old, new)
+		}
+	case []any:
+		for i, x := range c {
+			c[i] = replaceString(x, old, new)
+		}
+	}
+	return v
 }
