@@ -269,3 +269,19 @@ func TestEphemeralPrunesWhatTheBaseInventoryOwns(t *testing.T) {
 		t.Errorf("a: %s\n%s", a.Category, a.Diff)
 	}
 }
+
+// TestPruneWithApplySetParentNamedInDriftYAML: kubectl apply --applyset=configmaps/set
+// creates the parent itself; the repository names it in drift.yaml.
+func TestPruneWithApplySetParentNamedInDriftYAML(t *testing.T) {
+	s := newPruneScene(t)
+	id := prune.ApplySetID("set", s.ns, "ConfigMap", "")
+	apply(t, "kubectl", fmt.Sprintf("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: set\n  namespace: %s\n  labels: {applyset.kubernetes.io/id: %s}\n  annotations:\n    applyset.kubernetes.io/tooling: kubectl/v1.32\n    applyset.kubernetes.io/contains-group-kinds: ConfigMap,ClusterRole.rbac.authorization.k8s.io\n", s.ns, id))
+	member := "  labels: {applyset.kubernetes.io/part-of: " + id + "}\n"
+	apply(t, "kubectl", s.cm("a", "1", member)+"---\n"+s.cm("b", "2", member)+"---\n"+s.clusterRole(member))
+	r := repo(t, map[string]string{
+		"drift.yaml": "targets:\n  - {name: app, path: app, namespace: " + s.ns + ", applySet: configmaps/set}\n",
+		"app/a.yaml": s.cm("a", "1-changed", ""), "app/e.yaml": s.cm("e", "5", ""),
+	})
+	rep, o := driftJSON(t, "diff", "--repo", r.Dir, "--ref", "main")
+	s.check(t, rep, o, "ApplySet ConfigMap "+s.ns+"/set")
+}

@@ -218,7 +218,7 @@ func (o *diffOptions) dryRun(ctx context.Context, run *runState) {
 		offset += len(t.rendered.Objects)
 		if o.Prune && ctx.Err() == nil {
 			pr := prune.Find(ctx, t.conn.clients, t.rendered, t.results, prune.Options{
-				Namespace: t.namespaceIn(t.conn), RequestTimeout: t.conn.requestTimeout})
+				Namespace: t.namespaceIn(t.conn), RequestTimeout: t.conn.requestTimeout, ApplySet: t.applySet})
 			t.pruned = &pr
 		}
 	}

@@ -32,6 +32,8 @@ type target struct {
 	dryRunAggregated bool
 	// applyMode is server or client.
 	applyMode string
+	// applySet names an ApplySet parent the repository does not render.
+	applySet string
 	// skipped says why the target is not diffed.
 	skipped string
 }
@@ -117,6 +119,7 @@ func (o *diffOptions) planTargets(repo *source.Repo, cfg *config.Config, paths [
 			entry:            &ct,
 			dryRunAggregated: ct.DryRunAggregatedAPIs,
 			applyMode:        ct.ApplyMode,
+			applySet:         ct.ApplySet,
 		}
 		if t.spec.Path == "." {
 			t.spec.Path = ""

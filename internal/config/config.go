@@ -52,6 +52,10 @@ type Target struct {
 	Kubeconfig string `yaml:"kubeconfig,omitempty" json:"kubeconfig,omitempty"`
 	// FieldManager is the manager the real deployment applies with.
 	FieldManager string `yaml:"fieldManager,omitempty" json:"fieldManager,omitempty"`
+	// ApplySet names the ApplySet parent kubectl apply --applyset creates, when the
+	// repository does not render it: [RESOURCE][.GROUP]/NAME (default resource secrets),
+	// in the target's namespace.
+	ApplySet string `yaml:"applySet,omitempty" json:"applySet,omitempty"`
 	// ApplyMode is how the real deployment applies: server (default) or client.
 	ApplyMode string `yaml:"applyMode,omitempty" json:"applyMode,omitempty"`
 	// DryRunAggregatedAPIs sends objects served by aggregated API servers too.
@@ -220,6 +224,8 @@ func targetLines(doc *yaml.Node) []int {
 	return nil
 }
 
+var applySetRef = regexp.MustCompile(`^([a-z0-9]([-a-z0-9.]*[a-z0-9])?/)?[a-z0-9]([-a-z0-9.]*[a-z0-9])?$`)
+
 var targetName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._/-]*$`)
 
 func (c *Config) validate(file string) error {
@@ -256,6 +262,9 @@ func (c *Config) validate(file string) error {
 		case "", "plain", "kustomize", "helm":
 		default:
 			bad("renderer %q is not one of plain, kustomize, helm (or leave it out to detect it)", t.Renderer)
+		}
+		if t.ApplySet != "" && !applySetRef.MatchString(t.ApplySet) {
+			bad("applySet %q is not [RESOURCE][.GROUP]/NAME, as kubectl's --applyset (e.g. configmaps/shop-set)", t.ApplySet)
 		}
 		switch t.ApplyMode {
 		case "", "server", "client":

@@ -7,6 +7,7 @@ import (
 	"context"
 	"fmt"
 	"sort"
+	"strings"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -37,6 +38,9 @@ type Options struct {
 	// Propagation is what the delete is sent with (the applier's choice; kubectl
 	// prunes with background propagation).
 	Propagation metav1.DeletionPropagation
+	// ApplySet names an ApplySet parent the repository does not render (kubectl apply
+	// --applyset creates it): [RESOURCE][.GROUP]/NAME, in Namespace.
+	ApplySet string
 }
 
 // Kept is a candidate that will not be deleted, and why.
@@ -80,6 +84,17 @@ func Find(ctx context.Context, c *dryrun.Clients, rendered *render.Result, resul
 	}
 	invs, fails := inventories(rendered.Objects)
 	out.Failures = append(out.Failures, fails...)
+	if opts.ApplySet != "" && !hasFormat(invs, FormatApplySet) {
+		inv, err := liveApplySetParent(ctx, c, opts)
+		switch {
+		case err != nil:
+			out.Failures = append(out.Failures, render.Failure{Source: "drift.yaml", Reason: ReasonInventory, Message: err.Error()})
+		case inv == nil:
+			out.Notes = append(out.Notes, fmt.Sprintf("ApplySet %s is not in the cluster yet (a first apply): nothing to prune", opts.ApplySet))
+		default:
+			invs = append(invs, *inv)
+		}
+	}
 	if len(invs) == 0 {
 		return out
 	}
@@ -235,4 +250,48 @@ func (p *pruner) candidate(id object.ID, owned func(*unstructured.Unstructured) 
 		r.Err = dryrun.DescribeError(p.c, "delete", &r, err)
 	}
 	p.out.Deletes = append(p.out.Deletes, r)
+}
+
+func hasFormat(invs []inventory, format string) bool {
+	for _, inv := range invs {
+		if inv.format == format {
+			return true
+		}
+	}
+	return false
+}
+
+// liveApplySetParent reads the parent drift.yaml names, as kubectl's --applyset
+// does: RESOURCE[.GROUP]/NAME, or NAME for a Secret. nil when it does not exist yet.
+func liveApplySetParent(ctx context.Context, c *dryrun.Clients, opts Options) (*inventory, error) {
+	resource, name, ok := strings.Cut(opts.ApplySet, "/")
+	if !ok {
+		resource, name = "secrets", opts.ApplySet
+	}
+	gr := schema.ParseGroupResource(resource)
+	gvk, err := c.Mapper.KindFor(gr.WithVersion(""))
+	if err != nil {
+		return nil, fmt.Errorf("applySet %s: the cluster does not serve %s: %v", opts.ApplySet, gr, err)
+	}
+	m, err := c.Mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
+	if err != nil {
+		return nil, fmt.Errorf("applySet %s: %v", opts.ApplySet, err)
+	}
+	res := dynamic.ResourceInterface(c.Dynamic.Resource(m.Resource))
+	ns := ""
+	if m.Scope.Name() == meta.RESTScopeNameNamespace {
+		ns = opts.Namespace
+		res = c.Dynamic.Resource(m.Resource).Namespace(ns)
+	}
+	ctx, cancel := context.WithTimeout(ctx, opts.RequestTimeout)
+	defer cancel()
+	live, err := res.Get(ctx, name, metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("applySet %s: the parent cannot be read: %v", opts.ApplySet, err)
+	}
+	obj := render.Object{Obj: live, Source: "drift.yaml"}
+	return &inventory{format: FormatApplySet, obj: obj, name: "ApplySet " + gvk.Kind + " " + displayName(obj.ID())}, nil
 }
