@@ -44,7 +44,7 @@ func (g *githubOptions) addFlags(f *pflag.FlagSet) {
 	f.IntVar(&g.PR, "github-pr", 0, "pull request number (default: from the event at $GITHUB_EVENT_PATH)")
 	f.StringVar(&g.APIURL, "github-api-url", "", "GitHub API URL, for GitHub Enterprise Server (default $GITHUB_API_URL, else https://api.github.com)")
 	f.StringVar(&g.HeadSHA, "github-sha", "", "head commit for the check (default: the pull request's head, else $GITHUB_SHA)")
-	f.StringVar(&g.StepSummary, "step-summary", "", "append the full markdown report to this file (default $GITHUB_STEP_SUMMARY)")
+	f.StringVar(&g.StepSummary, "step-summary", "", "append the full markdown report to this file (default with --github-comment or --github-issue: $GITHUB_STEP_SUMMARY)")
 	f.StringVar(&g.JSONReport, "json-report", "", "also write the JSON report to this file (for an artifact)")
 	f.StringVar(&g.CommentFile, "comment-file", "", "write the pull request comment (size-limited markdown, with its marker) to this file instead of, or besides, posting it")
 	f.BoolVar(&g.Outputs, "github-output", false, "write the step outputs has-changes, counts and report-json to $GITHUB_OUTPUT (the Action uses it)")
@@ -90,6 +90,10 @@ func (o *diffOptions) publish(ctx context.Context, rep *report.Report) error {
 		if err := writeOutputs(o.getenv("GITHUB_OUTPUT"), rep, g.JSONReport); err != nil {
 			return err
 		}
+	}
+	// The Actions environment is read only when the GitHub side was asked for.
+	if !g.Comment && !g.Issue && g.StepSummary == "" && g.CommentFile == "" {
+		return nil
 	}
 	ghc, err := g.context(o.getenv)
 	if err != nil {
