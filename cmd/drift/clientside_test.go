@@ -48,7 +48,7 @@ func TestFieldRemovedFromAnObjectAppliedClientSide(t *testing.T) {
 	r := repo(t, map[string]string{"cm.yaml": sub("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: settings, namespace: NS}\ndata: {a: '1'}\n", ns)})
 
 	rep, o := driftJSON(t, "diff", "--repo", r.Dir, "--ref", "main", "--apply-mode", "client")
-	client := objectNamed(t, rep, "ConfigMap", "settings")
+	client := find(t, rep, "ConfigMap", "settings")
 	if o.code != 1 || client.Category != report.Modify || !strings.Contains(client.Diff, "-  b: \"2\"") || strings.Contains(client.Diff, "+  b:") {
 		t.Fatalf("client mode: exit %d %s\n%s\n%s", o.code, client.Category, client.Diff, o.stderr)
 	}
@@ -58,7 +58,7 @@ func TestFieldRemovedFromAnObjectAppliedClientSide(t *testing.T) {
 
 	for _, manager := range []string{"kubectl", "flux"} {
 		rep, o = driftJSON(t, "diff", "--repo", r.Dir, "--ref", "main", "--field-manager", manager)
-		server := objectNamed(t, rep, "ConfigMap", "settings")
+		server := find(t, rep, "ConfigMap", "settings")
 		if o.code != 1 || server.Category != report.Modify || !strings.Contains(server.Diff, "-  b: \"2\"") ||
 			!hasWarning(server, "client-side-apply-migration", "move that ownership to "+manager) || !hasWarning(server, "client-side-apply-migration", "deleted: .data.b") {
 			t.Errorf("server mode (%s): exit %d %s %v\n%s", manager, o.code, server.Category, server.Warnings, server.Diff)
@@ -77,7 +77,7 @@ func TestClientModeOnAnUnchangedObject(t *testing.T) {
 	createClientSide(t, schema.GroupVersionResource{Group: "apps", Version: "v1", Resource: "deployments"}, doc)
 	r := repo(t, map[string]string{"web.yaml": doc})
 	rep, o := driftJSON(t, "diff", "--repo", r.Dir, "--ref", "main", "--apply-mode", "client")
-	if web := objectNamed(t, rep, "Deployment", "web"); o.code != 0 || web.Category != report.Unchanged {
+	if web := find(t, rep, "Deployment", "web"); o.code != 0 || web.Category != report.Unchanged {
 		t.Fatalf("exit %d %s\n%s", o.code, web.Category, web.Diff)
 	}
 	changed := strings.Replace(doc, "web:1", "web:2", 1)
@@ -85,7 +85,7 @@ func TestClientModeOnAnUnchangedObject(t *testing.T) {
 		t.Fatal(err)
 	}
 	rep, o = driftJSON(t, "diff", "--repo", r.Dir, "--ref", "main", "--apply-mode", "client")
-	web := objectNamed(t, rep, "Deployment", "web")
+	web := find(t, rep, "Deployment", "web")
 	if o.code != 1 || web.Category != report.Modify || !strings.Contains(web.Diff, "+      - image: web:2") {
 		t.Fatalf("exit %d %s\n%s", o.code, web.Category, web.Diff)
 	}

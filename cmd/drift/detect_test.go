@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
-	"net/http/httputil"
-	"net/url"
 	"path/filepath"
 	"strings"
 	"sync/atomic"
@@ -16,7 +14,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/dynamic"
-	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 
@@ -178,13 +175,10 @@ func TestPullRequestSplitsItsChangesFromDrift(t *testing.T) {
 // counts dry-run apply PATCHes.
 func countingKubeconfig(t *testing.T) (string, *atomic.Int32) {
 	t.Helper()
-	transport, err := rest.TransportFor(env.Config)
+	rp, err := env.ReverseProxy()
 	if err != nil {
 		t.Fatal(err)
 	}
-	upstream, _ := url.Parse(env.Config.Host)
-	rp := httputil.NewSingleHostReverseProxy(upstream)
-	rp.Transport = transport
 	var patches atomic.Int32
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method == http.MethodPatch && r.URL.Query().Get("dryRun") == "All" {

@@ -8,19 +8,6 @@ import (
 	"github.com/drift-gitops/drift/internal/report"
 )
 
-func objectNamed(t *testing.T, rep *report.Report, kind, name string) report.Object {
-	t.Helper()
-	for _, tg := range rep.Targets {
-		for _, o := range tg.Objects {
-			if o.Kind == kind && o.Name == name {
-				return o
-			}
-		}
-	}
-	t.Fatalf("no %s %s in the report", kind, name)
-	return report.Object{}
-}
-
 func hasWarning(o report.Object, reason, text string) bool {
 	for _, w := range o.Warnings {
 		if w.Reason == reason && strings.Contains(w.Message, text) {
@@ -42,15 +29,15 @@ func TestNamespaceCreatedBySameChange(t *testing.T) {
 	if o.code != 2 || rep.Complete {
 		t.Fatalf("exit %d, complete %v; want 2 (the orphan)\n%s", o.code, rep.Complete, o.stderr)
 	}
-	if ns := objectNamed(t, rep, "Namespace", fresh); ns.Category != report.Add || len(ns.Warnings) != 0 {
+	if ns := find(t, rep, "Namespace", fresh); ns.Category != report.Add || len(ns.Warnings) != 0 {
 		t.Errorf("namespace: %s %v", ns.Category, ns.Warnings)
 	}
-	dep := objectNamed(t, rep, "Deployment", "api")
+	dep := find(t, rep, "Deployment", "api")
 	if dep.Category != report.Add || !hasWarning(dep, "namespace-pending", "namespace "+fresh+" is created by this change") ||
 		!strings.Contains(dep.Diff, "+  namespace: "+fresh) || !strings.Contains(dep.Diff, "+      - image: api:1") {
 		t.Errorf("deployment: %s %v\n%s", dep.Category, dep.Warnings, dep.Diff)
 	}
-	orphan := objectNamed(t, rep, "ConfigMap", "orphan")
+	orphan := find(t, rep, "ConfigMap", "orphan")
 	if orphan.Category != report.Error || orphan.ErrorReason != "not-found" ||
 		!strings.Contains(orphan.Error, "namespace "+missing+" does not exist in the cluster and this change does not create it") {
 		t.Errorf("orphan: %s %s %q", orphan.Category, orphan.ErrorReason, orphan.Error)
@@ -89,15 +76,15 @@ spec:
 	if o.code != 2 {
 		t.Fatalf("exit %d; want 2 (the bad gadget)\n%s", o.code, o.stderr)
 	}
-	if c := objectNamed(t, rep, "CustomResourceDefinition", "gadgets."+group); c.Category != report.Add {
+	if c := find(t, rep, "CustomResourceDefinition", "gadgets."+group); c.Category != report.Add {
 		t.Errorf("crd: %s %s", c.Category, c.Error)
 	}
-	good := objectNamed(t, rep, "Gadget", "good")
+	good := find(t, rep, "Gadget", "good")
 	if good.Category != report.Add || good.Namespace != ns || !hasWarning(good, "crd-pending", "its CustomResourceDefinition is created by this change (crd.yaml") ||
 		!strings.Contains(good.Diff, "+  size: 3") {
 		t.Errorf("good: %s ns %q %v\n%s", good.Category, good.Namespace, good.Warnings, good.Diff)
 	}
-	bad := objectNamed(t, rep, "Gadget", "bad")
+	bad := find(t, rep, "Gadget", "bad")
 	if bad.Category != report.Error || bad.ErrorReason != "invalid" || !strings.Contains(bad.Error, `unknown field "spec.colour"`) ||
 		!strings.Contains(bad.Error, "spec.size: Invalid value: 0: spec.size in body should be greater than or equal to 1") {
 		t.Errorf("bad: %s %s %q", bad.Category, bad.ErrorReason, bad.Error)
@@ -113,7 +100,7 @@ func TestImmutableFieldIsAnErrorNeverNoChanges(t *testing.T) {
 	if o.code != 2 || rep.Complete {
 		t.Fatalf("exit %d complete %v\n%s", o.code, rep.Complete, o.stderr)
 	}
-	web := objectNamed(t, rep, "Deployment", "web")
+	web := find(t, rep, "Deployment", "web")
 	if web.Category != report.Error || web.ErrorReason != "immutable" || !strings.Contains(web.Error, "spec.selector cannot change on an existing object") ||
 		!strings.Contains(web.Error, "must be replaced") {
 		t.Errorf("web: %s %s %q", web.Category, web.ErrorReason, web.Error)
@@ -128,7 +115,7 @@ func TestGenerateNameIsAnAdditionEveryRun(t *testing.T) {
 	first := ""
 	for run := 1; run <= 2; run++ {
 		rep, o := driftJSON(t, "diff", "--repo", r.Dir, "--ref", "main")
-		job := objectNamed(t, rep, "Job", "migrate-")
+		job := find(t, rep, "Job", "migrate-")
 		// The same change gives the same report: no generated name or uid labels.
 		if run == 1 {
 			first = job.Diff

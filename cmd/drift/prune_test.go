@@ -69,14 +69,14 @@ func (s pruneScene) check(t *testing.T, rep *report.Report, o outcome, inventory
 	if got, want := deletes(rep), []string{"ClusterRole/" + s.role, "ConfigMap/b"}; strings.Join(got, ",") != strings.Join(want, ",") {
 		t.Fatalf("deletes = %v, want %v", got, want)
 	}
-	b := objectNamed(t, rep, "ConfigMap", "b")
+	b := find(t, rep, "ConfigMap", "b")
 	if !strings.HasPrefix(b.Inventory, inventory) || !strings.Contains(b.Diff, `-  v: "2"`) || strings.Contains(b.Diff, "+") && strings.Contains(b.Diff, "\n+ ") {
 		t.Errorf("b: inventory %q\n%s", b.Inventory, b.Diff)
 	}
-	if a := objectNamed(t, rep, "ConfigMap", "a"); a.Category != report.Modify {
+	if a := find(t, rep, "ConfigMap", "a"); a.Category != report.Modify {
 		t.Errorf("a: %s", a.Category)
 	}
-	if e := objectNamed(t, rep, "ConfigMap", "e"); e.Category != report.Add {
+	if e := find(t, rep, "ConfigMap", "e"); e.Category != report.Add {
 		t.Errorf("e: %s", e.Category)
 	}
 	// The objects are still there: a dry-run delete deletes nothing.
@@ -118,7 +118,7 @@ func TestPruneWithApplyConfigInventory(t *testing.T) {
 	})
 	rep, o := driftJSON(t, "diff", "--repo", r.Dir, "--ref", "main")
 	s.check(t, rep, o, "apply-config ConfigMap "+s.ns+"/inventory")
-	if inv := objectNamed(t, rep, "ConfigMap", "inventory"); inv.Category != report.Modify {
+	if inv := find(t, rep, "ConfigMap", "inventory"); inv.Category != report.Modify {
 		t.Errorf("the inventory's own change: %s", inv.Category)
 	}
 	kept := rep.Targets[0].Kept
@@ -232,7 +232,7 @@ func TestPruneDeleteRefusedByWebhook(t *testing.T) {
 	apply(t, "kpt", s.cm("denied-b", "2", "  annotations: {config.k8s.io/owning-inventory: "+id+"}\n"))
 	r := repo(t, map[string]string{"inventory.yaml": fmt.Sprintf("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: inventory\n  namespace: %s\n  labels: {cli-utils.sigs.k8s.io/inventory-id: %s}\n", s.ns, id)})
 	rep, o := driftJSON(t, "diff", "--repo", r.Dir, "--ref", "main")
-	b := objectNamed(t, rep, "ConfigMap", "denied-b")
+	b := find(t, rep, "ConfigMap", "denied-b")
 	if o.code != 2 || b.Category != report.Error || b.ErrorReason != "webhook-denied" || !strings.Contains(b.Error, "admission webhook no-delete.drift.test denies") {
 		t.Errorf("exit %d: %s %s %q", o.code, b.Category, b.ErrorReason, b.Error)
 	}
@@ -265,7 +265,7 @@ func TestEphemeralPrunesWhatTheBaseInventoryOwns(t *testing.T) {
 	if got := deletes(rep); o.code != 1 || strings.Join(got, ",") != "ConfigMap/b" {
 		t.Fatalf("exit %d, deletes %v\n%s", o.code, got, o.stderr)
 	}
-	if a := objectNamed(t, rep, "ConfigMap", "a"); a.Category != report.Unchanged {
+	if a := find(t, rep, "ConfigMap", "a"); a.Category != report.Unchanged {
 		t.Errorf("a: %s\n%s", a.Category, a.Diff)
 	}
 }

@@ -38,12 +38,12 @@ subjects:
 	if o.code != 2 || rep.Complete {
 		t.Fatalf("exit %d complete %v\n%s", o.code, rep.Complete, o.stderr)
 	}
-	cm := objectNamed(t, rep, "ConfigMap", "settings")
+	cm := find(t, rep, "ConfigMap", "settings")
 	if cm.Category != report.Error || cm.ErrorReason != "forbidden" ||
 		!strings.Contains(cm.Error, "user reader may not patch configmaps in namespace "+ns) {
 		t.Errorf("configmap: %s %s %q", cm.Category, cm.ErrorReason, cm.Error)
 	}
-	sec := objectNamed(t, rep, "Secret", "creds")
+	sec := find(t, rep, "Secret", "creds")
 	if sec.ErrorReason != "forbidden" || !strings.Contains(sec.Error, "user reader may not get secrets in namespace "+ns) {
 		t.Errorf("secret: %s %q", sec.ErrorReason, sec.Error)
 	}

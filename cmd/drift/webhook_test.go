@@ -96,15 +96,15 @@ func TestAdmissionWebhooksThatBlockThePreview(t *testing.T) {
 		{"settings", "webhook-unavailable", "admission webhook gone.drift.test could not be reached"},
 		{"slow-settings", "webhook-unavailable", "admission webhook slow.drift.test did not answer in time"},
 	} {
-		ob := objectNamed(t, rep, "ConfigMap", c.name)
+		ob := find(t, rep, "ConfigMap", c.name)
 		if ob.Category != report.Error || ob.ErrorReason != c.reason || !strings.Contains(ob.Error, c.text) {
 			t.Errorf("%s: %s %s %q", c.name, ob.Category, ob.ErrorReason, ob.Error)
 		}
 	}
-	if ob := objectNamed(t, rep, "ConfigMap", "allowed-settings"); ob.Category != report.Add {
+	if ob := find(t, rep, "ConfigMap", "allowed-settings"); ob.Category != report.Add {
 		t.Errorf("allowed configmap: %s %s", ob.Category, ob.Error)
 	}
-	if ob := objectNamed(t, rep, "Service", "web"); ob.Category != report.Add {
+	if ob := find(t, rep, "Service", "web"); ob.Category != report.Add {
 		t.Errorf("service: %s %s", ob.Category, ob.Error)
 	}
 }
@@ -138,11 +138,11 @@ spec:
 	}
 	r := repo(t, files)
 	rep, o := driftJSON(t, "diff", "--repo", r.Dir, "--ref", "main")
-	m := objectNamed(t, rep, "NodeMetrics", "n1")
+	m := find(t, rep, "NodeMetrics", "n1")
 	if o.code != 2 || m.ErrorReason != "aggregated-api" || !strings.Contains(m.Error, "served by an aggregated API server (service "+ns+"/metrics-server)") {
 		t.Fatalf("exit %d: %s %q", o.code, m.ErrorReason, m.Error)
 	}
-	if c := objectNamed(t, rep, "ConfigMap", "plain"); c.Category != report.Add {
+	if c := find(t, rep, "ConfigMap", "plain"); c.Category != report.Add {
 		t.Errorf("configmap: %s", c.Category)
 	}
 	files["drift.yaml"] = "targets:\n  - {name: app, path: app, namespace: " + ns + ", dryRunAggregatedAPIs: true}\n"
@@ -150,7 +150,7 @@ spec:
 		t.Fatal(err)
 	}
 	rep, _ = driftJSON(t, "diff", "--repo", r.Dir, "--ref", "main")
-	if m := objectNamed(t, rep, "NodeMetrics", "n1"); m.ErrorReason == "aggregated-api" {
+	if m := find(t, rep, "NodeMetrics", "n1"); m.ErrorReason == "aggregated-api" {
 		t.Errorf("allowed, yet held back: %q", m.Error)
 	}
 }

@@ -69,27 +69,40 @@ func preview(ctx context.Context, c *Clients, r *Result, opts Options) {
 		if err == nil && csa {
 			r.Warnings = append(r.Warnings, migrationWarning(opts.FieldManager, migrateCSA(live, merged, r.Object.Obj)))
 		}
-		if err != nil && apierrors.IsConflict(err) && !isFieldManagerConflict(err) && live != nil {
-			if attempt < maxVersionRetries {
-				continue
-			}
-			r.Err = &Message{Reason: ReasonChanged, Message: fmt.Sprintf("%s kept changing in the cluster while drift read it (%d tries): run drift again", r.ID.Display(), attempt)}
-			return
-		}
-		if ns, ok := missingNamespace(err); ok {
-			namespaceMissing(r, ns, opts)
-			return
-		}
-		if err != nil {
+		if err != nil && isFieldManagerConflict(err) {
 			r.Err = requestError(c, "patch", r, err)
 			return
 		}
-		if opts.Absent[r.ID.Key()] {
-			live = nil
+		if !settle(c, r, live, merged, err, attempt, opts) {
+			return
 		}
-		r.Live, r.Merged = live, merged
-		return
 	}
+}
+
+// settle records the outcome of one dry run of r, in either apply mode, and reports
+// whether to read the object and try again: the live object changed in between (409),
+// which is retried up to maxVersionRetries times.
+func settle(c *Clients, r *Result, live, merged *unstructured.Unstructured, err error, attempt int, opts Options) (again bool) {
+	if err != nil && apierrors.IsConflict(err) && live != nil {
+		if attempt < maxVersionRetries {
+			return true
+		}
+		r.Err = &Message{Reason: ReasonChanged, Message: fmt.Sprintf("%s kept changing in the cluster while drift read it (%d tries): run drift again", r.ID.Display(), attempt)}
+		return false
+	}
+	if ns, ok := missingNamespace(err); ok {
+		namespaceMissing(r, ns, opts)
+		return false
+	}
+	if err != nil {
+		r.Err = requestError(c, "patch", r, err)
+		return false
+	}
+	if opts.Absent[r.ID.Key()] {
+		live = nil
+	}
+	r.Live, r.Merged = live, merged
+	return false
 }
 
 // resourceFor returns the client for an object's resource, namespaced where it is.

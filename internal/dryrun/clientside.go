@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"strings"
 
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -76,26 +75,9 @@ func previewClientSide(ctx context.Context, c *Clients, res dynamic.ResourceInte
 				return res.Patch(ctx, r.ID.Name, patchType, patch, metav1.PatchOptions{DryRun: []string{metav1.DryRunAll}, FieldManager: opts.FieldManager, FieldValidation: "Strict"})
 			})
 		}
-		if err != nil && apierrors.IsConflict(err) && live != nil && attempt < maxVersionRetries {
-			continue
-		}
-		if err != nil && apierrors.IsConflict(err) && live != nil {
-			r.Err = &Message{Reason: ReasonChanged, Message: fmt.Sprintf("%s kept changing in the cluster while drift read it (%d tries): run drift again", r.ID.Display(), attempt)}
+		if !settle(c, r, live, merged, err, attempt, opts) {
 			return
 		}
-		if ns, ok := missingNamespace(err); ok {
-			namespaceMissing(r, ns, opts)
-			return
-		}
-		if err != nil {
-			r.Err = requestError(c, "patch", r, err)
-			return
-		}
-		if opts.Absent[r.ID.Key()] {
-			live = nil
-		}
-		r.Live, r.Merged = live, merged
-		return
 	}
 }
 

@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
-	"net/http/httputil"
-	"net/url"
 	"os"
 	"strings"
 	"sync"
@@ -51,13 +49,10 @@ type racingProxy struct {
 
 func newRacingProxy(t *testing.T, name string, races int) *racingProxy {
 	t.Helper()
-	transport, err := rest.TransportFor(env.Config)
+	rp, err := env.ReverseProxy()
 	if err != nil {
 		t.Fatal(err)
 	}
-	upstream, _ := url.Parse(env.Config.Host)
-	rp := httputil.NewSingleHostReverseProxy(upstream)
-	rp.Transport = transport
 	direct := dynamic.NewForConfigOrDie(env.Config)
 	p := &racingProxy{}
 	var mu sync.Mutex

@@ -3,12 +3,8 @@ package dryrun
 import (
 	"context"
 	"fmt"
-	"io"
-	"log"
 	"net/http"
 	"net/http/httptest"
-	"net/http/httputil"
-	"net/url"
 	"strings"
 	"sync"
 	"testing"
@@ -65,14 +61,10 @@ type faultProxy struct {
 
 func newFaultProxy(t *testing.T, inject func(method, name string, n int) fault) *faultProxy {
 	t.Helper()
-	transport, err := rest.TransportFor(env.Config)
+	rp, err := env.ReverseProxy()
 	if err != nil {
 		t.Fatal(err)
 	}
-	upstream, _ := url.Parse(env.Config.Host)
-	rp := httputil.NewSingleHostReverseProxy(upstream)
-	rp.Transport = transport
-	rp.ErrorLog = log.New(io.Discard, "", 0)
 	p := &faultProxy{counts: map[string]int{}, inject: inject}
 	p.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if i := strings.Index(r.URL.Path, "/configmaps/"); i >= 0 {

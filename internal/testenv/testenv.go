@@ -5,6 +5,10 @@ package testenv
 
 import (
 	"fmt"
+	"io"
+	"log"
+	"net/http/httputil"
+	"net/url"
 	"os"
 	"path/filepath"
 	"testing"
@@ -84,4 +88,22 @@ func (e *Env) AddUser(name string, groups ...string) (string, error) {
 		return "", err
 	}
 	return path, nil
+}
+
+// ReverseProxy forwards plain-HTTP requests to the API server with the admin
+// credentials, so a test can put a proxy (counting, racing, injecting faults) in front
+// of the server and point clients at it without any authentication.
+func (e *Env) ReverseProxy() (*httputil.ReverseProxy, error) {
+	transport, err := rest.TransportFor(e.Config)
+	if err != nil {
+		return nil, err
+	}
+	upstream, err := url.Parse(e.Config.Host)
+	if err != nil {
+		return nil, err
+	}
+	rp := httputil.NewSingleHostReverseProxy(upstream)
+	rp.Transport = transport
+	rp.ErrorLog = log.New(io.Discard, "", 0) // a proxy that drops connections on purpose is not news
+	return rp, nil
 }
