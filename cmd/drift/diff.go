@@ -122,6 +122,9 @@ func (o *diffOptions) Run(ctx context.Context) error {
 	if err := o.validate(); err != nil {
 		return err
 	}
+	if err := o.github.checkEarly(o.getenv); err != nil {
+		return err
+	}
 	ctx, cancel := context.WithTimeout(ctx, o.Timeout)
 	defer cancel()
 

@@ -218,3 +218,19 @@ func (o *diffOptions) driftIssue(ctx context.Context, ghc github.Context, rep *r
 	fmt.Fprintf(o.streams.ErrOut, "drift: %s\n", how)
 	return nil
 }
+
+// checkEarly fails before any work when the GitHub side is asked for but cannot be
+// reached for lack of a token, a repository or a pull request.
+func (g *githubOptions) checkEarly(getenv func(string) string) error {
+	if !g.Comment && !g.Issue {
+		return nil
+	}
+	c, err := g.context(getenv)
+	if err != nil {
+		return err
+	}
+	if g.Issue {
+		c.PR = 1 // an issue needs no pull request
+	}
+	return c.Check()
+}
