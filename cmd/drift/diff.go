@@ -19,6 +19,12 @@ import (
 	"github.com/drift-gitops/drift/internal/source"
 )
 
+// Where a pull request's trusted configuration comes from (--config-from).
+const (
+	configFromBase = "base"
+	configFromHead = "head"
+)
+
 // diffOptions holds everything drift diff is told.
 type diffOptions struct {
 	streams genericiooptions.IOStreams
@@ -39,6 +45,7 @@ type diffOptions struct {
 	Cluster        string
 	Base           string
 	Config         string
+	ConfigFrom     string
 	Targets        []string
 	ApplyMode      string
 	Prune          bool
@@ -107,7 +114,8 @@ func (o *diffOptions) addFlags(f *pflag.FlagSet) {
 	f.DurationVar(&o.Timeout, "timeout", 10*time.Minute, "deadline for the whole run")
 	f.StringVar(&o.Cluster, "cluster", "", `kubeconfig cluster to use, or "ephemeral" for a throwaway local API server seeded with --base`)
 	f.StringVar(&o.Base, "base", "", "diff only the targets whose inputs changed since this ref; with --cluster ephemeral, also the ref loaded into the server first (what is deployed)")
-	f.StringVar(&o.Config, "config", "", "drift.yaml to use instead of the one at the root of the rendered ref")
+	f.StringVar(&o.Config, "config", "", "drift.yaml to use instead of the one at the root of the rendered ref (a path inside the repository is read from the refs, like drift.yaml)")
+	f.StringVar(&o.ConfigFrom, "config-from", configFromBase, "with --base, where rules, clusters and appliers come from: base (the trusted side of a pull request) or head (everything from the previewed ref; trusted local runs only)")
 	f.BoolVar(&o.NoSplitDrift, "no-split-drift", false, "with --base on a live cluster: do not tell the change apart from drift already in the cluster (saves the base's dry-runs)")
 	f.BoolVar(&o.Prune, "prune", true, "report what applying would delete: objects an inventory in the cluster owns that the change no longer renders (--prune=false skips it)")
 	f.StringVar(&o.ApplyMode, "apply-mode", dryrun.ApplyServer, "how the pipeline applies: server (server-side apply) or client (kubectl apply's three-way patch); overrides drift.yaml")
@@ -146,21 +154,23 @@ func (o *diffOptions) Run(ctx context.Context) error {
 	if err := head.CheckPaths(paths); err != nil {
 		return err
 	}
-	cfg, _, err := o.loadConfig(head)
-	if err != nil {
-		return err
-	}
-	targets := o.planTargets(repo, cfg, paths)
-	if err := selectTargets(targets, o.Targets); err != nil {
-		return err
-	}
-	cache := &render.Cache{}
 	var base *source.Snapshot
 	if o.Base != "" {
 		if base, err = repo.Snapshot(o.Base); err != nil {
 			return fmt.Errorf("--base: %w", err)
 		}
-		if err := o.selectChanged(targets, head, base, cache); err != nil {
+	}
+	lc, err := o.loadConfig(repo, head, base)
+	if err != nil {
+		return err
+	}
+	targets := o.planTargets(repo, lc, paths)
+	if err := selectTargets(targets, o.Targets); err != nil {
+		return err
+	}
+	cache := &render.Cache{}
+	if base != nil {
+		if err := o.selectChanged(targets, head, base, lc.base, cache); err != nil {
 			return err
 		}
 	}
@@ -183,7 +193,7 @@ func (o *diffOptions) Run(ctx context.Context) error {
 		o.splitDrift(ctx, run, base, cache)
 	}
 
-	in := report.Input{Ref: o.Ref, Commit: head.Commit, Base: o.Base, Drift: o.detect}
+	in := report.Input{Ref: o.Ref, Commit: head.Commit, Base: o.Base, Drift: o.detect, Config: lc.change}
 	if base != nil {
 		in.BaseCommit = base.Commit
 	}
@@ -231,6 +241,9 @@ func (o *diffOptions) validate() error {
 	}
 	if o.FieldManager == "" {
 		return fmt.Errorf("--field-manager must not be empty")
+	}
+	if o.ConfigFrom != configFromBase && o.ConfigFrom != configFromHead {
+		return fmt.Errorf("unknown --config-from %q: use base or head", o.ConfigFrom)
 	}
 	if o.ApplyMode != dryrun.ApplyServer && o.ApplyMode != dryrun.ApplyClient {
 		return fmt.Errorf("unknown --apply-mode %q: use server or client", o.ApplyMode)

@@ -13,6 +13,9 @@ import (
 )
 
 func main() {
+	if code, ok := subprocessMain(); ok {
+		os.Exit(code)
+	}
 	// client-go logs retries and discovery failures through klog; drift reports errors
 	// itself, once, in its own words.
 	klog.SetLogger(logr.Discard())

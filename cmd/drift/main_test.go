@@ -20,6 +20,7 @@ import (
 	"github.com/drift-gitops/drift/internal/dryrun"
 	"github.com/drift-gitops/drift/internal/gitfixture"
 	"github.com/drift-gitops/drift/internal/report"
+	"github.com/drift-gitops/drift/internal/subprocess"
 	"github.com/drift-gitops/drift/internal/testenv"
 )
 
@@ -28,7 +29,7 @@ var env *testenv.Env
 
 func TestMain(m *testing.M) {
 	// The test binary doubles as drift, so tests can run it as a process and signal it.
-	if os.Getenv("DRIFT_TEST_RUN_MAIN") == "1" {
+	if os.Getenv("DRIFT_TEST_RUN_MAIN") == "1" || subprocess.Role() != "" {
 		main()
 		return
 	}

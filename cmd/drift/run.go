@@ -10,6 +10,7 @@ import (
 
 	"golang.org/x/sync/errgroup"
 
+	"github.com/drift-gitops/drift/internal/config"
 	"github.com/drift-gitops/drift/internal/dryrun"
 	"github.com/drift-gitops/drift/internal/object"
 	"github.com/drift-gitops/drift/internal/prune"
@@ -107,7 +108,7 @@ func (o *diffOptions) connect(ctx context.Context, targets []target, head, base 
 			rt.renderer = render.Detect(head.FS, t.spec.Path)
 		}
 		run.all = append(run.all, rt)
-		if t.skipped != "" {
+		if t.skipped != "" || t.refused != "" {
 			continue
 		}
 		g := byKey[t.cluster]
@@ -269,6 +270,9 @@ func (t *runTarget) input() report.TargetInput {
 	}
 	if t.splitNote != "" {
 		in.Notes = append(in.Notes, t.splitNote)
+	}
+	if t.refused != "" {
+		in.Failures = append(in.Failures, render.Failure{Source: config.FileName, Reason: render.ReasonRefused, Message: "not previewed: " + t.refused})
 	}
 	if t.connErr != nil {
 		in.Failures = append(in.Failures, render.Failure{Source: displayRepoPath(t.spec.Path), Reason: dryrun.ReasonUnavailable,

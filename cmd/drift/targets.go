@@ -36,6 +36,8 @@ type target struct {
 	applySet string
 	// skipped says why the target is not diffed.
 	skipped string
+	// refused says why the target cannot be previewed (an error in the report).
+	refused string
 }
 
 // clusterKey names the cluster a target deploys to.
@@ -51,37 +53,85 @@ func (k clusterKey) String() string {
 	return "context " + k.context
 }
 
-// loadConfig reads --config, or drift.yaml at the root of the snapshot. It returns nil
-// when there is neither.
-func (o *diffOptions) loadConfig(snap *source.Snapshot) (*config.Config, string, error) {
-	if o.Config != "" {
-		data, err := os.ReadFile(o.Config)
-		if err != nil {
-			return nil, "", fmt.Errorf("--config: %w", err)
-		}
-		cfg, err := config.Parse(o.Config, data)
-		return cfg, o.Config, err
-	}
-	cfg, err := configIn(snap)
-	return cfg, config.FileName, err
+// loadedConfig is drift.yaml as the run uses it.
+type loadedConfig struct {
+	// cfg is what the run uses (nil: no drift.yaml); on a pull request, the change's
+	// targets with the trusted part from the base.
+	cfg *config.Config
+	// base is the base's own drift.yaml (nil when there is none or no --base).
+	base *config.Config
+	// refused names targets that cannot be previewed, with why.
+	refused map[string]string
+	// change is the file on both sides, for the report, when they differ.
+	change *report.ConfigInput
 }
 
-// configIn reads drift.yaml from a snapshot; nil when it has none.
-func configIn(snap *source.Snapshot) (*config.Config, error) {
-	data, err := fs.ReadFile(snap.FS, config.FileName)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
+// loadConfig reads drift.yaml (or --config). On a pull request (--base) what decides
+// how objects are checked comes from the base ref, unless --config-from head says the
+// run is trusted; a --config file outside the repository is the runner's and trusted
+// whole.
+func (o *diffOptions) loadConfig(repo *source.Repo, head, base *source.Snapshot) (*loadedConfig, error) {
+	name := config.FileName
+	if o.Config != "" {
+		inRepo, err := repo.Path(o.Config)
+		if err != nil {
+			data, err := os.ReadFile(o.Config)
+			if err != nil {
+				return nil, fmt.Errorf("--config: %w", err)
+			}
+			cfg, err := config.Parse(o.Config, data)
+			return &loadedConfig{cfg: cfg, base: cfg}, err
+		}
+		name = inRepo
+	}
+	headData, headCfg, err := configIn(head, name)
+	if err != nil {
+		return nil, err
+	}
+	if base == nil {
+		return &loadedConfig{cfg: headCfg}, nil
+	}
+	baseData, baseCfg, err := configIn(base, name)
+	if o.ConfigFrom == configFromHead {
+		if err != nil {
+			// Only --base's selection uses the base's file here: every entry counts as changed.
+			o.warnf("%v: every target counts as changed", err)
+		}
+		return &loadedConfig{cfg: headCfg, base: baseCfg}, nil
 	}
 	if err != nil {
-		return nil, fmt.Errorf("failed to read %s in %s: %w", config.FileName, snap.Describe(), err)
+		return nil, fmt.Errorf("%w: drift reads the rules and clusters of a pull request from its base; fix the file on the base branch (or, for a trusted local run, use --config-from head)", err)
 	}
-	return config.Parse(config.FileName, data)
+	lc := &loadedConfig{base: baseCfg}
+	tr := config.Trusted(baseCfg, headCfg)
+	lc.cfg, lc.refused = tr.Config, tr.Refused
+	if string(baseData) != string(headData) || len(tr.NotApplied) > 0 {
+		lc.change = &report.ConfigInput{File: name, TrustedFrom: o.Base, Base: string(baseData), Head: string(headData), NotApplied: tr.NotApplied}
+	}
+	return lc, nil
+}
+
+// configIn reads a configuration file from a snapshot; nil when it has none.
+func configIn(snap *source.Snapshot, name string) ([]byte, *config.Config, error) {
+	data, err := fs.ReadFile(snap.FS, name)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil, nil
+	}
+	if err != nil {
+		return nil, nil, fmt.Errorf("failed to read %s in %s: %w", name, snap.Describe(), err)
+	}
+	cfg, err := config.Parse(name, data)
+	if err != nil {
+		return nil, nil, fmt.Errorf("%s: %w", snap.Describe(), err)
+	}
+	return data, cfg, nil
 }
 
 // planTargets turns the configuration and the command line into targets: --path
 // values when given (one target each), else drift.yaml's targets, else the directory
 // drift runs in.
-func (o *diffOptions) planTargets(repo *source.Repo, cfg *config.Config, paths []string) []target {
+func (o *diffOptions) planTargets(repo *source.Repo, lc *loadedConfig, paths []string) []target {
+	cfg := lc.cfg
 	var global report.Rules
 	var defaults config.Defaults
 	if cfg != nil {
@@ -89,7 +139,7 @@ func (o *diffOptions) planTargets(repo *source.Repo, cfg *config.Config, paths [
 		defaults = cfg.Defaults
 	}
 	var out []target
-	if len(o.Paths) > 0 || cfg == nil {
+	if len(o.Paths) > 0 || cfg == nil || len(cfg.Targets) == 0 {
 		if len(paths) == 0 {
 			paths = []string{repo.Dir}
 		}
@@ -101,7 +151,7 @@ func (o *diffOptions) planTargets(repo *source.Repo, cfg *config.Config, paths [
 			out = append(out, o.applyFlags(target{
 				name: name, spec: render.Spec{Path: p},
 				namespace: defaults.Namespace, fieldManager: defaults.FieldManager,
-				cluster: clusterKey{kubeconfig: defaults.Kubeconfig, context: defaults.Context},
+				cluster: clusterKey{context: defaults.Context},
 				rules:   global,
 			}))
 		}
@@ -114,12 +164,13 @@ func (o *diffOptions) planTargets(repo *source.Repo, cfg *config.Config, paths [
 			spec:             render.Spec{Path: path.Clean(ct.Path), Renderer: ct.Renderer},
 			namespace:        firstOf(ct.Namespace, defaults.Namespace),
 			fieldManager:     firstOf(ct.FieldManager, defaults.FieldManager),
-			cluster:          clusterKey{kubeconfig: firstOf(ct.Kubeconfig, defaults.Kubeconfig), context: firstOf(ct.Context, defaults.Context)},
+			cluster:          clusterKey{context: firstOf(ct.Context, defaults.Context)},
 			rules:            report.Rules{Ignore: append(append([]config.IgnoreRule{}, global.Ignore...), ct.Ignore...), Mask: append(append([]config.MaskRule{}, global.Mask...), ct.Mask...)},
 			entry:            &ct,
 			dryRunAggregated: ct.DryRunAggregatedAPIs,
 			applyMode:        ct.ApplyMode,
 			applySet:         ct.ApplySet,
+			refused:          lc.refused[ct.Name],
 		}
 		if t.spec.Path == "." {
 			t.spec.Path = ""
@@ -237,30 +288,18 @@ func entryChanged(t target, base *config.Config) bool {
 // file a target reads changed, and neither did its drift.yaml entry. Kustomize
 // targets are rendered to learn what they read; a chart counts its whole directory
 // and its values files; a plain target its directory.
-func (o *diffOptions) selectChanged(targets []target, head, base *source.Snapshot, cache *render.Cache) error {
+func (o *diffOptions) selectChanged(targets []target, head, base *source.Snapshot, baseCfg *config.Config, cache *render.Cache) error {
 	changed, err := source.Changed(base, head)
 	if err != nil {
 		return err
-	}
-	var baseCfg *config.Config
-	var cfgErr error
-	if o.Config == "" {
-		if baseCfg, cfgErr = configIn(base); cfgErr != nil {
-			o.warnf("the base's %s cannot be read (%v): every target counts as changed", config.FileName, cfgErr)
-		}
 	}
 	for i := range targets {
 		t := &targets[i]
 		if t.skipped != "" {
 			continue
 		}
-		if t.entry != nil && o.Config == "" {
-			if cfgErr != nil {
-				continue
-			}
-			if entryChanged(*t, baseCfg) {
-				continue
-			}
+		if entryChanged(*t, baseCfg) {
+			continue
 		}
 		inputs := o.inputsOf(*t, head, cache)
 		touched := false

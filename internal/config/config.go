@@ -32,7 +32,6 @@ type Config struct {
 // Defaults are the settings targets inherit.
 type Defaults struct {
 	Context      string `yaml:"context,omitempty" json:"context,omitempty"`
-	Kubeconfig   string `yaml:"kubeconfig,omitempty" json:"kubeconfig,omitempty"`
 	Namespace    string `yaml:"namespace,omitempty" json:"namespace,omitempty"`
 	FieldManager string `yaml:"fieldManager,omitempty" json:"fieldManager,omitempty"`
 }
@@ -47,9 +46,8 @@ type Target struct {
 	Renderer string `yaml:"renderer,omitempty" json:"renderer,omitempty"`
 	// Namespace is given to objects that have none.
 	Namespace string `yaml:"namespace,omitempty" json:"namespace,omitempty"`
-	// Context and Kubeconfig say which cluster the target deploys to.
-	Context    string `yaml:"context,omitempty" json:"context,omitempty"`
-	Kubeconfig string `yaml:"kubeconfig,omitempty" json:"kubeconfig,omitempty"`
+	// Context is the kube context (of the runner's kubeconfig) the target deploys to.
+	Context string `yaml:"context,omitempty" json:"context,omitempty"`
 	// FieldManager is the manager the real deployment applies with.
 	FieldManager string `yaml:"fieldManager,omitempty" json:"fieldManager,omitempty"`
 	// ApplySet names the ApplySet parent kubectl apply --applyset creates, when the
@@ -129,6 +127,13 @@ func Parse(file string, data []byte) (*Config, error) {
 	return &cfg, nil
 }
 
+// noKubeconfig explains why drift.yaml cannot name a kubeconfig: the repository is
+// content a pull request writes, and a kubeconfig can run programs (exec credential
+// plugins) with the job's environment.
+const noKubeconfig = "kubeconfig is not read from drift.yaml: a kubeconfig can run programs (exec credential plugins), " +
+	"so it must come from the runner, never the repository; pass --kubeconfig or set KUBECONFIG (it may list several files) " +
+	"and name each target's context in drift.yaml"
+
 var (
 	unknownField = regexp.MustCompile(`field (\S+) not found in type config\.(\w+)`)
 	cannotDecode = regexp.MustCompile("cannot unmarshal !!(\\w+)(?: `([^`]*)`)? into (\\S+)")
@@ -144,6 +149,9 @@ func friendly(err error) string {
 	msg = strings.TrimPrefix(msg, "yaml: ")
 	msg = unknownField.ReplaceAllStringFunc(msg, func(m string) string {
 		s := unknownField.FindStringSubmatch(m)
+		if s[1] == "kubeconfig" {
+			return noKubeconfig
+		}
 		return fmt.Sprintf("unknown key %q in %s (see docs/config.md)", s[1], section(s[2]))
 	})
 	msg = cannotDecode.ReplaceAllStringFunc(msg, func(m string) string {

@@ -20,6 +20,9 @@ type Input struct {
 	// Drift marks a drift check (drift detect): differences are drift.
 	Drift   bool
 	Targets []TargetInput
+	// Config is drift.yaml on both sides of a pull request, when drift read its trusted
+	// part from the base.
+	Config *ConfigInput
 }
 
 // TargetInput is one target's dry-run results and render failures.
@@ -68,7 +71,7 @@ type Options struct {
 // Build classifies every result and computes its diff.
 func Build(in Input, opts Options) (*Report, error) {
 	rep := &Report{SchemaVersion: SchemaVersion, Ref: in.Ref, Commit: in.Commit, Cluster: in.Cluster,
-		Base: in.Base, BaseCommit: in.BaseCommit, Targets: []Target{}}
+		Base: in.Base, BaseCommit: in.BaseCommit, Targets: []Target{}, Config: configChange(in.Config)}
 	if in.Drift {
 		rep.Kind = KindDrift
 	}

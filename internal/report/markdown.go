@@ -38,6 +38,7 @@ func WriteMarkdown(w io.Writer, rep *Report, opts MarkdownOptions) error {
 	} else {
 		fmt.Fprintf(bw, "Preview of %s.\n\n", mdDescribe(rep))
 	}
+	writeConfigMarkdown(bw, rep.Config)
 	fmt.Fprintf(bw, "| Target | Add | Modify | Delete | Unchanged | Errors |\n|---|---:|---:|---:|---:|---:|\n")
 	diffed, skipped := rep.splitSkipped()
 	for _, t := range diffed {

@@ -34,9 +34,11 @@ type Report struct {
 	BaseCommit string `json:"baseCommit,omitempty"`
 	// Complete is false when any object could not be previewed: the report then does
 	// not tell the whole story.
-	Complete bool     `json:"complete"`
-	Summary  Summary  `json:"summary"`
-	Targets  []Target `json:"targets"`
+	Complete bool `json:"complete"`
+	// Config is set when a pull request edits drift.yaml: what of it was not used.
+	Config  *ConfigChange `json:"config,omitempty"`
+	Summary Summary       `json:"summary"`
+	Targets []Target      `json:"targets"`
 }
 
 // Summary counts objects per category.

@@ -39,6 +39,7 @@ func WriteText(w io.Writer, rep *Report, opts TextOptions) error {
 		return code + s + ansiReset
 	}
 	fmt.Fprintf(bw, "%s %s\n", c(ansiBold, "drift:"), rep.Describe())
+	writeConfigText(bw, rep.Config, func(s string) string { return c(ansiBold, s) })
 	diffed, skipped := rep.splitSkipped()
 	if len(skipped) > 0 {
 		fmt.Fprintf(bw, "\n%s\n", c(ansiBold, skippedTitle(len(skipped))+":"))

@@ -1,0 +1,120 @@
+package config
+
+import (
+	"reflect"
+	"strings"
+	"testing"
+)
+
+func mustParse(t *testing.T, s string) *Config {
+	t.Helper()
+	cfg, err := Parse("drift.yaml", []byte(s))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cfg
+}
+
+// TestTrustedTakesRulesAndClustersFromTheBase is the self-ignoring pull request: the
+// change edits what it renders and, in the same drift.yaml, ignores /data and moves a
+// target to another cluster. Only the rendering changes are used.
+func TestTrustedTakesRulesAndClustersFromTheBase(t *testing.T) {
+	t.Parallel()
+	base := mustParse(t, `
+defaults: {context: ci, fieldManager: flux}
+targets:
+  - name: app
+    path: app
+    context: staging
+    mask: [{kind: ConfigMap, paths: [/data/token]}]
+ignore:
+  - kind: Deployment
+    paths: [/spec/replicas]
+`)
+	head := mustParse(t, `
+defaults: {context: prod, fieldManager: me, namespace: shop}
+targets:
+  - name: app
+    path: app-v2
+    namespace: web
+    context: prod
+    applyMode: client
+    ignore: [{kind: ConfigMap, paths: [/data]}]
+  - name: extra
+    path: extra
+    context: staging
+  - name: sneaky
+    path: sneaky
+    context: prod-admin
+ignore:
+  - kind: ConfigMap
+    paths: [/data]
+`)
+	tr := Trusted(base, head)
+	got := tr.Config
+	if got.Defaults != (Defaults{Context: "ci", FieldManager: "flux", Namespace: "shop"}) {
+		t.Errorf("defaults = %+v: context and field manager must be the base's, the namespace the change's", got.Defaults)
+	}
+	if !reflect.DeepEqual(got.Ignore, base.Ignore) {
+		t.Errorf("top-level ignore rules = %+v, want the base's", got.Ignore)
+	}
+	app := got.Targets[0]
+	if app.Path != "app-v2" || app.Namespace != "web" {
+		t.Errorf("app renders %s in %s, want the change's app-v2 in web", app.Path, app.Namespace)
+	}
+	if app.Context != "staging" || app.ApplyMode != "" || len(app.Ignore) != 0 || len(app.Mask) != 1 {
+		t.Errorf("app = %+v: context, apply mode and rules must be the base's", app)
+	}
+	if got.Targets[1].Context != "staging" || tr.Refused["extra"] != "" {
+		t.Errorf("a new target may use a context the base names: %+v, refused %q", got.Targets[1], tr.Refused["extra"])
+	}
+	if msg := tr.Refused["sneaky"]; !strings.Contains(msg, `"prod-admin"`) || !strings.Contains(msg, "--config-from head") {
+		t.Errorf("a new target on a cluster the base does not name must be refused, got %q", msg)
+	}
+	want := []string{
+		"the top-level ignore rules",
+		"defaults.context",
+		"defaults.fieldManager",
+		"target app: context, applyMode, ignore rules, mask rules",
+	}
+	if !reflect.DeepEqual(tr.NotApplied, want) {
+		t.Errorf("not applied =\n%q\nwant\n%q", tr.NotApplied, want)
+	}
+}
+
+func TestTrustedWithoutABaseConfigAllowsOnlyTheCurrentContext(t *testing.T) {
+	t.Parallel()
+	head := mustParse(t, "targets:\n  - {name: a, path: a}\n  - {name: b, path: b, context: prod}\nmask: [{kind: Secret, paths: [/x]}]\n")
+	tr := Trusted(nil, head)
+	if len(tr.Config.Targets) != 2 || tr.Refused["a"] != "" || tr.Refused["b"] == "" {
+		t.Fatalf("targets %+v refused %v", tr.Config.Targets, tr.Refused)
+	}
+	if len(tr.Config.Mask) != 0 || !reflect.DeepEqual(tr.NotApplied, []string{"the top-level mask rules"}) {
+		t.Errorf("mask %+v, not applied %q", tr.Config.Mask, tr.NotApplied)
+	}
+}
+
+func TestTrustedWithIdenticalFilesNotesNothing(t *testing.T) {
+	t.Parallel()
+	src := "defaults: {context: c}\ntargets:\n  - {name: a, path: a, fieldManager: flux, ignore: [{kind: X, paths: [/y]}]}\n"
+	tr := Trusted(mustParse(t, src), mustParse(t, src))
+	if len(tr.NotApplied) != 0 || len(tr.Refused) != 0 {
+		t.Errorf("not applied %q, refused %v", tr.NotApplied, tr.Refused)
+	}
+	if !reflect.DeepEqual(tr.Config.Targets, mustParse(t, src).Targets) {
+		t.Errorf("targets changed: %+v", tr.Config.Targets)
+	}
+}
+
+func TestKubeconfigInDriftYAMLIsRefused(t *testing.T) {
+	t.Parallel()
+	for _, src := range []string{
+		"targets:\n  - {name: a, path: a, kubeconfig: ci/kubeconfig.yaml}\n",
+		"defaults: {kubeconfig: ~/.kube/config}\ntargets:\n  - {name: a, path: a}\n",
+	} {
+		_, err := Parse("drift.yaml", []byte(src))
+		if err == nil || !strings.Contains(err.Error(), "kubeconfig is not read from drift.yaml") || !strings.Contains(err.Error(), "--kubeconfig") {
+			t.Errorf("%q: err = %v", src, err)
+		}
+	}
+}

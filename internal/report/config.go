@@ -1,0 +1,76 @@
+package report
+
+import (
+	"fmt"
+	"io"
+)
+
+// ConfigChange says that the previewed ref edits drift.yaml on a pull request, and
+// what of that edit the run did not use because only the base may say it.
+type ConfigChange struct {
+	// File is the configuration file's path in the repository.
+	File string `json:"file"`
+	// TrustedFrom is the ref the trusted part was read from (the base).
+	TrustedFrom string `json:"trustedFrom"`
+	// NotApplied names what the change's file says that the run did not use.
+	NotApplied []string `json:"notApplied,omitempty"`
+	// Diff is the file's unified diff, base to head.
+	Diff string `json:"diff"`
+}
+
+// ConfigInput is the configuration file on both sides of a pull request.
+type ConfigInput struct {
+	File        string
+	TrustedFrom string
+	Base, Head  string
+	NotApplied  []string
+}
+
+// configChange returns the report's note on the configuration, nil when the file is
+// the same on both sides and nothing was left out.
+func configChange(in *ConfigInput) *ConfigChange {
+	if in == nil || (in.Base == in.Head && len(in.NotApplied) == 0) {
+		return nil
+	}
+	return &ConfigChange{File: in.File, TrustedFrom: in.TrustedFrom, NotApplied: in.NotApplied,
+		Diff: unifiedDiff(in.Base, in.Head, "base/"+in.File, "head/"+in.File)}
+}
+
+// lead is the paragraph's first sentence.
+func (c *ConfigChange) lead(quote func(string) string) string {
+	s := fmt.Sprintf("This change edits %s. What decides how objects are checked (rules, clusters, field managers, apply modes) is read from the base, %s",
+		quote(c.File), quote(c.TrustedFrom))
+	if len(c.NotApplied) == 0 {
+		return s + "; the change's edits are all used."
+	}
+	return s + "; not used from the change:"
+}
+
+func writeConfigText(w io.Writer, c *ConfigChange, bold func(string) string) {
+	if c == nil {
+		return
+	}
+	fmt.Fprintf(w, "\n%s %s\n", bold("Configuration:"), c.lead(func(s string) string { return s }))
+	for _, n := range c.NotApplied {
+		fmt.Fprintf(w, "  - %s\n", n)
+	}
+	if c.Diff != "" {
+		fmt.Fprintf(w, "    %s\n", indentRest(c.Diff, "    "))
+	}
+}
+
+func writeConfigMarkdown(w io.Writer, c *ConfigChange) {
+	if c == nil {
+		return
+	}
+	fmt.Fprintf(w, "> [!WARNING]\n> %s\n", c.lead(codeSpan))
+	for _, n := range c.NotApplied {
+		fmt.Fprintf(w, "> - %s\n", codeSpan(n))
+	}
+	fmt.Fprintln(w)
+	if c.Diff != "" {
+		fmt.Fprintf(w, "<details><summary>%s diff</summary>\n\n", codeSpan(c.File))
+		writeFence(w, "diff", c.Diff)
+		fmt.Fprintf(w, "\n</details>\n\n")
+	}
+}
