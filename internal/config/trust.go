@@ -3,7 +3,16 @@ package config
 import (
 	"encoding/json"
 	"fmt"
+	"reflect"
 	"strings"
+)
+
+// The fields of a target by who may set them on a pull request: Trusted copies the
+// trusted ones from the base. A new key of drift.yaml must be added to one of these
+// lists (a test checks it).
+var (
+	renderedTargetFields = []string{"Name", "Path", "Renderer", "Namespace", "Helm"}
+	trustedTargetFields  = []string{"Context", "FieldManager", "ApplySet", "ApplyMode", "DryRunAggregatedAPIs", "Ignore", "Mask"}
 )
 
 // Trust is the outcome of reading a pull request's drift.yaml against the trusted one.
@@ -62,8 +71,10 @@ func Trusted(base, head *Config) Trust {
 	for _, h := range head.Targets {
 		b, known := baseTargets[h.Name]
 		t := h
-		t.Context, t.FieldManager, t.ApplySet, t.ApplyMode = b.Context, b.FieldManager, b.ApplySet, b.ApplyMode
-		t.DryRunAggregatedAPIs, t.Ignore, t.Mask = b.DryRunAggregatedAPIs, b.Ignore, b.Mask
+		tv, bv, hv := reflect.ValueOf(&t).Elem(), reflect.ValueOf(b), reflect.ValueOf(h)
+		for _, f := range trustedTargetFields {
+			tv.FieldByName(f).Set(bv.FieldByName(f))
+		}
 		if !known {
 			// A new target may pick among the clusters the base already previews.
 			t.Context = h.Context
@@ -74,20 +85,9 @@ func Trusted(base, head *Config) Trust {
 			}
 		}
 		var differs []string
-		for _, f := range []struct {
-			name string
-			same bool
-		}{
-			{"context", t.Context == h.Context},
-			{"fieldManager", t.FieldManager == h.FieldManager},
-			{"applySet", t.ApplySet == h.ApplySet},
-			{"applyMode", t.ApplyMode == h.ApplyMode},
-			{"dryRunAggregatedAPIs", t.DryRunAggregatedAPIs == h.DryRunAggregatedAPIs},
-			{"ignore rules", same(t.Ignore, h.Ignore)},
-			{"mask rules", same(t.Mask, h.Mask)},
-		} {
-			if !f.same {
-				differs = append(differs, f.name)
+		for _, f := range trustedTargetFields {
+			if !same(tv.FieldByName(f).Interface(), hv.FieldByName(f).Interface()) {
+				differs = append(differs, keyOf(f))
 			}
 		}
 		if len(differs) > 0 {
@@ -97,6 +97,17 @@ func Trusted(base, head *Config) Trust {
 	}
 	tr.Config = out
 	return tr
+}
+
+// keyOf is a Target field's drift.yaml key, as notes name it.
+func keyOf(field string) string {
+	f, _ := reflect.TypeOf(Target{}).FieldByName(field)
+	key, _, _ := strings.Cut(f.Tag.Get("yaml"), ",")
+	switch key {
+	case "ignore", "mask":
+		return key + " rules"
+	}
+	return key
 }
 
 // same compares two values by their JSON, treating nil and empty alike.

@@ -118,3 +118,22 @@ func TestKubeconfigInDriftYAMLIsRefused(t *testing.T) {
 		}
 	}
 }
+
+// TestEveryTargetKeyIsClassified notices a new drift.yaml key that nobody decided the
+// trust of: each must be either rendered (the change may set it) or trusted (the base's).
+func TestEveryTargetKeyIsClassified(t *testing.T) {
+	t.Parallel()
+	known := map[string]bool{}
+	for _, f := range append(append([]string{}, renderedTargetFields...), trustedTargetFields...) {
+		known[f] = true
+	}
+	typ := reflect.TypeOf(Target{})
+	for i := range typ.NumField() {
+		if f := typ.Field(i); f.IsExported() && !known[f.Name] {
+			t.Errorf("Target.%s is neither in renderedTargetFields nor in trustedTargetFields: decide whether a pull request may set it", f.Name)
+		}
+	}
+	if n := reflect.TypeOf(Config{}).NumField() + reflect.TypeOf(Defaults{}).NumField(); n != 8 {
+		t.Errorf("Config and Defaults have %d fields, Trusted knows 8: classify the new one in Trusted", n)
+	}
+}
