@@ -30,6 +30,7 @@ type githubOptions struct {
 	Outputs       bool
 	Issue         bool
 	CommentFile   string
+	Author        string
 
 	// transport is the HTTP transport to GitHub; tests replace it.
 	transport http.RoundTripper
@@ -43,6 +44,7 @@ func (g *githubOptions) addFlags(f *pflag.FlagSet) {
 	f.StringVar(&g.Repository, "github-repository", "", "owner/name (default $GITHUB_REPOSITORY)")
 	f.IntVar(&g.PR, "github-pr", 0, "pull request number (default: from the event at $GITHUB_EVENT_PATH)")
 	f.StringVar(&g.APIURL, "github-api-url", "", "GitHub API URL, for GitHub Enterprise Server (default $GITHUB_API_URL, else https://api.github.com)")
+	f.StringVar(&g.Author, "github-author", "", "login drift's comment and drift issue are written by; marked comments and issues of anyone else are left alone (default: the token's user, or github-actions[bot] for an installation token; name a GitHub App's bot, such as my-app[bot], when using its token)")
 	f.StringVar(&g.HeadSHA, "github-sha", "", "head commit for the check (default: the pull request's head, else $GITHUB_SHA)")
 	f.StringVar(&g.StepSummary, "step-summary", "", "append the full markdown report to this file (default with --github-comment or --github-issue: $GITHUB_STEP_SUMMARY)")
 	f.StringVar(&g.JSONReport, "json-report", "", "also write the JSON report to this file (for an artifact)")
@@ -65,6 +67,7 @@ func (g *githubOptions) context(getenv func(string) string) (github.Context, err
 	set(&c.Repository, g.Repository)
 	set(&c.APIURL, g.APIURL)
 	set(&c.HeadSHA, g.HeadSHA)
+	set(&c.Author, g.Author)
 	set(&c.StepSummary, g.StepSummary)
 	if g.PR > 0 {
 		c.PR = g.PR
@@ -139,7 +142,7 @@ func (o *diffOptions) publish(ctx context.Context, rep *report.Report) error {
 	if err := ghc.Check(); err != nil {
 		return err
 	}
-	pub, err := github.NewPublisher(ghc, g.transport)
+	pub, err := o.publisher(ghc)
 	if err != nil {
 		return err
 	}
@@ -205,7 +208,7 @@ func (o *diffOptions) driftIssue(ctx context.Context, ghc github.Context, rep *r
 	if err := ghc.Check(); err != nil {
 		return err
 	}
-	pub, err := github.NewPublisher(ghc, o.github.transport)
+	pub, err := o.publisher(ghc)
 	if err != nil {
 		return err
 	}
@@ -217,6 +220,16 @@ func (o *diffOptions) driftIssue(ctx context.Context, ghc github.Context, rep *r
 	}
 	fmt.Fprintf(o.streams.ErrOut, "drift: %s\n", how)
 	return nil
+}
+
+// publisher is the GitHub client, its warnings on stderr.
+func (o *diffOptions) publisher(ghc github.Context) (*github.Publisher, error) {
+	pub, err := github.NewPublisher(ghc, o.github.transport)
+	if err != nil {
+		return nil, err
+	}
+	pub.Warn = func(msg string) { fmt.Fprintf(o.streams.ErrOut, "drift: warning: %s\n", msg) }
+	return pub, nil
 }
 
 // checkEarly fails before any work when the GitHub side is asked for but cannot be

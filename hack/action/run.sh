@@ -1,19 +1,22 @@
 #!/usr/bin/env bash
 # The drift Action's main step (action.yml runs it). Inputs arrive as DRIFT_INPUT_*
-# variables; the drift binary as DRIFT_BIN. In diff mode it previews HEAD (the
-# checked-out pull request) against the base and posts the comment, the check and the
-# job summary; in detect mode it checks HEAD for drift and keeps the drift issue. It
+# variables; the drift binary as DRIFT_BIN. In diff mode it previews the ref (HEAD,
+# the checked-out pull request, unless the ref input names a fetched commit) against
+# the base and posts the comment, the check and the job summary; in detect mode it
+# checks the ref for drift and keeps the drift issue. It
 # sets the step outputs either way. drift's exit status 1 (changes) fails the step only with
 # fail-on-changes; 2 (errors, an incomplete report) always does.
 set -uo pipefail
 
+ref="${DRIFT_INPUT_REF:-HEAD}"
 if [[ "${DRIFT_INPUT_MODE:-diff}" == "detect" ]]; then
   # A scheduled drift check: the checked-out branch against the cluster, kept in one issue.
-  args=(detect --ref HEAD --github-issue)
+  args=(detect --ref "$ref" --github-issue)
 else
-  args=(diff --ref HEAD --github-comment)
+  args=(diff --ref "$ref" --github-comment)
   [[ -n "${DRIFT_INPUT_BASE_REF:-}" ]] && args+=(--base "$DRIFT_INPUT_BASE_REF")
 fi
+[[ -n "${DRIFT_INPUT_GITHUB_AUTHOR:-}" ]] && args+=(--github-author "$DRIFT_INPUT_GITHUB_AUTHOR")
 args+=(--github-output --json-report "${RUNNER_TEMP:-/tmp}/drift/report.json")
 [[ -n "${DRIFT_INPUT_CONFIG:-}" ]] && args+=(--config "$DRIFT_INPUT_CONFIG")
 [[ -n "${DRIFT_INPUT_CLUSTER:-}" ]] && args+=(--cluster "$DRIFT_INPUT_CLUSTER")

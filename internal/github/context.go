@@ -17,6 +17,9 @@ type Context struct {
 	APIURL     string
 	PR         int
 	HeadSHA    string
+	// Author is the login drift's comments and issues are written by; empty means
+	// the token's own user, or github-actions[bot] for an installation token.
+	Author string
 	// StepSummary is the file GitHub shows as the job summary ("" outside Actions).
 	StepSummary string
 }

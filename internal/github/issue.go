@@ -47,6 +47,7 @@ func (p *Publisher) DriftIssue(ctx context.Context, marker, fingerprint string, 
 		if err != nil {
 			return "", p.explain("open the drift issue", err)
 		}
+		p.checkCreatedBy("issue", created.GetUser())
 		return fmt.Sprintf("opened issue #%d", created.GetNumber()), nil
 	case issue.GetState() == "closed":
 		if _, _, err := p.client.Issues.Edit(ctx, owner, repo, issue.GetNumber(), &gh.IssueRequest{State: gh.String("open"), Title: &title, Body: &full}); err != nil {
@@ -62,10 +63,13 @@ func (p *Publisher) DriftIssue(ctx context.Context, marker, fingerprint string, 
 	return fmt.Sprintf("updated issue #%d", issue.GetNumber()), nil
 }
 
-// findIssue returns the newest drift issue with the marker, open or closed.
+// findIssue returns the newest drift issue with the marker that drift's own login
+// opened, open or closed. Anyone can open an issue whose body starts with the marker;
+// such issues are never edited, closed or reopened.
 func (p *Publisher) findIssue(ctx context.Context, marker string) (*gh.Issue, error) {
 	opts := &gh.IssueListByRepoOptions{State: "all", Labels: []string{DriftLabel}, ListOptions: gh.ListOptions{PerPage: 100}}
 	var found *gh.Issue
+	var others []string
 	for {
 		issues, resp, err := p.client.Issues.ListByRepo(ctx, p.ctx.Owner(), p.ctx.Repo(), opts)
 		if err != nil {
@@ -75,11 +79,22 @@ func (p *Publisher) findIssue(ctx context.Context, marker string) (*gh.Issue, er
 			if is.IsPullRequest() || !strings.HasPrefix(is.GetBody(), marker) {
 				continue
 			}
+			mine, err := p.wroteBy(ctx, is.GetUser())
+			if err != nil {
+				return nil, err
+			}
+			if !mine {
+				others = append(others, is.GetUser().GetLogin())
+				continue
+			}
 			if found == nil || is.GetNumber() > found.GetNumber() {
 				found = is
 			}
 		}
 		if resp.NextPage == 0 {
+			if found == nil {
+				p.leftAlone("issue", others)
+			}
 			return found, nil
 		}
 		opts.Page = resp.NextPage

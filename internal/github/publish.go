@@ -7,8 +7,8 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"net/url"
 	"sort"
-	"strconv"
 	"strings"
 	"time"
 
@@ -32,56 +32,83 @@ func Marker(targets []string) string {
 type Publisher struct {
 	client *gh.Client
 	ctx    Context
+	// author is the login drift writes as (Context.Author, else learnt on first need).
+	author string
+	// Warn, when set, hears what the caller should know but need not fail on.
+	Warn func(msg string)
 }
 
 // NewPublisher builds a client for the context's API URL (GitHub Enterprise Server
 // included). Requests are retried on rate limits as the response headers say, a
-// bounded number of times, and sent one at a time.
+// bounded number of times, and sent one at a time. The token goes to the API URL's
+// scheme, host and port only, and redirects to anywhere else are refused.
 func NewPublisher(c Context, base http.RoundTripper) (*Publisher, error) {
 	if base == nil {
 		base = http.DefaultTransport
 	}
-	hc := &http.Client{Transport: &rateLimitTransport{next: base, token: c.Token, sleep: sleep}, Timeout: 60 * time.Second}
-	client := gh.NewClient(hc)
 	api := strings.TrimSuffix(c.APIURL, "/") + "/"
-	var err error
+	u, err := url.Parse(api)
+	if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
+		return nil, fmt.Errorf("GITHUB_API_URL %q is not an http(s) URL such as https://api.github.com (--github-api-url)", c.APIURL)
+	}
+	hc := &http.Client{
+		Transport:     &rateLimitTransport{next: base, token: c.Token, origin: origin(u), sleep: sleep},
+		CheckRedirect: refuseOtherOrigins(origin(u)),
+		Timeout:       60 * time.Second,
+	}
+	client := gh.NewClient(hc)
 	if client, err = client.WithEnterpriseURLs(api, api); err != nil {
 		return nil, fmt.Errorf("GITHUB_API_URL %q is not a URL: %w", c.APIURL, err)
 	}
 	// WithEnterpriseURLs appends api/v3/ to hosts other than api.github.com; the
 	// Actions environment gives the full API URL already.
-	client.BaseURL, _ = client.BaseURL.Parse(api)
-	return &Publisher{client: client, ctx: c}, nil
+	client.BaseURL = u
+	return &Publisher{client: client, ctx: c, author: c.Author}, nil
 }
 
 // Comment creates the pull request's drift comment for this target set, or updates
-// it in place; a deleted one is created again. Other drift comments are left alone.
+// it in place; a deleted one is created again. Only a comment that carries the marker
+// and was written by drift's own login is drift's: anyone can post a comment that
+// starts with the marker, and such comments are left alone, as are drift comments
+// for other target sets.
 func (p *Publisher) Comment(ctx context.Context, marker, body string) (string, error) {
 	owner, repo, pr := p.ctx.Owner(), p.ctx.Repo(), p.ctx.PR
 	body = marker + "\n" + body
 	opts := &gh.IssueListCommentsOptions{ListOptions: gh.ListOptions{PerPage: 100}}
+	var others []string
 	for {
 		comments, resp, err := p.client.Issues.ListComments(ctx, owner, repo, pr, opts)
 		if err != nil {
 			return "", p.explain("list the pull request's comments", err)
 		}
 		for _, c := range comments {
-			if strings.HasPrefix(c.GetBody(), marker) {
-				_, _, err := p.client.Issues.EditComment(ctx, owner, repo, c.GetID(), &gh.IssueComment{Body: &body})
-				if err != nil {
-					return "", p.explain("update the drift comment", err)
-				}
-				return "updated", nil
+			if !strings.HasPrefix(c.GetBody(), marker) {
+				continue
 			}
+			mine, err := p.wroteBy(ctx, c.GetUser())
+			if err != nil {
+				return "", err
+			}
+			if !mine {
+				others = append(others, c.GetUser().GetLogin())
+				continue
+			}
+			if _, _, err := p.client.Issues.EditComment(ctx, owner, repo, c.GetID(), &gh.IssueComment{Body: &body}); err != nil {
+				return "", p.explain("update the drift comment", err)
+			}
+			return "updated", nil
 		}
 		if resp.NextPage == 0 {
 			break
 		}
 		opts.Page = resp.NextPage
 	}
-	if _, _, err := p.client.Issues.CreateComment(ctx, owner, repo, pr, &gh.IssueComment{Body: &body}); err != nil {
+	p.leftAlone("comment", others)
+	created, _, err := p.client.Issues.CreateComment(ctx, owner, repo, pr, &gh.IssueComment{Body: &body})
+	if err != nil {
 		return "", p.explain("comment on the pull request", err)
 	}
+	p.checkCreatedBy("comment", created.GetUser())
 	return "created", nil
 }
 
@@ -152,7 +179,7 @@ func (p *Publisher) explain(what string, err error) error {
 	var msg string
 	switch code {
 	case http.StatusForbidden:
-		msg = fmt.Sprintf("GitHub refused to %s (403): the token lacks permission; a pull request from a fork gets a read-only token, so post from a workflow_run job instead (docs/github.md); the report is still in the job summary: %v", what, err)
+		msg = fmt.Sprintf("GitHub refused to %s (403): the token lacks permission; a pull request from a fork gets a read-only token, so preview forks from a pull_request_target job that reads the pull request as git data (docs/github.md, \"Pull requests from forks\"); the report is still in the job summary: %v", what, err)
 	case http.StatusNotFound:
 		msg = fmt.Sprintf("GitHub could not %s (404): check the repository and the pull request number, and that the token can see the repository: %v", what, err)
 	case http.StatusUnprocessableEntity:
@@ -164,79 +191,4 @@ func (p *Publisher) explain(what string, err error) error {
 		msg = strings.ReplaceAll(msg, p.ctx.Token, "***")
 	}
 	return &Error{Code: code, msg: msg}
-}
-
-// rateLimitTransport authenticates requests and retries those GitHub answered with a
-// rate limit: 429, or 403 with Retry-After or no requests remaining. It waits what the
-// headers say (Retry-After, else until X-RateLimit-Reset), at most maxWait each time,
-// and tries at most maxTries times.
-type rateLimitTransport struct {
-	next  http.RoundTripper
-	token string
-	sleep func(context.Context, time.Duration) error
-}
-
-const (
-	maxTries = 4
-	maxWait  = 90 * time.Second
-)
-
-func (t *rateLimitTransport) RoundTrip(req *http.Request) (*http.Response, error) {
-	for try := 1; ; try++ {
-		r := req.Clone(req.Context())
-		if req.GetBody != nil {
-			body, err := req.GetBody()
-			if err != nil {
-				return nil, err
-			}
-			r.Body = body
-		}
-		if t.token != "" {
-			r.Header.Set("Authorization", "Bearer "+t.token)
-		}
-		resp, err := t.next.RoundTrip(r)
-		if err != nil || try == maxTries {
-			return resp, err
-		}
-		wait, limited := rateLimited(resp)
-		if !limited || wait > maxWait {
-			return resp, nil
-		}
-		_ = resp.Body.Close()
-		if err := t.sleep(req.Context(), wait); err != nil {
-			return nil, err
-		}
-	}
-}
-
-// rateLimited reads a response's rate-limit headers: how long to wait, and whether it
-// is a rate limit at all (a 403 without them is a permission problem).
-func rateLimited(resp *http.Response) (time.Duration, bool) {
-	if resp.StatusCode != http.StatusForbidden && resp.StatusCode != http.StatusTooManyRequests {
-		return 0, false
-	}
-	if s, err := strconv.Atoi(resp.Header.Get("Retry-After")); err == nil && s >= 0 {
-		return time.Duration(s) * time.Second, true
-	}
-	if resp.Header.Get("X-RateLimit-Remaining") == "0" {
-		if reset, err := strconv.ParseInt(resp.Header.Get("X-RateLimit-Reset"), 10, 64); err == nil {
-			return max(time.Until(time.Unix(reset, 0)), 0) + time.Second, true
-		}
-		return time.Minute, true
-	}
-	if resp.StatusCode == http.StatusTooManyRequests {
-		return time.Minute, true
-	}
-	return 0, false
-}
-
-func sleep(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
 }

@@ -1,7 +1,10 @@
 // Package githubtest is a local stand-in for the parts of GitHub's REST API drift
-// uses: issue comments (list with pagination, create, update, delete), check runs and
-// commit statuses. It keeps state, records requests, checks the token, and can be
-// told to answer with faults, so the publisher is tested against the API's shapes.
+// uses: the token's user, issue comments (list with pagination, create, update,
+// delete), issues and labels, check runs and commit statuses. It keeps state, records
+// requests with the host and the credentials each got, checks the token, answers as
+// the token's identity (a user, or an installation's bot that GET /user refuses), and
+// can be told to answer with faults, so the publisher is tested against the API's
+// shapes.
 package githubtest
 
 import (
@@ -15,19 +18,39 @@ import (
 	"time"
 )
 
+// User is a GitHub account as the API shows it on comments and issues.
+type User struct {
+	Login string `json:"login"`
+	Type  string `json:"type"` // User or Bot
+}
+
+// ActionsBot is who GITHUB_TOKEN, an installation token, writes as.
+var ActionsBot = User{Login: "github-actions[bot]", Type: "Bot"}
+
+// Someone is another user of the repository.
+var Someone = User{Login: "someone", Type: "User"}
+
 // Comment is an issue comment.
 type Comment struct {
 	ID   int64  `json:"id"`
 	Body string `json:"body"`
-	User struct {
-		Login string `json:"login"`
-	} `json:"user"`
+	User User   `json:"user"`
+}
+
+// Request is one request as the server received it.
+type Request struct {
+	Method, Host, Path string
+	// Authorization is the header as received ("" when none).
+	Authorization string
 }
 
 // Server is the stand-in. Its fields are safe to read after requests are done.
 type Server struct {
 	*httptest.Server
 	Token string
+	// Actor is whom the token belongs to (ActionsBot unless set before requests). A
+	// Bot is an installation token: GET /user refuses it, as GitHub does.
+	Actor User
 
 	mu       sync.Mutex
 	nextID   int64
@@ -37,6 +60,8 @@ type Server struct {
 	Statuses  []map[string]any
 	// Requests lists "METHOD path" of every request.
 	Requests []string
+	// Received lists every request with its host and credentials.
+	Received []Request
 	// Fault, when set, may answer a request instead of the server (return true).
 	Fault func(w http.ResponseWriter, r *http.Request, n int) bool
 	// MaxBody is GitHub's limit on a comment body (65,536 characters).
@@ -54,6 +79,7 @@ type Issue struct {
 	Title  string `json:"title"`
 	Body   string `json:"body"`
 	State  string `json:"state"`
+	User   User   `json:"user"`
 	Labels []struct {
 		Name string `json:"name"`
 	} `json:"labels"`
@@ -67,11 +93,12 @@ var (
 	issuesPath   = regexp.MustCompile(`^/repos/([^/]+)/([^/]+)/issues$`)
 	issuePath    = regexp.MustCompile(`^/repos/([^/]+)/([^/]+)/issues/(\d+)$`)
 	labelsPath   = regexp.MustCompile(`^/repos/([^/]+)/([^/]+)/labels(?:/([^/]+))?$`)
+	userPath     = regexp.MustCompile(`^/user$`)
 )
 
 // New starts a server for repository owner/repo that accepts token.
 func New(token string) *Server {
-	s := &Server{Token: token, comments: map[int][]*Comment{}, nextID: 1000, MaxBody: 65536, Issues: map[int]*Issue{}, Labels: map[string]bool{}}
+	s := &Server{Token: token, Actor: ActionsBot, comments: map[int][]*Comment{}, nextID: 1000, MaxBody: 65536, Issues: map[int]*Issue{}, Labels: map[string]bool{}}
 	s.Server = httptest.NewServer(http.HandlerFunc(s.handle))
 	return s
 }
@@ -87,13 +114,17 @@ func (s *Server) Comments(issue int) []Comment {
 	return out
 }
 
-// AddComment adds a comment as another user would.
+// AddComment adds a comment as another user (Someone) would.
 func (s *Server) AddComment(issue int, body string) int64 {
+	return s.AddCommentBy(issue, Someone, body)
+}
+
+// AddCommentBy adds a comment written by user.
+func (s *Server) AddCommentBy(issue int, user User, body string) int64 {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.nextID++
-	c := &Comment{ID: s.nextID, Body: body}
-	c.User.Login = "someone"
+	c := &Comment{ID: s.nextID, Body: body, User: user}
 	s.comments[issue] = append(s.comments[issue], c)
 	return c.ID
 }
@@ -125,6 +156,7 @@ func fail(w http.ResponseWriter, code int, msg string) {
 func (s *Server) handle(w http.ResponseWriter, r *http.Request) {
 	s.mu.Lock()
 	s.Requests = append(s.Requests, r.Method+" "+r.URL.Path)
+	s.Received = append(s.Received, Request{Method: r.Method, Host: r.Host, Path: r.URL.Path, Authorization: r.Header.Get("Authorization")})
 	n := len(s.Requests)
 	fault := s.Fault
 	s.mu.Unlock()
@@ -143,6 +175,12 @@ func (s *Server) handle(w http.ResponseWriter, r *http.Request) {
 		s.Writes++
 	}
 	switch {
+	case userPath.MatchString(r.URL.Path) && r.Method == http.MethodGet:
+		if s.Actor.Type == "Bot" {
+			fail(w, http.StatusForbidden, "Resource not accessible by integration")
+			return
+		}
+		writeJSON(w, http.StatusOK, s.Actor)
 	case issuesPath.MatchString(r.URL.Path):
 		s.issues(w, r)
 	case issuePath.MatchString(r.URL.Path):
@@ -199,7 +237,7 @@ func (s *Server) handle(w http.ResponseWriter, r *http.Request) {
 			}
 			s.nextID++
 			c.ID = s.nextID
-			c.User.Login = "github-actions[bot]"
+			c.User = s.Actor
 			s.comments[issue] = append(s.comments[issue], &c)
 			writeJSON(w, http.StatusCreated, c)
 		default:
@@ -300,7 +338,7 @@ func (s *Server) issues(w http.ResponseWriter, r *http.Request) {
 			fail(w, http.StatusUnprocessableEntity, "Validation Failed")
 			return
 		}
-		is := &Issue{Number: len(s.Issues) + 1, Title: req.Title, Body: req.Body, State: "open"}
+		is := &Issue{Number: len(s.Issues) + 1, Title: req.Title, Body: req.Body, State: "open", User: s.Actor}
 		for _, l := range req.Labels {
 			if !s.Labels[l] {
 				fail(w, http.StatusUnprocessableEntity, "Validation Failed: label does not exist")
