@@ -283,6 +283,7 @@ func (t *runTarget) input() report.TargetInput {
 	}
 	if t.rendered != nil {
 		in.Failures = append(in.Failures, t.rendered.Failures...)
+		in.Notes = append(in.Notes, t.rendered.Notes...)
 	}
 	if t.pruned != nil {
 		in.Results = append(append([]dryrun.Result{}, in.Results...), t.pruned.Deletes...)

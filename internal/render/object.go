@@ -88,6 +88,9 @@ func where(source string, doc, item int) string {
 type Result struct {
 	Objects  []Object
 	Failures []Failure
+	// Notes are remarks about the rendering as a whole (a directory reached twice
+	// through a symlink) that the report shows beside the target.
+	Notes []string
 	// Inputs are what the rendering read from the repository.
 	Inputs Inputs
 }

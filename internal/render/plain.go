@@ -34,7 +34,7 @@ func Plain(fsys fs.FS, opts Options) (*Result, error) {
 	if opts.MaxFileBytes == 0 {
 		opts.MaxFileBytes = DefaultMaxFileBytes
 	}
-	w := &walker{fsys: fsys, opts: opts, seen: map[string]bool{}, res: &Result{}}
+	w := &walker{fsys: fsys, opts: opts, seen: map[string]bool{}, dirs: map[string]bool{}, res: &Result{}}
 	paths := append([]string(nil), opts.Paths...)
 	if len(paths) == 0 {
 		paths = []string{""}
@@ -68,8 +68,22 @@ func Plain(fsys fs.FS, opts Options) (*Result, error) {
 type walker struct {
 	fsys fs.FS
 	opts Options
+	// seen and dirs hold the real paths (symlinks resolved) of the files and
+	// directories read, so a file reached by two names is read once and a symlinked
+	// directory loop ends.
 	seen map[string]bool
+	dirs map[string]bool
 	res  *Result
+}
+
+// realPath is name with its symlinks resolved, where the file system can say.
+func (w *walker) realPath(name string) string {
+	if rp, ok := w.fsys.(interface{ RealPath(string) (string, error) }); ok {
+		if real, err := rp.RealPath(name); err == nil {
+			return real
+		}
+	}
+	return name
 }
 
 func isManifest(name string) bool {
@@ -86,9 +100,23 @@ func (w *walker) dir(name string, depth int) error {
 			Message: fmt.Sprintf("directory nesting deeper than %d levels (a symlink loop?): not read", maxDepth)})
 		return nil
 	}
+	real := w.realPath(name)
+	if w.dirs[real] {
+		note := fmt.Sprintf("%s leads to %s, which is already read: its files are previewed once", name, real)
+		if name == real {
+			note = fmt.Sprintf("%s was already read through a symlink to it: its files are previewed once", name)
+		}
+		w.res.Notes = append(w.res.Notes, note)
+		return nil
+	}
+	w.dirs[real] = true
 	entries, err := fs.ReadDir(w.fsys, name)
 	if err != nil {
-		return fmt.Errorf("failed to list %s: %w", name, err)
+		if !source.IsOutside(err) {
+			return fmt.Errorf("failed to list %s: %w", name, err)
+		}
+		w.res.Failures = append(w.res.Failures, Failure{Source: name, Reason: ReasonRefused, Message: "not read: " + unwrapPathError(err)})
+		return nil
 	}
 	for _, e := range entries {
 		if strings.HasPrefix(e.Name(), ".") {
@@ -140,10 +168,11 @@ func unwrapPathError(err error) string {
 }
 
 func (w *walker) file(name string, size int64) {
-	if w.seen[name] {
+	real := w.realPath(name)
+	if w.seen[real] {
 		return
 	}
-	w.seen[name] = true
+	w.seen[real] = true
 	if size > int64(w.opts.MaxFileBytes) {
 		w.res.Failures = append(w.res.Failures, Failure{Source: name, Reason: ReasonTooLarge,
 			Message: fmt.Sprintf("file is %s, over the %s limit: not read", sizeOf(size), sizeOf(int64(w.opts.MaxFileBytes)))})
@@ -156,6 +185,10 @@ func (w *walker) file(name string, size int64) {
 			reason = ReasonRefused
 		}
 		w.res.Failures = append(w.res.Failures, Failure{Source: name, Reason: reason, Message: "cannot be read: " + unwrapPathError(err)})
+		return
+	}
+	if data, err = decodeText(data); err != nil {
+		w.res.Failures = append(w.res.Failures, Failure{Source: name, Reason: ReasonMalformed, Message: "not read: the file " + err.Error()})
 		return
 	}
 	for i, doc := range splitDocuments(data) {
@@ -184,16 +217,10 @@ func markDuplicates(res *Result) {
 			continue
 		}
 		for _, i := range idx {
-			var others []string
-			for _, j := range idx {
-				if j != i {
-					others = append(others, res.Objects[j].Where())
-				}
-			}
 			o := res.Objects[i]
 			id := o.ID()
 			res.Failures = append(res.Failures, Failure{Source: o.Source, Doc: o.Doc, Item: o.Item, ID: &id, Reason: ReasonDuplicate,
-				Message: fmt.Sprintf("%s is defined more than once: also at %s; keep one definition", id.Display(), strings.Join(others, ", "))})
+				Message: fmt.Sprintf("%s is defined more than once: also at %s; keep one definition", id.Display(), otherPlaces(res.Objects, idx, i))})
 			drop[i] = true
 		}
 	}
@@ -207,4 +234,23 @@ func markDuplicates(res *Result) {
 		}
 	}
 	res.Objects = kept
+}
+
+// maxPlacesNamed bounds how many other places a duplicate's message names, so that n
+// copies of one object give n messages of bounded size, not n².
+const maxPlacesNamed = 3
+
+// otherPlaces names the places of idx other than i: the first few, then how many more.
+func otherPlaces(objs []Object, idx []int, i int) string {
+	var names []string
+	for _, j := range idx {
+		if j == i {
+			continue
+		}
+		if len(names) == maxPlacesNamed {
+			return fmt.Sprintf("%s and %d more", strings.Join(names, ", "), len(idx)-1-maxPlacesNamed)
+		}
+		names = append(names, objs[j].Where())
+	}
+	return strings.Join(names, ", ")
 }

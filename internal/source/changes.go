@@ -1,6 +1,7 @@
 package source
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"io/fs"
@@ -62,6 +63,11 @@ func (s *Snapshot) hashes() (map[string]plumbing.Hash, error) {
 		}
 	}
 	err := fs.WalkDir(s.FS, ".", func(name string, d fs.DirEntry, err error) error {
+		if errors.Is(err, ErrNotOwnContent) {
+			// A nested repository: not read, so a change counts it by name.
+			out[name] = plumbing.ComputeHash(plumbing.BlobObject, []byte("not read:"+name))
+			return fs.SkipDir
+		}
 		if err != nil {
 			return err
 		}

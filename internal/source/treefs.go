@@ -61,11 +61,23 @@ func (t *treeFS) ReadDir(name string) ([]fs.DirEntry, error) {
 	return t.readDir(name)
 }
 
+// RealPath is name with every symlink resolved.
+func (t *treeFS) RealPath(name string) (string, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	n, err := t.lookup("stat", name)
+	if err != nil {
+		return "", err
+	}
+	return n.path, nil
+}
+
 // ErrOutside is returned for a symlink that leads outside the repository.
 var ErrOutside = errors.New("leads outside the repository")
 
 type treeNode struct {
 	name  string
+	path  string            // the real path, symlinks resolved
 	tree  *object.Tree      // set for directories
 	entry *object.TreeEntry // set for files
 }
@@ -76,7 +88,7 @@ func (t *treeFS) lookup(op, name string) (*treeNode, error) {
 		return nil, &fs.PathError{Op: op, Path: name, Err: fs.ErrInvalid}
 	}
 	if name == "." {
-		return &treeNode{name: ".", tree: t.root}, nil
+		return &treeNode{name: ".", path: ".", tree: t.root}, nil
 	}
 	hops := 0
 	parts := strings.Split(name, "/")
@@ -108,7 +120,7 @@ func (t *treeFS) lookup(op, name string) (*treeNode, error) {
 				parts = rest
 				i = 0
 				if len(parts) == 0 {
-					return &treeNode{name: path.Base(name), tree: t.root}, nil
+					return &treeNode{name: path.Base(name), path: ".", tree: t.root}, nil
 				}
 				continue
 			}
@@ -123,21 +135,22 @@ func (t *treeFS) lookup(op, name string) (*treeNode, error) {
 				if err != nil {
 					return nil, &fs.PathError{Op: op, Path: name, Err: err}
 				}
-				return &treeNode{name: path.Base(name), tree: sub}, nil
+				return &treeNode{name: path.Base(name), path: prefix, tree: sub}, nil
 			}
 			i++
 			continue
 		}
 		if entry.Mode == filemode.Submodule {
-			return nil, &fs.PathError{Op: op, Path: name, Err: errors.New("is a git submodule; drift reads only this repository's own files")}
+			return nil, &fs.PathError{Op: op, Path: name, Err: fmt.Errorf("%s is a git submodule (commit %s) and so %w: drift reads only this repository's files; preview the submodule's repository on its own",
+				prefix, entry.Hash.String()[:12], ErrNotOwnContent)}
 		}
 		if !last {
 			return nil, &fs.PathError{Op: op, Path: name, Err: fs.ErrNotExist}
 		}
 		e := *entry
-		return &treeNode{name: path.Base(name), entry: &e}, nil
+		return &treeNode{name: path.Base(name), path: prefix, entry: &e}, nil
 	}
-	return &treeNode{name: ".", tree: t.root}, nil
+	return &treeNode{name: ".", path: ".", tree: t.root}, nil
 }
 
 func (t *treeFS) readBlob(entry *object.TreeEntry) ([]byte, error) {
@@ -225,7 +238,8 @@ func (t *treeFS) readDirNode(n *treeNode) ([]fs.DirEntry, error) {
 		case filemode.Dir:
 			out = append(out, fs.FileInfoToDirEntry(dirInfo(e.Name)))
 		case filemode.Submodule:
-			continue
+			// Listed, so that reading it fails with a message instead of vanishing.
+			out = append(out, fs.FileInfoToDirEntry(dirInfo(e.Name)))
 		case filemode.Symlink:
 			out = append(out, fs.FileInfoToDirEntry(fileInfo{name: e.Name, mode: fs.ModeSymlink}))
 		default:
@@ -290,12 +304,14 @@ func (d *memDir) ReadDir(n int) ([]fs.DirEntry, error) {
 	return rest[:n], nil
 }
 
-// IsOutside reports whether err says a path leads outside the repository: a symlink
-// in a commit (ErrOutside) or in the work tree (os.Root's "path escapes from parent").
+// IsOutside reports whether err says a path is not the repository's own to read: a
+// symlink leading outside it (ErrOutside, or os.Root's "path escapes from parent"), or
+// .git, an ignored file or a submodule (ErrNotOwnContent). Renderers refuse those.
 func IsOutside(err error) bool {
 	if err == nil {
 		return false
 	}
 	msg := err.Error()
-	return errors.Is(err, ErrOutside) || strings.Contains(msg, ErrOutside.Error()) || strings.Contains(msg, "path escapes from parent")
+	return errors.Is(err, ErrOutside) || errors.Is(err, ErrNotOwnContent) ||
+		strings.Contains(msg, ErrOutside.Error()) || strings.Contains(msg, ErrNotOwnContent.Error()) || strings.Contains(msg, "path escapes from parent")
 }

@@ -8,8 +8,10 @@
 package githubtest
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"regexp"
@@ -42,6 +44,8 @@ type Request struct {
 	Method, Host, Path string
 	// Authorization is the header as received ("" when none).
 	Authorization string
+	// Body is the request body as received.
+	Body string
 }
 
 // Server is the stand-in. Its fields are safe to read after requests are done.
@@ -154,9 +158,11 @@ func fail(w http.ResponseWriter, code int, msg string) {
 }
 
 func (s *Server) handle(w http.ResponseWriter, r *http.Request) {
+	body, _ := io.ReadAll(r.Body)
+	r.Body = io.NopCloser(bytes.NewReader(body))
 	s.mu.Lock()
 	s.Requests = append(s.Requests, r.Method+" "+r.URL.Path)
-	s.Received = append(s.Received, Request{Method: r.Method, Host: r.Host, Path: r.URL.Path, Authorization: r.Header.Get("Authorization")})
+	s.Received = append(s.Received, Request{Method: r.Method, Host: r.Host, Path: r.URL.Path, Authorization: r.Header.Get("Authorization"), Body: string(body)})
 	n := len(s.Requests)
 	fault := s.Fault
 	s.mu.Unlock()

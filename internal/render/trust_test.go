@@ -1,0 +1,141 @@
+package render
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"testing/fstest"
+
+	"golang.org/x/text/encoding/unicode"
+
+	"github.com/drift-gitops/drift/internal/gitfixture"
+	"github.com/drift-gitops/drift/internal/source"
+)
+
+const twoDocs = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: one}\n---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: two}\n"
+
+func utf16(t *testing.T, e unicode.Endianness, bom unicode.BOMPolicy, s string) []byte {
+	t.Helper()
+	out, err := unicode.UTF16(e, bom).NewEncoder().Bytes([]byte(s))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// TestEncodingsAreReadAsKubectlReadsThemOrRefusedWhole: UTF-16 with a byte-order mark
+// gives every document (kubectl applies both); what kubectl cannot read is one error
+// for the file, never its first document alone.
+func TestEncodingsAreReadAsKubectlReadsThemOrRefusedWhole(t *testing.T) {
+	t.Parallel()
+	utf32 := func(bigEndian bool) []byte {
+		var b bytes.Buffer
+		if bigEndian {
+			b.Write([]byte{0, 0, 0xFE, 0xFF})
+		} else {
+			b.Write([]byte{0xFF, 0xFE, 0, 0})
+		}
+		for _, r := range twoDocs {
+			if bigEndian {
+				b.Write([]byte{0, 0, 0, byte(r)})
+			} else {
+				b.Write([]byte{byte(r), 0, 0, 0})
+			}
+		}
+		return b.Bytes()
+	}
+	fsys := fstest.MapFS{
+		"ok/utf16le.yaml": {Data: utf16(t, unicode.LittleEndian, unicode.UseBOM, twoDocs)},
+		"ok/utf16be.yaml": {Data: utf16(t, unicode.BigEndian, unicode.UseBOM, strings.ReplaceAll(twoDocs, "name: ", "name: be-"))},
+		"ok/utf8bom.yaml": {Data: append([]byte{0xEF, 0xBB, 0xBF}, strings.ReplaceAll(twoDocs, "name: ", "name: bom-")...)},
+		"bad/utf32le.yaml": {Data: utf32(false)},
+		"bad/utf32be.yaml": {Data: utf32(true)},
+		"bad/nobom.yaml":   {Data: utf16(t, unicode.LittleEndian, unicode.IgnoreBOM, twoDocs)},
+	}
+	res, err := Plain(fsys, Options{Paths: []string{"ok"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Objects) != 6 || len(res.Failures) != 0 {
+		t.Errorf("UTF-16 and UTF-8 with a mark: %d objects %v, failures %v; want all 6", len(res.Objects), ids(res), res.Failures)
+	}
+	res, err = Plain(fsys, Options{Paths: []string{"bad"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Objects) != 0 || len(res.Failures) != 3 {
+		t.Fatalf("unreadable encodings: objects %v, failures %v; want none and 3", ids(res), res.Failures)
+	}
+	for _, f := range res.Failures {
+		if f.Reason != ReasonMalformed || f.Doc != 0 || !strings.Contains(f.Message, "save it as UTF-8") {
+			t.Errorf("%s: %s %q", f.Source, f.Reason, f.Message)
+		}
+	}
+}
+
+// TestSymlinkLoopsAreReadOnce: a directory that links back to its parent, in the work
+// tree and in a commit. Each real object is previewed once, no duplicate errors, and
+// one note says what was not read again.
+func TestSymlinkLoopsAreReadOnce(t *testing.T) {
+	t.Parallel()
+	r, err := gitfixture.Init(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Write(map[string]string{"apps/cm.yaml": twoDocs}); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("..", filepath.Join(r.Dir, "apps", "loop")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.Commit("loop"); err != nil {
+		t.Fatal(err)
+	}
+	repo, err := source.Open(r.Dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, ref := range []string{"", "HEAD"} {
+		snap, err := repo.Snapshot(ref)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := Plain(snap.FS, Options{Paths: []string{"apps"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(res.Objects) != 2 || len(res.Failures) != 0 {
+			t.Errorf("ref %q: objects %v, failures %v; want each object once", ref, ids(res), res.Failures)
+		}
+		if len(res.Notes) != 1 || !strings.Contains(res.Notes[0], "apps/loop/apps") {
+			t.Errorf("ref %q: notes %q, want one about the loop", ref, res.Notes)
+		}
+	}
+}
+
+// TestDuplicateMessagesGrowLinearly: 5,000 copies of one object once made a report of
+// 616 MB, each message naming every other copy.
+func TestDuplicateMessagesGrowLinearly(t *testing.T) {
+	t.Parallel()
+	const n = 5000
+	doc := "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: same}\n---\n"
+	res, err := Plain(fstest.MapFS{"dup.yaml": {Data: []byte(strings.Repeat(doc, n))}}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Failures) != n || len(res.Objects) != 0 {
+		t.Fatalf("%d failures, %d objects; want %d duplicates", len(res.Failures), len(res.Objects), n)
+	}
+	total := 0
+	for _, f := range res.Failures {
+		total += len(f.Message)
+	}
+	if total > 300*n {
+		t.Errorf("%d bytes of messages for %d duplicates: not linear", total, n)
+	}
+	if m := res.Failures[0].Message; !strings.Contains(m, "and 4996 more") {
+		t.Errorf("message %q does not say how many more", m)
+	}
+}
