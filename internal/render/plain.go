@@ -204,15 +204,20 @@ func sizeOf(n int64) string { return size(int(n)) }
 // written more than once into a failure that names the other places.
 func markDuplicates(res *Result) {
 	byKey := map[object.Key][]int{}
+	var keys []object.Key // in order of first appearance, so failures come out in a stable order
 	for i, o := range res.Objects {
 		if o.Obj.GetName() == "" {
 			continue // generateName: every apply creates a new object
 		}
 		k := o.ID().Key()
+		if _, ok := byKey[k]; !ok {
+			keys = append(keys, k)
+		}
 		byKey[k] = append(byKey[k], i)
 	}
 	drop := map[int]bool{}
-	for _, idx := range byKey {
+	for _, k := range keys {
+		idx := byKey[k]
 		if len(idx) < 2 {
 			continue
 		}

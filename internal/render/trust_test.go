@@ -47,9 +47,9 @@ func TestEncodingsAreReadAsKubectlReadsThemOrRefusedWhole(t *testing.T) {
 		return b.Bytes()
 	}
 	fsys := fstest.MapFS{
-		"ok/utf16le.yaml": {Data: utf16(t, unicode.LittleEndian, unicode.UseBOM, twoDocs)},
-		"ok/utf16be.yaml": {Data: utf16(t, unicode.BigEndian, unicode.UseBOM, strings.ReplaceAll(twoDocs, "name: ", "name: be-"))},
-		"ok/utf8bom.yaml": {Data: append([]byte{0xEF, 0xBB, 0xBF}, strings.ReplaceAll(twoDocs, "name: ", "name: bom-")...)},
+		"ok/utf16le.yaml":  {Data: utf16(t, unicode.LittleEndian, unicode.UseBOM, twoDocs)},
+		"ok/utf16be.yaml":  {Data: utf16(t, unicode.BigEndian, unicode.UseBOM, strings.ReplaceAll(twoDocs, "name: ", "name: be-"))},
+		"ok/utf8bom.yaml":  {Data: append([]byte{0xEF, 0xBB, 0xBF}, strings.ReplaceAll(twoDocs, "name: ", "name: bom-")...)},
 		"bad/utf32le.yaml": {Data: utf32(false)},
 		"bad/utf32be.yaml": {Data: utf32(true)},
 		"bad/nobom.yaml":   {Data: utf16(t, unicode.LittleEndian, unicode.IgnoreBOM, twoDocs)},
@@ -137,5 +137,50 @@ func TestDuplicateMessagesGrowLinearly(t *testing.T) {
 	}
 	if m := res.Failures[0].Message; !strings.Contains(m, "and 4996 more") {
 		t.Errorf("message %q does not say how many more", m)
+	}
+}
+
+// TestNestedRepositoriesAreFailuresNamingThem: a directory with its own .git in the
+// work tree, or a submodule in a commit, inside a plain target. Its files are not
+// read, and the target says so by name instead of looking complete.
+func TestNestedRepositoriesAreFailuresNamingThem(t *testing.T) {
+	t.Parallel()
+	r, err := gitfixture.Init(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	sha, err := r.CommitFiles(map[string]string{"apps/cm.yaml": twoDocs}, "base")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.Git("update-index", "--add", "--cacheinfo", "160000,"+sha+",apps/lib"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.Git("commit", "-q", "-m", "submodule"); err != nil {
+		t.Fatal(err)
+	}
+	secret := "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: nested}\n"
+	if err := r.Write(map[string]string{"apps/lib/.git": "gitdir: ../../.git/modules/lib\n", "apps/lib/x.yaml": secret}); err != nil {
+		t.Fatal(err)
+	}
+	repo, err := source.Open(r.Dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for ref, want := range map[string]string{"": "apps/lib is a git submodule or a repository of its own", "HEAD": "apps/lib is a git submodule (commit " + sha[:12]} {
+		snap, err := repo.Snapshot(ref)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := Plain(snap.FS, Options{Paths: []string{"apps"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(res.Objects) != 2 || len(res.Failures) != 1 {
+			t.Fatalf("ref %q: objects %v, failures %v; want the two of cm.yaml and one failure", ref, ids(res), res.Failures)
+		}
+		if f := res.Failures[0]; f.Source != "apps/lib" || f.Reason != ReasonRefused || !strings.Contains(f.Message, want) {
+			t.Errorf("ref %q: %s %s %q", ref, f.Source, f.Reason, f.Message)
+		}
 	}
 }

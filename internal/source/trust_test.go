@@ -22,9 +22,12 @@ const fakeExtraheader = "[http \"https://github.com/\"]\n\textraheader = AUTHORI
 func TestWorkTreeNeverReadsGitIgnoredFilesOrNestedRepositories(t *testing.T) {
 	r, err := gitfixture.Init(t.TempDir())
 	must(t, err)
-	_, err = r.CommitFiles(map[string]string{".gitignore": "secrets.env\nbuild/\n", "apps/a.yaml": "a: 1\n"}, "base")
+	_, err = r.CommitFiles(map[string]string{".gitignore": "secrets.env\nbuild/\n", "apps/.gitignore": "local.yaml\n", "apps/a.yaml": "a: 1\n"}, "base")
 	must(t, err)
 	must(t, r.Write(map[string]string{
+		".git/info/exclude":     "excluded.env\n",
+		"excluded.env":          "KEY=1\n",
+		"apps/local.yaml":       "l: 1\n",
 		"secrets.env":           "PASSWORD=hunter2\n",
 		"build/out.yaml":        "b: 1\n",
 		"vendor/sub/.git/HEAD":  "ref: refs/heads/main\n",
@@ -41,6 +44,7 @@ func TestWorkTreeNeverReadsGitIgnoredFilesOrNestedRepositories(t *testing.T) {
 	for link, dest := range map[string]string{
 		"leak": ".git/config", "dirlink": ".git", "ign": "secrets.env", "buildlink": "build",
 		"apps/up": "../.git/config", "sublink": "vendor/sub", "apps/ok": "deep",
+		".git/hooks/link": "../config", "apps/loc": "local.yaml", "exc": "excluded.env",
 	} {
 		must(t, os.Symlink(dest, filepath.Join(r.Dir, filepath.FromSlash(link))))
 	}
@@ -52,6 +56,7 @@ func TestWorkTreeNeverReadsGitIgnoredFilesOrNestedRepositories(t *testing.T) {
 	for _, name := range []string{
 		".git/config", "leak", "dirlink", "dirlink/config", "ign", "secrets.env", "build/out.yaml",
 		"buildlink/out.yaml", "apps/up", "vendor/sub/x.yaml", "sublink/x.yaml", "apps/nested/y.yaml",
+		"apps/local.yaml", "apps/loc", "excluded.env", "exc", "dirlink/hooks/link",
 	} {
 		if data, err := fs.ReadFile(snap.FS, name); !errors.Is(err, ErrNotOwnContent) || strings.Contains(string(data), "extraheader") {
 			t.Errorf("ReadFile(%s) = %q, %v; want ErrNotOwnContent", name, data, err)
@@ -68,6 +73,15 @@ func TestWorkTreeNeverReadsGitIgnoredFilesOrNestedRepositories(t *testing.T) {
 		if !IsOutside(&fs.PathError{Op: "read", Path: name, Err: ErrNotOwnContent}) {
 			t.Errorf("IsOutside does not recognise %s's error", name)
 		}
+	}
+	// ReadLink gives a link's own text, but never of a link inside what is refused.
+	for _, name := range []string{".git/hooks/link", "dirlink/hooks/link", "sublink/.git"} {
+		if dest, err := snap.FS.(interface{ ReadLink(string) (string, error) }).ReadLink(name); !errors.Is(err, ErrNotOwnContent) {
+			t.Errorf("ReadLink(%s) = %q, %v; want ErrNotOwnContent", name, dest, err)
+		}
+	}
+	if dest, err := snap.FS.(interface{ ReadLink(string) (string, error) }).ReadLink("apps/ok"); err != nil || dest != "deep" {
+		t.Errorf("ReadLink(apps/ok) = %q, %v", dest, err)
 	}
 	for _, dir := range []string{".git", "dirlink", "build", "buildlink", "vendor/sub", "sublink", "apps/nested"} {
 		if _, err := fs.ReadDir(snap.FS, dir); !errors.Is(err, ErrNotOwnContent) {
@@ -88,7 +102,7 @@ func TestWorkTreeNeverReadsGitIgnoredFilesOrNestedRepositories(t *testing.T) {
 	for _, e := range entries {
 		names = append(names, e.Name())
 	}
-	if got := strings.Join(names, " "); strings.Contains(got, ".git ") || strings.Contains(got, "secrets.env") || strings.Contains(got, "build ") {
+	if got := strings.Join(names, " "); strings.Contains(got, ".git ") || strings.Contains(got, "secrets.env") || strings.Contains(got, "build ") || strings.Contains(got, "excluded.env") {
 		t.Errorf("the root lists %s", got)
 	}
 }
