@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -14,10 +15,10 @@ import (
 
 // write sends the report to stdout or --out, and fills --dump.
 func (o *diffOptions) write(ctx context.Context, rep *report.Report) error {
+	// An object --dump refuses is named in the error, after the report is written.
+	var dumpErr error
 	if o.Dump != "" {
-		if err := report.Dump(o.Dump, rep); err != nil {
-			return err
-		}
+		dumpErr = report.Dump(o.Dump, rep)
 	}
 	out := o.streams.Out
 	var file *os.File
@@ -37,7 +38,10 @@ func (o *diffOptions) write(ctx context.Context, rep *report.Report) error {
 			err = fmt.Errorf("failed to write --out file: %w", cerr)
 		}
 	}
-	return err
+	if dumpErr != nil {
+		dumpErr = fmt.Errorf("--dump: %w", dumpErr)
+	}
+	return errors.Join(dumpErr, err)
 }
 
 func (o *diffOptions) render(ctx context.Context, out io.Writer, rep *report.Report) error {

@@ -215,7 +215,7 @@ func conflictWarning(err error) Message {
 // shown as written, or an error if it does not match the rendered CRD's schema.
 func previewPendingCR(r *Result) {
 	obj := asWritten(r)
-	if problems := checkPendingCR(obj.Object, r.pendingVer); len(problems) > 0 {
+	if problems := checkPendingCR(obj.Object, r.pendingCRD, r.pendingVer); len(problems) > 0 {
 		r.Err = pendingCRError(r.pendingCRD, problems)
 		return
 	}
@@ -287,6 +287,11 @@ func previewGenerated(ctx context.Context, c *Clients, res dynamic.ResourceInter
 // shown as written when the change creates the namespace, else an error naming it.
 func namespaceMissing(r *Result, ns string, opts Options) {
 	if opts.Pending != nil && opts.Pending.Namespaces[ns] {
+		// The server stopped at the missing namespace, before it checked the name.
+		rule := object.NameRuleFor(r.ID.GroupKind())
+		if r.Err = invalidIdentity(r, &rule); r.Err != nil {
+			return
+		}
 		r.Live, r.Merged = nil, asWritten(r)
 		r.Warnings = append(r.Warnings, Message{Reason: ReasonNamespacePending, Message: fmt.Sprintf(
 			"namespace %s is created by this change, so the server could not dry-run this object: it is shown as written, without server defaults or validation", ns)})

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"regexp"
+	"strconv"
 	"strings"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -38,7 +39,7 @@ func requestError(c *Clients, verb string, r *Result, err error) *Message {
 	if what == "" {
 		what = "dry-run apply"
 	}
-	server := err.Error()
+	server := withoutValues(err.Error())
 	if m := webhookError(server); m != nil {
 		return m
 	}
@@ -51,6 +52,10 @@ func requestError(c *Clients, verb string, r *Result, err error) *Message {
 			strings.Join(immutableFields(err), ", "), server)}
 	case apierrors.IsInvalid(err), apierrors.IsBadRequest(err):
 		return &Message{Reason: ReasonInvalid, Message: fmt.Sprintf("the API server rejects this object: %s", server)}
+	case apierrors.IsInternalError(err) && strings.Contains(server, "failed to create typed patch object"):
+		// Not the server failing: a field of the wrong type, which every apply refuses.
+		return &Message{Reason: ReasonInvalid, Message: fmt.Sprintf(
+			"the API server cannot read this object: a field has the wrong type (quote a value that must be a string, such as a number or boolean in a Secret's stringData). The server said: %s", server)}
 	case apierrors.IsNotFound(err):
 		return &Message{Reason: ReasonNotFound, Message: fmt.Sprintf("%s failed: %s", what, server)}
 	case apierrors.IsConflict(err):
@@ -160,4 +165,33 @@ func webhookError(server string) *Message {
 			"admission webhook %s %s and its failurePolicy is Fail, so the server refused the dry run without judging the object: check the webhook's service and pods (a webhook being restarted, such as cert-manager's, does this) and run drift again. The server said: %s", m[1], what, server)}
 	}
 	return nil
+}
+
+// typedValue is how the server quotes the value of a field of the wrong type:
+// ".stringData.pin: expected string, got &value.valueUnstructured{Value:98765432123}".
+var typedValue = regexp.MustCompile(`(?m)&value\.valueUnstructured\{Value:(.*)\}$`)
+
+// withoutValues replaces the values the server quotes from a field of the wrong type
+// with what they are ("a number"): a Secret's value must not reach the report, and
+// the type is what the user needs to know.
+func withoutValues(server string) string {
+	return typedValue.ReplaceAllStringFunc(server, func(m string) string {
+		v := typedValue.FindStringSubmatch(m)[1]
+		switch {
+		case strings.HasPrefix(v, `"`):
+			return "a string"
+		case strings.HasPrefix(v, "map["):
+			return "a map"
+		case strings.HasPrefix(v, "[]"):
+			return "a list"
+		case v == "true" || v == "false":
+			return "a boolean"
+		case v == "<nil>":
+			return "null"
+		}
+		if _, err := strconv.ParseFloat(v, 64); err == nil {
+			return "a number"
+		}
+		return "another value"
+	})
 }

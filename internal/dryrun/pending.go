@@ -1,6 +1,7 @@
 package dryrun
 
 import (
+	"context"
 	"fmt"
 	"sort"
 	"strings"
@@ -10,8 +11,12 @@ import (
 	structuralschema "k8s.io/apiextensions-apiserver/pkg/apiserver/schema"
 	"k8s.io/apiextensions-apiserver/pkg/apiserver/schema/pruning"
 	"k8s.io/apiextensions-apiserver/pkg/apiserver/validation"
+	"k8s.io/apimachinery/pkg/api/operation"
+	apivalidation "k8s.io/apimachinery/pkg/api/validation"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/drift-gitops/drift/internal/render"
 )
@@ -97,17 +102,20 @@ func (p *Pending) crdFor(gk schema.GroupKind, version string) (*PendingCRD, *crd
 	return crd, crd.versions[version]
 }
 
-// checkPendingCR checks a custom resource of a kind the change defines against the
-// rendered CRD's schema, as the API server would: unknown fields (strict field
-// validation) and schema violations. It returns nil when the object passes.
-func checkPendingCR(obj map[string]any, v *crdVersion) []string {
+// checkPendingCR checks a custom resource of a kind the change defines as the API
+// server would on create: its metadata with the server's own code (a CR's name is a DNS
+// subdomain, its namespace a DNS label, labels, annotations, finalizers and owner
+// references well formed), then against the rendered CRD's schema: unknown fields
+// (strict field validation) and schema violations. It returns nil when the object passes.
+func checkPendingCR(obj map[string]any, crd *PendingCRD, v *crdVersion) []string {
+	out := checkPendingMeta(obj, crd.Namespaced)
 	if v == nil || v.structural == nil || v.validator == nil {
-		return nil
+		sort.Strings(out)
+		return out
 	}
 	clone := runtime.DeepCopyJSON(obj)
 	opts := structuralschema.UnknownFieldPathOptions{TrackUnknownFieldPaths: true}
 	unknown := pruning.PruneWithOptions(clone, v.structural, true, opts)
-	var out []string
 	for _, f := range unknown {
 		out = append(out, fmt.Sprintf("unknown field %q", f))
 	}
@@ -115,6 +123,25 @@ func checkPendingCR(obj map[string]any, v *crdVersion) []string {
 		out = append(out, e.Error())
 	}
 	sort.Strings(out)
+	return out
+}
+
+// checkPendingMeta is what apiextensions-apiserver's custom resource validator does
+// with metadata on create (customresource.customResourceValidator): read it into an
+// ObjectMeta, then ValidateObjectMetaDeclaratively with the DNS subdomain name rule,
+// declarative validation enforced as by default since Kubernetes 1.36.
+func checkPendingMeta(obj map[string]any, namespaced bool) []string {
+	raw, _ := obj["metadata"].(map[string]any)
+	meta := &metav1.ObjectMeta{}
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(raw, meta); err != nil {
+		return []string{"metadata: " + err.Error()}
+	}
+	var out []string
+	errs := apivalidation.ValidateObjectMetaDeclaratively(context.Background(), operation.Create, meta, nil,
+		namespaced, apivalidation.NameIsDNSSubdomain, field.NewPath("metadata"), true)
+	for _, e := range errs {
+		out = append(out, e.Error())
+	}
 	return out
 }
 
@@ -130,6 +157,6 @@ func pendingCRWarning(id string, crd *PendingCRD, checked bool) Message {
 
 func pendingCRError(crd *PendingCRD, problems []string) *Message {
 	return &Message{Reason: ReasonInvalid, Message: fmt.Sprintf(
-		"does not match the schema of its CustomResourceDefinition in this change (%s): %s; the apply will fail",
+		"does not pass the API server's checks of metadata or the schema of its CustomResourceDefinition in this change (%s): %s; the apply will fail",
 		crd.Source, strings.Join(problems, "; "))}
 }

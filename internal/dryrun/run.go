@@ -126,6 +126,9 @@ func plan(c *Clients, objs []render.Object, defaultNS string, pending *Pending) 
 		r := &results[i]
 		r.Object = o
 		r.ID = o.ID()
+		if r.Err = invalidIdentity(r, nil); r.Err != nil {
+			continue
+		}
 		mapping, err := c.Mapper.RESTMapping(r.ID.GroupKind(), r.ID.Version)
 		if meta.IsNoMatchError(err) && !refreshed {
 			// The discovery cache may predate a CRD created a moment ago: refresh once.
@@ -147,6 +150,9 @@ func plan(c *Clients, objs []render.Object, defaultNS string, pending *Pending) 
 		switch {
 		case namespaced && r.ID.Namespace == "":
 			r.ID.Namespace = defaultNS
+			if r.Err = invalidDefaultNamespace(defaultNS); r.Err != nil {
+				continue
+			}
 		case !namespaced && r.ID.Namespace != "":
 			r.Err = &Message{Reason: ReasonInvalid, Message: fmt.Sprintf("%s is cluster-scoped but sets metadata.namespace %q: remove the namespace", r.ID.Kind, r.ID.Namespace)}
 			continue

@@ -10,6 +10,8 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+
+	"github.com/drift-gitops/drift/internal/object"
 )
 
 // ExternalDiffEnv names the program that shows diffs instead of drift, as in kubectl.
@@ -19,12 +21,27 @@ const ExternalDiffEnv = "KUBECTL_EXTERNAL_DIFF"
 // object into dir/live and dir/merged, one file per object named as kubectl diff names
 // them. A side where the object does not exist has no file. With more than one diffed
 // target, each target's files go into a subdirectory named after it.
+//
+// Every file is written through an os.Root opened on dir, so no name, symlink or race
+// reaches outside it; an object whose file name is not one plain path element is
+// refused before anything is written for it. Refused or unwritable objects are
+// returned as one error naming each; the others are still written.
 func Dump(dir string, rep *Report) error {
-	for _, side := range []string{"live", "merged"} {
-		if err := os.MkdirAll(filepath.Join(dir, side), 0o755); err != nil {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("failed to create %s: %w", dir, err)
+	}
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		return fmt.Errorf("failed to open %s: %w", dir, err)
+	}
+	defer root.Close()
+	sides := []string{"live", "merged"}
+	for _, side := range sides {
+		if err := root.MkdirAll(side, 0o755); err != nil {
 			return fmt.Errorf("failed to create %s: %w", filepath.Join(dir, side), err)
 		}
 	}
+	var refused []error
 	diffed, _ := rep.splitSkipped()
 	for _, t := range diffed {
 		// With several targets (maybe several clusters holding the same object), each
@@ -32,23 +49,45 @@ func Dump(dir string, rep *Report) error {
 		sub := ""
 		if len(diffed) > 1 {
 			sub = strings.ReplaceAll(t.Name, "/", "_")
+			if err := object.CheckFileName(sub); err != nil {
+				refused = append(refused, fmt.Errorf("target %s: %w", t.Name, err))
+				continue
+			}
 		}
 		for _, o := range t.Objects {
 			if o.Category != Add && o.Category != Modify && o.Category != Delete {
 				continue
 			}
-			for side, content := range map[string]string{"live": o.live, "merged": o.merged} {
-				if content == "" {
-					continue
-				}
-				if err := os.MkdirAll(filepath.Join(dir, side, sub), 0o755); err != nil {
-					return fmt.Errorf("failed to create %s: %w", filepath.Join(dir, side, sub), err)
-				}
-				p := filepath.Join(dir, side, sub, o.file)
-				if err := os.WriteFile(p, []byte(content), 0o600); err != nil {
-					return fmt.Errorf("failed to write %s: %w", p, err)
-				}
+			if err := dumpObject(root, sides, sub, o); err != nil {
+				refused = append(refused, fmt.Errorf("%s (%s): %w", o.Title(), o.Where(), err))
 			}
+		}
+	}
+	if len(refused) > 0 {
+		return fmt.Errorf("not written into %s: %w", dir, errors.Join(refused...))
+	}
+	return nil
+}
+
+// dumpObject writes one object's sides below root.
+func dumpObject(root *os.Root, sides []string, sub string, o Object) error {
+	if err := object.CheckFileName(o.file); err != nil {
+		return err
+	}
+	for _, side := range sides {
+		content := o.live
+		if side == "merged" {
+			content = o.merged
+		}
+		if content == "" {
+			continue
+		}
+		d := filepath.Join(side, sub)
+		if err := root.MkdirAll(d, 0o755); err != nil {
+			return fmt.Errorf("failed to create %s: %w", d, err)
+		}
+		if err := root.WriteFile(filepath.Join(d, o.file), []byte(content), 0o600); err != nil {
+			return fmt.Errorf("failed to write: %w", err)
 		}
 	}
 	return nil
@@ -79,9 +118,9 @@ func RunExternalDiff(ctx context.Context, env string, rep *Report, stdout, stder
 		return fmt.Errorf("failed to create a directory for %s: %w", ExternalDiffEnv, err)
 	}
 	defer os.RemoveAll(tmp)
-	if err := Dump(tmp, rep); err != nil {
-		return err
-	}
+	// Objects that could not be dumped are named in the error; the program still
+	// shows the others.
+	dumpErr := Dump(tmp, rep)
 	prog, args := ExternalCommand(env, filepath.Join(tmp, "live"), filepath.Join(tmp, "merged"))
 	cmd := exec.CommandContext(ctx, prog, args...)
 	cmd.Dir = tmp
@@ -89,10 +128,10 @@ func RunExternalDiff(ctx context.Context, env string, rep *Report, stdout, stder
 	err = cmd.Run()
 	var exit *exec.ExitError
 	if errors.As(err, &exit) && exit.ExitCode() == 1 {
-		return nil
+		err = nil
 	}
 	if err != nil {
-		return fmt.Errorf("%s program %q failed: %w", ExternalDiffEnv, prog, err)
+		err = fmt.Errorf("%s program %q failed: %w", ExternalDiffEnv, prog, err)
 	}
-	return nil
+	return errors.Join(dumpErr, err)
 }
