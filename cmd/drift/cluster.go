@@ -28,6 +28,8 @@ type cluster struct {
 	seeded map[object.Key]bool
 	// stop releases the cluster (stops an ephemeral server); nil for live clusters.
 	stop func()
+	// credentials are the secrets of its client configuration, to scrub.
+	credentials []string
 
 	capsOnce    sync.Once
 	kubeVersion string
@@ -103,7 +105,7 @@ func newCluster(kube *genericclioptions.ConfigFlags, concurrency int) (*cluster,
 	if err := clients.Reachable(); err != nil {
 		return nil, err
 	}
-	return &cluster{clients: clients, namespace: ns, requestTimeout: timeout}, nil
+	return &cluster{clients: clients, namespace: ns, requestTimeout: timeout, credentials: kubeCredentials(cfg)}, nil
 }
 
 func osGetenv(key string) string { return os.Getenv(key) }

@@ -63,6 +63,9 @@ type diffOptions struct {
 
 	// getenv reads the environment (KUBECTL_EXTERNAL_DIFF, NO_COLOR); tests replace it.
 	getenv func(string) string
+	// scrub removes credentials, Secret and masked values from everything the run
+	// writes: the report, warnings, errors.
+	scrub *report.Scrubber
 }
 
 func newDiffCommand(streams genericiooptions.IOStreams) *cobra.Command {
@@ -127,6 +130,11 @@ func (o *diffOptions) addFlags(f *pflag.FlagSet) {
 
 // Run renders, previews and reports, and returns an exitStatus for changes or errors.
 func (o *diffOptions) Run(ctx context.Context) error {
+	o.scrub = o.newScrubber()
+	return o.scrubError(o.runDiff(ctx))
+}
+
+func (o *diffOptions) runDiff(ctx context.Context) error {
 	if err := o.validate(); err != nil {
 		return err
 	}
@@ -203,7 +211,7 @@ func (o *diffOptions) Run(ctx context.Context) error {
 	for _, t := range run.all {
 		in.Targets = append(in.Targets, t.input())
 	}
-	rep, err := report.Build(in, report.Options{ShowSecrets: o.ShowSecrets})
+	rep, err := report.Build(in, report.Options{ShowSecrets: o.ShowSecrets, Scrubber: o.scrub})
 	if err != nil {
 		return err
 	}
@@ -216,7 +224,7 @@ func (o *diffOptions) Run(ctx context.Context) error {
 		if github.StatusCode(err) != http.StatusForbidden {
 			return err
 		}
-		fmt.Fprintf(o.streams.ErrOut, "drift: warning: %v\n", err)
+		o.warnf("%v", err)
 	}
 	switch {
 	case !rep.Complete:
@@ -271,7 +279,11 @@ func (o *diffOptions) repoPaths(repo *source.Repo) ([]string, error) {
 func (o *diffOptions) warnf(format string, args ...any) {
 	o.errMu.Lock()
 	defer o.errMu.Unlock()
-	fmt.Fprintf(o.streams.ErrOut, "drift: warning: "+format+"\n", args...)
+	msg := fmt.Sprintf(format, args...)
+	if o.scrub != nil {
+		msg = o.scrub.Scrub(msg)
+	}
+	fmt.Fprintf(o.streams.ErrOut, "drift: warning: %s\n", msg)
 }
 
 // flagSet reports whether a flag was given on the command line.

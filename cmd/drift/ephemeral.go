@@ -150,6 +150,8 @@ func (o *diffOptions) seedHeadScaffolding(ctx context.Context, cl *cluster, targ
 
 func (o *diffOptions) seedReport(failed []dryrun.Result) {
 	for _, f := range failed {
+		// The server's answer may quote the object's own Secret values.
+		o.scrub.AddSecrets(f.Object.Obj, f.Live, f.Merged)
 		where := "the ephemeral server"
 		if f.Object.Source != "" {
 			where = f.Object.Where()

@@ -228,7 +228,7 @@ func (o *diffOptions) publisher(ghc github.Context) (*github.Publisher, error) {
 	if err != nil {
 		return nil, err
 	}
-	pub.Warn = func(msg string) { fmt.Fprintf(o.streams.ErrOut, "drift: warning: %s\n", msg) }
+	pub.Warn = func(msg string) { o.warnf("%s", msg) }
 	return pub, nil
 }
 

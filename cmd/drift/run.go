@@ -143,6 +143,7 @@ func (o *diffOptions) connect(ctx context.Context, targets []target, head, base 
 			}
 			continue
 		}
+		o.scrub.AddCredential(g.cluster.credentials...)
 		for _, t := range g.targets {
 			t.conn = g.cluster
 		}

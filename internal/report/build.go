@@ -66,10 +66,34 @@ type KeptInput struct {
 type Options struct {
 	// ShowSecrets leaves Secret values unmasked (local use only).
 	ShowSecrets bool
+	// Scrubber, when set, holds the credentials to scrub from the report; Build adds
+	// the values of every Secret and masked field of the run, so that the caller can
+	// scrub what it writes besides the report (warnings) of the same values.
+	Scrubber *Scrubber
 }
 
-// Build classifies every result and computes its diff.
+// Build classifies every result and computes its diff. Every message, diff and dumped
+// object is scrubbed of every value of every Secret and masked field of the run, in
+// whatever object's message it is quoted.
 func Build(in Input, opts Options) (*Report, error) {
+	sc := opts.Scrubber
+	if sc == nil {
+		sc = NewScrubber()
+	}
+	for _, ti := range in.Targets {
+		sc.addPublic(ti.Name)
+		for _, rs := range [][]dryrun.Result{ti.Results, ti.Drift} {
+			for _, r := range rs {
+				sc.addPublic(r.ID.Name, r.ID.Namespace)
+				if !opts.ShowSecrets {
+					sc.addResult(r, ti.Rules)
+				}
+			}
+		}
+		for _, k := range ti.Kept {
+			sc.addPublic(k.ID.Name, k.ID.Namespace)
+		}
+	}
 	rep := &Report{SchemaVersion: SchemaVersion, Ref: in.Ref, Commit: in.Commit, Cluster: in.Cluster,
 		Base: in.Base, BaseCommit: in.BaseCommit, Targets: []Target{}, Config: configChange(in.Config)}
 	if in.Drift {
@@ -81,7 +105,7 @@ func Build(in Input, opts Options) (*Report, error) {
 			t.Objects = append(t.Objects, fromFailure(f))
 		}
 		for _, r := range ti.Results {
-			o, err := fromResult(r, opts, ti.Rules)
+			o, err := fromResult(r, opts, ti.Rules, sc)
 			if err != nil {
 				return nil, err
 			}
@@ -92,7 +116,7 @@ func Build(in Input, opts Options) (*Report, error) {
 		}
 		sortObjects(t.Objects)
 		for _, r := range ti.Drift {
-			o, err := fromResult(r, opts, ti.Rules)
+			o, err := fromResult(r, opts, ti.Rules, sc)
 			if err != nil {
 				return nil, err
 			}
@@ -114,6 +138,7 @@ func Build(in Input, opts Options) (*Report, error) {
 		rep.Targets = append(rep.Targets, t)
 	}
 	sort.SliceStable(rep.Targets, func(i, j int) bool { return rep.Targets[i].Name < rep.Targets[j].Name })
+	sc.scrubReport(rep)
 	rep.Complete = rep.Summary.Error == 0
 	return rep, nil
 }
@@ -152,25 +177,20 @@ func fromFailure(f render.Failure) Object {
 	return o
 }
 
-func fromResult(r dryrun.Result, opts Options, rules Rules) (Object, error) {
+// fromResult makes a result's line of the report; its messages are scrubbed later,
+// with the rest of the report.
+func fromResult(r dryrun.Result, opts Options, rules Rules, sc *Scrubber) (Object, error) {
 	o := newObject(r.ID, r.Object.Source, r.Object.Doc)
 	o.Inventory = r.Inventory
 	masked := rules.maskFor(r.ID)
-	var secrets []string
-	if !opts.ShowSecrets {
-		secrets = secretValues(r.Object.Obj, r.Live, r.Merged)
-		if len(masked) > 0 {
-			secrets = sortSecrets(append(secrets, maskedValues(masked, r.Object.Obj, r.Live, r.Merged)...))
-		}
-	}
 	for _, n := range r.Object.Notes {
 		o.Warnings = append(o.Warnings, dryrun.Message{Reason: n.Reason, Message: n.Message})
 	}
 	for _, w := range r.Warnings {
-		o.Warnings = append(o.Warnings, dryrun.Message{Reason: w.Reason, Message: scrub(w.Message, secrets)})
+		o.Warnings = append(o.Warnings, dryrun.Message{Reason: w.Reason, Message: w.Message})
 	}
 	if r.Err != nil {
-		o.Category, o.Error, o.ErrorReason = Error, scrub(r.Err.Message, secrets), r.Err.Reason
+		o.Category, o.Error, o.ErrorReason = Error, r.Err.Message, r.Err.Reason
 		return o, nil
 	}
 	isNew := r.Live == nil
@@ -200,6 +220,15 @@ func fromResult(r dryrun.Result, opts Options, rules Rules) (Object, error) {
 		o.Category = Unchanged
 	default:
 		o.Category = Modify
+	}
+	// Scrubbed after the comparison, so that a change of a scrubbed value still counts.
+	if sc.scrubObjects(live, merged) {
+		if o.live, err = toYAML(live); err != nil {
+			return o, fmt.Errorf("failed to render live %s: %w", r.ID.Display(), err)
+		}
+		if o.merged, err = toYAML(merged); err != nil {
+			return o, fmt.Errorf("failed to render merged %s: %w", r.ID.Display(), err)
+		}
 	}
 	if o.Category != Unchanged {
 		o.Diff = unifiedDiff(o.live, o.merged, "live/"+o.file, "merged/"+o.file)

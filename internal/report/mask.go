@@ -2,10 +2,11 @@ package report
 
 import (
 	"encoding/base64"
-	"sort"
-	"strings"
+	"encoding/json"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/drift-gitops/drift/internal/dryrun"
 )
 
 // Masked values, as kubectl diff shows them.
@@ -72,67 +73,48 @@ func equalValue(a, b any) bool {
 	return aok && bok && as == bs
 }
 
-// secretValues collects every value a Secret carries, raw and decoded, so that
-// messages can be scrubbed of them.
-func secretValues(objs ...*unstructured.Unstructured) []string {
-	seen := map[string]bool{}
+// AddSecrets adds every value the Secrets among objs (any may be nil) carry: data
+// decoded and as it is, stringData of any type (a number the server refuses is still
+// quoted in its answer), and what the last-applied-configuration annotation holds,
+// which may be older values.
+func (s *Scrubber) AddSecrets(objs ...*unstructured.Unstructured) {
 	for _, u := range objs {
 		if !isSecret(u) {
 			continue
 		}
-		for _, field := range []string{"data", "stringData"} {
-			m, _, _ := unstructured.NestedMap(u.Object, field)
+		data, _, _ := unstructured.NestedFieldNoCopy(u.Object, "data")
+		if m, ok := data.(map[string]any); ok {
 			for _, v := range m {
-				s, ok := v.(string)
-				if !ok || s == "" {
-					continue
-				}
-				seen[s] = true
-				if field == "data" {
-					if dec, err := base64.StdEncoding.DecodeString(s); err == nil && len(dec) > 0 {
-						seen[string(dec)] = true
+				s.addValue(v)
+				if str, ok := v.(string); ok {
+					if dec, err := base64.StdEncoding.DecodeString(str); err == nil {
+						s.addString(string(dec))
 					}
-				} else {
-					seen[base64.StdEncoding.EncodeToString([]byte(s))] = true
 				}
 			}
+		} else {
+			s.addValue(data)
 		}
-		if la, ok := u.GetAnnotations()[lastApplied]; ok && la != "" {
-			seen[la] = true
+		stringData, _, _ := unstructured.NestedFieldNoCopy(u.Object, "stringData")
+		s.addValue(stringData)
+		if la := u.GetAnnotations()[lastApplied]; la != "" {
+			s.addString(la)
+			prev := &unstructured.Unstructured{}
+			if err := json.Unmarshal([]byte(la), &prev.Object); err == nil {
+				unstructured.RemoveNestedField(prev.Object, "metadata", "annotations")
+				s.AddSecrets(prev)
+			}
 		}
 	}
-	vals := make([]string, 0, len(seen))
-	for v := range seen {
-		vals = append(vals, v)
-	}
-	return sortSecrets(vals)
 }
 
-// sortSecrets drops values too short to scrub safely and duplicates, and orders the
-// rest longest first.
-func sortSecrets(in []string) []string {
-	seen := map[string]bool{}
-	vals := in[:0]
-	for _, v := range in {
-		if len(strings.TrimSpace(v)) >= 3 && !seen[v] {
-			seen[v] = true
-			vals = append(vals, v)
+// addResult adds the values of a result's Secrets and the values its mask rules
+// mask, on every side (rendered, live, merged).
+func (s *Scrubber) addResult(r dryrun.Result, rules Rules) {
+	s.AddSecrets(r.Object.Obj, r.Live, r.Merged)
+	if masked := rules.maskFor(r.ID); len(masked) > 0 {
+		for _, v := range maskedValues(masked, r.Object.Obj, r.Live, r.Merged) {
+			s.addValue(v)
 		}
 	}
-	// Longest first, so a value is not half-replaced through a shorter one inside it.
-	sort.Slice(vals, func(i, j int) bool {
-		if len(vals[i]) != len(vals[j]) {
-			return len(vals[i]) > len(vals[j])
-		}
-		return vals[i] < vals[j]
-	})
-	return vals
-}
-
-// scrub replaces every secret value in s with "***".
-func scrub(s string, secrets []string) string {
-	for _, v := range secrets {
-		s = strings.ReplaceAll(s, v, maskSame)
-	}
-	return s
 }

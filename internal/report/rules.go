@@ -362,29 +362,14 @@ func maskPair(l, m any) (any, any) {
 	return maskBefore, maskAfter
 }
 
-// maskedValues collects the string values at the pointers, so that messages can be
-// scrubbed of them.
-func maskedValues(pointers []string, objs ...*unstructured.Unstructured) []string {
-	var out []string
-	var collect func(v any)
-	collect = func(v any) {
-		switch c := v.(type) {
-		case string:
-			out = append(out, c)
-		case map[string]any:
-			for _, x := range c {
-				collect(x)
-			}
-		case []any:
-			for _, x := range c {
-				collect(x)
-			}
-		}
-	}
+// maskedValues collects the values at the pointers, of any type, so that the report
+// can be scrubbed of them.
+func maskedValues(pointers []string, objs ...*unstructured.Unstructured) []any {
+	var out []any
 	var walk func(v any, toks []string)
 	walk = func(v any, toks []string) {
 		if len(toks) == 0 {
-			collect(v)
+			out = append(out, v)
 			return
 		}
 		switch c := v.(type) {

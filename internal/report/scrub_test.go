@@ -1,0 +1,301 @@
+package report
+
+import (
+	"bytes"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/drift-gitops/drift/internal/config"
+	"github.com/drift-gitops/drift/internal/dryrun"
+	"github.com/drift-gitops/drift/internal/object"
+	"github.com/drift-gitops/drift/internal/render"
+)
+
+// everything renders a report every way it leaves drift: text, markdown, JSON and the
+// files of --dump.
+func everything(t *testing.T, rep *Report) string {
+	t.Helper()
+	var all bytes.Buffer
+	if err := WriteText(&all, rep, TextOptions{ShowUnchanged: true}); err != nil {
+		t.Fatal(err)
+	}
+	if err := WriteMarkdown(&all, rep, MarkdownOptions{ShowUnchanged: true}); err != nil {
+		t.Fatal(err)
+	}
+	if err := WriteJSON(&all, rep); err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	if err := Dump(dir, rep); err != nil {
+		t.Fatal(err)
+	}
+	_ = filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+		if err == nil && !d.IsDir() {
+			b, _ := os.ReadFile(p)
+			all.Write(b)
+		}
+		return err
+	})
+	return all.String()
+}
+
+// secretResult is a Secret the server refused, as it is for a value that is not a
+// string; the value is only in what the repository rendered.
+func secretResult(name string, stringData map[string]any) dryrun.Result {
+	u := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "Secret",
+		"metadata": map[string]any{"name": name, "namespace": "shop"}, "stringData": stringData}}
+	return dryrun.Result{ID: object.IDOf(u), Object: render.Object{Obj: u, Source: "secret.yaml", Doc: 1},
+		Err: &dryrun.Message{Reason: dryrun.ReasonInvalid, Message: "the API server rejects this object"}}
+}
+
+// quoting is an object of another target whose error and warning quote text.
+func quoting(t *testing.T, text string) dryrun.Result {
+	r := result(t, "cm.yaml", 1, "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: other, namespace: shop}\n", "", "")
+	r.Err = &dryrun.Message{Reason: dryrun.ReasonWebhookDenied, Message: "admission webhook policy.example denies this object. The server said: " + text}
+	r.Warnings = []dryrun.Message{{Reason: "warning", Message: "note: " + text}}
+	return r
+}
+
+func b64std(s string) string { return base64.StdEncoding.EncodeToString([]byte(s)) }
+
+// jsonEscaped is s as a JSON string without its quotes.
+func jsonEscaped(s string) string { b, _ := json.Marshal(s); return string(b[1 : len(b)-1]) }
+
+// TestEveryFormOfEveryTypeIsScrubbedFromOtherObjects puts a value of each type in a
+// Secret and quotes it, in each form a server or webhook may use, in the error and
+// warning of an object of another target. No form may reach any output.
+func TestEveryFormOfEveryTypeIsScrubbedFromOtherObjects(t *testing.T) {
+	t.Parallel()
+	multi := "first-line-of-key\nsecond \"quoted\" line\n}\n"
+	for _, c := range []struct {
+		name  string
+		value any
+		forms []string
+	}{
+		{"string", "hunter2-password", []string{"hunter2-password", b64std("hunter2-password"),
+			base64.URLEncoding.EncodeToString([]byte("hunter2-password?>")), base64.RawStdEncoding.EncodeToString([]byte("hunter2-password")),
+			base64.RawURLEncoding.EncodeToString([]byte("hunter2-password")), strconv.Quote("hunter2-password")}},
+		{"int", int64(98765432123), []string{"98765432123", "&value.valueUnstructured{Value:98765432123}", b64std("98765432123"), "9.8765432123e+10"}},
+		{"big int", float64(12345678901234567890), []string{"1.2345678901234567e+19", "12345678901234567000"}},
+		{"float", 1e6, []string{"{Value:1000000}", "1e+06"}},
+		{"fraction", 3.14159265, []string{"3.14159265", b64std("3.14159265")}},
+		{"map", map[string]any{"inner": "secretinner-1", "n": int64(31415926)}, []string{`map[string]interface {}{"inner":"secretinner-1", "n":31415926}`,
+			`{"inner":"secretinner-1","n":31415926}`, jsonEscaped(`{"inner":"secretinner-1","n":31415926}`), b64std("secretinner-1")}},
+		{"list", []any{"listitem-secret", int64(27182818)}, []string{`[]interface {}{"listitem-secret", 27182818}`, `["listitem-secret",27182818]`}},
+		{"multi-line", multi, []string{multi, jsonEscaped(multi), strconv.Quote(multi), b64std(multi), "line 2: second \"quoted\" line",
+			"first-line-of-key\\nsecond \\\"quoted\\\" line", "key starts " + jsonEscaped("first-line-of-key")}},
+		{"special characters", `pa"ss\word<&>`, []string{`pa"ss\word<&>`, jsonEscaped(`pa"ss\word<&>`), `pa\"ss\\word<&>`, strconv.QuoteToASCII(`pa"ss\word<&>`), "pa%22ss%5Cword%3C%26%3E"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			quoted := strings.Join(c.forms, " | ")
+			rep, err := Build(Input{Targets: []TargetInput{
+				{Name: "a", Results: []dryrun.Result{secretResult("s", map[string]any{"v": c.value})}},
+				{Name: "b", Results: []dryrun.Result{quoting(t, quoted)}},
+			}}, Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			out := everything(t, rep)
+			for _, f := range c.forms {
+				if strings.Contains(out, f) {
+					t.Errorf("form %q reaches the output", f)
+				}
+			}
+			for _, leaf := range []string{"secretinner-1", "31415926", "listitem-secret", "first-line-of-key", "second \"quoted\" line", "hunter2"} {
+				if strings.Contains(out, leaf) {
+					t.Errorf("%q reaches the output", leaf)
+				}
+			}
+			if !strings.Contains(find(rep, "ConfigMap").Error, "The server said: ") || !strings.Contains(find(rep, "ConfigMap").Error, "***") {
+				t.Errorf("the message is not scrubbed where expected: %q", find(rep, "ConfigMap").Error)
+			}
+		})
+	}
+}
+
+func find(rep *Report, kind string) Object {
+	for _, t := range rep.Targets {
+		for _, o := range t.Objects {
+			if o.Kind == kind {
+				return o
+			}
+		}
+	}
+	return Object{}
+}
+
+// TestValuesInsideTheBase64OfALongerStringAreScrubbed: a token inside the base64 of
+// "x-access-token:TOKEN" (a git credential), at each of the three alignments.
+func TestValuesInsideTheBase64OfALongerStringAreScrubbed(t *testing.T) {
+	t.Parallel()
+	const token = "ghs_0123456789abcdefABCDEF0123456789"
+	for _, prefix := range []string{"x-access-token:", "bearer ", "user:", "Authorization: Basic "} {
+		t.Run(prefix, func(t *testing.T) {
+			t.Parallel()
+			enc := base64.StdEncoding.EncodeToString([]byte(prefix + token + "@github.com"))
+			sc := NewScrubber()
+			sc.AddCredential(token)
+			got := sc.Scrub("header: " + enc)
+			// Every window of characters that only the token's bits make must be gone;
+			// the prefix's and suffix's own characters may stay.
+			from, to := len(prefix)*4/3+2, (len(prefix)+len(token))*4/3-2
+			for i := from; i+6 <= to; i++ {
+				if strings.Contains(got, enc[i:i+6]) {
+					t.Fatalf("%q still holds %q of the token's base64 (%q)", got, enc[i:i+6], enc)
+				}
+			}
+		})
+	}
+}
+
+// TestShortValuesAndLiteralsAreMaskedButNotScrubbedEverywhere: a value shorter than
+// MinScrubLength, a boolean, and the trivial lines of a multi-line value leave the
+// rest of the report alone, while the Secret's own fields stay masked.
+func TestShortValuesAndLiteralsAreMaskedButNotScrubbedEverywhere(t *testing.T) {
+	t.Parallel()
+	live := "apiVersion: v1\nkind: Secret\nmetadata: {name: s, namespace: shop}\ndata: {a: " + b64std("abc") + ", b: " + b64std("true") + ", c: " + b64std("-----BEGIN KEY-----\nMIIEpAIBAAKCAQEA7\n}\n-----END KEY-----") + "}\n"
+	sec := result(t, "s.yaml", 1, "apiVersion: v1\nkind: Secret\nmetadata: {name: s, namespace: shop}\n", live, strings.Replace(live, b64std("abc"), b64std("abd"), 1))
+	cm := quoting(t, "abc is a word, true is a word, } is a line, -----BEGIN KEY----- says what follows")
+	rep, err := Build(Input{Targets: []TargetInput{{Name: "t", Results: []dryrun.Result{sec, cm}}}}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if msg := find(rep, "ConfigMap").Error; !strings.HasSuffix(msg, "abc is a word, true is a word, } is a line, -----BEGIN KEY----- says what follows") {
+		t.Errorf("short values and literals were scrubbed from another object: %q", msg)
+	}
+	s := find(rep, "Secret")
+	if s.Category != Modify || !strings.Contains(s.Diff, "-  a: '*** (before)'") || strings.Contains(everything(t, rep), b64std("abc")) {
+		t.Errorf("the Secret's short value is not masked as a whole:\n%s", s.Diff)
+	}
+	if strings.Contains(everything(t, rep), "MIIEpAIBAAKCAQEA7") {
+		t.Error("a line of a multi-line value reaches the output")
+	}
+}
+
+// TestMaskedValuesAreScrubbedFromOtherObjects: values a drift.yaml mask rule masks, of
+// any type, are scrubbed from another object's message in the same forms.
+func TestMaskedValuesAreScrubbedFromOtherObjects(t *testing.T) {
+	t.Parallel()
+	cm := result(t, "app.yaml", 1, "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web, namespace: shop}\nspec: {template: {metadata: {annotations: {key: \"line-one-of-it\\nline-two-of-it\", pin: 8675309123}}}}\n", "", "")
+	cm.Merged = cm.Object.Obj
+	rules := Rules{Mask: []config.MaskRule{{Selector: config.Selector{Kind: "Deployment"}, Paths: []string{"/spec/template/metadata/annotations"}}}}
+	other := quoting(t, jsonEscaped("line-one-of-it\nline-two-of-it")+" and "+b64std("line-one-of-it\nline-two-of-it")+" and pin 8675309123 and line-two-of-it")
+	rep, err := Build(Input{Targets: []TargetInput{{Name: "a", Results: []dryrun.Result{cm}, Rules: rules}, {Name: "b", Results: []dryrun.Result{other}}}}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := everything(t, rep)
+	for _, leak := range []string{"line-one-of-it", "line-two-of-it", "8675309123", b64std("line-one-of-it\nline-two-of-it")} {
+		if strings.Contains(out, leak) {
+			t.Errorf("masked value %q reaches the output", leak)
+		}
+	}
+}
+
+// TestAValueFoldedOrChangedInAnotherObjectStaysHiddenAndTheChangeShows: YAML folds a
+// long value over lines; a value that changes from one secret to another is still a
+// change.
+func TestAValueFoldedOrChangedInAnotherObjectStaysHiddenAndTheChangeShows(t *testing.T) {
+	t.Parallel()
+	var words []string
+	for i := 1; i <= 15; i++ {
+		words = append(words, fmt.Sprintf("pass-%02d", i))
+	}
+	long := strings.Join(words, " ")
+	sec := secretResult("s", map[string]any{"long": long, "old": "old-secret-value", "new": "new-secret-value"})
+	cmYAML := "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: copy, namespace: shop}\ndata: {long: \"LONG\", v: VALUE}\n"
+	live := strings.ReplaceAll(strings.ReplaceAll(cmYAML, "LONG", "x"), "VALUE", "old-secret-value")
+	merged := strings.ReplaceAll(strings.ReplaceAll(cmYAML, "LONG", long), "VALUE", "new-secret-value")
+	cm := result(t, "cm.yaml", 1, merged, live, merged)
+	rep, err := Build(Input{Targets: []TargetInput{{Name: "t", Results: []dryrun.Result{sec, cm}}}}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := everything(t, rep)
+	for _, w := range append(words, "old-secret-value", "new-secret-value") {
+		if strings.Contains(out, w) {
+			t.Errorf("%q reaches the output", w)
+		}
+	}
+	if c := find(rep, "ConfigMap"); c.Category != Modify || !strings.Contains(c.Diff, "-  v: '*** (before)'") || !strings.Contains(c.Diff, "+  v: '*** (after)'") {
+		t.Errorf("the change of a scrubbed value does not show:\n%s", c.Diff)
+	}
+}
+
+// TestScrubbingIsDeterministicAndLeavesNoPartOfOverlappingValues: values that overlap
+// in the text are scrubbed as one run whatever order they were added in.
+func TestScrubbingIsDeterministicAndLeavesNoPartOfOverlappingValues(t *testing.T) {
+	t.Parallel()
+	text := "a zzabcd1234 b abcd1234zz c"
+	var outs []string
+	for _, order := range [][]string{{"abcd1234", "zzab", "34zz"}, {"34zz", "zzab", "abcd1234"}} {
+		sc := NewScrubber()
+		sc.AddCredential(order...)
+		outs = append(outs, sc.Scrub(text))
+	}
+	if outs[0] != "a *** b *** c" || outs[1] != outs[0] {
+		t.Fatalf("got %q and %q", outs[0], outs[1])
+	}
+	in := Input{Targets: []TargetInput{{Name: "a", Results: []dryrun.Result{secretResult("s", map[string]any{"v": "hunter2-password", "n": int64(98765432123)})}},
+		{Name: "b", Results: []dryrun.Result{quoting(t, "hunter2-password 98765432123")}}}}
+	var js [2]bytes.Buffer
+	for i := range js {
+		rep, err := Build(in, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		_ = WriteJSON(&js[i], rep)
+	}
+	if !bytes.Equal(js[0].Bytes(), js[1].Bytes()) {
+		t.Fatal("two builds of the same input differ")
+	}
+}
+
+// TestCredentialsHandedInAreScrubbedEvenWithShowSecrets: --show-secrets shows Secret
+// values, never the run's own credentials.
+func TestCredentialsHandedInAreScrubbedEvenWithShowSecrets(t *testing.T) {
+	t.Parallel()
+	sc := NewScrubber()
+	sc.AddCredential("ghp_credential0123456789")
+	rep, err := Build(Input{Targets: []TargetInput{{Name: "b", Results: []dryrun.Result{quoting(t, "token ghp_credential0123456789 in "+b64std("x-access-token:ghp_credential0123456789"))}}}},
+		Options{ShowSecrets: true, Scrubber: sc})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out := everything(t, rep); strings.Contains(out, "ghp_credential") || strings.Contains(out, b64std("ghp_credential0123456789")[4:20]) {
+		t.Fatalf("a credential reaches the output:\n%s", out)
+	}
+}
+
+// TestAValueThatNamesAnObjectOfTheRunIsNotScrubbed: a username "shop" in namespace
+// shop would otherwise turn every namespace and file name of the report into ***; the
+// Secret's field is still masked, and its other values scrubbed.
+func TestAValueThatNamesAnObjectOfTheRunIsNotScrubbed(t *testing.T) {
+	t.Parallel()
+	sec := secretResult("db", map[string]any{"username": "shop", "password": "correct-horse-9"})
+	cm := result(t, "cm.yaml", 1, "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: web, namespace: shop}\ndata: {a: b}\n", "", "")
+	cm.Merged = cm.Object.Obj
+	other := quoting(t, "user shop, password correct-horse-9")
+	rep, err := Build(Input{Targets: []TargetInput{{Name: "t", Results: []dryrun.Result{sec, cm, other}}}}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := rep.Targets[0].Objects[1]
+	if c.Name != "web" || !strings.Contains(c.Diff, "+++ merged/v1.ConfigMap.shop.web") || !strings.Contains(c.Diff, "namespace: shop") {
+		t.Errorf("the namespace is scrubbed:\n%s", c.Diff)
+	}
+	for _, o := range rep.Targets[0].Objects {
+		if o.Name == "other" && !strings.HasSuffix(o.Error, "user shop, password ***") {
+			t.Errorf("got %q", o.Error)
+		}
+	}
+}
