@@ -1,9 +1,12 @@
 package main
 
 import (
+	"context"
 	"fmt"
+	"net/http"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"time"
@@ -28,8 +31,6 @@ type cluster struct {
 	seeded map[object.Key]bool
 	// stop releases the cluster (stops an ephemeral server); nil for live clusters.
 	stop func()
-	// credentials are the secrets of its client configuration, to scrub.
-	credentials []string
 
 	capsOnce    sync.Once
 	kubeVersion string
@@ -74,13 +75,20 @@ func expandHome(p string) string {
 	return p
 }
 
-// newCluster connects with kubectl's flags (--kubeconfig, --context, -n, --as, ...).
-func newCluster(kube *genericclioptions.ConfigFlags, concurrency int) (*cluster, error) {
+// newCluster connects with kubectl's flags (--kubeconfig, --context, -n, --as, ...);
+// ctx bounds every request to the cluster, connecting included. secret is told the
+// credentials the client configuration holds before the first request, and every
+// bearer token a request carries (an exec or auth-provider plugin's, which only
+// client-go sees), so that nothing the server echoes of them is shown.
+func newCluster(ctx context.Context, kube *genericclioptions.ConfigFlags, concurrency int, secret func(...string)) (*cluster, error) {
 	noCluster := fmt.Errorf("no cluster configured: set KUBECONFIG or pass --kubeconfig and --context, or preview without a cluster with --cluster ephemeral --base REF")
 	cfg, err := kube.ToRESTConfig()
 	if err != nil {
 		if clientcmd.IsEmptyConfig(err) {
 			return nil, noCluster
+		}
+		if invalid := invalidKubeconfig(kube); invalid != nil {
+			return nil, invalid
 		}
 		return nil, fmt.Errorf("failed to load the kubeconfig: %w", err)
 	}
@@ -98,14 +106,47 @@ func newCluster(kube *genericclioptions.ConfigFlags, concurrency int) (*cluster,
 	if timeout <= 0 {
 		timeout = defaultRequestTimeout
 	}
-	clients, err := dryrun.NewClients(cfg, concurrency)
+	secret(kubeCredentials(cfg)...)
+	cfg.Wrap(func(next http.RoundTripper) http.RoundTripper { return bearerSeen{next: next, secret: secret} })
+	clients, err := dryrun.NewClientsWithin(ctx, cfg, concurrency)
 	if err != nil {
 		return nil, err
 	}
-	if err := clients.Reachable(); err != nil {
+	if err := clients.Reachable(ctx); err != nil {
 		return nil, err
 	}
-	return &cluster{clients: clients, namespace: ns, requestTimeout: timeout, credentials: kubeCredentials(cfg)}, nil
+	return &cluster{clients: clients, namespace: ns, requestTimeout: timeout}, nil
 }
+
+// invalidKubeconfig names the kubeconfig file that does not decode, without client-go's
+// decoding error: it quotes the file's values ("cannot unmarshal !!str `…`"), and the
+// file may be anything on the machine a target's kubeconfig names. The line number is
+// kept; nothing else of the error is.
+func invalidKubeconfig(kube *genericclioptions.ConfigFlags) error {
+	for _, file := range kube.ToRawKubeConfigLoader().ConfigAccess().GetLoadingPrecedence() {
+		data, err := os.ReadFile(file)
+		if err != nil {
+			continue // client-go's own error says which file is missing, and quotes nothing
+		}
+		if _, err := clientcmd.Load(data); err != nil {
+			where := ""
+			if m := yamlLine.FindStringSubmatch(err.Error()); m != nil {
+				where = " (line " + m[1] + ")"
+			}
+			return fmt.Errorf("%s is not a valid kubeconfig%s: point --kubeconfig or KUBECONFIG at a kubeconfig file", file, where)
+		}
+	}
+	return nil
+}
+
+var yamlLine = regexp.MustCompile(`\bline ([0-9]+)`)
+
+// runTimeout is the cause of a run's end at --timeout, so that the messages of whatever
+// it interrupted say so; it is a context.DeadlineExceeded.
+type runTimeout time.Duration
+
+func (d runTimeout) Error() string { return fmt.Sprintf("timed out after %s", time.Duration(d)) }
+
+func (runTimeout) Is(target error) bool { return target == context.DeadlineExceeded }
 
 func osGetenv(key string) string { return os.Getenv(key) }

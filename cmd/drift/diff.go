@@ -14,7 +14,6 @@ import (
 
 	"github.com/drift-gitops/drift/internal/dryrun"
 	"github.com/drift-gitops/drift/internal/github"
-	"github.com/drift-gitops/drift/internal/render"
 	"github.com/drift-gitops/drift/internal/report"
 	"github.com/drift-gitops/drift/internal/source"
 )
@@ -50,6 +49,7 @@ type diffOptions struct {
 	ApplyMode      string
 	Prune          bool
 	NoSplitDrift   bool
+	renderLimits   renderLimitFlags
 
 	// github holds the GitHub side's flags.
 	github githubOptions
@@ -123,6 +123,7 @@ func (o *diffOptions) addFlags(f *pflag.FlagSet) {
 	f.BoolVar(&o.Prune, "prune", true, "report what applying would delete: objects an inventory in the cluster owns that the change no longer renders (--prune=false skips it)")
 	f.StringVar(&o.ApplyMode, "apply-mode", dryrun.ApplyServer, "how the pipeline applies: server (server-side apply) or client (kubectl apply's three-way patch); overrides drift.yaml")
 	f.StringArrayVar(&o.Targets, "target", nil, "diff only the drift.yaml targets with this name (repeatable; globs like 'web-*' allowed)")
+	o.renderLimits.addFlags(f)
 	o.github.addFlags(f)
 	o.kube.AddFlags(f)
 	o.flags = f
@@ -141,7 +142,7 @@ func (o *diffOptions) runDiff(ctx context.Context) error {
 	if err := o.github.checkEarly(o.getenv); err != nil {
 		return err
 	}
-	ctx, cancel := context.WithTimeout(ctx, o.Timeout)
+	ctx, cancel := context.WithTimeoutCause(ctx, o.Timeout, runTimeout(o.Timeout))
 	defer cancel()
 
 	repo, err := source.Open(o.Repo)
@@ -176,7 +177,10 @@ func (o *diffOptions) runDiff(ctx context.Context) error {
 	if err := selectTargets(targets, o.Targets); err != nil {
 		return err
 	}
-	cache := &render.Cache{}
+	cache, err := o.renderCache(ctx, repo)
+	if err != nil {
+		return err
+	}
 	if base != nil {
 		if err := o.selectChanged(targets, head, base, lc.base, cache); err != nil {
 			return err

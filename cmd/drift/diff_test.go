@@ -293,15 +293,15 @@ func TestDiffDefaultsNamespaces(t *testing.T) {
 	}
 }
 
-func TestDiffRunDeadlineMarksObjectsNotChecked(t *testing.T) {
+// TestDiffRunDeadlineEndsTheRunAndSaysWhere: a deadline that passes before anything
+// is checked ends the run with an error saying so, never a report of no changes.
+// Objects the deadline cuts off mid-run are not-checked (internal/dryrun).
+func TestDiffRunDeadlineEndsTheRunAndSaysWhere(t *testing.T) {
 	ns := namespace(t)
 	r := repo(t, map[string]string{"a.yaml": cm(ns, "a", "x"), "b.yaml": cm(ns, "b", "y")})
-	rep, o := driftJSON(t, "diff", "--repo", r.Dir, "--ref", "HEAD", "--timeout", "1ns")
-	if o.code != 2 || rep.Complete || rep.Summary.Error != 2 {
-		t.Fatalf("exit %d, summary %+v", o.code, rep.Summary)
-	}
-	if obj := find(t, rep, "ConfigMap", "a"); obj.ErrorReason != "not-checked" {
-		t.Fatalf("reason %q, want not-checked", obj.ErrorReason)
+	o := drift(t, "diff", "--repo", r.Dir, "--ref", "HEAD", "--timeout", "1ns", "-o", "json")
+	if o.code != 2 || !strings.Contains(o.stderr, "timed out after 1ns while connecting to the API server") || o.stdout != "" {
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", o.code, o.stdout, o.stderr)
 	}
 }
 

@@ -18,16 +18,16 @@ const ephemeralCluster = "ephemeral"
 
 // startEphemeral starts a throwaway API server for one cluster of the run. It is
 // empty until seedEphemeral loads it.
-func (o *diffOptions) startEphemeral() (*cluster, error) {
+func (o *diffOptions) startEphemeral(ctx context.Context) (*cluster, error) {
 	assets, err := ephemeral.AssetsDir(o.getenv)
 	if err != nil {
 		return nil, err
 	}
-	server, err := ephemeral.Start(assets)
+	server, err := ephemeral.Start(ctx, assets)
 	if err != nil {
 		return nil, err
 	}
-	clients, err := dryrun.NewClients(server.Config, o.Concurrency)
+	clients, err := dryrun.NewClientsWithin(ctx, server.Config, o.Concurrency)
 	if err != nil {
 		_ = server.Stop()
 		return nil, err

@@ -60,13 +60,9 @@ func (r *runState) stop() {
 	}
 }
 
-// snapshotKey identifies a snapshot in the render cache.
-func snapshotKey(s *source.Snapshot) string {
-	if s.Commit == "" {
-		return "worktree"
-	}
-	return s.Commit
-}
+// snapshotKey identifies a snapshot in the render cache: its commit, "" for the work
+// tree (a render worker opens the snapshot again from it).
+func snapshotKey(s *source.Snapshot) string { return s.Commit }
 
 // namespaceIn is the target's default namespace on its cluster.
 func (t *runTarget) namespaceIn(cl *cluster) string {
@@ -133,7 +129,7 @@ func (o *diffOptions) connect(ctx context.Context, targets []target, head, base 
 		if o.Cluster != "" {
 			flags.ClusterName = &o.Cluster
 		}
-		if g.cluster, err = newCluster(flags, o.Concurrency); err != nil {
+		if g.cluster, err = newCluster(ctx, flags, o.Concurrency, o.scrub.AddCredential); err != nil {
 			if len(run.groups) == 1 {
 				return run, err
 			}
@@ -143,7 +139,6 @@ func (o *diffOptions) connect(ctx context.Context, targets []target, head, base 
 			}
 			continue
 		}
-		o.scrub.AddCredential(g.cluster.credentials...)
 		for _, t := range g.targets {
 			t.conn = g.cluster
 		}
@@ -310,7 +305,7 @@ func (o *diffOptions) startEphemerals(ctx context.Context, run *runState, head, 
 	g := &errgroup.Group{}
 	for _, grp := range run.groups {
 		g.Go(func() error {
-			cl, err := o.startEphemeral()
+			cl, err := o.startEphemeral(ctx)
 			if err != nil {
 				return err
 			}

@@ -2,7 +2,9 @@ package main
 
 import (
 	"io"
+	"net/http"
 	"os"
+	"strings"
 
 	"k8s.io/client-go/rest"
 
@@ -33,7 +35,7 @@ const maxCredentialFile = 64 << 10
 
 // kubeCredentials are the secrets a cluster's client configuration holds: bearer
 // token (inline or its file), password, client key, and an auth provider's tokens.
-// Tokens an exec plugin returns stay inside client-go and are not known here.
+// Tokens an exec plugin returns are known only from the requests (bearerSeen).
 func kubeCredentials(cfg *rest.Config) []string {
 	out := []string{cfg.BearerToken, cfg.Password, string(cfg.KeyData)}
 	for _, f := range []string{cfg.BearerTokenFile, cfg.KeyFile} {
@@ -70,4 +72,19 @@ func (o *diffOptions) scrubError(err error) error {
 		return err
 	}
 	return scrubbedError{err: err, scrub: o.scrub}
+}
+
+// bearerSeen tells secret the bearer token of every request it passes on: client-go
+// sets the header of an exec or auth-provider plugin's token outside drift's view, in
+// a wrapper around this one.
+type bearerSeen struct {
+	next   http.RoundTripper
+	secret func(...string)
+}
+
+func (b bearerSeen) RoundTrip(req *http.Request) (*http.Response, error) {
+	if token, ok := strings.CutPrefix(req.Header.Get("Authorization"), "Bearer "); ok {
+		b.secret(token)
+	}
+	return b.next.RoundTrip(req)
 }

@@ -330,10 +330,12 @@ func (o *diffOptions) inputsOf(t target, head *source.Snapshot, cache *render.Ca
 		if err == nil && len(res.Failures) == 0 {
 			return res.Inputs
 		}
-		// A failed build may not have read everything: count the whole directory too.
+		// A failed build may not have read everything: count the whole directory too,
+		// and whatever the failure claims (a worker that crashed claims the repository).
 		in := render.Inputs{Trees: []string{t.spec.Path}}
 		if err == nil {
 			in.Files, in.Dirs = res.Inputs.Files, res.Inputs.Dirs
+			in.Trees = append(in.Trees, res.Inputs.Trees...)
 		}
 		return in
 	case render.RendererHelm:

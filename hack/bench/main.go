@@ -65,7 +65,7 @@ func bench(drift string, runs int) error {
 	if err != nil {
 		return err
 	}
-	srv, err := ephemeral.Start(assets)
+	srv, err := ephemeral.Start(context.Background(), assets)
 	if err != nil {
 		return err
 	}

@@ -3,8 +3,11 @@ package dryrun
 import (
 	"context"
 	"fmt"
+	"io"
+	"net/http"
 	"sort"
 	"sync"
+	"time"
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -62,23 +65,45 @@ func (c *Clients) Capabilities() (version string, apiVersions []string, err erro
 }
 
 // Reachable asks the API server for its version once, so that a cluster that cannot be
-// reached is one clear error for the run instead of one per object.
-func (c *Clients) Reachable() error {
-	if _, err := c.discovery.ServerVersion(); err != nil {
-		return fmt.Errorf("cannot reach the API server at %s: %w; check --kubeconfig/--context, or preview without a cluster with --cluster ephemeral --base REF", c.Host, err)
+// reached is one clear error for the run instead of one per object. When ctx ends
+// first, the error is ctx's cause (the run's timeout) and where the run was.
+func (c *Clients) Reachable(ctx context.Context) error {
+	_, err := c.discovery.ServerVersion()
+	if err == nil {
+		return nil
 	}
-	return nil
+	// The request carries the run's deadline and may see it pass a moment before ctx
+	// does: ctx is then done at once.
+	if deadline, ok := ctx.Deadline(); ok && !time.Now().Before(deadline) {
+		<-ctx.Done()
+	}
+	if ctx.Err() != nil {
+		return fmt.Errorf("%w while connecting to the API server at %s; raise --timeout, or check that the server answers", context.Cause(ctx), c.Host)
+	}
+	return fmt.Errorf("cannot reach the API server at %s: %w; check --kubeconfig/--context, or preview without a cluster with --cluster ephemeral --base REF", c.Host, err)
 }
 
-// NewClients builds clients from a REST config. Client-side throttling is off: the
-// pool of concurrency workers bounds the requests in flight, and the API server's own
-// priority and fairness (429 with Retry-After) protects it.
-func NewClients(cfg *rest.Config, _ int) (*Clients, error) {
+// NewClients builds clients from a REST config, whose requests end only by their own
+// contexts and timeouts; drift's commands use NewClientsWithin.
+func NewClients(cfg *rest.Config, concurrency int) (*Clients, error) {
+	return NewClientsWithin(context.Background(), cfg, concurrency)
+}
+
+// NewClientsWithin builds clients from a REST config whose every request ends when run
+// does, discovery's included (client-go sends those with a context of its own), so
+// that the run's deadline bounds connecting as much as previewing. Client-side
+// throttling is off: the pool of concurrency workers bounds the requests in flight,
+// and the API server's own priority and fairness (429 with Retry-After) protects it.
+func NewClientsWithin(run context.Context, cfg *rest.Config, _ int) (*Clients, error) {
 	cfg = rest.CopyConfig(cfg)
 	cfg.QPS, cfg.Burst, cfg.RateLimiter = -1, 0, nil
 	cfg.WarningHandler = nil
 	cfg.WarningHandlerWithContext = warningCollector{}
 	cfg.Wrap(newRetryTransport)
+	if run.Done() != nil {
+		// Outside the retry transport, so that it sees the run's deadline.
+		cfg.Wrap(func(next http.RoundTripper) http.RoundTripper { return &runBound{run: run, next: next} })
+	}
 	dc, err := discovery.NewDiscoveryClientForConfig(cfg)
 	if err != nil {
 		return nil, fmt.Errorf("failed to create a discovery client for %s: %w", cfg.Host, err)
@@ -96,6 +121,43 @@ func NewClients(cfg *rest.Config, _ int) (*Clients, error) {
 		discovery: dc,
 		cached:    cached,
 	}, nil
+}
+
+// runBound gives each request the run's deadline and ends it when the run ends.
+type runBound struct {
+	run  context.Context
+	next http.RoundTripper
+}
+
+func (t *runBound) RoundTrip(req *http.Request) (*http.Response, error) {
+	ctx, cancel := context.WithCancelCause(req.Context())
+	stop := context.AfterFunc(t.run, func() { cancel(context.Cause(t.run)) })
+	release := func() { stop(); cancel(nil) }
+	if deadline, ok := t.run.Deadline(); ok {
+		var cancelDeadline context.CancelFunc
+		ctx, cancelDeadline = context.WithDeadline(ctx, deadline)
+		release = func() { cancelDeadline(); stop(); cancel(nil) }
+	}
+	resp, err := t.next.RoundTrip(req.WithContext(ctx))
+	if err != nil {
+		release()
+		return nil, err
+	}
+	// The body is read after RoundTrip returns: the request lives until it is closed.
+	resp.Body = &releasingBody{ReadCloser: resp.Body, release: release}
+	return resp, nil
+}
+
+type releasingBody struct {
+	io.ReadCloser
+	once    sync.Once
+	release func()
+}
+
+func (b *releasingBody) Close() error {
+	err := b.ReadCloser.Close()
+	b.once.Do(b.release)
+	return err
 }
 
 // warningCollector hands the server's warning headers (deprecations, unknown fields)

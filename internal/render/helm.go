@@ -39,6 +39,10 @@ type HelmOptions struct {
 // from the snapshot; nothing is fetched; lookup finds nothing, since templates never
 // reach the cluster; CRDs in crds/ are included; hooks are included with a note.
 func Helm(fsys fs.FS, dir string, opts HelmOptions) *Result {
+	return helm(fsys, dir, opts, DefaultLimits())
+}
+
+func helm(fsys fs.FS, dir string, opts HelmOptions, limits Limits) *Result {
 	dir = cleanDir(dir)
 	res := &Result{Inputs: Inputs{Trees: []string{dir}}}
 	fail := func(source, reason, format string, args ...any) *Result {
@@ -117,6 +121,10 @@ func Helm(fsys fs.FS, dir string, opts HelmOptions) *Result {
 	if err != nil {
 		return fail(templateSource(err, ch.Name(), dir, chartFile), ReasonRenderFailed, "%s: template failed: %v", what, err)
 	}
+	if err := checkHelmOutput(out, limits.OutputBytes); err != nil {
+		err.template = chartSource(err.template, ch.Name(), dir)
+		return fail(err.template, ReasonTooLarge, "%s: %v", what, err)
+	}
 	for name := range out {
 		if strings.HasSuffix(name, "NOTES.txt") {
 			delete(out, name)
@@ -169,7 +177,7 @@ func chartFiles(fsys fs.FS, dir string) ([]*loader.BufferedFile, error) {
 	rules := ignore.Empty()
 	if data, err := fs.ReadFile(fsys, joinRepo(dir, ignore.HelmIgnore)); err == nil {
 		if rules, err = ignore.Parse(bytes.NewReader(data)); err != nil {
-			return nil, fmt.Errorf("%s: %v", joinRepo(dir, ignore.HelmIgnore), err)
+			return nil, fmt.Errorf("%s: %w", joinRepo(dir, ignore.HelmIgnore), pathCause(err))
 		}
 	}
 	rules.AddDefaults()
@@ -181,7 +189,7 @@ func chartFiles(fsys fs.FS, dir string) ([]*loader.BufferedFile, error) {
 		}
 		entries, err := fs.ReadDir(fsys, joinRepo(dir, rel))
 		if err != nil {
-			return fmt.Errorf("%s: %s", joinRepo(dir, rel), unwrapPathError(err))
+			return fmt.Errorf("%s: %w", joinRepo(dir, rel), pathCause(err))
 		}
 		for _, e := range entries {
 			name := e.Name()
@@ -190,7 +198,7 @@ func chartFiles(fsys fs.FS, dir string) ([]*loader.BufferedFile, error) {
 			}
 			info, err := fs.Stat(fsys, joinRepo(dir, name))
 			if err != nil {
-				return fmt.Errorf("%s: %s", joinRepo(dir, name), unwrapPathError(err))
+				return fmt.Errorf("%s: %w", joinRepo(dir, name), pathCause(err))
 			}
 			if rules.Ignore(name, info) {
 				continue
@@ -206,7 +214,7 @@ func chartFiles(fsys fs.FS, dir string) ([]*loader.BufferedFile, error) {
 			}
 			data, err := fs.ReadFile(fsys, joinRepo(dir, name))
 			if err != nil {
-				return fmt.Errorf("%s: %s", joinRepo(dir, name), unwrapPathError(err))
+				return fmt.Errorf("%s: %w", joinRepo(dir, name), pathCause(err))
 			}
 			files = append(files, &loader.BufferedFile{Name: name, Data: bytes.TrimPrefix(data, []byte("\xEF\xBB\xBF"))})
 		}

@@ -159,6 +159,16 @@ func (w *walker) dir(name string, depth int) error {
 	return nil
 }
 
+// pathCause is err without the fs.PathError around it (the caller names the path),
+// still wrapping what it wraps (source.IsOutside looks for it).
+func pathCause(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
+}
+
 func unwrapPathError(err error) string {
 	var pe *fs.PathError
 	if errors.As(err, &pe) {

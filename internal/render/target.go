@@ -40,27 +40,41 @@ func Detect(fsys fs.FS, p string) string {
 	return RendererPlain
 }
 
-// Render renders one target. An error means the target could not be attempted at all
-// (its path is missing); what fails while rendering is in the result's Failures.
+// Render renders one target in this process, with the default limits on output and
+// objects; the limits on memory, stack and time need a worker (Isolated). An error
+// means the target could not be attempted at all (its path is missing); what fails
+// while rendering is in the result's Failures.
 func Render(fsys fs.FS, spec Spec) (*Result, error) {
-	renderer := spec.Renderer
-	if renderer == "" {
-		renderer = Detect(fsys, spec.Path)
+	return renderWith(fsys, spec, DefaultLimits())
+}
+
+func renderWith(fsys fs.FS, spec Spec, limits Limits) (*Result, error) {
+	if spec.Renderer == "" {
+		spec.Renderer = Detect(fsys, spec.Path)
 	}
-	switch renderer {
+	var res *Result
+	var err error
+	switch spec.Renderer {
 	case RendererPlain:
-		return Plain(fsys, Options{Paths: []string{spec.Path}})
+		res, err = Plain(fsys, Options{Paths: []string{spec.Path}})
 	case RendererKustomize:
-		return Kustomize(fsys, spec.Path), nil
+		res = Kustomize(fsys, spec.Path)
 	case RendererHelm:
-		return Helm(fsys, spec.Path, spec.Helm), nil
+		res = helm(fsys, spec.Path, spec.Helm, limits)
+	default:
+		return nil, fmt.Errorf("unknown renderer %q: use plain, kustomize or helm", spec.Renderer)
 	}
-	return nil, fmt.Errorf("unknown renderer %q: use plain, kustomize or helm", spec.Renderer)
+	capObjects(res, spec, limits.Objects)
+	return res, err
 }
 
 // Cache renders each (snapshot, spec) once per run, however many targets ask for it,
 // and lets targets render in parallel.
 type Cache struct {
+	// Isolated, when set, renders in render workers under its limits; otherwise
+	// rendering runs in this process (package tests).
+	Isolated *Isolated
+
 	mu      sync.Mutex
 	entries map[string]*cacheEntry
 }
@@ -71,14 +85,18 @@ type cacheEntry struct {
 	err  error
 }
 
-// Render returns the cached rendering of spec in the snapshot named snapshotKey,
-// rendering it on first use. Results are shared: callers must not modify them.
-func (c *Cache) Render(snapshotKey string, fsys fs.FS, spec Spec) (*Result, error) {
+// Render returns the cached rendering of spec in the snapshot of commit ("" for the
+// work tree), whose files are fsys, rendering it on first use. Results are shared:
+// callers must not modify them.
+func (c *Cache) Render(commit string, fsys fs.FS, spec Spec) (*Result, error) {
+	if spec.Renderer == "" {
+		spec.Renderer = Detect(fsys, spec.Path)
+	}
 	js, err := json.Marshal(spec)
 	if err != nil {
 		return nil, fmt.Errorf("render options of %s cannot be encoded: %w", spec.Path, err)
 	}
-	key := snapshotKey + "\x00" + string(js)
+	key := commit + "\x00" + string(js)
 	c.mu.Lock()
 	if c.entries == nil {
 		c.entries = map[string]*cacheEntry{}
@@ -89,6 +107,12 @@ func (c *Cache) Render(snapshotKey string, fsys fs.FS, spec Spec) (*Result, erro
 		c.entries[key] = e
 	}
 	c.mu.Unlock()
-	e.once.Do(func() { e.res, e.err = Render(fsys, spec) })
+	e.once.Do(func() {
+		if c.Isolated != nil {
+			e.res, e.err = c.Isolated.Render(commit, spec)
+			return
+		}
+		e.res, e.err = Render(fsys, spec)
+	})
 	return e.res, e.err
 }

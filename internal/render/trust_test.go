@@ -184,3 +184,40 @@ func TestNestedRepositoriesAreFailuresNamingThem(t *testing.T) {
 		}
 	}
 }
+
+// TestChartFilesOutsideTheContentAreRefused: a chart that holds a symlink to .git (the
+// file actions/checkout writes the token into) is refused, naming the file, and not
+// reported as a template error that hides why.
+func TestChartFilesOutsideTheContentAreRefused(t *testing.T) {
+	t.Parallel()
+	r, err := gitfixture.Init(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.CommitFiles(map[string]string{
+		"chart/Chart.yaml":         "apiVersion: v2\nname: c\nversion: 0.1.0\n",
+		"chart/templates/cm.yaml":  "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\ndata: {x: {{ .Files.Get \"files/config\" | quote }}}\n",
+		"chart/files/placeholder":  "x\n",
+		"elsewhere/placeholder.md": "x\n",
+	}, "base"); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("../../.git/config", filepath.Join(r.Dir, "chart", "files", "config")); err != nil {
+		t.Fatal(err)
+	}
+	repo, err := source.Open(r.Dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	snap, err := repo.Snapshot("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	res := Helm(snap.FS, "chart", HelmOptions{ReleaseName: "r"})
+	if len(res.Objects) != 0 || len(res.Failures) != 1 {
+		t.Fatalf("objects %v, failures %v; want one failure", ids(res), res.Failures)
+	}
+	if f := res.Failures[0]; f.Reason != ReasonRefused || !strings.Contains(f.Message, "chart/files/config") || strings.Contains(f.Message, "[core]") {
+		t.Errorf("%s %s %q; want refused naming chart/files/config", f.Source, f.Reason, f.Message)
+	}
+}

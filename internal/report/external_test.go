@@ -69,3 +69,19 @@ func TestDumpDoesNotFollowSymlinksOut(t *testing.T) {
 		t.Fatalf("Dump wrote outside its directory: %v", entries)
 	}
 }
+
+// TestNamesThatWouldWriteLinesAreQuoted: a name or file from content holding a newline
+// or a terminal escape is shown quoted, so it cannot forge lines of the report.
+func TestNamesThatWouldWriteLinesAreQuoted(t *testing.T) {
+	o := Object{Version: "v1", Kind: "ConfigMap", Namespace: "ns", Name: "x\nNo changes.", Source: "a\x1b[2Jb.yaml", Document: 2}
+	if got, want := o.Title(), `v1 ConfigMap ns/"x\nNo changes."`; got != want {
+		t.Errorf("Title() = %q, want %q", got, want)
+	}
+	if got, want := o.Where(), `"a\x1b[2Jb.yaml" document 2`; got != want {
+		t.Errorf("Where() = %q, want %q", got, want)
+	}
+	plain := Object{Group: "apps", Version: "v1", Kind: "Deployment", Namespace: "shop", Name: "wéb", Source: "apps/web.yaml"}
+	if got := plain.Title() + " " + plain.Where(); got != "apps/v1 Deployment shop/wéb apps/web.yaml" {
+		t.Errorf("a visible name is shown as it is: %q", got)
+	}
+}

@@ -1,6 +1,11 @@
 package report
 
 import (
+	"strconv"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
 	"github.com/drift-gitops/drift/internal/dryrun"
 )
 
@@ -131,17 +136,27 @@ func (o Object) Title() string {
 		gv = o.Group + "/" + o.Version
 	}
 	if o.Namespace == "" {
-		return gv + " " + o.Kind + " " + o.Name
+		return shown(gv) + " " + shown(o.Kind) + " " + shown(o.Name)
 	}
-	return gv + " " + o.Kind + " " + o.Namespace + "/" + o.Name
+	return shown(gv) + " " + shown(o.Kind) + " " + shown(o.Namespace) + "/" + shown(o.Name)
+}
+
+// shown is a name from content as a report line may hold it: as it is when every
+// character is visible, Go-quoted otherwise, so that a name holding a newline or a
+// terminal escape cannot write lines of its own into the report.
+func shown(s string) string {
+	if strings.IndexFunc(s, func(r rune) bool { return !unicode.IsGraphic(r) || r == utf8.RuneError }) < 0 {
+		return s
+	}
+	return strconv.Quote(s)
 }
 
 // Where is the object's source: "apps/web.yaml" or "apps/web.yaml document 2".
 func (o Object) Where() string {
 	if o.Document > 1 {
-		return o.Source + " document " + itoa(o.Document)
+		return shown(o.Source) + " document " + itoa(o.Document)
 	}
-	return o.Source
+	return shown(o.Source)
 }
 
 // Title is the kept object's human name.

@@ -1,13 +1,17 @@
 // Package ephemeral starts a throwaway kube-apiserver + etcd on loopback, in a
 // temporary directory removed when it stops: a real API server that validates and
-// defaults objects, for previews without a cluster.
+// defaults objects, for previews without a cluster. The processes die with drift
+// however it ends, and a killed drift's directory is removed at the next start.
 package ephemeral
 
 import (
+	"cmp"
+	"context"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
+	"time"
 
 	"github.com/go-logr/logr"
 	"k8s.io/client-go/rest"
@@ -25,6 +29,7 @@ const AssetsEnv = "KUBEBUILDER_ASSETS"
 type Server struct {
 	Config *rest.Config
 	env    *envtest.Environment
+	dir    *runDir
 }
 
 // AssetsDir finds the directory with etcd and kube-apiserver: KUBEBUILDER_ASSETS,
@@ -61,23 +66,93 @@ func CacheDir(getenv func(string) string) string {
 	return filepath.Join(base, "assets", KubeVersion)
 }
 
-// Start starts an API server with the binaries in assetsDir.
-func Start(assetsDir string) (*Server, error) {
+// startTimeout is envtest's default time for each process to become ready.
+const startTimeout = 20 * time.Second
+
+// Start starts an API server with the binaries in assetsDir, in a run directory of its
+// own; ctx's deadline bounds the start. It first removes the directories that drift
+// processes killed earlier left behind.
+func Start(ctx context.Context, assetsDir string) (*Server, error) {
+	timeout := startTimeout
+	if deadline, ok := ctx.Deadline(); ok {
+		timeout = min(timeout, time.Until(deadline))
+	}
+	if ctx.Err() != nil || timeout <= 0 {
+		return nil, fmt.Errorf("the ephemeral API server was not started: %w", cmp.Or(context.Cause(ctx), context.DeadlineExceeded))
+	}
 	// envtest logs through controller-runtime's logger; drift reports its own errors.
 	ctrllog.SetLogger(logr.Discard())
-	env := &envtest.Environment{BinaryAssetsDirectory: assetsDir}
-	cfg, err := env.Start()
+	_ = removeLeftovers(os.TempDir(), time.Now())
+	dir, err := newRunDir()
 	if err != nil {
-		_ = env.Stop()
-		return nil, fmt.Errorf("failed to start the ephemeral API server: %w", err)
+		return nil, err
 	}
-	return &Server{Config: cfg, env: env}, nil
+	bin := filepath.Join(dir.path, "bin")
+	env, err := environment(dir, bin, assetsDir, timeout)
+	if err != nil {
+		return nil, errors.Join(err, dir.remove())
+	}
+	// envtest cannot be interrupted, and retries a failed start up to five times: when
+	// ctx ends, drift kills what it started and takes the wrappers away, so that it
+	// gives up at once. Should it not within abortGrace, drift goes on without it: what
+	// it started dies with drift, and the next start removes the directory.
+	type started struct {
+		cfg *rest.Config
+		err error
+	}
+	done := make(chan started, 1)
+	go func() {
+		cfg, err := env.Start()
+		done <- started{cfg, err}
+	}()
+	select {
+	case r := <-done:
+		if r.err != nil {
+			return nil, errors.Join(fmt.Errorf("failed to start the ephemeral API server: %w", r.err), env.Stop(), dir.remove())
+		}
+		return &Server{Config: r.cfg, env: env, dir: dir}, nil
+	case <-ctx.Done():
+		err := fmt.Errorf("the ephemeral API server did not start in time: %w", context.Cause(ctx))
+		abort(bin)
+		select {
+		case <-done:
+			return nil, errors.Join(err, env.Stop(), dir.remove())
+		case <-time.After(abortGrace):
+			return nil, err
+		}
+	}
 }
 
-// Stop stops the processes and removes the temporary directory.
+// abortGrace is how long an interrupted start may take to give up.
+const abortGrace = 5 * time.Second
+
+// environment configures envtest to run the binaries through wrappers in bin, with
+// their files in dir.
+func environment(dir *runDir, bin, assetsDir string, timeout time.Duration) (*envtest.Environment, error) {
+	bins, err := guard(bin, filepath.Join(assetsDir, "etcd"), filepath.Join(assetsDir, "kube-apiserver"))
+	if err != nil {
+		return nil, err
+	}
+	certs, data := filepath.Join(dir.path, "apiserver"), filepath.Join(dir.path, "etcd")
+	for _, d := range []string{certs, data} {
+		if err := os.Mkdir(d, 0o700); err != nil {
+			return nil, fmt.Errorf("failed to create %s: %w", d, err)
+		}
+	}
+	return &envtest.Environment{
+		BinaryAssetsDirectory: assetsDir,
+		ControlPlane: envtest.ControlPlane{
+			Etcd:      &envtest.Etcd{Path: bins[0], DataDir: data},
+			APIServer: &envtest.APIServer{Path: bins[1], CertDir: certs},
+		},
+		ControlPlaneStartTimeout: timeout,
+	}, nil
+}
+
+// Stop stops the processes and removes the run directory.
 func (s *Server) Stop() error {
 	if s == nil || s.env == nil {
 		return nil
 	}
-	return errors.Join(s.env.Stop())
+	return errors.Join(s.env.Stop(), s.dir.remove())
 }

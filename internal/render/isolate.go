@@ -1,0 +1,175 @@
+package render
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/drift-gitops/drift/internal/subprocess"
+)
+
+const (
+	// responseSlack is what a response may hold beyond the output limit: failures,
+	// notes and inputs of a target whose objects were dropped.
+	responseSlack = 8 << 20
+	// stderrBytes is how much of a worker's stderr is kept: the Go runtime's fatal
+	// error comes first.
+	stderrBytes = 16 << 10
+)
+
+// Isolated renders every target in its own render worker (WorkerMain), under
+// Limits, so a target that recurses without end, eats the memory or loops forever
+// ends as a failure of that target and never takes drift and its report down.
+type Isolated struct {
+	// ctx ends every worker when the run ends.
+	ctx    context.Context
+	root   string
+	limits Limits
+}
+
+// NewIsolated returns a renderer for the repository whose work tree is at root.
+// Workers started through it end when ctx does.
+func NewIsolated(ctx context.Context, root string, limits Limits) *Isolated {
+	return &Isolated{ctx: ctx, root: root, limits: limits.orDefaults()}
+}
+
+// Render renders spec from the snapshot of commit ("" for the work tree). The spec's
+// renderer must be known.
+func (w *Isolated) Render(commit string, spec Spec) (*Result, error) {
+	req, err := encodeRequest(workRequest{Root: w.root, Commit: commit, Spec: spec, Limits: w.limits})
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithTimeout(w.ctx, w.limits.Timeout)
+	defer cancel()
+	cmd, err := subprocess.Command(ctx, subprocess.RoleRender)
+	if err != nil {
+		return nil, err
+	}
+	// The worker reads content the pull request's author wrote: it gets none of
+	// drift's environment (the GitHub token, cloud credentials), only its role.
+	cmd.Env = []string{subprocess.Env + "=" + subprocess.RoleRender}
+	if dir := os.Getenv("GOCOVERDIR"); dir != "" {
+		cmd.Env = append(cmd.Env, "GOCOVERDIR="+dir)
+	}
+	dieWithParent(cmd)
+	cmd.Stdin = bytes.NewReader(req)
+	stdout := &cappedBuffer{max: w.limits.OutputBytes + responseSlack, overflow: cancel}
+	stderr := &cappedBuffer{max: stderrBytes}
+	cmd.Stdout, cmd.Stderr = stdout, stderr
+	cmd.WaitDelay = 5 * time.Second
+	runErr := cmd.Run()
+	// What a rendering that did not finish read is unknown: its inputs are the whole
+	// repository, so --base never skips it as unchanged.
+	fail := func(reason, format string, args ...any) (*Result, error) {
+		return &Result{Failures: []Failure{{Source: targetSource(spec), Reason: reason,
+			Message: targetName(spec) + ": " + fmt.Sprintf(format, args...)}}, Inputs: Inputs{Trees: []string{""}}}, nil
+	}
+	switch {
+	case stdout.overflowed:
+		return fail(ReasonTooLarge, "the rendering wrote more than %s (--render-max-output): split the target, or raise the limit if this is real",
+			limitSize(w.limits.OutputBytes))
+	case w.ctx.Err() != nil:
+		return fail(ReasonRenderFailed, "rendering stopped: the run ended (--timeout, or drift was interrupted)")
+	case errors.Is(ctx.Err(), context.DeadlineExceeded):
+		hint := ""
+		if spec.Renderer == RendererHelm {
+			hint = " (a template that loops without end?)"
+		}
+		return fail(ReasonTooLarge, "rendering took longer than %s (--render-timeout) and was stopped%s; raise the limit if this target is real",
+			w.limits.Timeout, hint)
+	case runErr != nil:
+		reason, msg := crashMessage(runErr, cmd.ProcessState, stderr.String(), spec, w.limits)
+		return fail(reason, "%s", msg)
+	}
+	resp, err := decodeResponse(stdout.Bytes())
+	if err != nil {
+		return fail(ReasonRenderFailed, "the render worker's answer cannot be read (%v): this is a bug in drift, please report it", err)
+	}
+	if resp.Err != "" {
+		return nil, errors.New(resp.Err)
+	}
+	if resp.Result == nil {
+		return fail(ReasonRenderFailed, "the render worker answered nothing: this is a bug in drift, please report it")
+	}
+	return resp.Result, nil
+}
+
+// crashMessage tells what ended a worker, from the Go runtime's words on its stderr
+// (never the rendered content: the runtime prints its own messages and stack frames).
+func crashMessage(runErr error, state *os.ProcessState, stderr string, spec Spec, l Limits) (reason, msg string) {
+	hint := ""
+	if spec.Renderer == RendererHelm {
+		hint = " (a template that loops, writes or calls itself without end?)"
+	}
+	switch {
+	case strings.Contains(stderr, "stack exceeds") || strings.Contains(stderr, "fatal error: stack overflow"):
+		return ReasonTooLarge, fmt.Sprintf("recursion deeper than the %s stack limit%s", limitSize(int64(l.StackBytes)), hint)
+	case outOfMemory(stderr, state, l.MemoryBytes):
+		return ReasonTooLarge, fmt.Sprintf("rendering needed more than %s of memory (--render-memory) and was stopped%s; raise the limit if this target is real", limitSize(l.MemoryBytes), hint)
+	}
+	if sig := killedBy(state); sig != "" {
+		return ReasonRenderFailed, fmt.Sprintf("the render worker was killed by signal %s (by the system's out-of-memory killer?)", sig)
+	}
+	line := firstLine(stderr, "fatal error:", "panic:", "drift render worker:")
+	if line == "" {
+		line = runErr.Error()
+	}
+	return ReasonRenderFailed, "the render worker failed: " + line
+}
+
+// outOfMemory tells a worker that ran out of memory: the runtime says so in one of
+// several ways (out of memory, cannot allocate memory, failed to create a thread),
+// or, when it died before it could, it had used most of its memory.
+func outOfMemory(stderr string, state *os.ProcessState, max int64) bool {
+	for _, s := range []string{"out of memory", "cannot allocate memory", "failed to create new OS thread"} {
+		if strings.Contains(stderr, s) {
+			return true
+		}
+	}
+	return maxRSS(state) >= max/4*3
+}
+
+// firstLine is the first line of s that starts with one of prefixes, cut short.
+func firstLine(s string, prefixes ...string) string {
+	for _, l := range strings.Split(s, "\n") {
+		for _, p := range prefixes {
+			if strings.HasPrefix(l, p) {
+				if len(l) > 300 {
+					l = l[:300] + "…"
+				}
+				return l
+			}
+		}
+	}
+	return ""
+}
+
+// cappedBuffer keeps at most max bytes. Past that it fails the write, which closes
+// the pipe the worker writes to, and calls overflow.
+type cappedBuffer struct {
+	bytes.Buffer
+	max        int64
+	overflowed bool
+	overflow   func()
+}
+
+func (b *cappedBuffer) Write(p []byte) (int, error) {
+	if room := b.max - int64(b.Len()); int64(len(p)) > room {
+		if b.overflow == nil {
+			// Keep the start (stderr): drop the rest, without failing the writer.
+			if room > 0 {
+				b.Buffer.Write(p[:room])
+			}
+			return len(p), nil
+		}
+		b.overflowed = true
+		b.overflow()
+		return 0, errors.New("output limit reached")
+	}
+	return b.Buffer.Write(p)
+}

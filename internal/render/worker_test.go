@@ -1,0 +1,222 @@
+package render
+
+import (
+	"context"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/drift-gitops/drift/internal/gitfixture"
+	"github.com/drift-gitops/drift/internal/source"
+)
+
+// numbers is a template whose values are every kind JSON can hold, at the edges of
+// int64 and float64, and inline values of each Go type drift.yaml gives.
+const numbers = `apiVersion: example.com/v1
+kind: Widget
+metadata:
+  name: numbers
+spec:
+  int: 9007199254740993
+  maxInt64: 9223372036854775807
+  minInt64: -9223372036854775808
+  overInt64: 18446744073709551616
+  big: 1e300
+  tiny: 1.5e-7
+  frac: 0.1
+  whole: 2.0
+  neg: -5
+  nul: null
+  empty: {}
+  emptyList: []
+  nested: [[1, 2.5, null], [{a: null, b: [true, "007"]}], []]
+  inline:
+    count: {{ .Values.count }}
+    ratio: {{ .Values.ratio }}
+    huge: {{ .Values.huge }}
+    list: {{ .Values.list | toJson }}
+    none: {{ .Values.none | toJson }}
+    kinds: {{ kindOf .Values.count }} {{ kindOf .Values.ratio }} {{ kindOf .Values.huge }} {{ kindOf (index .Values.list 0) }}
+`
+
+// platformRepo is a git repository holding testdata/platform, with a template of
+// numbers added to its chart, committed, and the work tree edited after the commit.
+func platformRepo(t *testing.T) (root, commit string) {
+	t.Helper()
+	dir := t.TempDir()
+	repo, err := gitfixture.Init(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := repo.CommitTree("../../testdata/platform", "platform"); err != nil {
+		t.Fatal(err)
+	}
+	if commit, err = repo.CommitFiles(map[string]string{"charts/web/templates/numbers.yaml": numbers}, "numbers"); err != nil {
+		t.Fatal(err)
+	}
+	if err := repo.Write(map[string]string{"charts/web/values-prod.yaml": "replicaCount: 7\ngreeting: edited, not committed\n"}); err != nil {
+		t.Fatal(err)
+	}
+	return dir, commit
+}
+
+// TestWorkerResultsAreTheInProcessResultsExactly: what crosses the process boundary
+// is the same Go value an in-process rendering gives, down to int64 against float64,
+// nulls and nested lists, and inline values keep their Go types on the way in.
+func TestWorkerResultsAreTheInProcessResultsExactly(t *testing.T) {
+	t.Parallel()
+	root, commit := platformRepo(t)
+	opts := webOptions
+	opts.Values = map[string]any{"count": 3, "ratio": 0.5, "huge": uint64(1 << 63), "list": []any{1, 2.5, "x", nil, map[string]any{"k": false}}, "none": nil,
+		"cache": map[string]any{"maxMemory": "256mb"}}
+	repo, err := source.Open(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	iso := NewIsolated(context.Background(), root, DefaultLimits())
+	for _, tc := range []struct {
+		name, ref string
+		spec      Spec
+	}{
+		{name: "helm, commit", ref: commit, spec: Spec{Path: "charts/web", Renderer: RendererHelm, Helm: opts}},
+		{name: "helm, work tree", ref: "", spec: Spec{Path: "charts/web", Renderer: RendererHelm, Helm: opts}},
+		{name: "kustomize", ref: commit, spec: Spec{Path: "apps/shop/overlays/prod", Renderer: RendererKustomize}},
+		{name: "plain", ref: commit, spec: Spec{Path: "platform", Renderer: RendererPlain}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			snap, err := repo.Snapshot(tc.ref)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want, err := Render(snap.FS, tc.spec)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(want.Objects) == 0 || len(want.Failures) != 0 {
+				t.Fatalf("in-process: %d objects, failures %v", len(want.Objects), want.Failures)
+			}
+			got, err := iso.Render(snapshotCommit(snap), tc.spec)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(got, want) {
+				t.Errorf("worker result differs from the in-process one:\n got %#v\nwant %#v", got, want)
+			}
+			if tc.spec.Renderer != RendererHelm {
+				return
+			}
+			var spec map[string]any
+			for _, o := range got.Objects {
+				if o.Obj.GetName() == "numbers" {
+					spec = o.Obj.Object["spec"].(map[string]any)
+				}
+			}
+			if spec == nil {
+				t.Fatalf("no numbers object among %d", len(got.Objects))
+			}
+			inline := spec["inline"].(map[string]any)
+			if spec["int"] != int64(9007199254740993) || spec["big"] != 1e300 || spec["whole"] != int64(2) || spec["nul"] != nil ||
+				inline["count"] != int64(3) || inline["kinds"] != "int float64 uint64 int" {
+				t.Errorf("numbers = %#v", spec)
+			}
+		})
+	}
+}
+
+func snapshotCommit(s *source.Snapshot) string { return s.Commit }
+
+// TestInlineValuesKeepTheirGoTypesOnTheWayToTheWorker: a template tells int from
+// float64 (kindOf, and printing 1e+06 against 1000000), so the request keeps them.
+func TestInlineValuesKeepTheirGoTypesOnTheWayToTheWorker(t *testing.T) {
+	t.Parallel()
+	values := map[string]any{"i": 1000000, "f": 1.0, "u": uint64(1 << 63), "s": "1", "n": nil, "b": true,
+		"m": map[string]any{"l": []any{1, 1.5, map[string]any{}}}}
+	data, err := encodeRequest(workRequest{Spec: Spec{Helm: HelmOptions{Values: values}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	req, err := decodeRequest(strings.NewReader(string(data)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(req.Spec.Helm.Values, values) {
+		t.Errorf("values = %#v, want %#v", req.Spec.Helm.Values, values)
+	}
+}
+
+// bombRepo commits a chart per template, and a plain target beside them.
+func bombRepo(t *testing.T, charts map[string]string) (root, commit string) {
+	t.Helper()
+	dir := t.TempDir()
+	repo, err := gitfixture.Init(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	files := map[string]string{"plain/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: fine}\n"}
+	for name, tmpl := range charts {
+		files["charts/"+name+"/Chart.yaml"] = "apiVersion: v2\nname: " + name + "\nversion: 0.1.0\n"
+		files["charts/"+name+"/values.yaml"] = "loop: '{{ tpl .Values.loop . }}'\n"
+		files["charts/"+name+"/templates/bomb.yaml"] = tmpl
+	}
+	if commit, err = repo.CommitFiles(files, "bombs"); err != nil {
+		t.Fatal(err)
+	}
+	return dir, commit
+}
+
+// TestWorkerLimitsEndTheTargetWithAFailureNamingIt: each way a template can take a
+// renderer down (recursion, memory, time, output) ends in a failure of its own target
+// that names the chart and the limit; nothing of the content is quoted.
+func TestWorkerLimitsEndTheTargetWithAFailureNamingIt(t *testing.T) {
+	t.Parallel()
+	root, commit := bombRepo(t, map[string]string{
+		"recursion": "{{ tpl .Values.loop . }}\n",
+		"memory":    "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: m}\ndata:\n  x: \"{{ range until 100000 }}{{ repeat 10000 \"x\" }}{{ end }}\"\n",
+		"until":     "{{ range until 2000000000 }}x{{ end }}\n",
+		"time":      "{{ range until 100000 }}{{ range until 100000 }}{{ end }}{{ end }}\n",
+		"output":    "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: o}\ndata:\n  x: \"{{ repeat 300000 \"x\" }}\"\n",
+	})
+	// Generous time for all but the endless loop: these run side by side on a small
+	// machine, each collecting garbage hard near its memory limit.
+	limits := Limits{MemoryBytes: 1 << 30, Timeout: 5 * time.Minute, OutputBytes: 200_000}
+	short := limits
+	short.Timeout = 2 * time.Second
+	for _, tc := range []struct {
+		chart, want string
+		limits      Limits
+	}{
+		{chart: "recursion", want: "recursion deeper than the 64 MiB stack limit", limits: limits},
+		{chart: "memory", want: "more than 1 GiB of memory (--render-memory)", limits: limits},
+		{chart: "until", want: "more than 1 GiB of memory (--render-memory)", limits: limits},
+		{chart: "time", want: "longer than 2s (--render-timeout)", limits: short},
+		{chart: "output", want: "over the 195.3 KiB limit per target (--render-max-output)", limits: limits},
+	} {
+		t.Run(tc.chart, func(t *testing.T) {
+			t.Parallel()
+			res, err := NewIsolated(context.Background(), root, tc.limits).Render(commit, Spec{Path: "charts/" + tc.chart, Renderer: RendererHelm, Helm: HelmOptions{ReleaseName: "x"}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(res.Objects) != 0 || len(res.Failures) != 1 {
+				t.Fatalf("objects %d, failures %v: want one failure", len(res.Objects), res.Failures)
+			}
+			f := res.Failures[0]
+			if f.Reason != ReasonTooLarge || !strings.HasPrefix(f.Source, "charts/"+tc.chart+"/") || !strings.Contains(f.Message, "chart") ||
+				!strings.Contains(f.Message, tc.chart) || !strings.Contains(f.Message, tc.want) {
+				t.Errorf("failure = %+v, want too-large naming charts/%s and saying %q", f, tc.chart, tc.want)
+			}
+			if tc.chart != "output" && !res.Inputs.Touched("anything/at/all.yaml") {
+				t.Errorf("inputs %v: a rendering that did not finish must count every change", res.Inputs)
+			}
+			if strings.Contains(f.Message, "xxxx") || len(f.Message) > 400 {
+				t.Errorf("failure quotes output or runtime dumps: %q", f.Message)
+			}
+		})
+	}
+	res, err := NewIsolated(context.Background(), root, limits).Render(commit, Spec{Path: "plain", Renderer: RendererPlain})
+	if err != nil || len(res.Objects) != 1 || len(res.Failures) != 0 {
+		t.Errorf("plain target beside the bombs: %v, %v", res, err)
+	}
+}
