@@ -241,3 +241,20 @@ func TestServerGoneMidRun(t *testing.T) {
 		t.Errorf("done %d, failed %d of %d", done, failed, len(objs))
 	}
 }
+
+// TestPermanentInternalErrorsAreNotRetried: the API server answers 500 when
+// server-side apply cannot type an object against its schema (a number where a
+// string goes); the same request always gets it, so it is sent once.
+func TestPermanentInternalErrorsAreNotRetried(t *testing.T) {
+	p := newFaultProxy(t, func(string, string, int) fault { return nil })
+	obj := configMap("typed-500", "v")
+	obj.Object["data"] = map[string]any{"n": int64(98765)}
+	res := Run(context.Background(), p.clients(t), []render.Object{{Obj: obj, Source: "cm.yaml", Doc: 1}},
+		Options{FieldManager: "drift-test", RequestTimeout: 10 * time.Second})
+	if res[0].Err == nil || res[0].Err.Reason != ReasonInvalid {
+		t.Fatalf("err = %+v, want invalid", res[0].Err)
+	}
+	if got := p.count("PATCH typed-500"); got != 1 {
+		t.Errorf("%d PATCHes, want 1", got)
+	}
+}

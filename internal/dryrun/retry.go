@@ -1,6 +1,7 @@
 package dryrun
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -133,10 +134,42 @@ func retryable(resp *http.Response, err error) (time.Duration, bool) {
 	switch resp.StatusCode {
 	case http.StatusTooManyRequests, http.StatusServiceUnavailable:
 		return retryAfter(resp), true
-	case http.StatusInternalServerError, http.StatusBadGateway, http.StatusGatewayTimeout:
+	case http.StatusInternalServerError:
+		if permanentInternal(resp) {
+			return 0, false
+		}
+		return retryAfter(resp), true
+	case http.StatusBadGateway, http.StatusGatewayTimeout:
 		return retryAfter(resp), true
 	}
 	return 0, false
+}
+
+// permanentMessages are 500 answers that the same request always gets: server-side
+// apply could not type the object against its schema (a number where a string goes).
+// Sending it again only delays the error.
+var permanentMessages = [][]byte{[]byte("failed to create typed patch object"), []byte("failed to create typed live object")}
+
+// permanentInternal reports a 500 whose message is one of permanentMessages. It reads
+// the start of the body and puts it back.
+func permanentInternal(resp *http.Response) bool {
+	if resp.Body == nil {
+		return false
+	}
+	head, err := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
+	resp.Body = struct {
+		io.Reader
+		io.Closer
+	}{io.MultiReader(bytes.NewReader(head), resp.Body), resp.Body}
+	if err != nil {
+		return false
+	}
+	for _, m := range permanentMessages {
+		if bytes.Contains(head, m) {
+			return true
+		}
+	}
+	return false
 }
 
 func retryAfter(resp *http.Response) time.Duration {
