@@ -1,39 +1,25 @@
 package main
 
 import (
-	"context"
-	"encoding/json"
+	"os/exec"
 	"strings"
 	"testing"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/client-go/dynamic"
-	"sigs.k8s.io/yaml"
 
 	"github.com/drift-gitops/drift/internal/report"
 )
 
-// createClientSide creates an object as kubectl apply (client-side) does: a create
-// with the last-applied-configuration annotation, as kubectl-client-side-apply.
-func createClientSide(t *testing.T, gvr schema.GroupVersionResource, doc string) {
+// createClientSide creates an object with kubectl apply (client-side): a create with
+// the last-applied-configuration annotation, as kubectl-client-side-apply.
+func createClientSide(t *testing.T, _ schema.GroupVersionResource, doc string) {
 	t.Helper()
-	u := &unstructured.Unstructured{}
-	if err := yaml.Unmarshal([]byte(doc), &u.Object); err != nil {
-		t.Fatal(err)
-	}
-	last, _ := json.Marshal(u.Object)
-	ann := u.GetAnnotations()
-	if ann == nil {
-		ann = map[string]string{}
-	}
-	ann["kubectl.kubernetes.io/last-applied-configuration"] = string(last) + "\n" // as kubectl writes it
-	u.SetAnnotations(ann)
-	_, err := dynamic.NewForConfigOrDie(env.Config).Resource(gvr).Namespace(u.GetNamespace()).
-		Create(context.Background(), u, metav1.CreateOptions{FieldManager: "kubectl-client-side-apply"})
-	if err != nil {
-		t.Fatal(err)
+	// The real kubectl binary: a hand-written last-applied annotation once hid that
+	// kubectl writes "annotations":{} into it.
+	cmd := exec.Command("kubectl", "--kubeconfig", env.Kubeconfig, "apply", "-f", "-")
+	cmd.Stdin = strings.NewReader(doc)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("kubectl apply: %v\n%s", err, out)
 	}
 }
 

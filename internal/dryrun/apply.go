@@ -51,7 +51,7 @@ func preview(ctx context.Context, c *Clients, r *Result, opts Options) {
 			r.Err = requestError(c, "get", r, err)
 			return
 		}
-		body, err := patchBody(r, live)
+		body, err := patchBody(r)
 		if err != nil {
 			r.Err = &Message{Reason: ReasonInvalid, Message: err.Error()}
 			return
@@ -83,7 +83,12 @@ func preview(ctx context.Context, c *Clients, r *Result, opts Options) {
 // whether to read the object and try again: the live object changed in between (409),
 // which is retried up to maxVersionRetries times.
 func settle(c *Clients, r *Result, live, merged *unstructured.Unstructured, err error, attempt int, opts Options) (again bool) {
-	if err != nil && apierrors.IsConflict(err) && live != nil {
+	// The applied body carries no resourceVersion (the server would copy it into an
+	// existing last-applied annotation, an artefact of drift in the prediction), so a
+	// change between the read and the dry run shows as a dry-run answer whose
+	// resourceVersion is not the one read: dry-run answers keep the stored version.
+	changed := err == nil && live != nil && merged != nil && merged.GetResourceVersion() != live.GetResourceVersion()
+	if changed || (err != nil && apierrors.IsConflict(err) && live != nil) {
 		if attempt < maxVersionRetries {
 			return true
 		}
@@ -152,19 +157,17 @@ func apply(ctx context.Context, res dynamic.ResourceInterface, name string, body
 	})
 }
 
-// patchBody is the rendered object with its defaulted namespace and, when the object
-// is live, the live resourceVersion: the server then previews exactly the version that
-// was read, or answers 409 if it changed in between.
-func patchBody(r *Result, live *unstructured.Unstructured) ([]byte, error) {
+// patchBody is the rendered object with its defaulted namespace, as the applier sends
+// it. It never pins the live resourceVersion: the API server copies the applied body
+// into an existing last-applied-configuration annotation, so a pinned version would
+// appear in the prediction though no real apply writes it. settle detects a change
+// between the read and the dry run from the answer's resourceVersion instead.
+func patchBody(r *Result) ([]byte, error) {
 	obj := r.Object.Obj.DeepCopy()
 	if r.ID.Namespace != "" {
 		obj.SetNamespace(r.ID.Namespace)
 	}
-	if live != nil {
-		obj.SetResourceVersion(live.GetResourceVersion())
-	} else {
-		obj.SetResourceVersion("")
-	}
+	obj.SetResourceVersion("")
 	data, err := json.Marshal(obj.Object)
 	if err != nil {
 		return nil, fmt.Errorf("failed to encode %s: %w", r.ID.Display(), err)

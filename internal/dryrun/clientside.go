@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"strings"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -14,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/strategicpatch"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes/scheme"
+	kubectlutil "k8s.io/kubectl/pkg/util"
 )
 
 // Apply modes: how the real pipeline applies.
@@ -81,25 +81,17 @@ func previewClientSide(ctx context.Context, c *Clients, res dynamic.ResourceInte
 	}
 }
 
-// modifiedConfiguration is the object as kubectl apply sends it: with the
-// last-applied-configuration annotation set to the object's own JSON (without that
-// annotation).
+// modifiedConfiguration is the object as kubectl apply sends it, computed by kubectl's
+// own code (k8s.io/kubectl/pkg/util, as pkg/cmd/apply calls it): kubectl writes
+// "annotations":{} into the last-applied configuration of an object without
+// annotations, and a re-implementation that did not reported untouched objects as
+// modified.
 func modifiedConfiguration(obj *unstructured.Unstructured) ([]byte, error) {
-	obj = obj.DeepCopy()
-	ann := obj.GetAnnotations()
-	delete(ann, LastAppliedAnnotation)
-	obj.SetAnnotations(ann)
-	plain, err := obj.MarshalJSON()
+	modified, err := kubectlutil.GetModifiedConfiguration(obj.DeepCopy(), true, unstructured.UnstructuredJSONScheme)
 	if err != nil {
-		return nil, fmt.Errorf("failed to encode the object: %w", err)
+		return nil, fmt.Errorf("failed to encode the object as kubectl apply does: %w", err)
 	}
-	if ann == nil {
-		ann = map[string]string{}
-	}
-	// As kubectl's encoder writes it: the JSON and one newline.
-	ann[LastAppliedAnnotation] = strings.TrimRight(string(plain), "\n") + "\n"
-	obj.SetAnnotations(ann)
-	return obj.MarshalJSON()
+	return modified, nil
 }
 
 // threeWayPatch computes kubectl apply's patch, pinned to the live resourceVersion.

@@ -47,7 +47,7 @@ func seedAll(ctx context.Context, c *Clients, objs []render.Object, opts Options
 			r.Err = mappingError(r.ID, err)
 			return
 		}
-		body, err := patchBody(r, nil)
+		body, err := patchBody(r)
 		if err == nil {
 			force := true
 			rctx, cancel := context.WithTimeout(ctx, opts.RequestTimeout)

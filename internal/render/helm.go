@@ -15,6 +15,7 @@ import (
 	"helm.sh/helm/v3/pkg/engine"
 	"helm.sh/helm/v3/pkg/ignore"
 	"helm.sh/helm/v3/pkg/releaseutil"
+	"k8s.io/client-go/rest"
 
 	"github.com/drift-gitops/drift/internal/source"
 )
@@ -32,17 +33,28 @@ type HelmOptions struct {
 	// defaults apply when they are empty.
 	KubeVersion string
 	APIVersions []string
+	// Lookup names the cluster whose objects the chart's `lookup` reads, as `helm
+	// upgrade` does (the helm applier profile); the caller registers it with
+	// Cache.AllowLookup. Empty: lookup finds nothing, and templates never reach a
+	// cluster.
+	Lookup string `json:",omitempty"`
+	// Revision is the release revision rendered: 0 or 1 renders an install
+	// (.Release.IsInstall), a higher one an upgrade to that revision
+	// (.Release.IsUpgrade), as `helm upgrade` renders a release that exists.
+	Revision int `json:",omitempty"`
 }
 
 // Helm renders the chart in dir with the Helm SDK, in process, as `helm install`
 // would for a new release: the chart and its vendored dependencies (charts/) come
 // from the snapshot; nothing is fetched; lookup finds nothing, since templates never
-// reach the cluster; CRDs in crds/ are included; hooks are included with a note.
+// reach the cluster; CRDs in crds/ are included; hooks are previewed as Helm runs
+// them (helm_hooks.go).
 func Helm(fsys fs.FS, dir string, opts HelmOptions) *Result {
-	return helm(fsys, dir, opts, DefaultLimits())
+	return helm(fsys, dir, opts, DefaultLimits(), nil)
 }
 
-func helm(fsys fs.FS, dir string, opts HelmOptions, limits Limits) *Result {
+// helm renders; lookup, when not nil, is the cluster connection opts.Lookup names.
+func helm(fsys fs.FS, dir string, opts HelmOptions, limits Limits, lookup *rest.Config) *Result {
 	dir = cleanDir(dir)
 	res := &Result{Inputs: Inputs{Trees: []string{dir}}}
 	fail := func(source, reason, format string, args ...any) *Result {
@@ -110,13 +122,23 @@ func helm(fsys fs.FS, dir string, opts HelmOptions, limits Limits) *Result {
 		return fail(chartFile, ReasonRenderFailed, "%s requires kubeVersion %s, which the cluster's Kubernetes %s does not meet", what, ch.Metadata.KubeVersion, caps.KubeVersion.String())
 	}
 	release := chartutil.ReleaseOptions{Name: opts.ReleaseName, Namespace: opts.ReleaseNamespace, Revision: 1, IsInstall: true}
+	if opts.Revision > 1 {
+		release.Revision, release.IsInstall, release.IsUpgrade = opts.Revision, false, true
+	}
 	values, err := chartutil.ToRenderValues(ch, vals, release, caps)
 	if err != nil {
 		return fail(chartFile, ReasonRenderFailed, "%s: values: %v", what, err)
 	}
 	// The zero Engine has no cluster connection: lookup returns an empty result and
-	// getHostByName an empty string.
+	// getHostByName an empty string. With Lookup, lookup reads the cluster as Helm's
+	// own upgrade does (in a render worker, through drift's read-only proxy).
 	var e engine.Engine
+	if opts.Lookup != "" {
+		if lookup == nil {
+			return fail(chartFile, ReasonRenderFailed, "%s: lookup should read cluster %q, but drift has no connection to it for rendering: this is a bug in drift, please report it", what, opts.Lookup)
+		}
+		e = engine.New(lookup)
+	}
 	out, err := e.Render(ch, values)
 	if err != nil {
 		return fail(templateSource(err, ch.Name(), dir, chartFile), ReasonRenderFailed, "%s: template failed: %v", what, err)
@@ -154,18 +176,12 @@ func helm(fsys fs.FS, dir string, opts HelmOptions, limits Limits) *Result {
 	}
 	sort.SliceStable(manifests, func(i, j int) bool { return manifests[i].Name < manifests[j].Name })
 	for _, m := range manifests {
-		add(m.Name, m.Content, nil)
+		// Helm trims each document and writes it into the release manifest followed by
+		// a newline, and applies that stream: a "|" block ending the document keeps its
+		// final newline.
+		add(m.Name, m.Content+"\n", nil)
 	}
-	sort.SliceStable(hooks, func(i, j int) bool { return hooks[i].Path < hooks[j].Path })
-	for _, h := range hooks {
-		events := make([]string, len(h.Events))
-		for i, ev := range h.Events {
-			events[i] = string(ev)
-		}
-		add(h.Path, h.Manifest, []Note{{Reason: NoteHelmHook, Message: fmt.Sprintf(
-			"Helm hook (%s): Helm creates it at install/upgrade time, outside the release, and deletes it per its hook-delete-policy; the preview shows it as if it were applied now",
-			strings.Join(events, ", "))}})
-	}
+	addHooks(res, hooks, func(name string) string { return chartSource(name, ch.Name(), dir) }, add)
 	markDuplicates(res)
 	return res
 }

@@ -40,7 +40,13 @@ func NewIsolated(ctx context.Context, root string, limits Limits) *Isolated {
 // Render renders spec from the snapshot of commit ("" for the work tree). The spec's
 // renderer must be known.
 func (w *Isolated) Render(commit string, spec Spec) (*Result, error) {
-	req, err := encodeRequest(workRequest{Root: w.root, Commit: commit, Spec: spec, Limits: w.limits})
+	return w.render(commit, spec, nil)
+}
+
+// render renders in a worker; lookup, when not nil, is where the worker's `lookup`
+// reads the cluster.
+func (w *Isolated) render(commit string, spec Spec, lookup *lookupEndpoint) (*Result, error) {
+	req, err := encodeRequest(workRequest{Root: w.root, Commit: commit, Spec: spec, Limits: w.limits, Lookup: lookup})
 	if err != nil {
 		return nil, err
 	}

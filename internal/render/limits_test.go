@@ -75,7 +75,7 @@ data:
 	}
 	limits := DefaultLimits()
 	limits.OutputBytes = 2000
-	res := helm(fsys, "big", HelmOptions{ReleaseName: "big"}, limits)
+	res := helm(fsys, "big", HelmOptions{ReleaseName: "big"}, limits, nil)
 	if len(res.Objects) != 0 || len(res.Failures) != 1 {
 		t.Fatalf("objects %d, failures %v: want no objects and one failure", len(res.Objects), res.Failures)
 	}
@@ -89,7 +89,7 @@ data:
 	}
 
 	limits.OutputBytes = 1 << 20
-	if res := helm(fsys, "big", HelmOptions{ReleaseName: "big"}, limits); len(res.Objects) != 2 || len(res.Failures) != 0 {
+	if res := helm(fsys, "big", HelmOptions{ReleaseName: "big"}, limits, nil); len(res.Objects) != 2 || len(res.Failures) != 0 {
 		t.Errorf("under the limit: objects %d, failures %v", len(res.Objects), res.Failures)
 	}
 }

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"io/fs"
 	"sync"
+
+	"k8s.io/client-go/rest"
 )
 
 // Renderers.
@@ -45,10 +47,11 @@ func Detect(fsys fs.FS, p string) string {
 // means the target could not be attempted at all (its path is missing); what fails
 // while rendering is in the result's Failures.
 func Render(fsys fs.FS, spec Spec) (*Result, error) {
-	return renderWith(fsys, spec, DefaultLimits())
+	return renderWith(fsys, spec, DefaultLimits(), nil)
 }
 
-func renderWith(fsys fs.FS, spec Spec, limits Limits) (*Result, error) {
+// renderWith renders; lookup is the connection for a Helm target's lookup, if any.
+func renderWith(fsys fs.FS, spec Spec, limits Limits, lookup *rest.Config) (*Result, error) {
 	if spec.Renderer == "" {
 		spec.Renderer = Detect(fsys, spec.Path)
 	}
@@ -60,7 +63,7 @@ func renderWith(fsys fs.FS, spec Spec, limits Limits) (*Result, error) {
 	case RendererKustomize:
 		res = Kustomize(fsys, spec.Path)
 	case RendererHelm:
-		res = helm(fsys, spec.Path, spec.Helm, limits)
+		res = helm(fsys, spec.Path, spec.Helm, limits, lookup)
 	default:
 		return nil, fmt.Errorf("unknown renderer %q: use plain, kustomize or helm", spec.Renderer)
 	}
@@ -77,6 +80,23 @@ type Cache struct {
 
 	mu      sync.Mutex
 	entries map[string]*cacheEntry
+	lookups map[string]*lookupCluster
+}
+
+// AllowLookup lets Helm targets whose HelmOptions.Lookup is cluster read that
+// cluster's objects with cfg through `lookup` (the helm applier profile). A render
+// worker never gets cfg: it reads through a read-only proxy drift serves on loopback
+// (GET only) for the run. Call it before rendering; the first call for a cluster
+// wins.
+func (c *Cache) AllowLookup(cluster string, cfg *rest.Config) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.lookups == nil {
+		c.lookups = map[string]*lookupCluster{}
+	}
+	if c.lookups[cluster] == nil {
+		c.lookups[cluster] = &lookupCluster{cfg: cfg}
+	}
 }
 
 type cacheEntry struct {
@@ -106,13 +126,27 @@ func (c *Cache) Render(commit string, fsys fs.FS, spec Spec) (*Result, error) {
 		e = &cacheEntry{}
 		c.entries[key] = e
 	}
+	var lookup *lookupCluster
+	if spec.Renderer == RendererHelm && spec.Helm.Lookup != "" {
+		lookup = c.lookups[spec.Helm.Lookup]
+	}
 	c.mu.Unlock()
 	e.once.Do(func() {
 		if c.Isolated != nil {
-			e.res, e.err = c.Isolated.Render(commit, spec)
+			var ep *lookupEndpoint
+			if lookup != nil {
+				if ep, e.err = lookup.endpoint(c.Isolated.ctx); e.err != nil {
+					return
+				}
+			}
+			e.res, e.err = c.Isolated.render(commit, spec, ep)
 			return
 		}
-		e.res, e.err = Render(fsys, spec)
+		var cfg *rest.Config
+		if lookup != nil {
+			cfg = lookup.cfg
+		}
+		e.res, e.err = renderWith(fsys, spec, DefaultLimits(), cfg)
 	})
 	return e.res, e.err
 }

@@ -17,6 +17,8 @@ type workRequest struct {
 	Commit string
 	Spec   Spec
 	Limits Limits
+	// Lookup is drift's read-only proxy for a Helm target's lookup, or nil.
+	Lookup *lookupEndpoint
 }
 
 // workResponse is what a render worker writes on stdout.

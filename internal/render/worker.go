@@ -78,7 +78,7 @@ func work(req workRequest, limits Limits) workResponse {
 	if err != nil {
 		return failed("the render worker cannot read the snapshot: %v", err)
 	}
-	res, err := renderWith(snap.FS, req.Spec, limits)
+	res, err := renderWith(snap.FS, req.Spec, limits, req.Lookup.config())
 	if err != nil {
 		return workResponse{Err: err.Error()}
 	}

@@ -1,0 +1,178 @@
+package render
+
+import (
+	"context"
+	"encoding/base64"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"helm.sh/helm/v3/pkg/action"
+	"helm.sh/helm/v3/pkg/chart/loader"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/cli-runtime/pkg/genericclioptions"
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/drift-gitops/drift/internal/gitfixture"
+	"github.com/drift-gitops/drift/internal/testenv"
+)
+
+// keptSecret is grafana's pattern: the admin password is random on install and kept,
+// through lookup, on every upgrade.
+var keptSecret = map[string]string{
+	"Chart.yaml": "apiVersion: v2\nname: grafana\nversion: 1.0.0\n",
+	"templates/secret.yaml": `apiVersion: v1
+kind: Secret
+metadata:
+  name: {{ .Release.Name }}-admin
+data:
+  {{- $s := lookup "v1" "Secret" .Release.Namespace (printf "%s-admin" .Release.Name) }}
+  {{- if $s }}
+  password: {{ $s.data.password }}
+  {{- else }}
+  password: {{ randAlphaNum 10 | b64enc }}
+  {{- end }}
+`,
+}
+
+// TestHelmLookupReadsTheLiveClusterOnlyWhenAllowed installs the chart with Helm's own
+// SDK, then renders it in a render worker: with lookup the password is the installed
+// one (no diff), without it a new random one.
+func TestHelmLookupReadsTheLiveClusterOnlyWhenAllowed(t *testing.T) {
+	env, err := testenv.Start()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = env.Stop() })
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+
+	var files []*loader.BufferedFile
+	repoFiles := map[string]string{}
+	for name, data := range keptSecret {
+		files = append(files, &loader.BufferedFile{Name: name, Data: []byte(data)})
+		repoFiles["charts/grafana/"+name] = data
+	}
+	ch, err := loader.LoadFiles(files)
+	if err != nil {
+		t.Fatal(err)
+	}
+	flags := genericclioptions.NewConfigFlags(false)
+	ns := "default"
+	flags.KubeConfig, flags.Namespace = &env.Kubeconfig, &ns
+	cfg := &action.Configuration{}
+	if err := cfg.Init(flags, ns, "secret", func(string, ...any) {}); err != nil {
+		t.Fatal(err)
+	}
+	in := action.NewInstall(cfg)
+	in.ReleaseName, in.Namespace = "grafana", ns
+	if _, err := in.Run(ch, nil); err != nil {
+		t.Fatalf("helm install: %v", err)
+	}
+	live, err := kubernetes.NewForConfigOrDie(env.Config).CoreV1().Secrets(ns).Get(ctx, "grafana-admin", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	root := t.TempDir()
+	repo, err := gitfixture.Init(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	commit, err := repo.CommitFiles(repoFiles, "grafana")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cache := &Cache{Isolated: NewIsolated(ctx, root, DefaultLimits())}
+	cache.AllowLookup("test", env.Config)
+	password := func(lookup string) string {
+		t.Helper()
+		spec := Spec{Path: "charts/grafana", Renderer: RendererHelm, Helm: HelmOptions{ReleaseName: "grafana", ReleaseNamespace: ns, Lookup: lookup, Revision: 2}}
+		res, err := cache.Render(commit, nil, spec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(res.Failures) > 0 || len(res.Objects) != 1 {
+			t.Fatalf("objects %d, failures %v", len(res.Objects), res.Failures)
+		}
+		p, _, _ := unstructured.NestedString(res.Objects[0].Obj.Object, "data", "password")
+		return p
+	}
+	want := string(live.Data["password"])
+	if got := password("test"); got == "" || decode(t, got) != want {
+		t.Errorf("with lookup, password = %q; helm install stored %q", got, want)
+	}
+	if got := password(""); got == "" || decode(t, got) == want {
+		t.Errorf("without lookup, password = %q: it should be a new random one", got)
+	}
+}
+
+func decode(t *testing.T, b64 string) string {
+	t.Helper()
+	s, err := base64.StdEncoding.DecodeString(b64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(s)
+}
+
+// TestLookupProxyLetsOnlyReadsThrough: writes, watches, subresources, upgrades and
+// requests without the token never reach the cluster.
+func TestLookupProxyLetsOnlyReadsThrough(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		method, path string
+		header       map[string]string
+		want         string
+	}{
+		{"GET", "/api/v1/namespaces/default/secrets/x", nil, ""},
+		{"GET", "/api/v1/namespaces/default/secrets", nil, ""},
+		{"GET", "/apis/apps/v1", nil, ""},
+		{"GET", "/apis/apps/v1/deployments", nil, ""},
+		{"GET", "/api/v1/nodes/n", nil, ""},
+		{"POST", "/api/v1/namespaces/default/secrets", nil, "POST refused"},
+		{"DELETE", "/api/v1/namespaces/default/secrets/x", nil, "DELETE refused"},
+		{"PATCH", "/api/v1/namespaces/default/secrets/x", nil, "PATCH refused"},
+		{"GET", "/api/v1/namespaces/default/pods/p/log", nil, "path"},
+		{"GET", "/api/v1/namespaces/default/pods/p/exec", nil, "path"},
+		{"GET", "/api/v1/nodes/n/proxy", nil, "path"},
+		{"GET", "/api/v1/watch/secrets", nil, "path"},
+		{"GET", "/api/v1/secrets?watch=true", nil, "watch refused"},
+		{"GET", "/api/v1/namespaces/default/pods/p", map[string]string{"Upgrade": "websocket"}, "upgrades refused"},
+		{"GET", "/version", nil, "path"},
+		{"GET", "/api/../healthz", nil, "path"},
+	}
+	for _, c := range cases {
+		r, _ := http.NewRequest(c.method, "http://127.0.0.1"+c.path, nil)
+		for k, v := range c.header {
+			r.Header.Set(k, v)
+		}
+		got := lookupRefusal(r)
+		if (c.want == "") != (got == "") || !strings.Contains(got, c.want) {
+			t.Errorf("%s %s: refusal %q, want %q", c.method, c.path, got, c.want)
+		}
+	}
+	reached := 0
+	h := readOnly("s3cret", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		reached++
+		if r.Header.Get("Authorization") != "" {
+			t.Errorf("the proxy's token was forwarded upstream")
+		}
+	}))
+	for _, auth := range []string{"", "Bearer wrong", "Bearer s3cret"} {
+		r := httptest.NewRequest("GET", "/api/v1/namespaces/default/secrets/x", nil)
+		if auth != "" {
+			r.Header.Set("Authorization", auth)
+		}
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, r)
+		if want := auth == "Bearer s3cret"; (w.Code == http.StatusOK) != want {
+			t.Errorf("Authorization %q: status %d", auth, w.Code)
+		}
+	}
+	if reached != 1 {
+		t.Errorf("upstream reached %d times, want 1 (only with the token)", reached)
+	}
+}

@@ -1,0 +1,153 @@
+package render
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/subtle"
+	"encoding/hex"
+	"fmt"
+	"io"
+	"log"
+	"net"
+	"net/http"
+	"net/http/httputil"
+	"strings"
+	"sync"
+	"time"
+
+	"k8s.io/client-go/rest"
+)
+
+// lookupEndpoint is where a render worker's `lookup` reads the cluster: drift's
+// read-only proxy on loopback, and the token it asks for. It travels in the work
+// request, never in the worker's environment.
+type lookupEndpoint struct {
+	URL   string
+	Token string
+}
+
+// config is the worker's connection for Helm's engine: the proxy, no credentials of
+// drift's.
+func (e *lookupEndpoint) config() *rest.Config {
+	if e == nil {
+		return nil
+	}
+	return &rest.Config{Host: e.URL, BearerToken: e.Token, Timeout: 30 * time.Second}
+}
+
+// lookupCluster is a cluster whose objects `lookup` may read, registered with
+// Cache.AllowLookup; its proxy starts on first use and stops with the run.
+type lookupCluster struct {
+	cfg  *rest.Config
+	once sync.Once
+	ep   *lookupEndpoint
+	err  error
+}
+
+func (l *lookupCluster) endpoint(ctx context.Context) (*lookupEndpoint, error) {
+	l.once.Do(func() { l.ep, l.err = startLookupProxy(ctx, l.cfg) })
+	return l.ep, l.err
+}
+
+// startLookupProxy serves the cluster of cfg read-only on loopback for render
+// workers, until ctx ends: GET of discovery documents and of objects and lists, as
+// Helm's lookup sends them, forwarded with cfg's own transport (drift's credentials).
+// Everything else is refused: other verbs, watches, subresources (logs, exec, proxy),
+// connection upgrades, and any request without the proxy's random token, so another
+// process on the machine cannot borrow drift's credentials through it.
+func startLookupProxy(ctx context.Context, cfg *rest.Config) (*lookupEndpoint, error) {
+	transport, err := rest.TransportFor(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("failed to set up lookup's connection to %s: %w", cfg.Host, err)
+	}
+	upstream, _, err := rest.DefaultServerUrlFor(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("failed to set up lookup's connection to %s: %w", cfg.Host, err)
+	}
+	secret := make([]byte, 32)
+	if _, err := rand.Read(secret); err != nil {
+		return nil, err
+	}
+	token := hex.EncodeToString(secret)
+	rp := httputil.NewSingleHostReverseProxy(upstream)
+	rp.Transport = transport
+	rp.ErrorLog = log.New(io.Discard, "", 0)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, fmt.Errorf("failed to listen on loopback for lookup's proxy: %w", err)
+	}
+	srv := &http.Server{Handler: readOnly(token, rp), ReadHeaderTimeout: 10 * time.Second}
+	go func() { _ = srv.Serve(ln) }()
+	go func() {
+		<-ctx.Done()
+		_ = srv.Close()
+	}()
+	return &lookupEndpoint{URL: "http://" + ln.Addr().String(), Token: token}, nil
+}
+
+// readOnly lets through only what lookup needs.
+func readOnly(token string, next http.Handler) http.Handler {
+	want := []byte("Bearer " + token)
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if subtle.ConstantTimeCompare([]byte(r.Header.Get("Authorization")), want) != 1 {
+			http.Error(w, "drift lookup proxy: unauthorized", http.StatusUnauthorized)
+			return
+		}
+		if reason := lookupRefusal(r); reason != "" {
+			http.Error(w, "drift lookup proxy: "+reason+": Helm's lookup only reads objects", http.StatusForbidden)
+			return
+		}
+		r.Header.Del("Authorization") // the upstream transport sets drift's own
+		next.ServeHTTP(w, r)
+	})
+}
+
+// lookupRefusal says why a request is not a read lookup sends, or "" when it is.
+func lookupRefusal(r *http.Request) string {
+	if r.Method != http.MethodGet {
+		return r.Method + " refused"
+	}
+	if r.Header.Get("Upgrade") != "" || strings.EqualFold(r.Header.Get("Connection"), "upgrade") {
+		return "connection upgrades refused"
+	}
+	if w := r.URL.Query().Get("watch"); w != "" && w != "false" && w != "0" {
+		return "watch refused"
+	}
+	if !readablePath(r.URL.Path) {
+		return "path " + r.URL.Path + " refused"
+	}
+	return ""
+}
+
+// readablePath accepts discovery documents and objects or lists of a resource,
+// cluster-wide or in a namespace; no subresources, no watch paths.
+func readablePath(p string) bool {
+	segs := strings.Split(strings.Trim(p, "/"), "/")
+	for _, s := range segs {
+		if s == "" || s == "." || s == ".." {
+			return false
+		}
+	}
+	var rest []string
+	switch {
+	case segs[0] == "api":
+		if len(segs) <= 2 {
+			return true // /api, /api/v1
+		}
+		rest = segs[2:]
+	case segs[0] == "apis":
+		if len(segs) <= 3 {
+			return true // /apis, /apis/g, /apis/g/v
+		}
+		rest = segs[3:]
+	default:
+		return false
+	}
+	if rest[0] == "watch" {
+		return false
+	}
+	if rest[0] == "namespaces" && len(rest) > 2 {
+		return len(rest) <= 4 // namespaces/ns/resource[/name]
+	}
+	return len(rest) <= 2 // resource[/name]
+}
