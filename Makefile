@@ -6,7 +6,7 @@ ACTIONLINT := github.com/rhysd/actionlint/cmd/actionlint@v1.7.12
 
 export GOTOOLCHAIN := local
 
-.PHONY: all build test check unit demo bench clean
+.PHONY: all build test check unit fidelity demo bench clean
 
 all: build
 
@@ -21,9 +21,16 @@ check:
 	$(GO) mod tidy -diff
 	$(GO) run $(ACTIONLINT) .github/workflows/*.yml docs/examples/*.yml
 
-## test: checks, then every test against real API servers (binaries installed on first use)
+## test: checks, then every test against real API servers (binaries installed on first use),
+## the fidelity matrix last
 test: check
-	KUBEBUILDER_ASSETS="$$(hack/envtest-assets.sh)" $(GO) test -count=1 -timeout 30m ./...
+	KUBEBUILDER_ASSETS="$$(hack/envtest-assets.sh)" $(GO) test -count=1 -timeout 30m $$($(GO) list ./... | grep -v /internal/fidelity)
+	$(MAKE) --no-print-directory fidelity
+
+## fidelity: every applier profile against its real applier; prints the matrix
+fidelity:
+	@set -o pipefail; KUBEBUILDER_ASSETS="$$(hack/envtest-assets.sh)" $(GO) test -count=1 -timeout 15m -v ./internal/fidelity \
+	  | awk '/^--- FAIL|^    |^FAIL|^ok|^fidelity matrix|^\|/'
 
 demo: build
 	KUBEBUILDER_ASSETS="$$(hack/envtest-assets.sh)" hack/demo.sh

@@ -46,7 +46,7 @@ func TestFieldRemovedFromAnObjectAppliedClientSide(t *testing.T) {
 		rep, o = driftJSON(t, "diff", "--repo", r.Dir, "--ref", "main", "--field-manager", manager)
 		server := find(t, rep, "ConfigMap", "settings")
 		if o.code != 1 || server.Category != report.Modify || !strings.Contains(server.Diff, "-  b: \"2\"") ||
-			!hasWarning(server, "client-side-apply-migration", "move that ownership to "+manager) || !hasWarning(server, "client-side-apply-migration", "deleted: .data.b") {
+			!hasWarning(server, "client-side-apply-migration", "moves those fields to "+manager) || !hasWarning(server, "client-side-apply-migration", "deleted: .data.b") {
 			t.Errorf("server mode (%s): exit %d %s %v\n%s", manager, o.code, server.Category, server.Warnings, server.Diff)
 		}
 		if hasWarning(server, "conflict", "") {

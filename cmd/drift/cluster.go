@@ -31,6 +31,9 @@ type cluster struct {
 	seeded map[object.Key]bool
 	// stop releases the cluster (stops an ephemeral server); nil for live clusters.
 	stop func()
+	// lookupKey names the cluster to the render cache when a Helm target's lookup
+	// reads it (the helm applier); "" until then.
+	lookupKey string
 
 	capsOnce    sync.Once
 	kubeVersion string

@@ -160,6 +160,13 @@ func TestPullRequestSplitsItsChangesFromDrift(t *testing.T) {
 		!strings.Contains(drifts[0].Diff, "-  v: by-hand") || !strings.Contains(drifts[0].Diff, `+  v: "1"`) {
 		t.Fatalf("drift story: %+v", drifts)
 	}
+	// Each story's diffs are headed by what they compare.
+	if c := find(t, rep, "ConfigMap", "changed"); !strings.HasPrefix(c.Diff, "--- base/v1.ConfigMap."+ns+".changed\n+++ head/v1.ConfigMap."+ns+".changed\n") {
+		t.Errorf("the change's diff headers:\n%s", c.Diff)
+	}
+	if !strings.HasPrefix(drifts[0].Diff, "--- live/v1.ConfigMap."+ns+".drifted\n+++ base/v1.ConfigMap."+ns+".drifted\n") {
+		t.Errorf("the drift's diff headers:\n%s", drifts[0].Diff)
+	}
 	text := drift(t, "diff", "--repo", r.Dir, "--ref", "main", "--base", "base").stdout
 	if !strings.Contains(text, "Drift already in the cluster, not made by this change (1):") {
 		t.Errorf("text report:\n%s", text)

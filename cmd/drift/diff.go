@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"strings"
 	"sync"
 	"time"
 
@@ -46,6 +47,7 @@ type diffOptions struct {
 	Config         string
 	ConfigFrom     string
 	Targets        []string
+	Applier        string
 	ApplyMode      string
 	Prune          bool
 	NoSplitDrift   bool
@@ -76,8 +78,10 @@ func newDiffCommand(streams genericiooptions.IOStreams) *cobra.Command {
 		Use:   "diff",
 		Short: "Preview what applying a git ref would change in the cluster",
 		Long: `Render the manifests of a git ref (or of the work tree), send each object to the
-cluster as a server-side apply with dryRun=All, and report every object as add,
-modify, unchanged or error with a unified diff of live -> merged.
+cluster with dryRun=All as the target's applier sends it (--applier: kubectl,
+kubectl-server-side, flux, argocd, argocd-server-side or helm), and report every
+object as add, modify, unchanged, delete or error with a unified diff of
+live -> merged.
 
 Exit status: 0 no changes, 1 changes, 2 errors (the report is then incomplete).`,
 		Example: `  # What would the work tree's manifests change in the current context?
@@ -109,11 +113,11 @@ func (o *diffOptions) addFlags(f *pflag.FlagSet) {
 	f.StringVarP(&o.Output, "output", "o", "text", "report format: text, markdown or json")
 	f.StringVar(&o.OutFile, "out", "", "write the report to this file instead of stdout")
 	f.IntVar(&o.Concurrency, "concurrency", 16, "objects previewed at once")
-	f.StringVar(&o.FieldManager, "field-manager", dryrun.DefaultFieldManager, "field manager the real pipeline applies with")
+	f.StringVar(&o.FieldManager, "field-manager", "", "field manager the real pipeline applies with, where the applier lets you choose it (default: the applier's own, kubectl for kubectl-server-side)")
 	f.BoolVar(&o.ForceConflicts, "force-conflicts", false, "preview a forced apply, taking fields over from other managers")
 	f.BoolVar(&o.ShowUnchanged, "show-unchanged", false, "list unchanged objects by name (they are always counted)")
 	f.BoolVar(&o.ShowSecrets, "show-secrets", false, "show Secret values instead of *** (local use only; never in CI)")
-	f.StringVar(&o.Dump, "dump", "", "also write the normalized objects into DIR/live and DIR/merged, named as kubectl diff names them")
+	f.StringVar(&o.Dump, "dump", "", "also write the normalized objects into DIR/live and DIR/merged (DIR/base and DIR/head for a split change), named as kubectl diff names them")
 	f.DurationVar(&o.Timeout, "timeout", 10*time.Minute, "deadline for the whole run")
 	f.StringVar(&o.Cluster, "cluster", "", `kubeconfig cluster to use, or "ephemeral" for a throwaway local API server seeded with --base`)
 	f.StringVar(&o.Base, "base", "", "diff only the targets whose inputs changed since this ref; with --cluster ephemeral, also the ref loaded into the server first (what is deployed)")
@@ -121,7 +125,8 @@ func (o *diffOptions) addFlags(f *pflag.FlagSet) {
 	f.StringVar(&o.ConfigFrom, "config-from", configFromBase, "with --base, where rules, clusters and appliers come from: base (the trusted side of a pull request) or head (everything from the previewed ref; trusted local runs only)")
 	f.BoolVar(&o.NoSplitDrift, "no-split-drift", false, "with --base on a live cluster: do not tell the change apart from drift already in the cluster (saves the base's dry-runs)")
 	f.BoolVar(&o.Prune, "prune", true, "report what applying would delete: objects an inventory in the cluster owns that the change no longer renders (--prune=false skips it)")
-	f.StringVar(&o.ApplyMode, "apply-mode", dryrun.ApplyServer, "how the pipeline applies: server (server-side apply) or client (kubectl apply's three-way patch); overrides drift.yaml")
+	f.StringVar(&o.Applier, "applier", "", "what applies the targets for real, so drift predicts what it does: "+strings.Join(dryrun.ProfileNames(), ", ")+" (default kubectl-server-side); overrides drift.yaml")
+	f.StringVar(&o.ApplyMode, "apply-mode", "", "old name of --applier: server is kubectl-server-side, client is kubectl")
 	f.StringArrayVar(&o.Targets, "target", nil, "diff only the drift.yaml targets with this name (repeatable; globs like 'web-*' allowed)")
 	o.renderLimits.addFlags(f)
 	o.github.addFlags(f)
@@ -192,6 +197,7 @@ func (o *diffOptions) runDiff(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	run.readHelmReleases(cache)
 	run.renderAll(head, cache)
 	for _, g := range run.groups {
 		if o.Cluster == ephemeralCluster {
@@ -251,16 +257,34 @@ func (o *diffOptions) validate() error {
 	if o.Timeout <= 0 {
 		return fmt.Errorf("--timeout must be positive, got %s", o.Timeout)
 	}
-	if o.FieldManager == "" {
+	if o.flagSet("field-manager") && o.FieldManager == "" {
 		return fmt.Errorf("--field-manager must not be empty")
 	}
 	if o.ConfigFrom != configFromBase && o.ConfigFrom != configFromHead {
 		return fmt.Errorf("unknown --config-from %q: use base or head", o.ConfigFrom)
 	}
-	if o.ApplyMode != dryrun.ApplyServer && o.ApplyMode != dryrun.ApplyClient {
-		return fmt.Errorf("unknown --apply-mode %q: use server or client", o.ApplyMode)
+	switch {
+	case o.Applier != "" && o.ApplyMode != "":
+		return fmt.Errorf("--apply-mode is the old name of --applier: give one of them")
+	case o.ApplyMode != "" && o.ApplyMode != "server" && o.ApplyMode != "client":
+		return fmt.Errorf("unknown --apply-mode %q: use server or client (or --applier)", o.ApplyMode)
+	case o.Applier != "":
+		if _, err := dryrun.ProfileFor(o.Applier); err != nil || o.Applier == "server" || o.Applier == "client" {
+			return fmt.Errorf("unknown --applier %q: use one of %s", o.Applier, strings.Join(dryrun.ProfileNames(), ", "))
+		}
 	}
 	return nil
+}
+
+// applierName is the profile --applier (or its old name --apply-mode) names.
+func (o *diffOptions) applierName() string {
+	switch o.ApplyMode {
+	case "server":
+		return "kubectl-server-side"
+	case "client":
+		return "kubectl"
+	}
+	return o.Applier
 }
 
 // repoPaths turns --path values (relative to --repo) into repository paths.

@@ -254,8 +254,9 @@ func TestDiffNeverShowsSecretValues(t *testing.T) {
 func TestDiffConflictWithAnotherFieldManager(t *testing.T) {
 	ns := namespace(t)
 	apply(t, "kubectl", cm(ns, "shared", "blue"))
-	// Someone else took .data.color over, e.g. kubectl edit or a controller.
-	apply(t, "helm", cm(ns, "shared", "purple"))
+	// Someone else took .data.color over, e.g. a controller (a manager no applier
+	// profile knows, so no applier-mismatch).
+	apply(t, "colour-controller", cm(ns, "shared", "purple"))
 	r := repo(t, map[string]string{"cm.yaml": cm(ns, "shared", "green")})
 
 	rep, o := driftJSON(t, "diff", "--repo", r.Dir, "--ref", "HEAD")
@@ -266,15 +267,15 @@ func TestDiffConflictWithAnotherFieldManager(t *testing.T) {
 	if obj.Category != "modify" || !strings.Contains(obj.Diff, "-  color: purple\n+  color: green") {
 		t.Fatalf("want the forced result purple -> green, got %s:\n%s", obj.Category, obj.Diff)
 	}
-	if len(obj.Warnings) != 1 || obj.Warnings[0].Reason != "conflict" || !strings.Contains(obj.Warnings[0].Message, `.data.color owned by "helm"`) {
-		t.Fatalf("want a conflict warning naming helm and .data.color, got %+v", obj.Warnings)
+	if len(obj.Warnings) != 1 || obj.Warnings[0].Reason != "conflict" || !strings.Contains(obj.Warnings[0].Message, `.data.color owned by "colour-controller"`) {
+		t.Fatalf("want a conflict warning naming colour-controller and .data.color, got %+v", obj.Warnings)
 	}
 	rep, _ = driftJSON(t, "diff", "--repo", r.Dir, "--ref", "HEAD", "--force-conflicts")
 	if w := find(t, rep, "ConfigMap", "shared").Warnings; len(w) != 0 {
 		t.Fatalf("--force-conflicts should not warn: %+v", w)
 	}
-	// Applying as helm, the owner of the field, there is no conflict.
-	rep, _ = driftJSON(t, "diff", "--repo", r.Dir, "--ref", "HEAD", "--field-manager", "helm")
+	// Applying as the owner of the field, there is no conflict.
+	rep, _ = driftJSON(t, "diff", "--repo", r.Dir, "--ref", "HEAD", "--field-manager", "colour-controller")
 	if w := find(t, rep, "ConfigMap", "shared").Warnings; len(w) != 0 {
 		t.Fatalf("the owning manager should not conflict: %+v", w)
 	}

@@ -79,8 +79,9 @@ func (o *diffOptions) seedBase(ctx context.Context, cl *cluster, targets, others
 		return nil
 	}
 	type batch struct {
-		objs, all          []render.Object
-		namespace, manager string
+		scaffolding, objs, all []render.Object
+		namespace              string
+		opts                   dryrun.Options
 	}
 	var batches []batch
 	for _, t := range targets {
@@ -95,22 +96,30 @@ func (o *diffOptions) seedBase(ctx context.Context, cl *cluster, targets, others
 		for _, f := range res.Failures {
 			o.warnf("the base (%s) has a document that cannot be loaded: %s", base.Describe(), f.Error())
 		}
-		var rest []render.Object
+		// Seeded as the target's applier leaves them (its labels, annotations and
+		// field manager), its Namespaces and CRDs first.
+		b := batch{all: res.Objects, namespace: t.namespaceIn(cl), opts: t.dryRunOptions(o)}
+		b.opts.Concurrency = o.Concurrency
 		for _, obj := range res.Objects {
 			k := obj.ID().Key()
 			switch {
 			case !isScaffolding(obj.ID().GroupKind()):
-				rest = append(rest, obj)
+				b.objs = append(b.objs, obj)
 			case !cl.seeded[k]:
-				scaffolding = append(scaffolding, obj)
+				b.scaffolding = append(b.scaffolding, obj)
 			}
 			cl.seeded[k] = true
 		}
-		batches = append(batches, batch{objs: rest, all: res.Objects, namespace: t.namespaceIn(cl), manager: t.fieldManager})
+		batches = append(batches, b)
 	}
 	o.seedReport(dryrun.Seed(ctx, cl.clients, scaffolding, dryrun.Options{FieldManager: o.FieldManager, Namespace: cl.namespace, Concurrency: o.Concurrency}))
 	for _, b := range batches {
-		o.seedReport(dryrun.Seed(ctx, cl.clients, b.objs, dryrun.Options{FieldManager: b.manager, Namespace: b.namespace, Concurrency: o.Concurrency}))
+		opts := b.opts
+		opts.Namespace = cl.namespace
+		o.seedReport(dryrun.Seed(ctx, cl.clients, b.scaffolding, opts))
+	}
+	for _, b := range batches {
+		o.seedReport(dryrun.Seed(ctx, cl.clients, b.objs, b.opts))
 		// What the applier leaves besides the objects: inventories' lists and marks.
 		if err := prune.MarkAsApplied(ctx, cl.clients, b.all, b.namespace); err != nil {
 			o.warnf("the base's inventory could not be recorded in the ephemeral server (%v): prune candidates may be missing", err)

@@ -36,6 +36,50 @@ type runTarget struct {
 	// from the pull request's changes; splitNote says why it could not be.
 	baseResults []*dryrun.Result
 	splitNote   string
+	// helm is the deployed revision of the release the helm applier upgrades (nil:
+	// an install, or another applier); helmDeletes what the upgrade deletes.
+	helm        *dryrun.HelmRelease
+	helmDeletes []dryrun.Result
+}
+
+// dryRunOptions are how the target's objects are previewed: as its applier applies
+// them, on its cluster.
+func (t *runTarget) dryRunOptions(o *diffOptions) dryrun.Options {
+	profile, _ := dryrun.ProfileFor(t.applier) // checked when the target was planned
+	return dryrun.Options{
+		Profile:          profile,
+		Owner:            t.owner(t.conn),
+		Helm:             t.helm,
+		FieldManager:     t.fieldManager,
+		ForceConflicts:   o.ForceConflicts,
+		Namespace:        t.namespaceIn(t.conn),
+		Concurrency:      o.Concurrency,
+		RequestTimeout:   t.conn.requestTimeout,
+		DryRunAggregated: t.dryRunAggregated,
+	}
+}
+
+// owner is what the target's applier knows its objects by.
+func (t *runTarget) owner(cl *cluster) dryrun.Owner {
+	switch t.applier {
+	case "flux":
+		f := config.FluxTarget{}
+		if t.flux != nil {
+			f = *t.flux
+		}
+		return dryrun.Owner{Name: firstOf(f.Name, t.name), Namespace: firstOf(f.Namespace, "flux-system")}
+	case "argocd", "argocd-server-side":
+		a := config.ArgoCDTarget{}
+		if t.argocd != nil {
+			a = *t.argocd
+		}
+		return dryrun.Owner{Name: firstOf(a.Application, t.name), Namespace: a.Namespace,
+			Tracking: firstOf(a.Tracking, "annotation"), InstanceLabel: firstOf(a.InstanceLabel, "app.kubernetes.io/instance")}
+	case "helm":
+		spec := t.renderSpec(cl)
+		return dryrun.Owner{Name: spec.Helm.ReleaseName, Namespace: spec.Helm.ReleaseNamespace}
+	}
+	return dryrun.Owner{}
 }
 
 // clusterGroup is the targets that deploy to one cluster.
@@ -89,6 +133,13 @@ func (t *runTarget) renderSpec(cl *cluster) render.Spec {
 	}
 	if v, apis, err := cl.capabilities(); err == nil {
 		spec.Helm.KubeVersion, spec.Helm.APIVersions = v, apis
+	}
+	if t.applier == "helm" {
+		// As helm upgrade renders: the next revision, lookup reading the cluster.
+		spec.Helm.Lookup = cl.lookupKey
+		if t.helm != nil {
+			spec.Helm.Revision = t.helm.NextRevision
+		}
 	}
 	return spec
 }
@@ -196,22 +247,17 @@ func (o *diffOptions) dryRun(ctx context.Context, run *runState) {
 			continue
 		}
 		base := offset
-		t.results = dryrun.Run(ctx, t.conn.clients, t.rendered.Objects, dryrun.Options{
-			FieldManager:   t.fieldManager,
-			ForceConflicts: o.ForceConflicts,
-			Namespace:      t.namespaceIn(t.conn),
-			Concurrency:    o.Concurrency,
-			RequestTimeout: t.conn.requestTimeout,
-			Progress: func(done, _ int) {
-				mu.Lock()
-				defer mu.Unlock()
-				progress.update(base+done, total)
-			},
-			Absent:           t.conn.absent,
-			Pending:          pending[t.conn],
-			DryRunAggregated: t.dryRunAggregated,
-			ApplyMode:        t.applyMode,
-		})
+		opts := t.dryRunOptions(o)
+		opts.Progress = func(done, _ int) {
+			mu.Lock()
+			defer mu.Unlock()
+			progress.update(base+done, total)
+		}
+		opts.Absent, opts.Pending = t.conn.absent, pending[t.conn]
+		t.results = dryrun.Run(ctx, t.conn.clients, t.rendered.Objects, opts)
+		if t.helm != nil && len(t.rendered.Failures) == 0 && ctx.Err() == nil {
+			t.helmDeletes = dryrun.HelmDeletes(ctx, t.conn.clients, t.helm, t.results, opts)
+		}
 		offset += len(t.rendered.Objects)
 		if o.Prune && ctx.Err() == nil {
 			pr := prune.Find(ctx, t.conn.clients, t.rendered, t.results, prune.Options{
@@ -259,10 +305,11 @@ func warnSharedObjects(run *runState) {
 // input is the target's part of the report.
 func (t *runTarget) input() report.TargetInput {
 	in := report.TargetInput{Name: t.name, Path: displayRepoPath(t.spec.Path), Renderer: t.renderer,
-		Context: t.cluster.context, Skipped: t.skipped, Results: t.results, Rules: t.rules}
+		Context: t.cluster.context, Applier: t.applier, Skipped: t.skipped, Results: t.results, Rules: t.rules}
 	if t.baseResults != nil {
 		in.Split = true
 		in.Results, in.Drift = t.splitResults()
+		in.AgainstLive = t.againstLive()
 	}
 	if t.splitNote != "" {
 		in.Notes = append(in.Notes, t.splitNote)
@@ -280,6 +327,9 @@ func (t *runTarget) input() report.TargetInput {
 	if t.rendered != nil {
 		in.Failures = append(in.Failures, t.rendered.Failures...)
 		in.Notes = append(in.Notes, t.rendered.Notes...)
+	}
+	if len(t.helmDeletes) > 0 {
+		in.Results = append(append([]dryrun.Result{}, in.Results...), t.helmDeletes...)
 	}
 	if t.pruned != nil {
 		in.Results = append(append([]dryrun.Result{}, in.Results...), t.pruned.Deletes...)

@@ -10,6 +10,7 @@ import (
 	"github.com/drift-gitops/drift/internal/dryrun"
 	"github.com/drift-gitops/drift/internal/object"
 	"github.com/drift-gitops/drift/internal/render"
+	"github.com/drift-gitops/drift/internal/report"
 	"github.com/drift-gitops/drift/internal/source"
 )
 
@@ -52,11 +53,7 @@ func (o *diffOptions) splitDrift(ctx context.Context, run *runState, base *sourc
 		if len(toRun) == 0 {
 			continue
 		}
-		res := dryrun.Run(ctx, t.conn.clients, toRun, dryrun.Options{
-			FieldManager: t.fieldManager, ForceConflicts: o.ForceConflicts, Namespace: t.namespaceIn(t.conn),
-			Concurrency: o.Concurrency, RequestTimeout: t.conn.requestTimeout, Pending: nil,
-			DryRunAggregated: t.dryRunAggregated, ApplyMode: t.applyMode,
-		})
+		res := dryrun.Run(ctx, t.conn.clients, toRun, t.dryRunOptions(o))
 		for j := range res {
 			t.baseResults[at[j]] = &res[j]
 		}
@@ -82,7 +79,10 @@ func (t *runTarget) splitResults() (change, drift []dryrun.Result) {
 			if r.Live == nil {
 				// Not in the cluster: both predictions are dry-run creations, whose
 				// server-generated identity differs; compare them without it.
+				// Both also hold values the server allocated (a Service's cluster IP).
 				predicted, c.Merged = withoutIdentity(b.Merged), withoutIdentity(r.Merged)
+				report.MarkAllocated(b.Object.Obj, predicted)
+				report.MarkAllocated(r.Object.Obj, c.Merged)
 			}
 			c.Live = predicted
 			change = append(change, c)
@@ -91,6 +91,19 @@ func (t *runTarget) splitResults() (change, drift []dryrun.Result) {
 		}
 	}
 	return change, drift
+}
+
+// againstLive lists the objects whose change splitResults still diffs against the
+// live object, for the report to head their diffs live/ rather than base/.
+func (t *runTarget) againstLive() []object.ID {
+	var ids []object.ID
+	for i, r := range t.results {
+		b := t.baseResults[i]
+		if r.Err == nil && ((b == nil && r.Live != nil) || (b != nil && b.Err != nil)) {
+			ids = append(ids, r.ID)
+		}
+	}
+	return ids
 }
 
 func withoutIdentity(u *unstructured.Unstructured) *unstructured.Unstructured {

@@ -25,13 +25,18 @@ type target struct {
 	namespace    string // "" means the cluster's default
 	cluster      clusterKey
 	fieldManager string
-	rules        report.Rules
+	// ownManager: fieldManager is the target's own or --field-manager, not a default.
+	ownManager bool
+	rules      report.Rules
 	// entry is the drift.yaml entry, to tell whether it changed since --base.
 	entry *config.Target
 	// dryRunAggregated lets objects of aggregated APIs be sent.
 	dryRunAggregated bool
-	// applyMode is server or client.
-	applyMode string
+	// applier names the profile of what applies the target for real.
+	applier string
+	// flux and argocd name the Kustomization or Application that applies it.
+	flux   *config.FluxTarget
+	argocd *config.ArgoCDTarget
 	// applySet names an ApplySet parent the repository does not render.
 	applySet string
 	// skipped says why the target is not diffed.
@@ -150,7 +155,7 @@ func (o *diffOptions) planTargets(repo *source.Repo, lc *loadedConfig, paths []s
 			}
 			out = append(out, o.applyFlags(target{
 				name: name, spec: render.Spec{Path: p},
-				namespace: defaults.Namespace, fieldManager: defaults.FieldManager,
+				namespace: defaults.Namespace, fieldManager: defaults.FieldManager, applier: defaults.Applier,
 				cluster: clusterKey{context: defaults.Context},
 				rules:   global,
 			}))
@@ -164,11 +169,14 @@ func (o *diffOptions) planTargets(repo *source.Repo, lc *loadedConfig, paths []s
 			spec:             render.Spec{Path: path.Clean(ct.Path), Renderer: ct.Renderer},
 			namespace:        firstOf(ct.Namespace, defaults.Namespace),
 			fieldManager:     firstOf(ct.FieldManager, defaults.FieldManager),
+			ownManager:       ct.FieldManager != "",
 			cluster:          clusterKey{context: firstOf(ct.Context, defaults.Context)},
 			rules:            report.Rules{Ignore: append(append([]config.IgnoreRule{}, global.Ignore...), ct.Ignore...), Mask: append(append([]config.MaskRule{}, global.Mask...), ct.Mask...)},
 			entry:            &ct,
 			dryRunAggregated: ct.DryRunAggregatedAPIs,
-			applyMode:        ct.ApplyMode,
+			applier:          ct.ApplierOf(defaults),
+			flux:             ct.Flux,
+			argocd:           ct.ArgoCD,
 			applySet:         ct.ApplySet,
 			refused:          lc.refused[ct.Name],
 		}
@@ -191,15 +199,26 @@ func (o *diffOptions) planTargets(repo *source.Repo, lc *loadedConfig, paths []s
 // applyFlags lets flags given on the command line override drift.yaml for every
 // target, and fills in what neither says.
 func (o *diffOptions) applyFlags(t target) target {
-	if o.flagSet("apply-mode") || t.applyMode == "" {
-		t.applyMode = o.ApplyMode
+	if o.flagSet("applier") || o.flagSet("apply-mode") {
+		t.applier = o.applierName()
 	}
-	if o.flagSet("field-manager") || t.fieldManager == "" {
-		t.fieldManager = o.FieldManager
-		// kubectl's client-side apply writes as kubectl-client-side-apply.
-		if t.applyMode == dryrun.ApplyClient && !o.flagSet("field-manager") {
-			t.fieldManager = dryrun.ClientSideFieldManager
+	if t.applier == "" {
+		t.applier = dryrun.DefaultProfile
+	}
+	if o.flagSet("field-manager") {
+		t.fieldManager, t.ownManager = o.FieldManager, true
+	}
+	p, err := dryrun.ProfileFor(t.applier)
+	if err == nil {
+		t.applier = p.Name // aliases (server, client) by their names
+	}
+	if err == nil && p.FixedManager {
+		// A controller applies as itself: a default field manager is for the targets
+		// that choose theirs, and the target's own must be the controller's.
+		if t.ownManager && t.fieldManager != p.Manager && t.refused == "" {
+			t.refused = fmt.Sprintf("field manager %s is not what %s applies with: it always applies as %s; remove fieldManager (or --field-manager) for this target", t.fieldManager, t.applier, p.Manager)
 		}
+		t.fieldManager = ""
 	}
 	if o.flagSet("context") {
 		t.cluster.context = *o.kube.Context

@@ -96,7 +96,7 @@ func TestDumpNeverWritesOutsideItsDirectoryForCRsOfAPendingCRD(t *testing.T) {
 	assertHostileRefused(t, rep, group)
 	got := strings.Join(tree(t, parent), "\n")
 	want := strings.Join([]string{".", "a", "a/dump", "a/dump/live", "a/dump/merged",
-		"a/dump/merged/apiextensions.k8s.io.v1.CustomResourceDefinition.gadgets." + group,
+		"a/dump/merged/apiextensions.k8s.io.v1.CustomResourceDefinition..gadgets." + group,
 		"a/dump/merged/v1.ConfigMap." + ns + ".healthy"}, "\n")
 	if got != want {
 		t.Fatalf("--dump wrote:\n%s\nwant:\n%s", got, want)
@@ -135,7 +135,7 @@ func TestExternalDiffNeverWritesOutsideItsDirectoryForCRsOfAPendingCRD(t *testin
 	}
 	files, _ := os.ReadFile(filepath.Join(record, "files"))
 	want := strings.Join([]string{".", "./live", "./merged",
-		"./merged/apiextensions.k8s.io.v1.CustomResourceDefinition.gadgets." + group,
+		"./merged/apiextensions.k8s.io.v1.CustomResourceDefinition..gadgets." + group,
 		"./merged/v1.ConfigMap." + ns + ".healthy"}, "\n")
 	if got := strings.TrimSpace(string(files)); got != want {
 		t.Fatalf("the program was given:\n%s\nwant:\n%s", got, want)

@@ -34,7 +34,15 @@ type Defaults struct {
 	Context      string `yaml:"context,omitempty" json:"context,omitempty"`
 	Namespace    string `yaml:"namespace,omitempty" json:"namespace,omitempty"`
 	FieldManager string `yaml:"fieldManager,omitempty" json:"fieldManager,omitempty"`
+	Applier      string `yaml:"applier,omitempty" json:"applier,omitempty"`
 }
+
+// Appliers are the applier profiles drift predicts, and the aliases drift.yaml's
+// applyMode used to take.
+var (
+	Appliers       = []string{"argocd", "argocd-server-side", "flux", "helm", "kubectl", "kubectl-server-side"}
+	applierAliases = map[string]string{"server": "kubectl-server-side", "client": "kubectl"}
+)
 
 // Target is one thing the repository deploys to one cluster.
 type Target struct {
@@ -54,8 +62,16 @@ type Target struct {
 	// repository does not render it: [RESOURCE][.GROUP]/NAME (default resource secrets),
 	// in the target's namespace.
 	ApplySet string `yaml:"applySet,omitempty" json:"applySet,omitempty"`
-	// ApplyMode is how the real deployment applies: server (default) or client.
+	// Applier is what applies the target for real: one of Appliers.
+	Applier string `yaml:"applier,omitempty" json:"applier,omitempty"`
+	// ApplyMode is the old name of Applier: server is kubectl-server-side, client
+	// is kubectl.
 	ApplyMode string `yaml:"applyMode,omitempty" json:"applyMode,omitempty"`
+	// Flux names the Kustomization that applies the target (applier flux).
+	Flux *FluxTarget `yaml:"flux,omitempty" json:"flux,omitempty"`
+	// ArgoCD names the Application that syncs the target (appliers argocd and
+	// argocd-server-side).
+	ArgoCD *ArgoCDTarget `yaml:"argocd,omitempty" json:"argocd,omitempty"`
 	// DryRunAggregatedAPIs sends objects served by aggregated API servers too.
 	DryRunAggregatedAPIs bool         `yaml:"dryRunAggregatedAPIs,omitempty" json:"dryRunAggregatedAPIs,omitempty"`
 	Helm                 *HelmTarget  `yaml:"helm,omitempty" json:"helm,omitempty"`
@@ -74,6 +90,41 @@ type HelmTarget struct {
 	ReleaseNamespace string         `yaml:"releaseNamespace,omitempty" json:"releaseNamespace,omitempty"`
 	ValuesFiles      []string       `yaml:"valuesFiles,omitempty" json:"valuesFiles,omitempty"`
 	Values           map[string]any `yaml:"values,omitempty" json:"values,omitempty"`
+}
+
+// FluxTarget is the Flux Kustomization a target is applied by.
+type FluxTarget struct {
+	// Name of the Kustomization (default: the target's name).
+	Name string `yaml:"name,omitempty" json:"name,omitempty"`
+	// Namespace of the Kustomization (default flux-system).
+	Namespace string `yaml:"namespace,omitempty" json:"namespace,omitempty"`
+}
+
+// ArgoCDTarget is the Argo CD Application a target is synced by.
+type ArgoCDTarget struct {
+	// Application is its name (default: the target's name).
+	Application string `yaml:"application,omitempty" json:"application,omitempty"`
+	// Namespace is the Application's namespace when it is not Argo CD's own
+	// (apps in any namespace); empty for Argo CD's namespace.
+	Namespace string `yaml:"namespace,omitempty" json:"namespace,omitempty"`
+	// Tracking is Argo CD's resource tracking method: annotation (Argo CD 3's
+	// default), label or annotation+label.
+	Tracking string `yaml:"tracking,omitempty" json:"tracking,omitempty"`
+	// InstanceLabel is the label key of label tracking (default
+	// app.kubernetes.io/instance).
+	InstanceLabel string `yaml:"instanceLabel,omitempty" json:"instanceLabel,omitempty"`
+}
+
+// ApplierOf is the applier a target names, through the old applyMode too, or the
+// default's.
+func (t Target) ApplierOf(d Defaults) string {
+	if t.Applier != "" {
+		return t.Applier
+	}
+	if a, ok := applierAliases[t.ApplyMode]; ok {
+		return a
+	}
+	return d.Applier
 }
 
 // Selector picks objects by group, kind, namespace and name; each is a glob
@@ -244,6 +295,9 @@ func (c *Config) validate(file string) error {
 		return fmt.Errorf("%s: no targets: list at least one under targets: (see docs/config.md)", file)
 	}
 	var errs []string
+	if c.Defaults.Applier != "" && !knownApplier(c.Defaults.Applier) {
+		errs = append(errs, fmt.Sprintf("%s: defaults: applier %q is not one of %s", file, c.Defaults.Applier, strings.Join(Appliers, ", ")))
+	}
 	seen := map[string]int{}
 	for i, t := range c.Targets {
 		where := fmt.Sprintf("%s line %d: target %d", file, t.line, i+1)
@@ -274,10 +328,27 @@ func (c *Config) validate(file string) error {
 		if t.ApplySet != "" && !applySetRef.MatchString(t.ApplySet) {
 			bad("applySet %q is not [RESOURCE][.GROUP]/NAME, as kubectl's --applyset (e.g. configmaps/shop-set)", t.ApplySet)
 		}
-		switch t.ApplyMode {
-		case "", "server", "client":
-		default:
-			bad("applyMode %q is not server or client", t.ApplyMode)
+		switch _, alias := applierAliases[t.ApplyMode]; {
+		case t.ApplyMode != "" && !alias:
+			bad("applyMode %q is not server or client (applyMode is the old name of applier: see docs/config.md)", t.ApplyMode)
+		case t.ApplyMode != "" && t.Applier != "":
+			bad("sets both applier and applyMode, its old name: keep applier")
+		}
+		if t.Applier != "" && !knownApplier(t.Applier) {
+			bad("applier %q is not one of %s", t.Applier, strings.Join(Appliers, ", "))
+		}
+		if a := t.ApplierOf(c.Defaults); t.Flux != nil && a != "flux" {
+			bad("has flux options but applier %s: set applier: flux", orDefault(a))
+		}
+		if a := t.ApplierOf(c.Defaults); t.ArgoCD != nil && a != "argocd" && a != "argocd-server-side" {
+			bad("has argocd options but applier %s: set applier: argocd or argocd-server-side", orDefault(a))
+		}
+		if t.ArgoCD != nil {
+			switch t.ArgoCD.Tracking {
+			case "", "annotation", "label", "annotation+label":
+			default:
+				bad("argocd tracking %q is not annotation, label or annotation+label", t.ArgoCD.Tracking)
+			}
 		}
 		if t.Helm != nil && t.Renderer != "" && t.Renderer != "helm" {
 			bad("has helm options but renderer %s", t.Renderer)
@@ -353,4 +424,20 @@ func glob(pattern, s string) bool {
 	}
 	ok, _ := path.Match(pattern, s)
 	return ok
+}
+
+func knownApplier(name string) bool {
+	for _, a := range Appliers {
+		if a == name {
+			return true
+		}
+	}
+	return false
+}
+
+func orDefault(applier string) string {
+	if applier == "" {
+		return "kubectl-server-side (the default)"
+	}
+	return applier
 }

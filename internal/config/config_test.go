@@ -79,3 +79,28 @@ func TestSelectorGlobs(t *testing.T) {
 		t.Error("empty selector must match everything")
 	}
 }
+
+func TestApplierAndItsOldName(t *testing.T) {
+	t.Parallel()
+	cfg, err := Parse("drift.yaml", []byte("defaults: {applier: flux}\ntargets:\n- {name: a, path: a}\n- {name: b, path: b, applyMode: client}\n- {name: c, path: c, applier: argocd, argocd: {application: shop, tracking: label}}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, want := range []string{"flux", "kubectl", "argocd"} {
+		if got := cfg.Targets[i].ApplierOf(cfg.Defaults); got != want {
+			t.Errorf("target %s: applier %q, want %q", cfg.Targets[i].Name, got, want)
+		}
+	}
+	for src, want := range map[string]string{
+		"targets:\n- {name: a, path: a, applier: kubectl-client}\n":                 `applier "kubectl-client" is not one of argocd, argocd-server-side, flux, helm, kubectl, kubectl-server-side`,
+		"targets:\n- {name: a, path: a, applier: kubectl, applyMode: client}\n":     "sets both applier and applyMode, its old name: keep applier",
+		"targets:\n- {name: a, path: a, applyMode: ssa}\n":                          `applyMode "ssa" is not server or client`,
+		"targets:\n- {name: a, path: a, flux: {name: apps}}\n":                      "has flux options but applier kubectl-server-side (the default): set applier: flux",
+		"targets:\n- {name: a, path: a, applier: argocd, argocd: {tracking: id}}\n": `argocd tracking "id" is not annotation, label or annotation+label`,
+		"defaults: {applier: fluxcd}\ntargets:\n- {name: a, path: a}\n":             `defaults: applier "fluxcd" is not one of`,
+	} {
+		if _, err := Parse("drift.yaml", []byte(src)); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%q: err = %v, want it to say %q", src, err, want)
+		}
+	}
+}

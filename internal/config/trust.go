@@ -12,7 +12,7 @@ import (
 // lists (a test checks it).
 var (
 	renderedTargetFields = []string{"Name", "Path", "Renderer", "Namespace", "Helm"}
-	trustedTargetFields  = []string{"Context", "FieldManager", "ApplySet", "ApplyMode", "DryRunAggregatedAPIs", "Ignore", "Mask"}
+	trustedTargetFields  = []string{"Context", "FieldManager", "ApplySet", "Applier", "ApplyMode", "Flux", "ArgoCD", "DryRunAggregatedAPIs", "Ignore", "Mask"}
 )
 
 // Trust is the outcome of reading a pull request's drift.yaml against the trusted one.
@@ -45,7 +45,7 @@ func Trusted(base, head *Config) Trust {
 	}
 	out := &Config{
 		Version:  head.Version,
-		Defaults: Defaults{Context: base.Defaults.Context, FieldManager: base.Defaults.FieldManager, Namespace: head.Defaults.Namespace},
+		Defaults: Defaults{Context: base.Defaults.Context, FieldManager: base.Defaults.FieldManager, Applier: base.Defaults.Applier, Namespace: head.Defaults.Namespace},
 		Ignore:   base.Ignore,
 		Mask:     base.Mask,
 	}
@@ -61,6 +61,9 @@ func Trusted(base, head *Config) Trust {
 	}
 	if base.Defaults.FieldManager != head.Defaults.FieldManager {
 		note("defaults.fieldManager")
+	}
+	if base.Defaults.Applier != head.Defaults.Applier {
+		note("defaults.applier")
 	}
 	contexts := map[string]bool{"": true, base.Defaults.Context: true}
 	baseTargets := map[string]Target{}

@@ -32,13 +32,14 @@ ignore:
     paths: [/spec/replicas]
 `)
 	head := mustParse(t, `
-defaults: {context: prod, fieldManager: me, namespace: shop}
+defaults: {context: prod, fieldManager: me, namespace: shop, applier: kubectl}
 targets:
   - name: app
     path: app-v2
     namespace: web
     context: prod
-    applyMode: client
+    applier: flux
+    flux: {name: sneaky-kustomization}
     ignore: [{kind: ConfigMap, paths: [/data]}]
   - name: extra
     path: extra
@@ -62,7 +63,7 @@ ignore:
 	if app.Path != "app-v2" || app.Namespace != "web" {
 		t.Errorf("app renders %s in %s, want the change's app-v2 in web", app.Path, app.Namespace)
 	}
-	if app.Context != "staging" || app.ApplyMode != "" || len(app.Ignore) != 0 || len(app.Mask) != 1 {
+	if app.Context != "staging" || app.Applier != "" || app.Flux != nil || len(app.Ignore) != 0 || len(app.Mask) != 1 {
 		t.Errorf("app = %+v: context, apply mode and rules must be the base's", app)
 	}
 	if got.Targets[1].Context != "staging" || tr.Refused["extra"] != "" {
@@ -75,7 +76,8 @@ ignore:
 		"the top-level ignore rules",
 		"defaults.context",
 		"defaults.fieldManager",
-		"target app: context, applyMode, ignore rules, mask rules",
+		"defaults.applier",
+		"target app: context, applier, flux, ignore rules, mask rules",
 	}
 	if !reflect.DeepEqual(tr.NotApplied, want) {
 		t.Errorf("not applied =\n%q\nwant\n%q", tr.NotApplied, want)
@@ -133,7 +135,7 @@ func TestEveryTargetKeyIsClassified(t *testing.T) {
 			t.Errorf("Target.%s is neither in renderedTargetFields nor in trustedTargetFields: decide whether a pull request may set it", f.Name)
 		}
 	}
-	if n := reflect.TypeOf(Config{}).NumField() + reflect.TypeOf(Defaults{}).NumField(); n != 8 {
-		t.Errorf("Config and Defaults have %d fields, Trusted knows 8: classify the new one in Trusted", n)
+	if n := reflect.TypeOf(Config{}).NumField() + reflect.TypeOf(Defaults{}).NumField(); n != 9 {
+		t.Errorf("Config and Defaults have %d fields, Trusted knows 9: classify the new one in Trusted", n)
 	}
 }

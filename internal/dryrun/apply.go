@@ -25,6 +25,16 @@ func preview(ctx context.Context, c *Clients, r *Result, opts Options) {
 			r.Warnings = append(r.Warnings, Message{Reason: ReasonServer, Message: "the API server warns: " + w})
 		}
 	}()
+	if f := opts.Profile.ObjectProfile; f != nil {
+		if p := f(r.Object.Obj); p != nil {
+			opts.Profile = p
+			opts.FieldManager = p.manager(opts)
+			opts.ForceConflicts = opts.ForceConflicts || p.Force
+		}
+	}
+	if previewChangedCR(ctx, c, r, opts) {
+		return
+	}
 	if r.pendingCRD != nil {
 		previewPendingCR(r)
 		return
@@ -38,10 +48,19 @@ func preview(ctx context.Context, c *Clients, r *Result, opts Options) {
 		previewGenerated(ctx, c, res, r, opts)
 		return
 	}
-	if opts.ApplyMode == ApplyClient {
+	switch opts.Profile.Method {
+	case ClientSide:
 		previewClientSide(ctx, c, res, r, opts)
-		return
+	case HelmUpgrade:
+		previewHelm(ctx, c, res, r, opts)
+	default:
+		previewServerSide(ctx, c, res, r, opts)
 	}
+}
+
+// previewServerSide sends the object as a server-side apply, as the profile's field
+// manager; a conflict is reported and the apply forced, as --force-conflicts would.
+func previewServerSide(ctx context.Context, c *Clients, res dynamic.ResourceInterface, r *Result, opts Options) {
 	force := opts.ForceConflicts
 	for attempt := 1; ; attempt++ {
 		live, err := retryTimeouts(ctx, func() (*unstructured.Unstructured, error) {
@@ -51,13 +70,25 @@ func preview(ctx context.Context, c *Clients, r *Result, opts Options) {
 			r.Err = requestError(c, "get", r, err)
 			return
 		}
-		body, err := patchBody(r)
+		obj, skip, err := prepared(r, live, opts)
+		if err != nil {
+			r.Err = &Message{Reason: ReasonInvalid, Message: err.Error()}
+			return
+		}
+		if skip != "" {
+			untouched(r, live, obj, skip, opts)
+			return
+		}
+		body, err := patchBody(r, obj)
 		if err != nil {
 			r.Err = &Message{Reason: ReasonInvalid, Message: err.Error()}
 			return
 		}
 		applyOnce := func() (*unstructured.Unstructured, error) { return apply(ctx, res, r.ID.Name, body, force, opts) }
 		csa := appliedClientSide(live, opts.FieldManager)
+		if opts.Profile.MigrationNeeded != nil {
+			csa = opts.Profile.MigrationNeeded(live)
+		}
 		merged, err := retryTimeouts(ctx, applyOnce)
 		if err != nil && !force && isFieldManagerConflict(err) {
 			if !csa || !onlyCSAConflicts(err) {
@@ -66,8 +97,15 @@ func preview(ctx context.Context, c *Clients, r *Result, opts Options) {
 			force = true
 			merged, err = retryTimeouts(ctx, applyOnce)
 		}
-		if err == nil && csa {
-			r.Warnings = append(r.Warnings, migrationWarning(opts.FieldManager, migrateCSA(live, merged, r.Object.Obj)))
+		if err == nil && csa && opts.Profile.MigratesCSA {
+			var removed []string
+			lastApplied := ""
+			if opts.FieldManager == DefaultFieldManager {
+				lastApplied = opts.Profile.LastAppliedManager
+			}
+			if merged, removed, err = migrateCSA(ctx, res, merged, opts.FieldManager, lastApplied, opts); err == nil {
+				r.Warnings = append(r.Warnings, migrationWarning(opts, removed))
+			}
 		}
 		if err != nil && isFieldManagerConflict(err) {
 			r.Err = requestError(c, "patch", r, err)
@@ -103,11 +141,49 @@ func settle(c *Clients, r *Result, live, merged *unstructured.Unstructured, err 
 		r.Err = requestError(c, "patch", r, err)
 		return false
 	}
+	if opts.Profile.After != nil && merged != nil {
+		opts.Profile.After(merged, live, opts.Owner)
+	}
 	if opts.Absent[r.ID.Key()] {
 		live = nil
 	}
+	if w := mismatch(live, opts); w != nil {
+		r.Warnings = append(r.Warnings, *w)
+	}
 	r.Live, r.Merged = live, merged
 	return false
+}
+
+// prepared is the object as the profile's applier sends it: the rendered object with
+// its defaulted namespace and what the applier adds. skip says why the applier sends
+// nothing for it.
+func prepared(r *Result, live *unstructured.Unstructured, opts Options) (obj *unstructured.Unstructured, skip string, err error) {
+	obj = asWritten(r)
+	if opts.Profile.Prepare == nil {
+		return obj, "", nil
+	}
+	owner := opts.Owner
+	if owner.Destination == "" {
+		owner.Destination = opts.Namespace
+	}
+	skip, err = opts.Profile.Prepare(obj, live, owner)
+	if err != nil {
+		return nil, "", fmt.Errorf("%s: %w", r.ID.Display(), err)
+	}
+	return obj, skip, nil
+}
+
+// untouched records an object the applier sends nothing for: the cluster keeps what
+// it has, so the prediction is the live object (nothing, when it is absent).
+func untouched(r *Result, live, obj *unstructured.Unstructured, why string, opts Options) {
+	if opts.Absent[r.ID.Key()] {
+		live = nil
+	}
+	r.Live, r.Merged = live, live
+	if live == nil {
+		r.Merged = nil
+	}
+	r.Warnings = append(r.Warnings, Message{Reason: ReasonNotApplied, Message: fmt.Sprintf("%s sends nothing for this object: %s", opts.Profile.Name, why)})
 }
 
 // resourceFor returns the client for an object's resource, namespaced where it is.
@@ -151,9 +227,9 @@ func apply(ctx context.Context, res dynamic.ResourceInterface, name string, body
 		DryRun:       []string{metav1.DryRunAll},
 		FieldManager: opts.FieldManager,
 		Force:        &force,
-		// As kubectl apply's default --validate=strict: a misspelled field fails the
-		// real apply, so it fails the preview too.
-		FieldValidation: "Strict",
+		// As the applier validates (kubectl apply's default --validate=strict): a
+		// misspelled field fails the real apply, so it fails the preview too.
+		FieldValidation: opts.Profile.fieldValidation(),
 	})
 }
 
@@ -162,11 +238,8 @@ func apply(ctx context.Context, res dynamic.ResourceInterface, name string, body
 // into an existing last-applied-configuration annotation, so a pinned version would
 // appear in the prediction though no real apply writes it. settle detects a change
 // between the read and the dry run from the answer's resourceVersion instead.
-func patchBody(r *Result) ([]byte, error) {
-	obj := r.Object.Obj.DeepCopy()
-	if r.ID.Namespace != "" {
-		obj.SetNamespace(r.ID.Namespace)
-	}
+func patchBody(r *Result, obj *unstructured.Unstructured) ([]byte, error) {
+	obj = obj.DeepCopy()
 	obj.SetResourceVersion("")
 	data, err := json.Marshal(obj.Object)
 	if err != nil {
@@ -270,8 +343,17 @@ func retryTimeouts(ctx context.Context, fn func() (*unstructured.Unstructured, e
 func previewGenerated(ctx context.Context, c *Clients, res dynamic.ResourceInterface, r *Result, opts Options) {
 	ctx, cancel := context.WithTimeout(ctx, opts.RequestTimeout)
 	defer cancel()
-	merged, err := res.Create(ctx, asWritten(r), metav1.CreateOptions{
-		DryRun: []string{metav1.DryRunAll}, FieldManager: opts.FieldManager, FieldValidation: "Strict"})
+	obj, skip, err := prepared(r, nil, opts)
+	if err != nil {
+		r.Err = &Message{Reason: ReasonInvalid, Message: err.Error()}
+		return
+	}
+	if skip != "" {
+		untouched(r, nil, obj, skip, opts)
+		return
+	}
+	merged, err := res.Create(ctx, obj, metav1.CreateOptions{
+		DryRun: []string{metav1.DryRunAll}, FieldManager: opts.FieldManager, FieldValidation: opts.Profile.fieldValidation()})
 	if err != nil {
 		r.Err = requestError(c, "create", r, err)
 		return

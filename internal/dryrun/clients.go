@@ -20,6 +20,9 @@ import (
 
 // Clients is what the dry-run needs of a cluster.
 type Clients struct {
+	// Config is the configuration every client here was built from (the run's
+	// deadline, retries and warning collection included).
+	Config  *rest.Config
 	Dynamic dynamic.Interface
 	// Mapper maps kinds to resources; it is filled from discovery once per run.
 	Mapper meta.ResettableRESTMapper
@@ -114,6 +117,7 @@ func NewClientsWithin(run context.Context, cfg *rest.Config, _ int) (*Clients, e
 	}
 	cached := memory.NewMemCacheClient(dc)
 	return &Clients{
+		Config:    cfg,
 		Dynamic:   dyn,
 		Mapper:    restmapper.NewDeferredDiscoveryRESTMapper(cached),
 		Host:      cfg.Host,

@@ -1,6 +1,7 @@
 package dryrun
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -14,16 +15,7 @@ import (
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes/scheme"
 	kubectlutil "k8s.io/kubectl/pkg/util"
-)
-
-// Apply modes: how the real pipeline applies.
-const (
-	// ApplyServer is server-side apply (kubectl apply --server-side, Flux, Argo CD
-	// with ServerSideApply=true).
-	ApplyServer = "server"
-	// ApplyClient is client-side apply (kubectl apply, Argo CD's default): a
-	// three-way patch from the last-applied-configuration annotation.
-	ApplyClient = "client"
+	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 )
 
 // LastAppliedAnnotation is where client-side apply keeps what it applied last.
@@ -38,11 +30,6 @@ const ClientSideFieldManager = "kubectl-client-side-apply"
 // object (strategic merge for built-in kinds, JSON merge for the rest), which also
 // updates the annotation. Each try is pinned to the live resourceVersion.
 func previewClientSide(ctx context.Context, c *Clients, res dynamic.ResourceInterface, r *Result, opts Options) {
-	modified, err := modifiedConfiguration(asWritten(r))
-	if err != nil {
-		r.Err = &Message{Reason: ReasonInvalid, Message: err.Error()}
-		return
-	}
 	for attempt := 1; ; attempt++ {
 		live, err := retryTimeouts(ctx, func() (*unstructured.Unstructured, error) {
 			return get(ctx, res, r.ID.Name, attempt == 1, opts)
@@ -51,18 +38,50 @@ func previewClientSide(ctx context.Context, c *Clients, res dynamic.ResourceInte
 			r.Err = requestError(c, "get", r, err)
 			return
 		}
+		obj, skip, err := prepared(r, live, opts)
+		if err == nil && skip != "" {
+			untouched(r, live, obj, skip, opts)
+			return
+		}
+		var modified []byte
+		if err == nil {
+			modified, err = modifiedConfiguration(obj)
+		}
+		if err != nil {
+			r.Err = &Message{Reason: ReasonInvalid, Message: err.Error()}
+			return
+		}
 		var merged *unstructured.Unstructured
-		if live == nil {
+		recreate := ""
+		if live != nil && opts.Profile.Recreates != nil {
+			recreate = opts.Profile.Recreates(obj, live)
+		}
+		if live == nil || recreate != "" {
 			obj := &unstructured.Unstructured{}
 			if err := obj.UnmarshalJSON(modified); err != nil {
 				r.Err = &Message{Reason: ReasonInvalid, Message: err.Error()}
 				return
 			}
+			if recreate != "" {
+				// The name is taken until the real delete: dry-run a creation under a
+				// generated one.
+				obj.SetName("")
+				obj.SetGenerateName(r.ID.Name + "-")
+			}
 			merged, err = retryTimeouts(ctx, func() (*unstructured.Unstructured, error) {
 				ctx, cancel := context.WithTimeout(ctx, opts.RequestTimeout)
 				defer cancel()
-				return res.Create(ctx, obj, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}, FieldManager: opts.FieldManager, FieldValidation: "Strict"})
+				return res.Create(ctx, obj, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}, FieldManager: opts.FieldManager, FieldValidation: opts.Profile.fieldValidation()})
 			})
+			if err == nil && recreate != "" {
+				merged.SetName(r.ID.Name)
+				merged.SetGenerateName("")
+				withoutGenerateName(merged)
+				// settle tells a live object changed meanwhile by its resourceVersion.
+				merged.SetResourceVersion(live.GetResourceVersion())
+				r.Warnings = append(r.Warnings, Message{Reason: ReasonImmutable, Message: fmt.Sprintf(
+					"%s deletes and creates this object anew: %s; its uid and creationTimestamp will change", opts.Profile.Name, recreate)})
+			}
 		} else {
 			patchType, patch, perr := threeWayPatch(r, live, modified)
 			if perr != nil {
@@ -72,7 +91,7 @@ func previewClientSide(ctx context.Context, c *Clients, res dynamic.ResourceInte
 			merged, err = retryTimeouts(ctx, func() (*unstructured.Unstructured, error) {
 				ctx, cancel := context.WithTimeout(ctx, opts.RequestTimeout)
 				defer cancel()
-				return res.Patch(ctx, r.ID.Name, patchType, patch, metav1.PatchOptions{DryRun: []string{metav1.DryRunAll}, FieldManager: opts.FieldManager, FieldValidation: "Strict"})
+				return res.Patch(ctx, r.ID.Name, patchType, patch, metav1.PatchOptions{DryRun: []string{metav1.DryRunAll}, FieldManager: opts.FieldManager, FieldValidation: opts.Profile.fieldValidation()})
 			})
 		}
 		if !settle(c, r, live, merged, err, attempt, opts) {
@@ -132,4 +151,23 @@ func threeWayPatch(r *Result, live *unstructured.Unstructured, modified []byte) 
 	m["metadata"] = md
 	patch, err = json.Marshal(m)
 	return patchType, patch, err
+}
+
+// generateNamePath is metadata.generateName as a field path.
+var generateNamePath = fieldpath.MakePathOrDie("metadata", "generateName")
+
+// withoutGenerateName removes metadata.generateName from obj's managed fields: an
+// object created by name owns none.
+func withoutGenerateName(obj *unstructured.Unstructured) {
+	mfs := obj.GetManagedFields()
+	for i, e := range mfs {
+		set := &fieldpath.Set{}
+		if e.FieldsV1 == nil || set.FromJSON(bytes.NewReader(e.FieldsV1.Raw)) != nil {
+			continue
+		}
+		if raw, err := set.Difference(fieldpath.NewSet(generateNamePath)).ToJSON(); err == nil {
+			mfs[i].FieldsV1 = &metav1.FieldsV1{Raw: raw}
+		}
+	}
+	obj.SetManagedFields(mfs)
 }

@@ -2,7 +2,7 @@ package dryrun
 
 import (
 	"bytes"
-	"encoding/json"
+	"context"
 	"fmt"
 	"sort"
 	"strings"
@@ -10,11 +10,18 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/util/sets"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/util/csaupgrade"
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
+	"sigs.k8s.io/structured-merge-diff/v6/value"
 )
 
 // csaManagers are the managers client-side apply leaves in managedFields.
 var csaManagers = map[string]bool{ClientSideFieldManager: true, "before-first-apply": true}
+
+// lastAppliedPath is the last-applied-configuration annotation as a field path.
+var lastAppliedPath = fieldpath.MakePathOrDie("metadata", "annotations", LastAppliedAnnotation)
 
 // appliedClientSide reports whether a live object was last applied client-side by
 // another manager than the one previewing: the upgrade path of the server-side apply
@@ -56,74 +63,232 @@ func onlyCSAConflicts(err error) bool {
 	return found
 }
 
-// migrateCSA predicts the migration's effect on the server's answer: fields the last
-// client-side apply set that the repository no longer has are deleted, since the
-// applier now owns them and does not apply them (unless another manager owns them
-// too). It returns the fields it removed from merged.
-func migrateCSA(live, merged, rendered *unstructured.Unstructured) []string {
-	var last map[string]any
-	raw := live.GetAnnotations()[LastAppliedAnnotation]
-	if raw == "" || json.Unmarshal([]byte(raw), &last) != nil {
-		return nil
-	}
-	others := &fieldpath.Set{}
-	for _, mf := range live.GetManagedFields() {
-		if csaManagers[mf.Manager] || mf.FieldsV1 == nil {
-			continue
+// migrateCSA predicts what kubectl apply --server-side does to an object applied
+// client-side before (pkg/cmd/apply: saveLastApplyAnnotationIfNecessary, then
+// migrateToSSAIfNecessary with client-go's csaupgrade, then the apply again), from
+// merged, the server's answer to the first apply: the client-side managers' fields
+// become manager's, so those the repository no longer has, and no other manager
+// owns, are removed by the second apply; the server then defaults what it defaults,
+// which a dry-run update of the result asks it to do. lastApplied is the manager
+// that keeps the annotation ("" when the applier does not keep it). It returns the
+// prediction and the fields removed.
+func migrateCSA(ctx context.Context, res dynamic.ResourceInterface, merged *unstructured.Unstructured, manager, lastApplied string, opts Options) (*unstructured.Unstructured, []string, error) {
+	out := merged.DeepCopy()
+	mfs := out.GetManagedFields()
+	if lastApplied != "" && out.GetAnnotations()[LastAppliedAnnotation] != "" && len(csaupgrade.FindFieldsOwners(mfs, metav1.ManagedFieldsOperationApply, fieldpath.NewSet(lastAppliedPath))) == 0 {
+		// kubectl applies the annotation alone as kubectl-last-applied first.
+		entry := metav1.ManagedFieldsEntry{Manager: lastApplied, Operation: metav1.ManagedFieldsOperationApply,
+			APIVersion: out.GetAPIVersion(), FieldsType: "FieldsV1"}
+		raw, err := fieldpath.NewSet(lastAppliedPath).ToJSON()
+		if err != nil {
+			return nil, nil, err
 		}
+		entry.FieldsV1 = &metav1.FieldsV1{Raw: raw}
+		mfs = append(mfs, entry)
+	}
+	owners := sets.New[string]()
+	for _, e := range csaupgrade.FindFieldsOwners(mfs, metav1.ManagedFieldsOperationUpdate, fieldpath.NewSet(lastAppliedPath)) {
+		owners.Insert(e.Manager)
+	}
+	for m := range csaManagers {
+		owners.Insert(m)
+	}
+	migrated := func(e metav1.ManagedFieldsEntry) bool {
+		return owners.Has(e.Manager) && e.Operation == metav1.ManagedFieldsOperationUpdate && e.Subresource == ""
+	}
+	if p := opts.Profile; p != nil && p.Migrated != nil {
+		migrated = func(e metav1.ManagedFieldsEntry) bool { return p.Migrated(merged, e) }
+	}
+	csa, applied, others := &fieldpath.Set{}, &fieldpath.Set{}, &fieldpath.Set{}
+	var kept []metav1.ManagedFieldsEntry
+	for _, e := range mfs {
 		s := &fieldpath.Set{}
-		if s.FromJSON(bytes.NewReader(mf.FieldsV1.Raw)) == nil {
+		if e.FieldsV1 != nil {
+			if err := s.FromJSON(bytes.NewReader(e.FieldsV1.Raw)); err != nil {
+				return nil, nil, fmt.Errorf("failed to read the managed fields of %s: %w", e.Manager, err)
+			}
+		}
+		switch {
+		case migrated(e):
+			csa = csa.Union(s)
+			continue
+		case e.Manager == manager && e.Operation == metav1.ManagedFieldsOperationApply:
+			applied = s
+		default:
 			others = others.Union(s)
 		}
+		kept = append(kept, e)
 	}
-	var removed []string
-	var walk func(old, cur map[string]any, path []string)
-	walk = func(old, cur map[string]any, path []string) {
-		for k, v := range old {
-			p := append(append([]string{}, path...), k)
-			if len(p) == 1 && (k == "apiVersion" || k == "kind" || k == "metadata" || k == "status") {
-				if k == "metadata" {
-					om, _ := v.(map[string]any)
-					cm, _ := cur[k].(map[string]any)
-					for _, sub := range []string{"labels", "annotations"} {
-						o2, _ := om[sub].(map[string]any)
-						c2, _ := cm[sub].(map[string]any)
-						walk(o2, c2, []string{"metadata", sub})
-					}
-				}
-				continue
-			}
-			cv, present := cur[k]
-			if !present {
-				if others.Has(fieldpath.MakePathOrDie(toAny(p)...)) {
-					continue
-				}
-				unstructured.RemoveNestedField(merged.Object, p...)
-				removed = append(removed, "."+strings.Join(p, "."))
-				continue
-			}
-			if om, ok := v.(map[string]any); ok {
-				if cm, ok := cv.(map[string]any); ok {
-					walk(om, cm, p)
-				}
-			}
+	remove := csa.Difference(applied).Difference(others)
+	removed := removeFields(out.Object, remove, applied.Union(others))
+	out.SetManagedFields(kept)
+	if len(removed) == 0 {
+		return out, nil, nil
+	}
+	// The second apply leaves the removed fields unset; the server defaults them
+	// again as it does every write: ask it, with a dry-run update of the result.
+	send := out.DeepCopy()
+	send.SetManagedFields(nil)
+	ctx, cancel := context.WithTimeout(ctx, opts.RequestTimeout)
+	defer cancel()
+	defaulted, err := res.Update(ctx, send, metav1.UpdateOptions{DryRun: []string{metav1.DryRunAll}, FieldManager: manager})
+	if err != nil {
+		return nil, nil, err
+	}
+	defaulted.SetManagedFields(kept)
+	// What the server defaults again is not removed.
+	var gone []string
+	for _, p := range removed {
+		if !deletePath(defaulted.DeepCopy().Object, p, false) {
+			gone = append(gone, p.String())
 		}
 	}
-	walk(last, rendered.Object, nil)
-	sort.Strings(removed)
+	return defaulted, gone, nil
+}
+
+// removeFields deletes from obj every path of remove that holds nothing owned
+// (keep), whole, shortest first, as server-side apply's pruning removes what the
+// applier stops applying: a list item, a map or a field. A map that keeps owned
+// fields stays. It returns the paths removed.
+func removeFields(obj map[string]any, remove, keep *fieldpath.Set) []fieldpath.Path {
+	var paths []fieldpath.Path
+	remove.Iterate(func(p fieldpath.Path) { paths = append(paths, p.Copy()) })
+	sort.SliceStable(paths, func(i, j int) bool { return len(paths[i]) < len(paths[j]) })
+	var removed []fieldpath.Path
+	for _, p := range paths {
+		if len(p) == 0 || p.String() == lastAppliedPath.String() || keep.Has(p) || hasBelow(keep, p) {
+			continue
+		}
+		if deletePath(obj, p, false) {
+			removed = append(removed, p)
+		}
+	}
 	return removed
 }
 
-func toAny(p []string) []any {
-	out := make([]any, len(p))
-	for i, s := range p {
-		out[i] = s
+// deletePath removes the value at p; onlyEmpty removes it only when it is an empty
+// map (a list item or struct whose fields are gone).
+func deletePath(obj map[string]any, p fieldpath.Path, onlyEmpty bool) bool {
+	var parent any = obj
+	for i, pe := range p {
+		last := i == len(p)-1
+		switch c := parent.(type) {
+		case map[string]any:
+			if pe.FieldName == nil {
+				return false
+			}
+			v, ok := c[*pe.FieldName]
+			if !ok {
+				return false
+			}
+			if last {
+				if onlyEmpty && !isEmptyMap(v) {
+					return false
+				}
+				delete(c, *pe.FieldName)
+				return true
+			}
+			parent = v
+		case []any:
+			idx := -1
+			for j, item := range c {
+				if matches(pe, j, item) {
+					idx = j
+					break
+				}
+			}
+			if idx < 0 {
+				return false
+			}
+			if last {
+				if onlyEmpty && !isEmptyMap(c[idx]) {
+					return false
+				}
+				// The list is reached through its parent; rewrite it there.
+				return removeItem(obj, p[:i], idx)
+			}
+			parent = c[idx]
+		default:
+			return false
+		}
 	}
-	return out
+	return false
 }
 
-func migrationWarning(manager string, removed []string) Message {
-	msg := fmt.Sprintf("this object was applied client-side before (kubectl-client-side-apply owns fields): kubectl apply --server-side, Flux and Argo CD move that ownership to %s on their first server-side apply, so no conflict arises", manager)
+func removeItem(obj map[string]any, listPath fieldpath.Path, idx int) bool {
+	var parent any = obj
+	var set func([]any)
+	for _, pe := range listPath {
+		switch c := parent.(type) {
+		case map[string]any:
+			name := *pe.FieldName
+			set = func(l []any) { c[name] = l }
+			parent = c[name]
+		case []any:
+			for j, item := range c {
+				if matches(pe, j, item) {
+					jj := j
+					set = func(l []any) { c[jj] = l }
+					parent = item
+					break
+				}
+			}
+		}
+	}
+	list, ok := parent.([]any)
+	if !ok || set == nil {
+		return false
+	}
+	set(append(append([]any{}, list[:idx]...), list[idx+1:]...))
+	return true
+}
+
+func matches(pe fieldpath.PathElement, j int, item any) bool {
+	switch {
+	case pe.Index != nil:
+		return *pe.Index == j
+	case pe.Value != nil:
+		return value.Equals(*pe.Value, value.NewValueInterface(item))
+	case pe.Key != nil:
+		m, ok := item.(map[string]any)
+		if !ok {
+			return false
+		}
+		for _, f := range *pe.Key {
+			v, ok := m[f.Name]
+			if !ok || !value.Equals(f.Value, value.NewValueInterface(v)) {
+				return false
+			}
+		}
+		return true
+	}
+	return false
+}
+
+// hasBelow reports whether s holds a path strictly below p.
+func hasBelow(s *fieldpath.Set, p fieldpath.Path) bool {
+	found := false
+	s.Iterate(func(q fieldpath.Path) {
+		if !found && len(q) > len(p) && q[:len(p)].Equals(p) {
+			found = true
+		}
+	})
+	return found
+}
+
+func isEmptyMap(v any) bool {
+	m, ok := v.(map[string]any)
+	return ok && len(m) == 0
+}
+
+func migrationWarning(opts Options, removed []string) Message {
+	before := "client-side (by kubectl-client-side-apply, or whoever wrote its last-applied-configuration)"
+	if opts.Profile.Migrated != nil {
+		// Flux takes over kubectl's managers, client- and server-side.
+		before = "by kubectl (client-side apply, edit, label or server-side apply)"
+	}
+	msg := fmt.Sprintf("this object was applied %s, before %s: %s moves those fields to %s on its first apply, so they raise no conflict",
+		before, opts.Profile.Name, opts.Profile.Name, opts.FieldManager)
 	if len(removed) > 0 {
 		msg += "; fields the last client-side apply set and the repository no longer has are deleted: " + strings.Join(removed, ", ")
 	}

@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/operation"
 	apivalidation "k8s.io/apimachinery/pkg/api/validation"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation/field"
@@ -36,6 +37,14 @@ type PendingCRD struct {
 	Source     string
 	Namespaced bool
 	versions   map[string]*crdVersion
+	// rendered is the CRD as the change makes it, defaulted as the server defaults it,
+	// and object as written; live is the cluster's copy, compared with it when the kind
+	// is already served.
+	rendered *apiextensionsv1.CustomResourceDefinition
+	object   *unstructured.Unstructured
+	live     liveCRD
+	// apply is what a local server-side apply of its custom resources needs.
+	apply applyModel
 }
 
 type crdVersion struct {
@@ -43,6 +52,8 @@ type crdVersion struct {
 	structural *structuralschema.Structural
 	// err is why the version's schema cannot be used for checks.
 	err error
+	// served is the schema as the server prunes and defaults with it.
+	served servedSchema
 }
 
 // PendingFrom collects the Namespaces and CRDs among rendered objects. A CRD that
@@ -59,7 +70,9 @@ func PendingFrom(objs []render.Object) *Pending {
 			if err := runtime.DefaultUnstructuredConverter.FromUnstructured(o.Obj.Object, &crd); err != nil {
 				continue
 			}
-			pc := &PendingCRD{Source: o.Where(), Namespaced: crd.Spec.Scope == apiextensionsv1.NamespaceScoped, versions: map[string]*crdVersion{}}
+			apiextensionsv1.SetObjectDefaults_CustomResourceDefinition(&crd)
+			pc := &PendingCRD{Source: o.Where(), Namespaced: crd.Spec.Scope == apiextensionsv1.NamespaceScoped, versions: map[string]*crdVersion{},
+				rendered: &crd, object: o.Obj}
 			for _, v := range crd.Spec.Versions {
 				if !v.Served {
 					continue
@@ -113,10 +126,7 @@ func checkPendingCR(obj map[string]any, crd *PendingCRD, v *crdVersion) []string
 		sort.Strings(out)
 		return out
 	}
-	clone := runtime.DeepCopyJSON(obj)
-	opts := structuralschema.UnknownFieldPathOptions{TrackUnknownFieldPaths: true}
-	unknown := pruning.PruneWithOptions(clone, v.structural, true, opts)
-	for _, f := range unknown {
+	for _, f := range unknownFields(obj, v) {
 		out = append(out, fmt.Sprintf("unknown field %q", f))
 	}
 	for _, e := range validation.ValidateCustomResource(nil, obj, v.validator) {
@@ -124,6 +134,14 @@ func checkPendingCR(obj map[string]any, crd *PendingCRD, v *crdVersion) []string
 	}
 	sort.Strings(out)
 	return out
+}
+
+// unknownFields are the paths of fields the version's schema does not know, which
+// strict field validation rejects.
+func unknownFields(obj map[string]any, v *crdVersion) []string {
+	clone := runtime.DeepCopyJSON(obj)
+	opts := structuralschema.UnknownFieldPathOptions{TrackUnknownFieldPaths: true}
+	return pruning.PruneWithOptions(clone, v.structural, true, opts)
 }
 
 // checkPendingMeta is what apiextensions-apiserver's custom resource validator does

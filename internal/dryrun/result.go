@@ -53,6 +53,9 @@ const (
 	// a CRD the same change creates, so the server could not dry-run it.
 	ReasonNamespacePending = "namespace-pending"
 	ReasonCRDPending       = "crd-pending"
+	// ReasonCRDChanged: the object's CRD is modified by the same change, so it was
+	// previewed locally against the CRD as the change makes it.
+	ReasonCRDChanged = "crd-changed"
 	// ReasonImmutable: the change sets a field the server does not let change.
 	ReasonImmutable = "immutable"
 	// Admission webhooks: unreachable or too slow under failurePolicy Fail, denying,
@@ -69,5 +72,11 @@ const (
 	// ReasonCSAMigration: the object was applied client-side; the server-side applier
 	// takes its fields over.
 	ReasonCSAMigration = "client-side-apply-migration"
-	ReasonError        = "error"
+	// ReasonNotApplied marks an object the applier sends nothing for (a Flux ssa
+	// annotation, a CRD Helm never updates).
+	ReasonNotApplied = "not-applied"
+	// ReasonApplierMismatch marks a live object another applier than the target's
+	// profile wrote.
+	ReasonApplierMismatch = "applier-mismatch"
+	ReasonError           = "error"
 )

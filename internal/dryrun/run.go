@@ -16,8 +16,14 @@ import (
 
 // Options control a dry-run.
 type Options struct {
-	// FieldManager is the manager the real pipeline applies with ("kubectl" by default,
-	// as kubectl apply --server-side).
+	// Profile is the applier the real pipeline applies with (nil: kubectl apply
+	// --server-side).
+	Profile *Profile
+	// Owner is what that applier knows the objects by (a Kustomization, an
+	// Application, a Helm release).
+	Owner Owner
+	// FieldManager replaces the profile's field manager where the applier lets users
+	// choose it (kubectl's --field-manager); "" keeps the profile's.
 	FieldManager string
 	// ForceConflicts applies forced from the start, as --force-conflicts does.
 	ForceConflicts bool
@@ -39,8 +45,9 @@ type Options struct {
 	// DryRunAggregated sends objects served by aggregated API servers too; by default
 	// they are not sent, since such servers may not honour dryRun.
 	DryRunAggregated bool
-	// ApplyMode is how the real pipeline applies: ApplyServer (default) or ApplyClient.
-	ApplyMode string
+	// Helm is the deployed revision of the release the helm profile upgrades (nil: an
+	// install).
+	Helm *HelmRelease
 }
 
 // DefaultFieldManager is what kubectl apply --server-side uses.
@@ -97,9 +104,11 @@ func forEachPlanned(results []Result, concurrency int, fn func(r *Result)) {
 
 // withDefaults fills in what was left unset.
 func (o Options) withDefaults() Options {
-	if o.FieldManager == "" {
-		o.FieldManager = DefaultFieldManager
+	if o.Profile == nil {
+		o.Profile = kubectlServerSideProfile
 	}
+	o.FieldManager = o.Profile.manager(o)
+	o.ForceConflicts = o.ForceConflicts || o.Profile.Force
 	if o.Namespace == "" {
 		o.Namespace = "default"
 	}

@@ -16,8 +16,10 @@ import (
 
 var crdResource = schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"}
 
-// Seed applies objects for real (server-side apply, forced, as the pipeline's applier
-// would) into a server that drift owns, such as the ephemeral one. CustomResourceDefinitions
+// Seed applies objects for real (server-side apply, forced) into a server that drift
+// owns, such as the ephemeral one, as the profile's applier leaves them: with what
+// it adds (Flux's labels, Argo CD's tracking, Helm's release metadata, kubectl's
+// last-applied annotation), as its field manager. CustomResourceDefinitions
 // and Namespaces go first, and the REST mapping is refreshed once the CRDs are
 // established. It returns the objects that could not be applied.
 func Seed(ctx context.Context, c *Clients, objs []render.Object, opts Options) []Result {
@@ -47,7 +49,7 @@ func seedAll(ctx context.Context, c *Clients, objs []render.Object, opts Options
 			r.Err = mappingError(r.ID, err)
 			return
 		}
-		body, err := patchBody(r)
+		body, err := seedBody(r, opts)
 		if err == nil {
 			force := true
 			rctx, cancel := context.WithTimeout(ctx, opts.RequestTimeout)
@@ -105,4 +107,28 @@ func Keys(objs []render.Object) map[object.Key]bool {
 		out[o.ID().Key()] = true
 	}
 	return out
+}
+
+// seedBody is the object as the profile's applier leaves it in the cluster.
+func seedBody(r *Result, opts Options) ([]byte, error) {
+	obj, _, err := prepared(r, nil, opts)
+	if err != nil {
+		return nil, err
+	}
+	switch opts.Profile.Method {
+	case ClientSide:
+		modified, err := modifiedConfiguration(obj)
+		if err != nil {
+			return nil, err
+		}
+		obj = &unstructured.Unstructured{}
+		if err := obj.UnmarshalJSON(modified); err != nil {
+			return nil, err
+		}
+	case HelmUpgrade:
+		if !isHelmHook(r.Object) {
+			SetHelmMetadata(obj, opts.Owner.Name, opts.Owner.Namespace)
+		}
+	}
+	return patchBody(r, obj)
 }

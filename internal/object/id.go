@@ -38,8 +38,10 @@ func (id ID) GroupKind() schema.GroupKind {
 	return schema.GroupKind{Group: id.Group, Kind: id.Kind}
 }
 
-// String is kubectl diff's file name: apps.v1.Deployment.shop.web, v1.Secret.shop.db,
+// String is a compact dotted form: apps.v1.Deployment.shop.web, v1.Secret.shop.db,
 // rbac.authorization.k8s.io.v1.ClusterRole.view (cluster-scoped: no namespace part).
+// It is not kubectl diff's file name, which keeps an empty namespace (the report's
+// kubectlName).
 func (id ID) String() string {
 	parts := make([]string, 0, 5)
 	if id.Group != "" {

@@ -9,8 +9,10 @@ import (
 	"helm.sh/helm/v3/pkg/release"
 )
 
-// noteHookLeftOut is the target note of a hook drift does not preview.
-const noteHookLeftOut = "Helm hook %s %s (%s, %s) left out: %s"
+// noteHookLeftOut is the target note of a hook drift does not preview. It names the
+// hook by kind and template, not by name: hook names are often random
+// (`helm test` pods), and the same chart must give the same report.
+const noteHookLeftOut = "Helm hook %s (%s, %s) left out: %s"
 
 // addHooks previews a chart's hooks as `helm upgrade` runs them (Helm's
 // pkg/action/hooks.go), so that a synced cluster is reported unchanged on every run:
@@ -35,7 +37,7 @@ func addHooks(res *Result, hooks []*release.Hook, source func(string) string, ad
 	for _, h := range hooks {
 		events := hookEvents(h)
 		if reason := hookLeftOut(h); reason != "" {
-			res.Notes = append(res.Notes, fmt.Sprintf(noteHookLeftOut, h.Kind, h.Name, source(h.Path), events, reason))
+			res.Notes = append(res.Notes, fmt.Sprintf(noteHookLeftOut, h.Kind, source(h.Path), events, reason))
 			continue
 		}
 		add(h.Path, h.Manifest, []Note{{Reason: NoteHelmHook, Message: fmt.Sprintf(

@@ -44,9 +44,9 @@ func TestHelmHooksArePreviewedAsHelmUpgradeRunsThem(t *testing.T) {
 		t.Errorf("kept hook notes = %v", n)
 	}
 	want := []string{
-		"Helm hook Job cleanup (app/templates/cleanup.yaml, pre-delete) left out: it runs only when the release is deleted or rolled back",
-		"Helm hook Job once (app/templates/once.yaml, pre-upgrade) left out: Helm runs it at these events and deletes it once it succeeds (hook-succeeded)",
-		"Helm hook Pod app-test-x7k2 (app/templates/tests/test.yaml, test) left out: it runs only under `helm test`",
+		"Helm hook Job (app/templates/cleanup.yaml, pre-delete) left out: it runs only when the release is deleted or rolled back",
+		"Helm hook Job (app/templates/once.yaml, pre-upgrade) left out: Helm runs it at these events and deletes it once it succeeds (hook-succeeded)",
+		"Helm hook Pod (app/templates/tests/test.yaml, test) left out: it runs only under `helm test`",
 	}
 	if len(res.Notes) != len(want) {
 		t.Fatalf("notes = %q", res.Notes)

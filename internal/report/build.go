@@ -32,6 +32,8 @@ type TargetInput struct {
 	Path     string
 	Renderer string
 	Context  string
+	// Applier names the applier profile the target was previewed for.
+	Applier string
 	// Skipped, when set, says why the target was not diffed; it then has no results.
 	Skipped  string
 	Results  []dryrun.Result
@@ -47,7 +49,34 @@ type TargetInput struct {
 	// head's, and Drift compares live objects with the base's predictions.
 	Split bool
 	Drift []dryrun.Result
+	// AgainstLive lists the split results whose diff is against the live object after
+	// all (the base does not render the object, or its preview failed): their diffs
+	// are headed live/ → head/ rather than base/ → head/.
+	AgainstLive []object.ID
 }
+
+// diffSides are what the object's diff compares: kubectl diff's live and merged unless
+// the report splits the stories.
+func (o Object) diffSides() sides {
+	if o.sides == (sides{}) {
+		return sidesApply
+	}
+	return o.sides
+}
+
+// Sides name what a diff compares, in its headers and --dump's directories.
+type sides struct{ from, to string }
+
+var (
+	// sidesApply is kubectl diff's: the live object against the merged prediction.
+	sidesApply = sides{"live", "merged"}
+	// sidesChange is a split report's change: the base's prediction against the head's.
+	sidesChange = sides{"base", "head"}
+	// sidesChangeLive is a split change without the base's prediction.
+	sidesChangeLive = sides{"live", "head"}
+	// sidesDrift is a split report's drift: the live object against the base's prediction.
+	sidesDrift = sides{"live", "base"}
+)
 
 // Stories an object belongs to when a report splits them.
 const (
@@ -94,18 +123,30 @@ func Build(in Input, opts Options) (*Report, error) {
 			sc.addPublic(k.ID.Name, k.ID.Namespace)
 		}
 	}
+	ephemeral := in.Cluster == ClusterEphemeral
 	rep := &Report{SchemaVersion: SchemaVersion, Ref: in.Ref, Commit: in.Commit, Cluster: in.Cluster,
 		Base: in.Base, BaseCommit: in.BaseCommit, Targets: []Target{}, Config: configChange(in.Config)}
 	if in.Drift {
 		rep.Kind = KindDrift
 	}
 	for _, ti := range in.Targets {
-		t := Target{Name: ti.Name, Path: ti.Path, Renderer: ti.Renderer, Context: ti.Context, Skipped: ti.Skipped, Objects: []Object{}}
+		t := Target{Name: ti.Name, Path: ti.Path, Renderer: ti.Renderer, Context: ti.Context, Applier: ti.Applier, Skipped: ti.Skipped, Objects: []Object{}}
 		for _, f := range ti.Failures {
 			t.Objects = append(t.Objects, fromFailure(f))
 		}
+		againstLive := map[object.ID]bool{}
+		for _, id := range ti.AgainstLive {
+			againstLive[id] = true
+		}
 		for _, r := range ti.Results {
-			o, err := fromResult(r, opts, ti.Rules, sc)
+			sd := sidesApply
+			if ti.Split {
+				sd = sidesChange
+				if againstLive[r.ID] {
+					sd = sidesChangeLive
+				}
+			}
+			o, err := fromResult(r, opts, ti.Rules, sc, sd, ephemeral)
 			if err != nil {
 				return nil, err
 			}
@@ -116,7 +157,7 @@ func Build(in Input, opts Options) (*Report, error) {
 		}
 		sortObjects(t.Objects)
 		for _, r := range ti.Drift {
-			o, err := fromResult(r, opts, ti.Rules, sc)
+			o, err := fromResult(r, opts, ti.Rules, sc, sidesDrift, ephemeral)
 			if err != nil {
 				return nil, err
 			}
@@ -134,6 +175,9 @@ func Build(in Input, opts Options) (*Report, error) {
 		t.Notes = append(t.Notes, ti.Notes...)
 		for _, o := range t.Objects {
 			rep.Summary.count(o.Category)
+			if o.warned(dryrun.ReasonApplierMismatch) {
+				rep.Summary.ApplierMismatch++
+			}
 		}
 		rep.Targets = append(rep.Targets, t)
 	}
@@ -160,7 +204,7 @@ func (s *Summary) count(category string) {
 
 func newObject(id object.ID, source string, doc int) Object {
 	return Object{Group: id.Group, Version: id.Version, Kind: id.Kind, Namespace: id.Namespace, Name: id.Name,
-		Source: source, Document: doc, Warnings: []dryrun.Message{}, file: id.String()}
+		Source: source, Document: doc, Warnings: []dryrun.Message{}, file: kubectlName(id), sides: sidesApply}
 }
 
 func fromFailure(f render.Failure) Object {
@@ -178,9 +222,12 @@ func fromFailure(f render.Failure) Object {
 }
 
 // fromResult makes a result's line of the report; its messages are scrubbed later,
-// with the rest of the report.
-func fromResult(r dryrun.Result, opts Options, rules Rules, sc *Scrubber) (Object, error) {
+// with the rest of the report. sd names the sides compared; ephemeral says the live
+// side was created by drift itself, in a throwaway server, so that its server-made
+// identity changes with every run.
+func fromResult(r dryrun.Result, opts Options, rules Rules, sc *Scrubber, sd sides, ephemeral bool) (Object, error) {
 	o := newObject(r.ID, r.Object.Source, r.Object.Doc)
+	o.sides = sd
 	o.Inventory = r.Inventory
 	masked := rules.maskFor(r.ID)
 	for _, n := range r.Object.Notes {
@@ -196,7 +243,13 @@ func fromResult(r dryrun.Result, opts Options, rules Rules, sc *Scrubber) (Objec
 	isNew := r.Live == nil
 	ignored, managers := rules.ignoreFor(r.ID)
 	owned := managedBy(r.Live, managers)
-	live, merged := normalize(r.Live, false), normalize(r.Merged, isNew)
+	live, merged := normalize(r.Live, ephemeral), normalize(r.Merged, isNew || ephemeral)
+	if ephemeral {
+		markAllocated(r.Object.Obj, nil, live)
+		markAllocated(r.Object.Obj, nil, merged)
+	} else {
+		markAllocated(r.Object.Obj, live, merged)
+	}
 	applyIgnore(ignored, owned, live, merged)
 	if !opts.ShowSecrets && (isSecret(live) || isSecret(merged)) {
 		maskSecrets(live, merged)
@@ -212,7 +265,11 @@ func fromResult(r dryrun.Result, opts Options, rules Rules, sc *Scrubber) (Objec
 		return o, fmt.Errorf("failed to render merged %s: %w", r.ID.Display(), err)
 	}
 	switch {
-	case r.Merged == nil && r.Live != nil:
+	case r.Merged == nil && r.Live == nil:
+		// An absent object the applier sends nothing for (Flux's ssa: Ignore): it
+		// stays absent.
+		o.Category = Unchanged
+	case r.Merged == nil:
 		o.Category = Delete
 	case isNew:
 		o.Category = Add
@@ -231,7 +288,7 @@ func fromResult(r dryrun.Result, opts Options, rules Rules, sc *Scrubber) (Objec
 		}
 	}
 	if o.Category != Unchanged {
-		o.Diff = unifiedDiff(o.live, o.merged, "live/"+o.file, "merged/"+o.file)
+		o.Diff = unifiedDiff(o.live, o.merged, sd.from+"/"+o.file, sd.to+"/"+o.file)
 	}
 	return o, nil
 }

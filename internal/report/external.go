@@ -18,8 +18,8 @@ import (
 const ExternalDiffEnv = "KUBECTL_EXTERNAL_DIFF"
 
 // Dump writes the normalized, masked objects of every added, modified or deleted
-// object into dir/live and dir/merged, one file per object named as kubectl diff names
-// them. A side where the object does not exist has no file. With more than one diffed
+// object into dir/live and dir/merged (dir/base and dir/head for a split report's
+// change), one file per object named as kubectl diff names them. A side where the object does not exist has no file. With more than one diffed
 // target, each target's files go into a subdirectory named after it.
 //
 // Every file is written through an os.Root opened on dir, so no name, symlink or race
@@ -35,10 +35,11 @@ func Dump(dir string, rep *Report) error {
 		return fmt.Errorf("failed to open %s: %w", dir, err)
 	}
 	defer root.Close()
-	sides := []string{"live", "merged"}
-	for _, side := range sides {
-		if err := root.MkdirAll(side, 0o755); err != nil {
-			return fmt.Errorf("failed to create %s: %w", filepath.Join(dir, side), err)
+	for _, sd := range rep.dumpSides() {
+		for _, side := range []string{sd.from, sd.to} {
+			if err := root.MkdirAll(side, 0o755); err != nil {
+				return fmt.Errorf("failed to create %s: %w", filepath.Join(dir, side), err)
+			}
 		}
 	}
 	var refused []error
@@ -58,7 +59,7 @@ func Dump(dir string, rep *Report) error {
 			if o.Category != Add && o.Category != Modify && o.Category != Delete {
 				continue
 			}
-			if err := dumpObject(root, sides, sub, o); err != nil {
+			if err := dumpObject(root, sub, o); err != nil {
 				refused = append(refused, fmt.Errorf("%s (%s): %w", o.Title(), o.Where(), err))
 			}
 		}
@@ -69,16 +70,39 @@ func Dump(dir string, rep *Report) error {
 	return nil
 }
 
+// dumpSides are the pairs of directories the report's diffed objects are dumped
+// into, in a fixed order: live and merged, or base and head for a split report's
+// change (live and head for a change diffed against the live object).
+func (r *Report) dumpSides() []sides {
+	used := map[sides]bool{}
+	diffed, _ := r.splitSkipped()
+	for _, t := range diffed {
+		for _, o := range t.Objects {
+			if o.Category == Add || o.Category == Modify || o.Category == Delete {
+				used[o.diffSides()] = true
+			}
+		}
+	}
+	var out []sides
+	for _, sd := range []sides{sidesApply, sidesChange, sidesChangeLive} {
+		if used[sd] {
+			out = append(out, sd)
+		}
+	}
+	if len(out) == 0 {
+		out = append(out, sidesApply)
+	}
+	return out
+}
+
 // dumpObject writes one object's sides below root.
-func dumpObject(root *os.Root, sides []string, sub string, o Object) error {
+func dumpObject(root *os.Root, sub string, o Object) error {
 	if err := object.CheckFileName(o.file); err != nil {
 		return err
 	}
-	for _, side := range sides {
-		content := o.live
-		if side == "merged" {
-			content = o.merged
-		}
+	sd := o.diffSides()
+	for _, f := range [2][2]string{{sd.from, o.live}, {sd.to, o.merged}} {
+		side, content := f[0], f[1]
 		if content == "" {
 			continue
 		}
@@ -110,8 +134,9 @@ func ExternalCommand(env, liveDir, mergedDir string) (string, []string) {
 }
 
 // RunExternalDiff dumps the report into a temporary directory and runs the program named
-// by env once on its live and merged directories, with its output on stdout and stderr.
-// Exit status 0 and 1 (differences found) are success, as for diff(1).
+// by env on its live and merged directories (base and head for a split report's
+// change; once per pair when a report has both), with its output on stdout and
+// stderr. Exit status 0 and 1 (differences found) are success, as for diff(1).
 func RunExternalDiff(ctx context.Context, env string, rep *Report, stdout, stderr io.Writer) error {
 	tmp, err := os.MkdirTemp("", "drift-diff-")
 	if err != nil {
@@ -121,17 +146,21 @@ func RunExternalDiff(ctx context.Context, env string, rep *Report, stdout, stder
 	// Objects that could not be dumped are named in the error; the program still
 	// shows the others.
 	dumpErr := Dump(tmp, rep)
-	prog, args := ExternalCommand(env, filepath.Join(tmp, "live"), filepath.Join(tmp, "merged"))
-	cmd := exec.CommandContext(ctx, prog, args...)
-	cmd.Dir = tmp
-	cmd.Stdout, cmd.Stderr = stdout, stderr
-	err = cmd.Run()
-	var exit *exec.ExitError
-	if errors.As(err, &exit) && exit.ExitCode() == 1 {
-		err = nil
+	errs := []error{dumpErr}
+	for _, sd := range rep.dumpSides() {
+		prog, args := ExternalCommand(env, filepath.Join(tmp, sd.from), filepath.Join(tmp, sd.to))
+		cmd := exec.CommandContext(ctx, prog, args...)
+		cmd.Dir = tmp
+		cmd.Stdout, cmd.Stderr = stdout, stderr
+		err := cmd.Run()
+		var exit *exec.ExitError
+		if errors.As(err, &exit) && exit.ExitCode() == 1 {
+			err = nil
+		}
+		if err != nil {
+			errs = append(errs, fmt.Errorf("%s program %q failed: %w", ExternalDiffEnv, prog, err))
+			break
+		}
 	}
-	if err != nil {
-		err = fmt.Errorf("%s program %q failed: %w", ExternalDiffEnv, prog, err)
-	}
-	return errors.Join(dumpErr, err)
+	return errors.Join(errs...)
 }

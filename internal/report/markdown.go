@@ -33,6 +33,9 @@ func WriteMarkdown(w io.Writer, rep *Report, opts MarkdownOptions) error {
 	if !rep.Complete {
 		fmt.Fprintf(bw, "> [!CAUTION]\n> %s\n\n", rep.IncompleteNote())
 	}
+	if note := rep.MismatchNote(); note != "" {
+		fmt.Fprintf(bw, "> [!WARNING]\n> %s\n\n", note)
+	}
 	if rep.Kind == KindDrift {
 		fmt.Fprintf(bw, "Drift check of %s against the live cluster.\n\n", mdDescribe(rep))
 	} else {

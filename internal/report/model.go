@@ -53,6 +53,9 @@ type Summary struct {
 	Unchanged int `json:"unchanged"`
 	Delete    int `json:"delete"`
 	Error     int `json:"error"`
+	// ApplierMismatch counts the objects whose live fields another applier than
+	// their target's manages (their predictions may be wrong).
+	ApplierMismatch int `json:"applierMismatch,omitempty"`
 }
 
 // Changes is the number of objects that would change.
@@ -66,6 +69,8 @@ type Target struct {
 	Path     string `json:"path,omitempty"`
 	Renderer string `json:"renderer,omitempty"`
 	Context  string `json:"context,omitempty"`
+	// Applier is the applier profile the target was previewed for (config.md#appliers).
+	Applier string `json:"applier,omitempty"`
 	// Skipped says why the target was not diffed (then it has no objects).
 	Skipped string   `json:"skipped,omitempty"`
 	Objects []Object `json:"objects"`
@@ -119,8 +124,9 @@ type Object struct {
 	// live and merged are the normalized, masked YAML of each side, for --dump and
 	// KUBECTL_EXTERNAL_DIFF; empty where that side does not exist.
 	live, merged string
-	// file is kubectl diff's file name for the object.
-	file string
+	// file is kubectl diff's file name for the object, and sides what its diff compares.
+	file  string
+	sides sides
 }
 
 // Title is the object's human name: "apps/v1 Deployment shop/web".
@@ -162,4 +168,14 @@ func (o Object) Where() string {
 // Title is the kept object's human name.
 func (k Kept) Title() string {
 	return Object{Group: k.Group, Version: k.Version, Kind: k.Kind, Namespace: k.Namespace, Name: k.Name}.Title()
+}
+
+// warned reports whether the object carries a warning with reason.
+func (o Object) warned(reason string) bool {
+	for _, w := range o.Warnings {
+		if w.Reason == reason {
+			return true
+		}
+	}
+	return false
 }

@@ -84,6 +84,20 @@ func (r *Report) IncompleteNote() string {
 	return fmt.Sprintf("The report is incomplete: %d %s could not be previewed, so what applying this change does is not fully known. Fix the errors and run again.", n, what)
 }
 
+// MismatchNote says how many objects another applier than their target's applies, or
+// nothing when none does.
+func (r *Report) MismatchNote() string {
+	n := r.Summary.ApplierMismatch
+	if n == 0 {
+		return ""
+	}
+	what := "objects are"
+	if n == 1 {
+		what = "object is"
+	}
+	return fmt.Sprintf("%d %s managed in the cluster by another applier than its target's (applier-mismatch): the prediction is for the target's applier and may be wrong. Each warning names the applier to set.", n, what)
+}
+
 // section is one category's place in the text and markdown reports.
 type section struct {
 	category string
@@ -141,6 +155,9 @@ func (t Target) about(quote func(string) string) string {
 	}
 	if t.Context != "" {
 		parts = append(parts, "context "+quote(t.Context))
+	}
+	if t.Applier != "" {
+		parts = append(parts, "applier "+quote(t.Applier))
 	}
 	return strings.Join(parts, ", ")
 }

@@ -98,6 +98,9 @@ func WriteText(w io.Writer, rep *Report, opts TextOptions) error {
 		}
 	}
 	fmt.Fprintf(bw, "\n%s %s.\n", c(ansiBold, "Summary:"), rep.Summary.Line())
+	if note := rep.MismatchNote(); note != "" {
+		fmt.Fprintf(bw, "%s\n", c(ansiYell, note))
+	}
 	if !rep.Complete {
 		fmt.Fprintf(bw, "%s\n", c(ansiRed, rep.IncompleteNote()))
 	}

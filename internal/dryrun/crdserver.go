@@ -1,0 +1,336 @@
+package dryrun
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+	"sync"
+
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	structuralschema "k8s.io/apiextensions-apiserver/pkg/apiserver/schema"
+	structuraldefaulting "k8s.io/apiextensions-apiserver/pkg/apiserver/schema/defaulting"
+	"k8s.io/apiextensions-apiserver/pkg/apiserver/schema/pruning"
+	"k8s.io/apiextensions-apiserver/pkg/apiserver/validation"
+	"k8s.io/apiextensions-apiserver/pkg/controller/openapi/builder"
+	apiequality "k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/managedfields"
+	"k8s.io/apimachinery/pkg/util/sets"
+	"k8s.io/client-go/util/csaupgrade"
+	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
+	"sigs.k8s.io/structured-merge-diff/v6/typed"
+)
+
+// applyModel is what kube-apiserver's custom resource handler builds to serve a CRD
+// to server-side apply: a type converter from the OpenAPI of all its versions (list
+// types, map keys, ObjectMeta). Built once per run, from the rendered CRD.
+type applyModel struct {
+	once      sync.Once
+	converter managedfields.TypeConverter
+	err       error
+}
+
+// servedSchema is a version's structural schema with defaults pruned, which the
+// handler prunes and defaults with.
+type servedSchema struct {
+	once sync.Once
+	s    *structuralschema.Structural
+	err  error
+}
+
+// localServer is what kube-apiserver's custom resource handler would have to serve
+// one version of a CRD as the change makes it.
+type localServer struct {
+	crd *PendingCRD
+	ver *crdVersion
+	gvk schema.GroupVersionKind
+	// schema and storage are the structural schemas, defaults pruned, of the version
+	// and of the storage version (the same when it is the storage version or the
+	// storage version is not served).
+	schema, storage *structuralschema.Structural
+	storageVersion  string
+	converter       managedfields.TypeConverter
+}
+
+func newLocalServer(crd *PendingCRD, ver *crdVersion, version string) (*localServer, error) {
+	m := crd.applyModel()
+	if m.err != nil {
+		return nil, m.err
+	}
+	s, err := ver.servedStructural()
+	if err != nil {
+		return nil, err
+	}
+	ls := &localServer{crd: crd, ver: ver, schema: s, storage: s, storageVersion: version, converter: m.converter,
+		gvk: schema.GroupVersionKind{Group: crd.rendered.Spec.Group, Version: version, Kind: crd.rendered.Spec.Names.Kind}}
+	for _, v := range crd.rendered.Spec.Versions {
+		if sv := crd.versions[v.Name]; v.Storage && sv != nil && v.Name != version {
+			if ss, err := sv.servedStructural(); err == nil {
+				ls.storage, ls.storageVersion = ss, v.Name
+			}
+		}
+	}
+	return ls, nil
+}
+
+// stored is an object as the server reads it back from storage: in the storage
+// version pruned and defaulted by its schema, then converted (strategy None: only
+// apiVersion) and pruned by the version's schema. It is what an apply starts from,
+// and what a write answers, since the answer is decoded from what was stored.
+func (ls *localServer) stored(obj *unstructured.Unstructured) *unstructured.Unstructured {
+	out := obj.DeepCopy()
+	preserve := ls.crd.rendered.Spec.PreserveUnknownFields
+	out.SetAPIVersion(schema.GroupVersion{Group: ls.gvk.Group, Version: ls.storageVersion}.String())
+	coerce(out.Object, ls.storage, preserve, true)
+	out.SetAPIVersion(ls.gvk.GroupVersion().String())
+	coerce(out.Object, ls.schema, preserve, false)
+	return out
+}
+
+// apply does what the API server does with a server-side apply of obj once it serves
+// the rendered CRD: it merges obj into the live object as read from storage with the
+// field manager of the custom resource handler (taking conflicting fields over as a
+// forced apply, with a warning, unless forced from the start), defaults, prepares
+// and validates the result as the custom resource strategy does, and answers it as
+// stored. problems are the reasons the server would refuse it.
+func (ls *localServer) apply(r *Result, live, obj *unstructured.Unstructured, opts Options) (merged *unstructured.Unstructured, problems []string, err error) {
+	problems = checkPendingMeta(obj.Object, ls.crd.Namespaced)
+	for _, f := range unknownFields(obj.Object, ls.ver) {
+		problems = append(problems, fmt.Sprintf("unknown field %q", f))
+	}
+	if len(problems) > 0 {
+		return nil, problems, nil
+	}
+	base := &unstructured.Unstructured{}
+	base.SetGroupVersionKind(ls.gvk)
+	if live != nil {
+		base = ls.stored(live)
+	}
+	status := hasStatus(ls.crd.rendered, ls.gvk.Version)
+	reset := map[fieldpath.APIVersion]*fieldpath.Set{}
+	if status {
+		reset[fieldpath.APIVersion(ls.gvk.GroupVersion().String())] = fieldpath.NewSet(fieldpath.MakePathOrDie("status"))
+	}
+	fm, err := managedfields.NewDefaultCRDFieldManager(ls.converter, sameVersion{}, schemaDefaulter{ls.schema},
+		unstructuredCreater{}, ls.gvk, ls.gvk.GroupVersion(), "", fieldpath.NewExcludeFilterSetMap(reset))
+	if err != nil {
+		return nil, nil, err
+	}
+	force := opts.ForceConflicts
+	csa := appliedClientSide(live, opts.FieldManager)
+	out, err := fm.Apply(base.DeepCopy(), obj.DeepCopy(), opts.FieldManager, force)
+	if err != nil && !force && isFieldManagerConflict(err) {
+		if !csa || !onlyCSAConflicts(err) {
+			r.Warnings = append(r.Warnings, conflictWarning(err))
+		}
+		out, err = fm.Apply(base.DeepCopy(), obj.DeepCopy(), opts.FieldManager, true)
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	merged = out.(*unstructured.Unstructured)
+	if csa && opts.Profile.MigratesCSA {
+		if merged, err = migrateLocally(fm, ls.converter, merged, obj, r, opts); err != nil {
+			return nil, nil, err
+		}
+	}
+	var errs []string
+	if live == nil {
+		prepareForCreate(merged, status)
+		for _, e := range validation.ValidateCustomResource(nil, merged.Object, ls.ver.validator) {
+			errs = append(errs, e.Error())
+		}
+	} else {
+		prepareForUpdate(merged, base, status)
+		// Ratcheting, as the server does by default: a value the update leaves as it was
+		// may stay invalid under the new schema.
+		for _, e := range validation.ValidateCustomResourceUpdate(nil, merged.Object, base.Object, ls.ver.validator, validation.WithRatcheting(nil)) {
+			errs = append(errs, e.Error())
+		}
+	}
+	return ls.stored(merged), errs, nil
+}
+
+// migrateLocally is kubectl's move of client-side managers' fields to its own
+// manager (client-go's csaupgrade) and its second apply, done on the local result:
+// fields the last client-side apply set that the repository no longer has, and no
+// other manager owns, are removed.
+func migrateLocally(fm *managedfields.FieldManager, tc managedfields.TypeConverter, merged, obj *unstructured.Unstructured, r *Result, opts Options) (*unstructured.Unstructured, error) {
+	upgraded := merged.DeepCopy()
+	owners := sets.New[string]()
+	for m := range csaManagers {
+		owners.Insert(m)
+	}
+	if err := csaupgrade.UpgradeManagedFields(upgraded, owners, opts.FieldManager); err != nil {
+		return nil, err
+	}
+	out, err := fm.Apply(upgraded, obj.DeepCopy(), opts.FieldManager, true)
+	if err != nil {
+		return nil, err
+	}
+	again := out.(*unstructured.Unstructured)
+	var removed []string
+	before, err1 := tc.ObjectToTyped(merged, typed.AllowDuplicates)
+	after, err2 := tc.ObjectToTyped(again, typed.AllowDuplicates)
+	if err1 == nil && err2 == nil {
+		if cmp, err := before.Compare(after); err == nil {
+			cmp.Removed.Leaves().Iterate(func(p fieldpath.Path) {
+				if !strings.HasPrefix(p.String(), ".metadata.managedFields") {
+					removed = append(removed, p.String())
+				}
+			})
+		}
+	}
+	sort.Strings(removed)
+	r.Warnings = append(r.Warnings, migrationWarning(opts, removed))
+	return again, nil
+}
+
+// coerce is what the API server's schema coercion does to a custom resource: fields
+// the schema does not know are pruned and nulls without a default dropped; when it
+// decodes from storage, defaults are filled in too.
+func coerce(obj map[string]any, s *structuralschema.Structural, preserveUnknown, defaults bool) {
+	if !preserveUnknown {
+		pruning.Prune(obj, s, true)
+		structuraldefaulting.PruneNonNullableNullsWithoutDefaults(obj, s)
+	}
+	if defaults {
+		structuraldefaulting.Default(obj, s)
+	}
+}
+
+// prepareForCreate and prepareForUpdate are the custom resource strategy's: status
+// is not written through the main resource when the status subresource is on, and the
+// generation starts at 1 and grows with every change outside metadata.
+func prepareForCreate(obj *unstructured.Unstructured, status bool) {
+	if status {
+		delete(obj.Object, "status")
+	}
+	obj.SetGeneration(1)
+}
+
+func prepareForUpdate(obj, old *unstructured.Unstructured, status bool) {
+	if status {
+		if s, ok := old.Object["status"]; ok {
+			obj.Object["status"] = s
+		} else {
+			delete(obj.Object, "status")
+		}
+	}
+	if !apiequality.Semantic.DeepEqual(withoutMetadata(obj.Object), withoutMetadata(old.Object)) {
+		obj.SetGeneration(old.GetGeneration() + 1)
+	}
+}
+
+func withoutMetadata(obj map[string]any) map[string]any {
+	out := make(map[string]any, len(obj))
+	for k, v := range obj {
+		if k != "metadata" {
+			out[k] = v
+		}
+	}
+	return out
+}
+
+// applyModel builds, once, the handler's type converter: the OpenAPI of every
+// version of the CRD (builder.BuildOpenAPIV3, with ObjectMeta and the other
+// definitions it references), merged, since server-side apply converts to the version
+// each manager last applied at.
+func (p *PendingCRD) applyModel() *applyModel {
+	m, crd := &p.apply, p.rendered
+	m.once.Do(func() {
+		if len(crd.Spec.Versions) == 0 {
+			m.err = fmt.Errorf("the CRD has no versions")
+			return
+		}
+		merged, err := builder.BuildOpenAPIV3(crd, crd.Spec.Versions[0].Name, builder.Options{})
+		for _, v := range crd.Spec.Versions[1:] {
+			if err != nil {
+				break
+			}
+			s, e := builder.BuildOpenAPIV3(crd, v.Name, builder.Options{})
+			if err = e; err == nil {
+				merged, err = builder.MergeSpecsV3(merged, s)
+			}
+		}
+		if m.err = err; err != nil {
+			return
+		}
+		m.converter, m.err = managedfields.NewTypeConverter(merged.Components.Schemas, crd.Spec.PreserveUnknownFields)
+	})
+	return m
+}
+
+// servedStructural is the version's structural schema with defaults pruned, built once.
+func (v *crdVersion) servedStructural() (*structuralschema.Structural, error) {
+	v.served.once.Do(func() {
+		if v.structural == nil {
+			v.served.err = fmt.Errorf("no structural schema")
+			return
+		}
+		v.served.s = v.structural.DeepCopy()
+		v.served.err = structuraldefaulting.PruneDefaults(v.served.s)
+	})
+	return v.served.s, v.served.err
+}
+
+// sameVersion is the custom resource handler's converter for an apply in the
+// version the object is served at (its hub version): only apiVersion changes.
+type sameVersion struct{}
+
+func (sameVersion) Convert(in, out, context any) error {
+	return fmt.Errorf("converting %T to %T is not supported", in, out)
+}
+
+func (sameVersion) ConvertToVersion(in runtime.Object, target runtime.GroupVersioner) (runtime.Object, error) {
+	gvk, ok := target.KindForGroupVersionKinds([]schema.GroupVersionKind{in.GetObjectKind().GroupVersionKind()})
+	if !ok {
+		return nil, fmt.Errorf("%v cannot be converted to %v", in.GetObjectKind().GroupVersionKind(), target)
+	}
+	out := in.DeepCopyObject()
+	out.GetObjectKind().SetGroupVersionKind(gvk)
+	return out, nil
+}
+
+func (sameVersion) ConvertFieldLabel(_ schema.GroupVersionKind, label, value string) (string, string, error) {
+	return label, value, nil
+}
+
+// schemaDefaulter defaults custom resources by the structural schema, as the
+// handler's unstructuredDefaulter does after an apply.
+type schemaDefaulter struct{ s *structuralschema.Structural }
+
+func (d schemaDefaulter) Default(obj runtime.Object) {
+	if u, ok := obj.(runtime.Unstructured); ok {
+		structuraldefaulting.Default(u.UnstructuredContent(), d.s)
+	}
+}
+
+type unstructuredCreater struct{}
+
+func (unstructuredCreater) New(gvk schema.GroupVersionKind) (runtime.Object, error) {
+	u := &unstructured.Unstructured{}
+	u.SetGroupVersionKind(gvk)
+	return u, nil
+}
+
+// needsWebhook reports whether applying obj, read at version from, converts between
+// versions under a CRD whose conversion is a webhook, which drift does not call: to
+// or from the storage version, or to the versions managers applied at.
+func (ls *localServer) needsWebhook(obj *unstructured.Unstructured, from string) bool {
+	conv := ls.crd.rendered.Spec.Conversion
+	if conv == nil || conv.Strategy == apiextensionsv1.NoneConverter {
+		return false
+	}
+	if ls.storageVersion != ls.gvk.Version || (obj != nil && from != ls.gvk.Version) {
+		return true
+	}
+	for _, mf := range obj.GetManagedFields() {
+		if mf.APIVersion != ls.gvk.GroupVersion().String() {
+			return true
+		}
+	}
+	return false
+}
