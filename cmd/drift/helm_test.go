@@ -18,6 +18,12 @@ import (
 // work tree, as helm install / helm upgrade do.
 func helmRun(t *testing.T, dir, ns, release string, upgrade bool) {
 	t.Helper()
+	helmRunValues(t, dir, ns, release, upgrade, nil)
+}
+
+// helmRunValues is helmRun with values, as helm's --set-file/--values give them.
+func helmRunValues(t *testing.T, dir, ns, release string, upgrade bool, values map[string]any) {
+	t.Helper()
 	kube.ManagedFieldsManager = dryrun.HelmFieldManager
 	flags := genericclioptions.NewConfigFlags(false)
 	flags.KubeConfig, flags.Namespace = &env.Kubeconfig, &ns
@@ -32,11 +38,11 @@ func helmRun(t *testing.T, dir, ns, release string, upgrade bool) {
 	if upgrade {
 		up := action.NewUpgrade(cfg)
 		up.Namespace = ns
-		_, err = up.Run(release, ch, nil)
+		_, err = up.Run(release, ch, values)
 	} else {
 		in := action.NewInstall(cfg)
 		in.ReleaseName, in.Namespace = release, ns
-		_, err = in.Run(ch, nil)
+		_, err = in.Run(ch, values)
 	}
 	if err != nil {
 		t.Fatalf("helm: %v", err)
