@@ -15,14 +15,10 @@ import (
 
 	"github.com/drift-gitops/drift/internal/dryrun"
 	"github.com/drift-gitops/drift/internal/github"
+	"github.com/drift-gitops/drift/internal/plan"
+	"github.com/drift-gitops/drift/internal/preview"
 	"github.com/drift-gitops/drift/internal/report"
 	"github.com/drift-gitops/drift/internal/source"
-)
-
-// Where a pull request's trusted configuration comes from (--config-from).
-const (
-	configFromBase = "base"
-	configFromHead = "head"
 )
 
 // diffOptions holds everything drift diff is told.
@@ -122,7 +118,7 @@ func (o *diffOptions) addFlags(f *pflag.FlagSet) {
 	f.StringVar(&o.Cluster, "cluster", "", `kubeconfig cluster to use, or "ephemeral" for a throwaway local API server seeded with --base`)
 	f.StringVar(&o.Base, "base", "", "diff only the targets whose inputs changed since this ref; with --cluster ephemeral, also the ref loaded into the server first (what is deployed)")
 	f.StringVar(&o.Config, "config", "", "drift.yaml to use instead of the one at the root of the rendered ref (a path inside the repository is read from the refs, like drift.yaml)")
-	f.StringVar(&o.ConfigFrom, "config-from", configFromBase, "with --base, where rules, clusters and appliers come from: base (the trusted side of a pull request) or head (everything from the previewed ref; trusted local runs only)")
+	f.StringVar(&o.ConfigFrom, "config-from", plan.ConfigFromBase, "with --base, where rules, clusters and appliers come from: base (the trusted side of a pull request) or head (everything from the previewed ref; trusted local runs only)")
 	f.BoolVar(&o.NoSplitDrift, "no-split-drift", false, "with --base on a live cluster: do not tell the change apart from drift already in the cluster (saves the base's dry-runs)")
 	f.BoolVar(&o.Prune, "prune", true, "report what applying would delete: objects an inventory in the cluster owns that the change no longer renders (--prune=false skips it)")
 	f.StringVar(&o.Applier, "applier", "", "what applies the targets for real, so drift predicts what it does: "+strings.Join(dryrun.ProfileNames(), ", ")+" (default kubectl-server-side); overrides drift.yaml")
@@ -157,7 +153,7 @@ func (o *diffOptions) runDiff(ctx context.Context) error {
 	if o.detect && o.Ref == "" {
 		o.Ref = repo.DefaultBranch()
 	}
-	head, err := repo.Snapshot(o.Ref)
+	head, base, err := o.snapshots(repo)
 	if err != nil {
 		return err
 	}
@@ -168,18 +164,15 @@ func (o *diffOptions) runDiff(ctx context.Context) error {
 	if err := head.CheckPaths(paths); err != nil {
 		return err
 	}
-	var base *source.Snapshot
-	if o.Base != "" {
-		if base, err = repo.Snapshot(o.Base); err != nil {
-			return fmt.Errorf("--base: %w", err)
-		}
-	}
-	lc, err := o.loadConfig(repo, head, base)
+	cfg, err := plan.LoadConfig(repo, head, base, plan.ConfigSource{File: o.Config, From: o.ConfigFrom, BaseRef: o.Base, Warnf: o.warnf})
 	if err != nil {
 		return err
 	}
-	targets := o.planTargets(repo, lc, paths)
-	if err := selectTargets(targets, o.Targets); err != nil {
+	if len(o.Paths) == 0 {
+		paths = nil
+	}
+	targets := plan.Targets(cfg, repo.Dir, paths, o.overrides())
+	if err := plan.SelectNamed(targets, o.Targets); err != nil {
 		return err
 	}
 	cache, err := o.renderCache(ctx, repo)
@@ -187,39 +180,24 @@ func (o *diffOptions) runDiff(ctx context.Context) error {
 		return err
 	}
 	if base != nil {
-		if err := o.selectChanged(targets, head, base, lc.base, cache); err != nil {
+		if err := plan.SelectChanged(targets, head, base, cfg.Base, cache); err != nil {
 			return err
 		}
 	}
 
-	run, err := o.connect(ctx, targets, head, base, cache)
-	defer run.stop()
+	progress := newProgress(o.streams.ErrOut, "previewing")
+	pv, err := preview.Run(ctx, o.previewDeps(cache, progress), o.previewOptions(base), targets, head, base)
+	progress.done()
 	if err != nil {
 		return err
 	}
-	run.readHelmReleases(cache)
-	run.renderAll(head, cache)
-	for _, g := range run.groups {
-		if o.Cluster == ephemeralCluster {
-			if err := o.seedHeadScaffolding(ctx, g.cluster, g.targets); err != nil {
-				return err
-			}
-		}
-	}
-	o.dryRun(ctx, run)
-	if base != nil && !o.NoSplitDrift && !o.detect && o.Cluster != ephemeralCluster {
-		o.splitDrift(ctx, run, base, cache)
-	}
-
-	in := report.Input{Ref: o.Ref, Commit: head.Commit, Base: o.Base, Drift: o.detect, Config: lc.change}
+	defer pv.Stop()
+	in := report.Input{Ref: o.Ref, Commit: head.Commit, Base: o.Base, Drift: o.detect, Config: cfg.Change, Targets: pv.Inputs()}
 	if base != nil {
 		in.BaseCommit = base.Commit
 	}
 	if o.Cluster == ephemeralCluster {
 		in.Cluster = report.ClusterEphemeral
-	}
-	for _, t := range run.all {
-		in.Targets = append(in.Targets, t.input())
 	}
 	rep, err := report.Build(in, report.Options{ShowSecrets: o.ShowSecrets, Scrubber: o.scrub})
 	if err != nil {
@@ -245,6 +223,19 @@ func (o *diffOptions) runDiff(ctx context.Context) error {
 	return nil
 }
 
+// snapshots opens --ref and --base.
+func (o *diffOptions) snapshots(repo *source.Repo) (head, base *source.Snapshot, err error) {
+	if head, err = repo.Snapshot(o.Ref); err != nil {
+		return nil, nil, err
+	}
+	if o.Base != "" {
+		if base, err = repo.Snapshot(o.Base); err != nil {
+			return nil, nil, fmt.Errorf("--base: %w", err)
+		}
+	}
+	return head, base, nil
+}
+
 func (o *diffOptions) validate() error {
 	switch o.Output {
 	case "text", "markdown", "json":
@@ -260,7 +251,7 @@ func (o *diffOptions) validate() error {
 	if o.flagSet("field-manager") && o.FieldManager == "" {
 		return fmt.Errorf("--field-manager must not be empty")
 	}
-	if o.ConfigFrom != configFromBase && o.ConfigFrom != configFromHead {
+	if o.ConfigFrom != plan.ConfigFromBase && o.ConfigFrom != plan.ConfigFromHead {
 		return fmt.Errorf("unknown --config-from %q: use base or head", o.ConfigFrom)
 	}
 	switch {
@@ -276,15 +267,28 @@ func (o *diffOptions) validate() error {
 	return nil
 }
 
-// applierName is the profile --applier (or its old name --apply-mode) names.
-func (o *diffOptions) applierName() string {
+// overrides are what the command line sets for every target.
+func (o *diffOptions) overrides() plan.Overrides {
+	ov := plan.Overrides{Applier: o.Applier}
 	switch o.ApplyMode {
 	case "server":
-		return "kubectl-server-side"
+		ov.Applier = "kubectl-server-side"
 	case "client":
-		return "kubectl"
+		ov.Applier = "kubectl"
 	}
-	return o.Applier
+	if o.flagSet("field-manager") {
+		ov.FieldManager = &o.FieldManager
+	}
+	if o.flagSet("context") {
+		ov.Context = o.kube.Context
+	}
+	if o.flagSet("kubeconfig") {
+		ov.Kubeconfig = o.kube.KubeConfig
+	}
+	if o.flagSet("namespace") {
+		ov.Namespace = o.kube.Namespace
+	}
+	return ov
 }
 
 // repoPaths turns --path values (relative to --repo) into repository paths.

@@ -46,7 +46,7 @@ func NameRuleFor(gk schema.GroupKind) NameRule {
 	switch {
 	case pathSegmentKinds[gk]:
 		return PathSegment
-	case gk == schema.GroupKind{Kind: "Namespace"}:
+	case gk == NamespaceKind:
 		return DNSLabel
 	case gk == schema.GroupKind{Kind: "Service"}:
 		return DNS1035Label

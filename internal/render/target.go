@@ -7,6 +7,8 @@ import (
 	"sync"
 
 	"k8s.io/client-go/rest"
+
+	"github.com/drift-gitops/drift/internal/source"
 )
 
 // Renderers.
@@ -103,6 +105,12 @@ type cacheEntry struct {
 	once sync.Once
 	res  *Result
 	err  error
+}
+
+// RenderSnapshot is Render of spec in a source snapshot (its commit names it; the
+// work tree's is "", which a render worker opens again from the repository).
+func (c *Cache) RenderSnapshot(snap *source.Snapshot, spec Spec) (*Result, error) {
+	return c.Render(snap.Commit, snap.FS, spec)
 }
 
 // Render returns the cached rendering of spec in the snapshot of commit ("" for the

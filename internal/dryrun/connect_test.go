@@ -1,4 +1,4 @@
-package main
+package dryrun
 
 import (
 	"reflect"
@@ -7,9 +7,10 @@ import (
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 )
 
-// TestFlagsForCopiesEveryConnectionFlag guards flagsFor against kubectl flags added in
+// TestFlagsForCopiesEveryConnectionFlag guards FlagsFor against kubectl flags added in
 // later cli-runtime versions: every exported field must reach each cluster's flags.
 func TestFlagsForCopiesEveryConnectionFlag(t *testing.T) {
+	t.Parallel()
 	base := genericclioptions.NewConfigFlags(true)
 	v := reflect.ValueOf(base).Elem()
 	for i := 0; i < v.NumField(); i++ {
@@ -19,7 +20,7 @@ func TestFlagsForCopiesEveryConnectionFlag(t *testing.T) {
 		}
 		f.Set(reflect.New(f.Type().Elem())) // a fresh pointer, distinct from NewConfigFlags'
 	}
-	got := flagsFor(base, clusterKey{})
+	got := FlagsFor(base, "", "")
 	gv := reflect.ValueOf(got).Elem()
 	for i := 0; i < v.NumField(); i++ {
 		name := v.Type().Field(i).Name
@@ -27,10 +28,10 @@ func TestFlagsForCopiesEveryConnectionFlag(t *testing.T) {
 			continue
 		}
 		if gv.Field(i).Pointer() != v.Field(i).Pointer() {
-			t.Errorf("flagsFor does not copy %s", name)
+			t.Errorf("FlagsFor does not copy %s", name)
 		}
 	}
-	ctx := flagsFor(base, clusterKey{kubeconfig: "/k", context: "prod"})
+	ctx := FlagsFor(base, "/k", "prod")
 	if *ctx.Context != "prod" || *ctx.KubeConfig != "/k" || *base.Context == "prod" {
 		t.Errorf("context/kubeconfig not set on a copy: %q %q (base %q)", *ctx.Context, *ctx.KubeConfig, *base.Context)
 	}

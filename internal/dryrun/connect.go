@@ -1,70 +1,49 @@
-package main
+package dryrun
 
 import (
 	"context"
 	"fmt"
+	"io"
 	"net/http"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
-	"sync"
 	"time"
 
 	"k8s.io/cli-runtime/pkg/genericclioptions"
+	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
-
-	"github.com/drift-gitops/drift/internal/dryrun"
-	"github.com/drift-gitops/drift/internal/object"
 )
 
-// defaultRequestTimeout bounds each request when --request-timeout is not set.
-const defaultRequestTimeout = 30 * time.Second
+// DefaultRequestTimeout bounds each request when --request-timeout is not set.
+const DefaultRequestTimeout = 30 * time.Second
 
-type cluster struct {
-	clients        *dryrun.Clients
-	namespace      string
-	requestTimeout time.Duration
-	// absent lists objects the server holds only so others can be previewed.
-	absent map[object.Key]bool
-	// seeded lists what an ephemeral server was loaded with.
-	seeded map[object.Key]bool
-	// stop releases the cluster (stops an ephemeral server); nil for live clusters.
-	stop func()
-	// lookupKey names the cluster to the render cache when a Helm target's lookup
-	// reads it (the helm applier); "" until then.
-	lookupKey string
-
-	capsOnce    sync.Once
-	kubeVersion string
-	apiVersions []string
-	capsErr     error
+// Connection is a cluster drift previews on: its clients, the kubeconfig's default
+// namespace and the bound of one request.
+type Connection struct {
+	Clients        *Clients
+	Namespace      string
+	RequestTimeout time.Duration
 }
 
-// capabilities returns the server's version and API versions, read once.
-func (c *cluster) capabilities() (string, []string, error) {
-	c.capsOnce.Do(func() { c.kubeVersion, c.apiVersions, c.capsErr = c.clients.Capabilities() })
-	return c.kubeVersion, c.apiVersions, c.capsErr
-}
-
-// flagsFor returns kubectl's flags for one cluster of the run: the user's flags, with
-// the target's kubeconfig and context where the command line does not set them.
-func flagsFor(base *genericclioptions.ConfigFlags, key clusterKey) *genericclioptions.ConfigFlags {
+// FlagsFor returns kubectl's flags for one cluster of a run: the user's flags, with
+// the kubeconfig and context a target names where they are set.
+func FlagsFor(base *genericclioptions.ConfigFlags, kubeconfig, context string) *genericclioptions.ConfigFlags {
 	f := genericclioptions.NewConfigFlags(true)
-	f.ClusterName = nil
+	f.ClusterName = nil // drift's --cluster is set by the caller
 	f.CacheDir, f.KubeConfig, f.AuthInfoName, f.Context, f.Namespace = base.CacheDir, base.KubeConfig, base.AuthInfoName, base.Context, base.Namespace
 	f.APIServer, f.TLSServerName, f.Insecure = base.APIServer, base.TLSServerName, base.Insecure
 	f.CertFile, f.KeyFile, f.CAFile, f.BearerToken = base.CertFile, base.KeyFile, base.CAFile, base.BearerToken
 	f.Impersonate, f.ImpersonateUID, f.ImpersonateGroup, f.ImpersonateUserExtra = base.Impersonate, base.ImpersonateUID, base.ImpersonateGroup, base.ImpersonateUserExtra
 	f.Username, f.Password, f.Timeout, f.DisableCompression = base.Username, base.Password, base.Timeout, base.DisableCompression
 	f.ProxyURL, f.WrapConfigFn = base.ProxyURL, base.WrapConfigFn
-	if key.kubeconfig != "" {
-		kc := expandHome(key.kubeconfig)
+	if kubeconfig != "" {
+		kc := expandHome(kubeconfig)
 		f.KubeConfig = &kc
 	}
-	if key.context != "" {
-		ctx := key.context
-		f.Context = &ctx
+	if context != "" {
+		f.Context = &context
 	}
 	return f
 }
@@ -78,12 +57,12 @@ func expandHome(p string) string {
 	return p
 }
 
-// newCluster connects with kubectl's flags (--kubeconfig, --context, -n, --as, ...);
+// Connect connects with kubectl's flags (--kubeconfig, --context, -n, --as, ...);
 // ctx bounds every request to the cluster, connecting included. secret is told the
 // credentials the client configuration holds before the first request, and every
 // bearer token a request carries (an exec or auth-provider plugin's, which only
 // client-go sees), so that nothing the server echoes of them is shown.
-func newCluster(ctx context.Context, kube *genericclioptions.ConfigFlags, concurrency int, secret func(...string)) (*cluster, error) {
+func Connect(ctx context.Context, kube *genericclioptions.ConfigFlags, concurrency int, secret func(...string)) (*Connection, error) {
 	noCluster := fmt.Errorf("no cluster configured: set KUBECONFIG or pass --kubeconfig and --context, or preview without a cluster with --cluster ephemeral --base REF")
 	cfg, err := kube.ToRESTConfig()
 	if err != nil {
@@ -107,18 +86,18 @@ func newCluster(ctx context.Context, kube *genericclioptions.ConfigFlags, concur
 	}
 	timeout := cfg.Timeout
 	if timeout <= 0 {
-		timeout = defaultRequestTimeout
+		timeout = DefaultRequestTimeout
 	}
-	secret(kubeCredentials(cfg)...)
+	secret(credentials(cfg)...)
 	cfg.Wrap(func(next http.RoundTripper) http.RoundTripper { return bearerSeen{next: next, secret: secret} })
-	clients, err := dryrun.NewClientsWithin(ctx, cfg, concurrency)
+	clients, err := NewClientsWithin(ctx, cfg, concurrency)
 	if err != nil {
 		return nil, err
 	}
 	if err := clients.Reachable(ctx); err != nil {
 		return nil, err
 	}
-	return &cluster{clients: clients, namespace: ns, requestTimeout: timeout}, nil
+	return &Connection{Clients: clients, Namespace: ns, RequestTimeout: timeout}, nil
 }
 
 // invalidKubeconfig names the kubeconfig file that does not decode, without client-go's
@@ -144,12 +123,43 @@ func invalidKubeconfig(kube *genericclioptions.ConfigFlags) error {
 
 var yamlLine = regexp.MustCompile(`\bline ([0-9]+)`)
 
-// runTimeout is the cause of a run's end at --timeout, so that the messages of whatever
-// it interrupted say so; it is a context.DeadlineExceeded.
-type runTimeout time.Duration
+// maxCredentialFile bounds what is read of a token or key file for scrubbing.
+const maxCredentialFile = 64 << 10
 
-func (d runTimeout) Error() string { return fmt.Sprintf("timed out after %s", time.Duration(d)) }
+// credentials are the secrets a cluster's client configuration holds: bearer token
+// (inline or its file), password, client key, and an auth provider's tokens. Tokens
+// an exec plugin returns are known only from the requests (bearerSeen).
+func credentials(cfg *rest.Config) []string {
+	out := []string{cfg.BearerToken, cfg.Password, string(cfg.KeyData)}
+	for _, f := range []string{cfg.BearerTokenFile, cfg.KeyFile} {
+		if f == "" {
+			continue
+		}
+		if file, err := os.Open(f); err == nil {
+			b, _ := io.ReadAll(io.LimitReader(file, maxCredentialFile))
+			_ = file.Close()
+			out = append(out, string(b))
+		}
+	}
+	if cfg.AuthProvider != nil {
+		for _, v := range cfg.AuthProvider.Config {
+			out = append(out, v)
+		}
+	}
+	return out
+}
 
-func (runTimeout) Is(target error) bool { return target == context.DeadlineExceeded }
+// bearerSeen tells secret the bearer token of every request it passes on: client-go
+// sets the header of an exec or auth-provider plugin's token outside drift's view, in
+// a wrapper around this one.
+type bearerSeen struct {
+	next   http.RoundTripper
+	secret func(...string)
+}
 
-func osGetenv(key string) string { return os.Getenv(key) }
+func (b bearerSeen) RoundTrip(req *http.Request) (*http.Response, error) {
+	if token, ok := strings.CutPrefix(req.Header.Get("Authorization"), "Bearer "); ok {
+		b.secret(token)
+	}
+	return b.next.RoundTrip(req)
+}

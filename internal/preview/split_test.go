@@ -1,4 +1,4 @@
-package main
+package preview
 
 import (
 	"testing"
@@ -30,7 +30,7 @@ func TestSplitMarksBothPredictionsOfANewServiceAndNamesChangesDiffedAgainstLive(
 	newSvc := dryrun.Result{Object: render.Object{Obj: splitObj(t, svc)}, ID: object.IDOf(splitObj(t, svc)), Merged: predicted("10.0.0.9")}
 	baseSvc := dryrun.Result{Object: render.Object{Obj: splitObj(t, svc)}, ID: newSvc.ID, Merged: predicted("10.0.0.44")}
 	adopted := dryrun.Result{Object: render.Object{Obj: splitObj(t, cm)}, ID: object.IDOf(splitObj(t, cm)), Live: splitObj(t, cm), Merged: splitObj(t, cm)}
-	rt := &runTarget{results: []dryrun.Result{newSvc, adopted}, baseResults: []*dryrun.Result{&baseSvc, nil}}
+	rt := &Target{Results: []dryrun.Result{newSvc, adopted}, BasePredictions: []*dryrun.Result{&baseSvc, nil}}
 
 	change, _ := rt.splitResults()
 	for side, u := range map[string]*unstructured.Unstructured{"base": change[0].Live, "head": change[0].Merged} {

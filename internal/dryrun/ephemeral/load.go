@@ -1,0 +1,41 @@
+package ephemeral
+
+import (
+	"context"
+
+	"github.com/drift-gitops/drift/internal/dryrun"
+	"github.com/drift-gitops/drift/internal/prune"
+	"github.com/drift-gitops/drift/internal/render"
+)
+
+// Batch is one target's part of what a server is loaded with, loaded as the
+// target's applier leaves it (Opts: its labels, annotations and field manager).
+type Batch struct {
+	// Scaffolding are its Namespaces and CRDs no batch loaded before; Objects the
+	// rest; All everything it renders, whose inventories are recorded.
+	Scaffolding, Objects, All []render.Object
+	// Namespace is the target's default namespace.
+	Namespace string
+	Opts      dryrun.Options
+}
+
+// Load loads a server for real, in the order objects need each other: shared
+// scaffolding (Namespaces and CRDs of targets not previewed, with scaffoldOpts), each
+// batch's scaffolding, then each batch's objects and what its applier leaves
+// besides them (inventories' lists and marks). It returns the objects that could not
+// be loaded; warnf hears of inventories that could not be recorded.
+func Load(ctx context.Context, clients *dryrun.Clients, scaffolding []render.Object, scaffoldOpts dryrun.Options, batches []Batch, warnf func(string, ...any)) []dryrun.Result {
+	failed := dryrun.Seed(ctx, clients, scaffolding, scaffoldOpts)
+	for _, b := range batches {
+		opts := b.Opts
+		opts.Namespace = scaffoldOpts.Namespace
+		failed = append(failed, dryrun.Seed(ctx, clients, b.Scaffolding, opts)...)
+	}
+	for _, b := range batches {
+		failed = append(failed, dryrun.Seed(ctx, clients, b.Objects, b.Opts)...)
+		if err := prune.MarkAsApplied(ctx, clients, b.All, b.Namespace); err != nil {
+			warnf("the base's inventory could not be recorded in the ephemeral server (%v): prune candidates may be missing", err)
+		}
+	}
+	return failed
+}

@@ -1,0 +1,189 @@
+// Package plan turns drift.yaml, the paths asked for and the command line's overrides
+// into the run's targets, and selects the ones to preview: by name (--target) and by
+// what a pull request changed (--base).
+package plan
+
+import (
+	"fmt"
+	"path"
+
+	"github.com/drift-gitops/drift/internal/config"
+	"github.com/drift-gitops/drift/internal/dryrun"
+	"github.com/drift-gitops/drift/internal/render"
+	"github.com/drift-gitops/drift/internal/report"
+)
+
+// Target is one target of the run, with drift.yaml's defaults and the overrides
+// already applied.
+type Target struct {
+	Name      string
+	Spec      render.Spec
+	Namespace string // "" means the cluster's default
+	Cluster   ClusterKey
+	// FieldManager is the manager to preview with ("": the applier's own);
+	// OwnManager says it is the target's own or an override, not a default.
+	FieldManager string
+	OwnManager   bool
+	Rules        report.Rules
+	// Entry is the drift.yaml entry, to tell whether it changed since the base.
+	Entry *config.Target
+	// DryRunAggregated lets objects of aggregated APIs be sent.
+	DryRunAggregated bool
+	// Applier names the profile of what applies the target for real.
+	Applier string
+	// Flux and ArgoCD name the Kustomization or Application that applies it.
+	Flux   *config.FluxTarget
+	ArgoCD *config.ArgoCDTarget
+	// ApplySet names an ApplySet parent the repository does not render.
+	ApplySet string
+	// Skipped says why the target is not previewed.
+	Skipped string
+	// Refused says why the target cannot be previewed (an error in the report).
+	Refused string
+}
+
+// ClusterKey names the cluster a target deploys to.
+type ClusterKey struct {
+	Kubeconfig string
+	Context    string
+}
+
+func (k ClusterKey) String() string {
+	if k.Context == "" {
+		return "the current context"
+	}
+	return "context " + k.Context
+}
+
+// Overrides are what the command line sets for every target; nil or "" leaves
+// drift.yaml's value.
+type Overrides struct {
+	// Applier is a profile name or alias (server, client).
+	Applier      string
+	FieldManager *string
+	Context      *string
+	Kubeconfig   *string
+	Namespace    *string
+}
+
+// Targets turns the configuration and the paths into targets: one per path when
+// paths were asked for, else drift.yaml's targets, else root (the directory drift
+// runs in).
+func Targets(cfg *Config, root string, paths []string, ov Overrides) []Target {
+	var global report.Rules
+	var defaults config.Defaults
+	var c *config.Config
+	if cfg != nil {
+		c = cfg.Use
+	}
+	if c != nil {
+		global = report.Rules{Ignore: c.Ignore, Mask: c.Mask}
+		defaults = c.Defaults
+	}
+	var out []Target
+	if len(paths) > 0 || c == nil || len(c.Targets) == 0 {
+		if len(paths) == 0 {
+			paths = []string{root}
+		}
+		for _, p := range paths {
+			name := p
+			if name == "" {
+				name = "."
+			}
+			out = append(out, ov.apply(Target{
+				Name: name, Spec: render.Spec{Path: p},
+				Namespace: defaults.Namespace, FieldManager: defaults.FieldManager, Applier: defaults.Applier,
+				Cluster: ClusterKey{Context: defaults.Context},
+				Rules:   global,
+			}))
+		}
+		return out
+	}
+	for i := range c.Targets {
+		ct := c.Targets[i]
+		t := Target{
+			Name:             ct.Name,
+			Spec:             render.Spec{Path: path.Clean(ct.Path), Renderer: ct.Renderer},
+			Namespace:        firstOf(ct.Namespace, defaults.Namespace),
+			FieldManager:     firstOf(ct.FieldManager, defaults.FieldManager),
+			OwnManager:       ct.FieldManager != "",
+			Cluster:          ClusterKey{Context: firstOf(ct.Context, defaults.Context)},
+			Rules:            report.Rules{Ignore: append(append([]config.IgnoreRule{}, global.Ignore...), ct.Ignore...), Mask: append(append([]config.MaskRule{}, global.Mask...), ct.Mask...)},
+			Entry:            &ct,
+			DryRunAggregated: ct.DryRunAggregatedAPIs,
+			Applier:          ct.ApplierOf(defaults),
+			Flux:             ct.Flux,
+			ArgoCD:           ct.ArgoCD,
+			ApplySet:         ct.ApplySet,
+			Refused:          cfg.Refused[ct.Name],
+		}
+		if t.Spec.Path == "." {
+			t.Spec.Path = ""
+		}
+		if ct.Helm != nil {
+			t.Spec.Helm = render.HelmOptions{
+				ReleaseName:      ct.Helm.ReleaseName,
+				ReleaseNamespace: ct.Helm.ReleaseNamespace,
+				ValuesFiles:      ct.Helm.ValuesFiles,
+				Values:           ct.Helm.Values,
+			}
+		}
+		out = append(out, ov.apply(t))
+	}
+	return out
+}
+
+// apply lets the overrides replace drift.yaml's values, and fills in what neither
+// says.
+func (ov Overrides) apply(t Target) Target {
+	if ov.Applier != "" {
+		t.Applier = ov.Applier
+	}
+	if t.Applier == "" {
+		t.Applier = dryrun.DefaultProfile
+	}
+	if ov.FieldManager != nil {
+		t.FieldManager, t.OwnManager = *ov.FieldManager, true
+	}
+	p, err := dryrun.ProfileFor(t.Applier)
+	if err == nil {
+		t.Applier = p.Name // aliases (server, client) by their names
+	}
+	if err == nil && p.FixedManager {
+		// A controller applies as itself: a default field manager is for the targets
+		// that choose theirs, and the target's own must be the controller's.
+		if t.OwnManager && t.FieldManager != p.Manager && t.Refused == "" {
+			t.Refused = fmt.Sprintf("field manager %s is not what %s applies with: it always applies as %s; remove fieldManager (or --field-manager) for this target", t.FieldManager, t.Applier, p.Manager)
+		}
+		t.FieldManager = ""
+	}
+	if ov.Context != nil {
+		t.Cluster.Context = *ov.Context
+	}
+	if ov.Kubeconfig != nil {
+		t.Cluster.Kubeconfig = *ov.Kubeconfig
+	}
+	if ov.Namespace != nil {
+		t.Namespace = *ov.Namespace
+	}
+	if t.Spec.Renderer == render.RendererHelm || t.Spec.Renderer == "" {
+		// A release needs a name; the chart directory's is stable from run to run.
+		if t.Spec.Helm.ReleaseName == "" {
+			t.Spec.Helm.ReleaseName = path.Base("/" + t.Spec.Path)
+			if t.Spec.Helm.ReleaseName == "/" {
+				t.Spec.Helm.ReleaseName = "release"
+			}
+		}
+	}
+	return t
+}
+
+// firstOf is the first value that is set.
+func firstOf(vals ...string) string {
+	for _, v := range vals {
+		if v != "" {
+			return v
+		}
+	}
+	return ""
+}

@@ -1,0 +1,95 @@
+package plan
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/drift-gitops/drift/internal/config"
+	"github.com/drift-gitops/drift/internal/dryrun"
+)
+
+// The applier of each target: drift.yaml's (applyMode as its old name), the
+// default's, or the override for every target; a controller's field manager is its
+// own, and a different one of the target's own is refused.
+func TestApplierOfEachTarget(t *testing.T) {
+	t.Parallel()
+	cfg, err := config.Parse("drift.yaml", []byte(`defaults: {fieldManager: ci}
+targets:
+- {name: plain, path: a}
+- {name: old, path: b, applyMode: client}
+- {name: gitops, path: c, applier: flux, flux: {name: apps}}
+- {name: chart, path: d, applier: helm}
+- {name: wrong, path: e, applier: helm, fieldManager: me}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	manager := func(s string) *string { return &s }
+	cases := []struct {
+		ov   Overrides
+		want string // name=applier/manager, refused as name=refused
+	}{
+		{Overrides{}, "plain=kubectl-server-side/ci old=kubectl/ci gitops=flux/ chart=helm/ wrong=refused"},
+		{Overrides{Applier: "kubectl"}, "plain=kubectl/ci old=kubectl/ci gitops=kubectl/ci chart=kubectl/ci wrong=kubectl/me"},
+		{Overrides{Applier: "server"}, "plain=kubectl-server-side/ci old=kubectl-server-side/ci gitops=kubectl-server-side/ci chart=kubectl-server-side/ci wrong=kubectl-server-side/me"},
+		{Overrides{Applier: "flux", FieldManager: manager("kustomize-controller")}, "plain=flux/ old=flux/ gitops=flux/ chart=flux/ wrong=flux/"},
+		{Overrides{Applier: "flux", FieldManager: manager("me")}, "plain=refused old=refused gitops=refused chart=refused wrong=refused"},
+	}
+	for _, c := range cases {
+		var got []string
+		for _, tg := range Targets(&Config{Use: cfg}, "", nil, c.ov) {
+			if tg.Refused != "" {
+				got = append(got, tg.Name+"=refused")
+				continue
+			}
+			got = append(got, tg.Name+"="+tg.Applier+"/"+tg.FieldManager)
+		}
+		if strings.Join(got, " ") != c.want {
+			t.Errorf("%+v:\n got %s\nwant %s", c.ov, strings.Join(got, " "), c.want)
+		}
+	}
+	if len(dryrun.ProfileNames()) != len(config.Appliers) {
+		t.Errorf("drift.yaml knows appliers %v, dryrun has profiles %v", config.Appliers, dryrun.ProfileNames())
+	}
+}
+
+// Paths asked for are one target each, with drift.yaml's defaults and the overrides;
+// a chart's release is named after its directory.
+func TestPathsAreTargetsWithDefaultsAndOverrides(t *testing.T) {
+	t.Parallel()
+	cfg, err := config.Parse("drift.yaml", []byte("defaults: {namespace: shop, context: prod}\ntargets:\n- {name: x, path: x}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ns, kc := "other", "/k"
+	got := Targets(&Config{Use: cfg}, "", []string{"charts/web", ""}, Overrides{Namespace: &ns, Kubeconfig: &kc})
+	if len(got) != 2 {
+		t.Fatalf("got %d targets, want one per path", len(got))
+	}
+	web, root := got[0], got[1]
+	if web.Name != "charts/web" || web.Namespace != "other" || web.Cluster != (ClusterKey{Kubeconfig: "/k", Context: "prod"}) || web.Spec.Helm.ReleaseName != "web" {
+		t.Errorf("charts/web: %+v", web)
+	}
+	if root.Name != "." || root.Spec.Helm.ReleaseName != "release" {
+		t.Errorf("the root: name %q, release %q", root.Name, root.Spec.Helm.ReleaseName)
+	}
+}
+
+func TestSelectNamed(t *testing.T) {
+	t.Parallel()
+	targets := func() []Target { return []Target{{Name: "web-prod"}, {Name: "web-dev"}, {Name: "api"}} }
+	ts := targets()
+	if err := SelectNamed(ts, []string{"web-*"}); err != nil {
+		t.Fatal(err)
+	}
+	if ts[0].Skipped != "" || ts[1].Skipped != "" || ts[2].Skipped == "" {
+		t.Errorf("web-* selected %+v", ts)
+	}
+	err := SelectNamed(targets(), []string{"db"})
+	if err == nil || !strings.Contains(err.Error(), `--target "db" names no target; the targets are: api, web-dev, web-prod`) {
+		t.Errorf("an unknown name: %v", err)
+	}
+	if err := SelectNamed(targets(), []string{"[web"}); err == nil || !strings.Contains(err.Error(), "not a valid pattern") {
+		t.Errorf("a bad pattern: %v", err)
+	}
+}

@@ -1,0 +1,128 @@
+package plan
+
+import (
+	"encoding/json"
+	"fmt"
+	"path"
+	"sort"
+	"strings"
+
+	"github.com/drift-gitops/drift/internal/config"
+	"github.com/drift-gitops/drift/internal/render"
+	"github.com/drift-gitops/drift/internal/source"
+)
+
+// SelectNamed marks the targets no pattern names as skipped (patterns are path.Match
+// globs, as --target takes them). A pattern that names no target is an error listing
+// the names there are.
+func SelectNamed(targets []Target, patterns []string) error {
+	if len(patterns) == 0 {
+		return nil
+	}
+	used := make([]bool, len(patterns))
+	for i := range targets {
+		match := false
+		for j, p := range patterns {
+			if ok, _ := path.Match(p, targets[i].Name); ok {
+				match, used[j] = true, true
+			}
+		}
+		if !match {
+			targets[i].Skipped = "not selected with --target"
+		}
+	}
+	for j, p := range patterns {
+		if _, err := path.Match(p, ""); err != nil {
+			return fmt.Errorf("--target %q is not a valid pattern: %w", p, err)
+		}
+		if !used[j] {
+			names := make([]string, len(targets))
+			for i, t := range targets {
+				names[i] = t.Name
+			}
+			sort.Strings(names)
+			return fmt.Errorf("--target %q names no target; the targets are: %s", p, strings.Join(names, ", "))
+		}
+	}
+	return nil
+}
+
+// entryChanged reports whether a target's drift.yaml entry is new or differs in the
+// base.
+func entryChanged(t Target, base *config.Config) bool {
+	if t.Entry == nil {
+		return false
+	}
+	if base == nil {
+		return true
+	}
+	for _, bt := range base.Targets {
+		if bt.Name == t.Name {
+			a, _ := json.Marshal(bt)
+			b, _ := json.Marshal(*t.Entry)
+			return string(a) != string(b)
+		}
+	}
+	return true
+}
+
+// SelectChanged skips the targets whose inputs are the same in base and head: no
+// file a target reads changed, and neither did its drift.yaml entry. Kustomize
+// targets are rendered to learn what they read; a chart counts its whole directory
+// and its values files; a plain target its directory.
+func SelectChanged(targets []Target, head, base *source.Snapshot, baseCfg *config.Config, cache *render.Cache) error {
+	changed, err := source.Changed(base, head)
+	if err != nil {
+		return err
+	}
+	for i := range targets {
+		t := &targets[i]
+		if t.Skipped != "" || entryChanged(*t, baseCfg) {
+			continue
+		}
+		inputs := InputsOf(*t, head, cache)
+		touched := false
+		for _, p := range changed {
+			if inputs.Touched(p) {
+				touched = true
+				break
+			}
+		}
+		if !touched {
+			t.Skipped = "its inputs are unchanged since " + base.Describe()
+		}
+	}
+	return nil
+}
+
+// InputsOf returns what a target's rendering depends on.
+func InputsOf(t Target, head *source.Snapshot, cache *render.Cache) render.Inputs {
+	renderer := t.Spec.Renderer
+	if renderer == "" {
+		renderer = render.Detect(head.FS, t.Spec.Path)
+	}
+	switch renderer {
+	case render.RendererKustomize:
+		spec := t.Spec
+		spec.Helm = render.HelmOptions{}
+		res, err := cache.RenderSnapshot(head, spec)
+		if err == nil && len(res.Failures) == 0 {
+			return res.Inputs
+		}
+		// A failed build may not have read everything: count the whole directory too,
+		// and whatever the failure claims (a worker that crashed claims the repository).
+		in := render.Inputs{Trees: []string{t.Spec.Path}}
+		if err == nil {
+			in.Files, in.Dirs = res.Inputs.Files, res.Inputs.Dirs
+			in.Trees = append(in.Trees, res.Inputs.Trees...)
+		}
+		return in
+	case render.RendererHelm:
+		in := render.Inputs{Trees: []string{t.Spec.Path}}
+		for _, vf := range t.Spec.Helm.ValuesFiles {
+			in.Files = append(in.Files, path.Join(t.Spec.Path, vf))
+		}
+		return in
+	}
+	return render.Inputs{Trees: []string{t.Spec.Path}}
+}

@@ -1,0 +1,96 @@
+package preview
+
+import (
+	"context"
+	"fmt"
+	"sync"
+
+	"github.com/drift-gitops/drift/internal/dryrun"
+	"github.com/drift-gitops/drift/internal/object"
+	"github.com/drift-gitops/drift/internal/plan"
+	"github.com/drift-gitops/drift/internal/render"
+)
+
+// cluster is a cluster of the run, live or ephemeral.
+type cluster struct {
+	*dryrun.Connection
+	// absent lists objects the server holds only so others can be previewed.
+	absent map[object.Key]bool
+	// seeded lists what an ephemeral server was loaded with.
+	seeded map[object.Key]bool
+	// stop releases the cluster (stops an ephemeral server); nil for live clusters.
+	stop func()
+	// lookupKey names the cluster to the render cache when a Helm target's lookup
+	// reads it (the helm applier); "" until then.
+	lookupKey string
+
+	capsOnce    sync.Once
+	kubeVersion string
+	apiVersions []string
+	capsErr     error
+}
+
+// capabilities returns the server's version and API versions, read once.
+func (c *cluster) capabilities() (string, []string, error) {
+	c.capsOnce.Do(func() { c.kubeVersion, c.apiVersions, c.capsErr = c.Clients.Capabilities() })
+	return c.kubeVersion, c.apiVersions, c.capsErr
+}
+
+// clusterGroup is the targets that deploy to one cluster.
+type clusterGroup struct {
+	key     plan.ClusterKey
+	cluster *cluster
+	targets []*Target
+	// others are the skipped targets that deploy to the same cluster.
+	others []*Target
+}
+
+// connect groups the targets to preview by cluster and connects to each cluster (or
+// starts an ephemeral server, loaded with the base). One unreachable cluster of
+// several does not hide the others: its targets are errors.
+func (r *runner) connect(ctx context.Context, targets []plan.Target) (*Preview, error) {
+	p := &Preview{}
+	byKey := map[plan.ClusterKey]*clusterGroup{}
+	for _, t := range targets {
+		rt := &Target{Target: t, Renderer: t.Spec.Renderer}
+		if rt.Renderer == "" && t.Skipped == "" {
+			rt.Renderer = render.Detect(r.head.FS, t.Spec.Path)
+		}
+		p.Targets = append(p.Targets, rt)
+		if t.Skipped != "" || t.Refused != "" {
+			continue
+		}
+		g := byKey[t.Cluster]
+		if g == nil {
+			g = &clusterGroup{key: t.Cluster}
+			byKey[t.Cluster] = g
+			p.groups = append(p.groups, g)
+		}
+		g.targets = append(g.targets, rt)
+	}
+	for _, rt := range p.Targets {
+		if g := byKey[rt.Cluster]; g != nil && rt.Skipped != "" {
+			g.others = append(g.others, rt)
+		}
+	}
+	if r.opts.Ephemeral {
+		return p, r.startEphemerals(ctx, p)
+	}
+	for _, g := range p.groups {
+		conn, err := r.deps.Connect(ctx, g.key)
+		if err != nil {
+			if len(p.groups) == 1 {
+				return p, err
+			}
+			for _, t := range g.targets {
+				t.connErr = fmt.Errorf("%s: %w", g.key, err)
+			}
+			continue
+		}
+		g.cluster = &cluster{Connection: conn}
+		for _, t := range g.targets {
+			t.conn = g.cluster
+		}
+	}
+	return p, nil
+}

@@ -1,0 +1,98 @@
+package preview
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync"
+
+	"github.com/drift-gitops/drift/internal/dryrun"
+	"github.com/drift-gitops/drift/internal/object"
+	"github.com/drift-gitops/drift/internal/prune"
+	"github.com/drift-gitops/drift/internal/render"
+)
+
+// dryRun previews every rendered target on its cluster, one target after another,
+// with what the change creates on each cluster (namespaces, CRDs) known to all of
+// that cluster's targets, then finds what pruning deletes.
+func (r *runner) dryRun(ctx context.Context, p *Preview) {
+	total := 0
+	for _, t := range p.Targets {
+		if t.Rendered != nil {
+			total += len(t.Rendered.Objects)
+		}
+	}
+	var mu sync.Mutex
+	offset := 0
+	pending := map[*cluster]*dryrun.Pending{}
+	for _, g := range p.groups {
+		var objs []render.Object
+		for _, t := range g.targets {
+			if t.Rendered != nil {
+				objs = append(objs, t.Rendered.Objects...)
+			}
+		}
+		if g.cluster != nil {
+			pending[g.cluster] = dryrun.PendingFrom(objs)
+		}
+	}
+	for _, t := range p.Targets {
+		if t.Rendered == nil {
+			continue
+		}
+		base := offset
+		opts := t.dryRunOptions(r.opts)
+		if r.deps.Progress != nil {
+			opts.Progress = func(done, _ int) {
+				mu.Lock()
+				defer mu.Unlock()
+				r.deps.Progress(base+done, total)
+			}
+		}
+		opts.Absent, opts.Pending = t.conn.absent, pending[t.conn]
+		t.Results = dryrun.Run(ctx, t.conn.Clients, t.Rendered.Objects, opts)
+		if t.helm != nil && len(t.Rendered.Failures) == 0 && ctx.Err() == nil {
+			t.helmDeletes = dryrun.HelmDeletes(ctx, t.conn.Clients, t.helm, t.Results, opts)
+		}
+		offset += len(t.Rendered.Objects)
+		if r.opts.Prune && ctx.Err() == nil {
+			pr := prune.Find(ctx, t.conn.Clients, t.Rendered, t.Results, prune.Options{
+				Namespace: t.namespaceIn(t.conn), RequestTimeout: t.conn.RequestTimeout, ApplySet: t.ApplySet})
+			t.Pruned = &pr
+		}
+	}
+	warnSharedObjects(p)
+}
+
+// warnSharedObjects warns about an object that two targets deploy to the same
+// cluster: whichever applies last wins, and each undoes the other.
+func warnSharedObjects(p *Preview) {
+	for _, g := range p.groups {
+		owners := map[object.Key][]string{}
+		for _, t := range g.targets {
+			for _, r := range t.Results {
+				if r.Err == nil || r.Err.Reason != dryrun.ReasonDuplicate {
+					owners[r.ID.Key()] = append(owners[r.ID.Key()], t.Name)
+				}
+			}
+		}
+		for _, t := range g.targets {
+			for i := range t.Results {
+				r := &t.Results[i]
+				names := owners[r.ID.Key()]
+				if len(names) < 2 {
+					continue
+				}
+				var others []string
+				for _, n := range names {
+					if n != t.Name {
+						others = append(others, n)
+					}
+				}
+				r.Warnings = append(r.Warnings, dryrun.Message{Reason: dryrun.ReasonDuplicate, Message: fmt.Sprintf(
+					"target %s also deploys this object to the same cluster: whichever applies last wins; keep it in one target",
+					strings.Join(others, ", "))})
+			}
+		}
+	}
+}

@@ -1,0 +1,158 @@
+package preview
+
+import (
+	"context"
+
+	"golang.org/x/sync/errgroup"
+
+	"github.com/drift-gitops/drift/internal/dryrun"
+	"github.com/drift-gitops/drift/internal/dryrun/ephemeral"
+	"github.com/drift-gitops/drift/internal/object"
+	"github.com/drift-gitops/drift/internal/render"
+)
+
+// startEphemerals starts one ephemeral server per cluster, all at once, and loads
+// each with its targets' base.
+func (r *runner) startEphemerals(ctx context.Context, p *Preview) error {
+	g := &errgroup.Group{}
+	for _, grp := range p.groups {
+		g.Go(func() error {
+			conn, stop, err := r.deps.StartEphemeral(ctx)
+			if err != nil {
+				return err
+			}
+			if r.opts.Namespace != "" {
+				conn.Namespace = r.opts.Namespace
+			}
+			cl := &cluster{Connection: conn, absent: map[object.Key]bool{}, seeded: map[object.Key]bool{}, stop: stop}
+			grp.cluster = cl
+			for _, t := range grp.targets {
+				t.conn = cl
+			}
+			return r.seedBase(ctx, cl, grp.targets, grp.others)
+		})
+	}
+	return g.Wait()
+}
+
+// scaffoldOpts load Namespaces and CRDs no target's applier owns.
+func (r *runner) scaffoldOpts(cl *cluster) dryrun.Options {
+	return dryrun.Options{FieldManager: r.opts.FieldManager, Namespace: cl.Namespace, Concurrency: r.opts.Concurrency}
+}
+
+// seedBase loads into an ephemeral server, for real, every object the base renders
+// for the targets: CustomResourceDefinitions and Namespaces first. Targets of the same
+// cluster that are not previewed (skipped) still contribute their Namespaces and
+// CRDs, which the previewed targets may need; taken from the base, or from the head
+// without one.
+func (r *runner) seedBase(ctx context.Context, cl *cluster, targets, others []*Target) error {
+	var scaffolding []render.Object
+	from := r.base
+	if from == nil {
+		from = r.head
+	}
+	for _, t := range others {
+		if from.CheckPaths([]string{t.Spec.Path}) != nil {
+			continue
+		}
+		if t.Renderer == "" {
+			t.Renderer = render.Detect(from.FS, t.Spec.Path)
+		}
+		res, err := r.deps.Cache.RenderSnapshot(from, t.renderSpec(cl))
+		if err != nil {
+			continue
+		}
+		for _, obj := range res.Objects {
+			if k := obj.ID().Key(); object.IsScaffolding(obj.ID().GroupKind()) && !cl.seeded[k] {
+				scaffolding = append(scaffolding, obj)
+				cl.seeded[k] = true
+				// Without a base nothing is deployed: a previewed target that renders the
+				// same object still sees it as an addition.
+				cl.absent[k] = r.base == nil
+			}
+		}
+	}
+	var batches []ephemeral.Batch
+	if r.base != nil {
+		batches = r.baseBatches(cl, targets)
+	}
+	r.seedReport(ephemeral.Load(ctx, cl.Clients, scaffolding, r.scaffoldOpts(cl), batches, r.deps.Warnf))
+	if ctx.Err() != nil {
+		if r.base == nil {
+			return interrupted(ctx, "loading the ephemeral server")
+		}
+		return interrupted(ctx, "loading the base into the ephemeral server")
+	}
+	return nil
+}
+
+// baseBatches renders each target in the base, to be loaded as its applier leaves
+// it, its Namespaces and CRDs first.
+func (r *runner) baseBatches(cl *cluster, targets []*Target) []ephemeral.Batch {
+	var batches []ephemeral.Batch
+	for _, t := range targets {
+		if r.base.CheckPaths([]string{t.Spec.Path}) != nil {
+			continue // the target is new
+		}
+		res, err := r.deps.Cache.RenderSnapshot(r.base, t.renderSpec(cl))
+		if err != nil {
+			r.deps.Warnf("target %s cannot be rendered in the base (%s): %v", t.Name, r.base.Describe(), err)
+			continue
+		}
+		for _, f := range res.Failures {
+			r.deps.Warnf("the base (%s) has a document that cannot be loaded: %s", r.base.Describe(), f.Error())
+		}
+		b := ephemeral.Batch{All: res.Objects, Namespace: t.namespaceIn(cl), Opts: t.dryRunOptions(r.opts)}
+		for _, obj := range res.Objects {
+			k := obj.ID().Key()
+			switch {
+			case !object.IsScaffolding(obj.ID().GroupKind()):
+				b.Objects = append(b.Objects, obj)
+			case !cl.seeded[k]:
+				b.Scaffolding = append(b.Scaffolding, obj)
+			}
+			cl.seeded[k] = true
+		}
+		batches = append(batches, b)
+	}
+	return batches
+}
+
+// seedHeadScaffolding loads the Namespaces and CRDs only the head has, so that the
+// objects in them can be previewed; they are marked absent and reported as additions.
+func (r *runner) seedHeadScaffolding(ctx context.Context, cl *cluster, targets []*Target) error {
+	var scaffolding []render.Object
+	for _, t := range targets {
+		if t.Rendered == nil {
+			continue
+		}
+		for _, obj := range t.Rendered.Objects {
+			k := obj.ID().Key()
+			if object.IsScaffolding(obj.ID().GroupKind()) && !cl.seeded[k] {
+				scaffolding = append(scaffolding, obj)
+				cl.absent[k], cl.seeded[k] = true, true
+			}
+		}
+	}
+	if len(scaffolding) == 0 {
+		return nil
+	}
+	r.seedReport(dryrun.Seed(ctx, cl.Clients, scaffolding, r.scaffoldOpts(cl)))
+	if ctx.Err() != nil {
+		return interrupted(ctx, "loading the ephemeral server")
+	}
+	return nil
+}
+
+// seedReport warns about the objects that could not be loaded.
+func (r *runner) seedReport(failed []dryrun.Result) {
+	for _, f := range failed {
+		// The server's answer may quote the object's own Secret values.
+		r.deps.Secrets(f.Object.Obj, f.Live, f.Merged)
+		where := "the ephemeral server"
+		if f.Object.Source != "" {
+			where = f.Object.Where()
+		}
+		r.deps.Warnf("could not load %s into the ephemeral server (%s): %s", f.ID.Display(), where, f.Err.Message)
+	}
+}

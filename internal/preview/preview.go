@@ -1,0 +1,128 @@
+// Package preview runs a run's targets: it connects to their clusters (or starts
+// ephemeral servers loaded with the base), renders them, previews every object as
+// its applier applies it, finds what pruning deletes, warns about objects two
+// targets share, and tells a pull request's change apart from drift already in the
+// cluster. Its result is the report's input.
+package preview
+
+import (
+	"context"
+	"fmt"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/drift-gitops/drift/internal/dryrun"
+	"github.com/drift-gitops/drift/internal/plan"
+	"github.com/drift-gitops/drift/internal/render"
+	"github.com/drift-gitops/drift/internal/report"
+	"github.com/drift-gitops/drift/internal/source"
+)
+
+// Deps are what a preview needs from outside it, passed in, as helm's
+// action.Configuration is to its actions.
+type Deps struct {
+	// Connect opens the live cluster key names.
+	Connect func(ctx context.Context, key plan.ClusterKey) (*dryrun.Connection, error)
+	// StartEphemeral starts a throwaway API server (Options.Ephemeral); stop
+	// releases it.
+	StartEphemeral func(ctx context.Context) (conn *dryrun.Connection, stop func(), err error)
+	// Cache renders the targets (in render workers, under the run's limits).
+	Cache *render.Cache
+	// Progress, when set, is told how many objects of how many were previewed.
+	Progress func(done, total int)
+	// Warnf reports what the run goes on without.
+	Warnf func(format string, args ...any)
+	// Secrets is told the objects whose Secret values a warning may quote.
+	Secrets func(objs ...*unstructured.Unstructured)
+}
+
+// Options say how to preview.
+type Options struct {
+	// Concurrency is the number of objects previewed at once.
+	Concurrency int
+	// ForceConflicts previews a forced apply.
+	ForceConflicts bool
+	// Prune reports what applying deletes.
+	Prune bool
+	// SplitDrift tells a pull request's change apart from drift already in the
+	// cluster (a base on a live cluster).
+	SplitDrift bool
+	// Ephemeral previews on throwaway API servers loaded with the base.
+	Ephemeral bool
+	// FieldManager is the manager an ephemeral server's scaffolding is loaded with.
+	FieldManager string
+	// Namespace is an ephemeral server's default namespace ("" for default).
+	Namespace string
+}
+
+// Preview is a run's targets after their preview.
+type Preview struct {
+	Targets []*Target
+	groups  []*clusterGroup
+}
+
+// Run previews targets (skipped ones are carried along for the report) from head,
+// on their clusters; base is the pull request's base, or nil. Stop releases what
+// it started; Run releases it itself when it fails.
+func Run(ctx context.Context, deps Deps, opts Options, targets []plan.Target, head, base *source.Snapshot) (*Preview, error) {
+	if deps.Warnf == nil {
+		deps.Warnf = func(string, ...any) {}
+	}
+	if deps.Secrets == nil {
+		deps.Secrets = func(...*unstructured.Unstructured) {}
+	}
+	r := &runner{deps: deps, opts: opts, head: head, base: base}
+	p, err := r.connect(ctx, targets)
+	if err != nil {
+		p.Stop()
+		return nil, err
+	}
+	r.readHelmReleases(p)
+	r.renderAll(p)
+	if opts.Ephemeral {
+		for _, g := range p.groups {
+			if err := r.seedHeadScaffolding(ctx, g.cluster, g.targets); err != nil {
+				p.Stop()
+				return nil, err
+			}
+		}
+	}
+	r.dryRun(ctx, p)
+	if base != nil && opts.SplitDrift && !opts.Ephemeral {
+		r.splitDrift(ctx, p)
+	}
+	return p, nil
+}
+
+// Stop releases the clusters the preview started (ephemeral servers).
+func (p *Preview) Stop() {
+	if p == nil {
+		return
+	}
+	for _, g := range p.groups {
+		if g.cluster != nil && g.cluster.stop != nil {
+			g.cluster.stop()
+		}
+	}
+}
+
+// Inputs are the targets' parts of the report, in the order they were planned.
+func (p *Preview) Inputs() []report.TargetInput {
+	out := make([]report.TargetInput, 0, len(p.Targets))
+	for _, t := range p.Targets {
+		out = append(out, t.input())
+	}
+	return out
+}
+
+// runner holds what every stage of one Run shares.
+type runner struct {
+	deps       Deps
+	opts       Options
+	head, base *source.Snapshot
+}
+
+// interrupted says what was cut short when ctx ended.
+func interrupted(ctx context.Context, what string) error {
+	return fmt.Errorf("interrupted while %s: %w", what, context.Cause(ctx))
+}

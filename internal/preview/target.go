@@ -1,0 +1,175 @@
+package preview
+
+import (
+	"path"
+
+	"github.com/drift-gitops/drift/internal/config"
+	"github.com/drift-gitops/drift/internal/dryrun"
+	"github.com/drift-gitops/drift/internal/plan"
+	"github.com/drift-gitops/drift/internal/prune"
+	"github.com/drift-gitops/drift/internal/render"
+	"github.com/drift-gitops/drift/internal/report"
+)
+
+// Target is a planned target as it goes through the preview.
+type Target struct {
+	plan.Target
+	// Renderer is the renderer the target's path uses.
+	Renderer string
+	// Rendered is the target's render (nil when it was not rendered).
+	Rendered *render.Result
+	// Results are the head's predictions, one per rendered object.
+	Results []dryrun.Result
+	// Pruned is what applying deletes (nil without pruning).
+	Pruned *prune.Result
+	// BasePredictions are the base's predictions, by index of Results, when a pull
+	// request's change is told apart from drift (nil otherwise); an entry is nil
+	// when the base does not render the object.
+	BasePredictions []*dryrun.Result
+
+	// conn is the cluster the target is previewed on.
+	conn *cluster
+	// renderErr is set when the target could not be rendered at all, connErr when
+	// its cluster could not be reached.
+	renderErr error
+	connErr   error
+	// splitNote says why the change could not be told apart from drift.
+	splitNote string
+	// helm is the deployed revision of the release the helm applier upgrades (nil:
+	// an install, or another applier); helmDeletes what the upgrade deletes.
+	helm        *dryrun.HelmRelease
+	helmDeletes []dryrun.Result
+}
+
+// dryRunOptions are how the target's objects are previewed: as its applier applies
+// them, on its cluster.
+func (t *Target) dryRunOptions(opts Options) dryrun.Options {
+	profile, _ := dryrun.ProfileFor(t.Applier) // checked when the target was planned
+	return dryrun.Options{
+		Profile:          profile,
+		Owner:            t.owner(t.conn),
+		Helm:             t.helm,
+		FieldManager:     t.FieldManager,
+		ForceConflicts:   opts.ForceConflicts,
+		Namespace:        t.namespaceIn(t.conn),
+		Concurrency:      opts.Concurrency,
+		RequestTimeout:   t.conn.RequestTimeout,
+		DryRunAggregated: t.DryRunAggregated,
+	}
+}
+
+// owner is what the target's applier knows its objects by.
+func (t *Target) owner(cl *cluster) dryrun.Owner {
+	switch t.Applier {
+	case "flux":
+		f := config.FluxTarget{}
+		if t.Flux != nil {
+			f = *t.Flux
+		}
+		return dryrun.Owner{Name: firstOf(f.Name, t.Name), Namespace: firstOf(f.Namespace, "flux-system")}
+	case "argocd", "argocd-server-side":
+		a := config.ArgoCDTarget{}
+		if t.ArgoCD != nil {
+			a = *t.ArgoCD
+		}
+		return dryrun.Owner{Name: firstOf(a.Application, t.Name), Namespace: a.Namespace,
+			Tracking: firstOf(a.Tracking, "annotation"), InstanceLabel: firstOf(a.InstanceLabel, "app.kubernetes.io/instance")}
+	case "helm":
+		spec := t.renderSpec(cl)
+		return dryrun.Owner{Name: spec.Helm.ReleaseName, Namespace: spec.Helm.ReleaseNamespace}
+	}
+	return dryrun.Owner{}
+}
+
+// namespaceIn is the target's default namespace on its cluster.
+func (t *Target) namespaceIn(cl *cluster) string {
+	if t.Namespace != "" {
+		return t.Namespace
+	}
+	return cl.Namespace
+}
+
+// renderSpec completes the target's render spec with what its cluster says: the Helm
+// release namespace and the capabilities.
+func (t *Target) renderSpec(cl *cluster) render.Spec {
+	spec := t.Spec
+	renderer := spec.Renderer
+	if renderer == "" {
+		renderer = t.Renderer
+	}
+	if renderer != render.RendererHelm {
+		spec.Helm = render.HelmOptions{}
+		return spec
+	}
+	if spec.Helm.ReleaseNamespace == "" {
+		spec.Helm.ReleaseNamespace = t.namespaceIn(cl)
+	}
+	if v, apis, err := cl.capabilities(); err == nil {
+		spec.Helm.KubeVersion, spec.Helm.APIVersions = v, apis
+	}
+	if t.Applier == "helm" {
+		// As helm upgrade renders: the next revision, lookup reading the cluster.
+		spec.Helm.Lookup = cl.lookupKey
+		if t.helm != nil {
+			spec.Helm.Revision = t.helm.NextRevision
+		}
+	}
+	return spec
+}
+
+// input is the target's part of the report.
+func (t *Target) input() report.TargetInput {
+	in := report.TargetInput{Name: t.Name, Path: displayRepoPath(t.Spec.Path), Renderer: t.Renderer,
+		Context: t.Cluster.Context, Applier: t.Applier, Skipped: t.Skipped, Results: t.Results, Rules: t.Rules}
+	if t.BasePredictions != nil {
+		in.Split = true
+		in.Results, in.Drift = t.splitResults()
+		in.AgainstLive = t.againstLive()
+	}
+	if t.splitNote != "" {
+		in.Notes = append(in.Notes, t.splitNote)
+	}
+	if t.Refused != "" {
+		in.Failures = append(in.Failures, render.Failure{Source: config.FileName, Reason: render.ReasonRefused, Message: "not previewed: " + t.Refused})
+	}
+	if t.connErr != nil {
+		in.Failures = append(in.Failures, render.Failure{Source: displayRepoPath(t.Spec.Path), Reason: dryrun.ReasonUnavailable,
+			Message: "not previewed: " + t.connErr.Error()})
+	}
+	if t.renderErr != nil {
+		in.Failures = append(in.Failures, render.Failure{Source: displayRepoPath(t.Spec.Path), Reason: render.ReasonInvalid, Message: t.renderErr.Error()})
+	}
+	if t.Rendered != nil {
+		in.Failures = append(in.Failures, t.Rendered.Failures...)
+		in.Notes = append(in.Notes, t.Rendered.Notes...)
+	}
+	if len(t.helmDeletes) > 0 {
+		in.Results = append(append([]dryrun.Result{}, in.Results...), t.helmDeletes...)
+	}
+	if t.Pruned != nil {
+		in.Results = append(append([]dryrun.Result{}, in.Results...), t.Pruned.Deletes...)
+		in.Failures = append(in.Failures, t.Pruned.Failures...)
+		in.Notes = append(in.Notes, t.Pruned.Notes...)
+		for _, k := range t.Pruned.Kept {
+			in.Kept = append(in.Kept, report.KeptInput{ID: k.ID, Inventory: k.Inventory, Reason: k.Reason})
+		}
+	}
+	return in
+}
+
+func displayRepoPath(p string) string {
+	if p == "" {
+		return "."
+	}
+	return path.Clean(p)
+}
+
+// firstOf is the first value that is set.
+func firstOf(vals ...string) string {
+	for _, v := range vals {
+		if v != "" {
+			return v
+		}
+	}
+	return ""
+}
