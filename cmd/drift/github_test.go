@@ -8,7 +8,11 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/spf13/pflag"
+
+	"github.com/drift-gitops/drift/internal/github"
 	"github.com/drift-gitops/drift/internal/github/githubtest"
+	"github.com/drift-gitops/drift/internal/publish"
 )
 
 const ghToken = "ghs_drift-test-token"
@@ -31,6 +35,9 @@ func actionsEnv(t *testing.T, srv *githubtest.Server, pr int) (summary string) {
 	return summary
 }
 
+// TestGitHubCommentCheckAndSummary runs drift diff in a pull request's job: the flags
+// and the Actions environment reach publishing (internal/publish tests the rest), and a
+// fork's read-only token leaves the exit code the diff's.
 func TestGitHubCommentCheckAndSummary(t *testing.T) {
 	srv := githubtest.New(ghToken)
 	defer srv.Close()
@@ -69,15 +76,6 @@ func TestGitHubCommentCheckAndSummary(t *testing.T) {
 		t.Error("the token reached the output")
 	}
 
-	// Another push: the same comment is updated in place.
-	if _, err := r.CommitFiles(map[string]string{"settings.yaml": cm("settings", "newer")}, "push"); err != nil {
-		t.Fatal(err)
-	}
-	drift(t, "diff", "--repo", r.Dir, "--ref", "main", "--github-comment")
-	if comments := srv.Comments(12); len(comments) != 1 || !strings.Contains(comments[0].Body, "+  v: newer") {
-		t.Fatalf("not updated in place: %d comments", len(comments))
-	}
-
 	// A fork's read-only token: the comment is refused, the summary is still written,
 	// and the exit code is the diff's.
 	srv.Fault = func(w http.ResponseWriter, r *http.Request, n int) bool {
@@ -95,56 +93,28 @@ func TestGitHubCommentCheckAndSummary(t *testing.T) {
 	}
 }
 
-func TestGitHubCommentStaysUnderTheLimit(t *testing.T) {
-	srv := githubtest.New(ghToken)
-	defer srv.Close()
-	summary := actionsEnv(t, srv, 13)
-	ns := namespace(t)
-	files := map[string]string{}
-	big := strings.Repeat("x", 600)
-	for i := 0; i < 200; i++ {
-		files[fmt.Sprintf("cm-%03d.yaml", i)] = sub(fmt.Sprintf("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: cm-%03d, namespace: NS}\ndata: {blob: %s%03d}\n", i, big, i), ns)
+// TestEveryGitHubFlagReachesPublish: each flag of the GitHub side, set on the command
+// line, is in what publish is asked to do.
+func TestEveryGitHubFlagReachesPublish(t *testing.T) {
+	t.Parallel()
+	var g githubOptions
+	f := pflag.NewFlagSet("diff", pflag.ContinueOnError)
+	g.addFlags(f)
+	args := []string{"--github-comment", "--github-check=false", "--fail-on-deletes", "--github-token=tok", "--github-repository=acme/gitops",
+		"--github-pr=7", "--github-api-url=https://ghe.example/api/v3", "--github-author=deploy-app[bot]", "--github-sha=abc",
+		"--step-summary=s.md", "--json-report=r.json", "--comment-file=c.md", "--github-output", "--github-issue"}
+	f.BoolVar(&g.Issue, "github-issue", false, "") // drift detect's flag
+	if err := f.Parse(args); err != nil {
+		t.Fatal(err)
 	}
-	r := repo(t, files)
-	o := drift(t, "diff", "--repo", r.Dir, "--ref", "main", "--github-comment", "--github-check=false")
-	if o.code != 1 {
-		t.Fatalf("exit %d\n%s", o.code, o.stderr)
+	n := 0
+	f.VisitAll(func(*pflag.Flag) { n++ })
+	if n != len(args) {
+		t.Fatalf("%d flags, the test sets %d: set the new one", n, len(args))
 	}
-	c := srv.Comments(13)
-	if len(c) != 1 {
-		t.Fatalf("%d comments", len(c))
-	}
-	body := c[0].Body
-	if n := len([]rune(body)); n > 65536 || !strings.Contains(body, "diffs did not fit in this comment") || !strings.Contains(body, "`v1 ConfigMap "+ns+"/cm-199` from `cm-199.yaml`: diff left out") {
-		t.Errorf("comment of %d characters:\n%s", len([]rune(body)), body[len(body)-600:])
-	}
-	if strings.Count(body, "```diff") == 0 {
-		t.Errorf("no diffs at all")
-	}
-	if strings.Count(body, "```")%2 != 0 {
-		t.Errorf("a code block is cut")
-	}
-	data, _ := os.ReadFile(summary)
-	if strings.Count(string(data), "```diff") != 200 {
-		t.Errorf("the job summary lacks diffs: %d", strings.Count(string(data), "```diff"))
-	}
-	if len(srv.CheckRuns) != 0 {
-		t.Errorf("--github-check=false still reported a check")
-	}
-}
-
-// TestGitHubRefusesTheBodyThenTheSummaryIsPosted: GitHub's 422 for a body it finds too
-// long (its count can differ from ours) falls back to the summary alone.
-func TestGitHubRefusesTheBodyThenTheSummaryIsPosted(t *testing.T) {
-	srv := githubtest.New(ghToken)
-	defer srv.Close()
-	srv.MaxBody = 1500
-	actionsEnv(t, srv, 14)
-	ns := namespace(t)
-	r := repo(t, map[string]string{"cm.yaml": sub("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: big, namespace: NS}\ndata: {blob: "+strings.Repeat("y", 3000)+"}\n", ns)})
-	o := drift(t, "diff", "--repo", r.Dir, "--ref", "main", "--github-comment")
-	c := srv.Comments(14)
-	if o.code != 1 || len(c) != 1 || !strings.Contains(c[0].Body, "The report is too long for a comment") || strings.Contains(c[0].Body, "```diff") {
-		t.Fatalf("exit %d, comments %+v\n%s", o.code, c, o.stderr)
+	want := publish.Options{JSONReport: "r.json", Outputs: true, Comment: true, Check: false, FailOnDeletes: true, Issue: true, CommentFile: "c.md",
+		GitHub: github.Context{Token: "tok", Repository: "acme/gitops", APIURL: "https://ghe.example/api/v3", PR: 7, HeadSHA: "abc", Author: "deploy-app[bot]", StepSummary: "s.md"}}
+	if got := g.options(); got != want {
+		t.Errorf("options = %+v\nwant      %+v", got, want)
 	}
 }

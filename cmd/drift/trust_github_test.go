@@ -11,58 +11,6 @@ import (
 	"github.com/drift-gitops/drift/internal/github/githubtest"
 )
 
-// TestGitHubCommentIgnoresMarkedCommentsOfOthers: before drift runs, someone posts a
-// comment that starts with drift's marker for these targets and says there are no
-// changes. drift leaves it as it is and posts its own report, and the next push
-// updates drift's own comment, not the fake.
-func TestGitHubCommentIgnoresMarkedCommentsOfOthers(t *testing.T) {
-	srv := githubtest.New(ghToken)
-	defer srv.Close()
-	actionsEnv(t, srv, 31)
-	ns := namespace(t)
-	cm := func(v string) string {
-		return sub("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: settings, namespace: NS}\ndata: {v: "+v+"}\n", ns)
-	}
-	apply(t, "kubectl", cm("old"))
-	r := repo(t, map[string]string{"settings.yaml": cm("new")})
-
-	// The marker is public: it is in every drift comment. Learn it as anyone could.
-	file := filepath.Join(t.TempDir(), "comment.md")
-	if o := drift(t, "diff", "--repo", r.Dir, "--ref", "main", "--comment-file", file); o.code != 1 {
-		t.Fatalf("exit %d\n%s", o.code, o.stderr)
-	}
-	data, err := os.ReadFile(file)
-	if err != nil {
-		t.Fatal(err)
-	}
-	marker, _, _ := strings.Cut(string(data), "\n")
-	fake := marker + "\n### drift: no changes\n\nNothing to apply."
-	mallory := githubtest.User{Login: "mallory", Type: "User"}
-	srv.AddCommentBy(31, mallory, fake)
-
-	for _, v := range []string{"new", "newer"} {
-		if v != "new" {
-			if _, err := r.CommitFiles(map[string]string{"settings.yaml": cm(v)}, "push"); err != nil {
-				t.Fatal(err)
-			}
-		}
-		o := drift(t, "diff", "--repo", r.Dir, "--ref", "main", "--github-comment", "--github-check=false")
-		if o.code != 1 {
-			t.Fatalf("exit %d\n%s", o.code, o.stderr)
-		}
-		if !strings.Contains(o.stderr, "left alone 1 comment(s) that carry drift's marker but were written by mallory") && v == "new" {
-			t.Errorf("no warning about the fake:\n%s", o.stderr)
-		}
-		c := srv.Comments(31)
-		if len(c) != 2 || c[0].Body != fake || c[0].User != mallory {
-			t.Fatalf("the fake comment was taken over: %+v", c)
-		}
-		if c[1].User != githubtest.ActionsBot || !strings.HasPrefix(c[1].Body, marker+"\n### drift: 1 to modify") || !strings.Contains(c[1].Body, "+  v: "+v) {
-			t.Fatalf("drift's own comment after %q:\n%+v", v, c[1])
-		}
-	}
-}
-
 // TestGitHubTokenStaysWithTheAPIHost: the API answers with a redirect to another
 // host; drift refuses to follow it, says why, and the other host never gets the
 // token (nor any request).

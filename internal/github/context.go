@@ -1,5 +1,3 @@
-// Package github publishes drift's report on a pull request: one comment kept up to
-// date, a check run (or a commit status), and the job summary.
 package github
 
 import (

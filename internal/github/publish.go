@@ -43,6 +43,12 @@ type Publisher struct {
 // bounded number of times, and sent one at a time. The token goes to the API URL's
 // scheme, host and port only, and redirects to anywhere else are refused.
 func NewPublisher(c Context, base http.RoundTripper) (*Publisher, error) {
+	return newPublisher(c, base, sleep)
+}
+
+// newPublisher is NewPublisher with the rate-limit wait given: tests in this package
+// pass one that records the waits instead of sleeping.
+func newPublisher(c Context, base http.RoundTripper, wait func(context.Context, time.Duration) error) (*Publisher, error) {
 	if base == nil {
 		base = http.DefaultTransport
 	}
@@ -52,7 +58,7 @@ func NewPublisher(c Context, base http.RoundTripper) (*Publisher, error) {
 		return nil, fmt.Errorf("GITHUB_API_URL %q is not an http(s) URL such as https://api.github.com (--github-api-url)", c.APIURL)
 	}
 	hc := &http.Client{
-		Transport:     &rateLimitTransport{next: base, token: c.Token, origin: origin(u), sleep: sleep},
+		Transport:     &rateLimitTransport{next: base, token: c.Token, origin: origin(u), sleep: wait},
 		CheckRedirect: refuseOtherOrigins(origin(u)),
 		Timeout:       60 * time.Second,
 	}

@@ -2,6 +2,7 @@ package github
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"strings"
@@ -13,9 +14,19 @@ import (
 
 const token = "ghs_secret-token-value"
 
+// publisher is a client of srv whose rate-limit waits fail the test: only
+// TestRateLimitsAreWaitedOutAndBounded expects any, and no test waits for real.
 func publisher(t *testing.T, srv *githubtest.Server) *Publisher {
 	t.Helper()
-	p, err := NewPublisher(Context{Token: token, Repository: "acme/gitops", APIURL: srv.URL, PR: 7, HeadSHA: "0123456789abcdef0123456789abcdef01234567"}, nil)
+	return publisherWaiting(t, srv, func(_ context.Context, d time.Duration) error {
+		t.Errorf("unexpected rate-limit wait of %s", d)
+		return nil
+	})
+}
+
+func publisherWaiting(t *testing.T, srv *githubtest.Server, wait func(context.Context, time.Duration) error) *Publisher {
+	t.Helper()
+	p, err := newPublisher(Context{Token: token, Repository: "acme/gitops", APIURL: srv.URL, PR: 7, HeadSHA: "0123456789abcdef0123456789abcdef01234567"}, nil, wait)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -67,32 +78,47 @@ func TestCommentIsCreatedUpdatedAndRecreated(t *testing.T) {
 	}
 }
 
+// TestRateLimitsAreWaitedOutAndBounded: a primary rate limit is waited out until its
+// reset, a secondary one for its Retry-After; a limit on every request gives up after
+// maxTries; a wait longer than maxWait is not waited at all. The waits are recorded,
+// not slept.
 func TestRateLimitsAreWaitedOutAndBounded(t *testing.T) {
+	t.Parallel()
 	srv := githubtest.New(token)
 	defer srv.Close()
+	reset := time.Now().Add(30 * time.Second)
 	srv.Fault = func(w http.ResponseWriter, r *http.Request, n int) bool {
 		switch n {
-		case 1: // primary rate limit, reset in a second
+		case 1: // primary rate limit, reset in 30 seconds
 			w.Header().Set("X-RateLimit-Remaining", "0")
-			w.Header().Set("X-RateLimit-Reset", fmt.Sprint(time.Now().Add(time.Second).Unix()))
+			w.Header().Set("X-RateLimit-Reset", fmt.Sprint(reset.Unix()))
 			w.WriteHeader(http.StatusForbidden)
 			fmt.Fprint(w, `{"message":"API rate limit exceeded"}`)
 			return true
 		case 2: // secondary rate limit
-			w.Header().Set("Retry-After", "1")
+			w.Header().Set("Retry-After", "7")
 			w.WriteHeader(http.StatusForbidden)
 			fmt.Fprint(w, `{"message":"You have exceeded a secondary rate limit"}`)
 			return true
 		}
 		return false
 	}
-	p := publisher(t, srv)
+	var waits []time.Duration
+	p := publisherWaiting(t, srv, func(_ context.Context, d time.Duration) error {
+		waits = append(waits, d)
+		return nil
+	})
 	if _, err := p.Comment(context.Background(), Marker(nil), "body"); err != nil {
 		t.Fatal(err)
 	}
 	if len(srv.Comments(7)) != 1 {
 		t.Fatal("no comment after the rate limits")
 	}
+	// Until the reset (whole seconds, plus one), then the Retry-After.
+	if len(waits) != 2 || waits[0] < 28*time.Second || waits[0] > 32*time.Second || waits[1] != 7*time.Second {
+		t.Fatalf("waits = %v, want ~31s then 7s", waits)
+	}
+
 	// Limited on every request: a bounded number of tries, then an error.
 	srv.Fault = func(w http.ResponseWriter, r *http.Request, n int) bool {
 		w.Header().Set("Retry-After", "0")
@@ -100,12 +126,53 @@ func TestRateLimitsAreWaitedOutAndBounded(t *testing.T) {
 		fmt.Fprint(w, `{"message":"slow down"}`)
 		return true
 	}
-	before := len(srv.Requests)
+	waits, before := nil, len(srv.Requests)
 	if _, err := p.Comment(context.Background(), Marker(nil), "body"); err == nil {
 		t.Fatal("no error")
 	}
-	if n := len(srv.Requests) - before; n != maxTries {
-		t.Errorf("%d requests, want %d", n, maxTries)
+	if n := len(srv.Requests) - before; n != maxTries || len(waits) != maxTries-1 {
+		t.Errorf("%d requests and %d waits, want %d and %d", n, len(waits), maxTries, maxTries-1)
+	}
+
+	// A wait longer than maxWait is the answer, not a wait.
+	srv.Fault = func(w http.ResponseWriter, r *http.Request, n int) bool {
+		w.Header().Set("Retry-After", fmt.Sprint(int(maxWait/time.Second)+1))
+		w.WriteHeader(http.StatusTooManyRequests)
+		fmt.Fprint(w, `{"message":"slow down"}`)
+		return true
+	}
+	waits, before = nil, len(srv.Requests)
+	if _, err := p.Comment(context.Background(), Marker(nil), "body"); err == nil {
+		t.Fatal("no error")
+	}
+	if n := len(srv.Requests) - before; n != 1 || len(waits) != 0 {
+		t.Errorf("%d requests and waits %v, want 1 request and none", n, waits)
+	}
+}
+
+// TestAWaitEndsWithTheContext: a cancelled run stops waiting at once, and the retry
+// is not sent.
+func TestAWaitEndsWithTheContext(t *testing.T) {
+	t.Parallel()
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if err := sleep(ctx, time.Hour); !errors.Is(err, context.Canceled) {
+		t.Fatalf("sleep = %v, want context.Canceled", err)
+	}
+	srv := githubtest.New(token)
+	defer srv.Close()
+	srv.Fault = func(w http.ResponseWriter, r *http.Request, n int) bool {
+		w.Header().Set("Retry-After", "1")
+		w.WriteHeader(http.StatusTooManyRequests)
+		return true
+	}
+	p := publisherWaiting(t, srv, func(context.Context, time.Duration) error { return context.Canceled })
+	// The explained error keeps only the text (it is scrubbed of the token).
+	if _, err := p.Comment(context.Background(), Marker(nil), "body"); err == nil || !strings.Contains(err.Error(), context.Canceled.Error()) {
+		t.Errorf("err = %v, want the cancellation", err)
+	}
+	if len(srv.Requests) != 1 {
+		t.Errorf("%d requests, want 1", len(srv.Requests))
 	}
 }
 

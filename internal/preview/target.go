@@ -122,9 +122,10 @@ func (t *Target) input() report.TargetInput {
 	in := report.TargetInput{Name: t.Name, Path: displayRepoPath(t.Spec.Path), Renderer: t.Renderer,
 		Context: t.Cluster.Context, Applier: t.Applier, Skipped: t.Skipped, Results: t.Results, Rules: t.Rules}
 	if t.BasePredictions != nil {
-		in.Split = true
-		in.Results, in.Drift = t.splitResults()
-		in.AgainstLive = t.againstLive()
+		in.Results, in.Split = nil, make([]report.Split, len(t.Results))
+		for i, head := range t.Results {
+			in.Split[i] = report.Split{Head: head, Base: t.BasePredictions[i]}
+		}
 	}
 	if t.splitNote != "" {
 		in.Notes = append(in.Notes, t.splitNote)

@@ -44,15 +44,11 @@ type TargetInput struct {
 	// looked at.
 	Kept  []KeptInput
 	Notes []string
-	// Split is set when the pull request's changes are told apart from drift already
-	// in the cluster: Results then compare the base's predicted objects with the
-	// head's, and Drift compares live objects with the base's predictions.
-	Split bool
-	Drift []dryrun.Result
-	// AgainstLive lists the split results whose diff is against the live object after
-	// all (the base does not render the object, or its preview failed): their diffs
-	// are headed live/ → head/ rather than base/ → head/.
-	AgainstLive []object.ID
+	// Split, when set, tells the pull request's change apart from drift already in
+	// the cluster, object by object (see Split); Results then hold what has no base
+	// prediction to compare with (what pruning deletes), diffed against the live
+	// object.
+	Split []Split
 }
 
 // diffSides are what the object's diff compares: kubectl diff's live and merged unless
@@ -111,12 +107,10 @@ func Build(in Input, opts Options) (*Report, error) {
 	}
 	for _, ti := range in.Targets {
 		sc.addPublic(ti.Name)
-		for _, rs := range [][]dryrun.Result{ti.Results, ti.Drift} {
-			for _, r := range rs {
-				sc.addPublic(r.ID.Name, r.ID.Namespace)
-				if !opts.ShowSecrets {
-					sc.addResult(r, ti.Rules)
-				}
+		for _, r := range ti.allResults() {
+			sc.addPublic(r.ID.Name, r.ID.Namespace)
+			if !opts.ShowSecrets {
+				sc.addResult(r, ti.Rules)
 			}
 		}
 		for _, k := range ti.Kept {
@@ -134,39 +128,42 @@ func Build(in Input, opts Options) (*Report, error) {
 		for _, f := range ti.Failures {
 			t.Objects = append(t.Objects, fromFailure(f))
 		}
-		againstLive := map[object.ID]bool{}
-		for _, id := range ti.AgainstLive {
-			againstLive[id] = true
-		}
-		for _, r := range ti.Results {
-			sd := sidesApply
-			if ti.Split {
-				sd = sidesChange
-				if againstLive[r.ID] {
-					sd = sidesChangeLive
-				}
-			}
+		split := ti.Split != nil
+		add := func(r dryrun.Result, sd sides, story string) error {
 			o, err := fromResult(r, opts, ti.Rules, sc, sd, ephemeral)
 			if err != nil {
-				return nil, err
+				return err
 			}
-			if ti.Split {
-				o.Story = StoryChange
+			if o.Story = story; story == StoryDrift {
+				if o.Category != Unchanged {
+					t.Drift = append(t.Drift, o)
+				}
+				return nil
 			}
 			t.Objects = append(t.Objects, o)
+			return nil
 		}
-		sortObjects(t.Objects)
-		for _, r := range ti.Drift {
-			o, err := fromResult(r, opts, ti.Rules, sc, sidesDrift, ephemeral)
-			if err != nil {
+		for _, r := range ti.Results {
+			sd, story := sidesApply, ""
+			if split {
+				sd, story = sidesChangeLive, StoryChange
+			}
+			if err := add(r, sd, story); err != nil {
 				return nil, err
 			}
-			if o.Category == Unchanged {
-				continue
-			}
-			o.Story = StoryDrift
-			t.Drift = append(t.Drift, o)
 		}
+		for _, sp := range ti.Split {
+			change, sd, drift := sp.stories()
+			if err := add(change, sd, StoryChange); err != nil {
+				return nil, err
+			}
+			if drift != nil {
+				if err := add(*drift, sidesDrift, StoryDrift); err != nil {
+					return nil, err
+				}
+			}
+		}
+		sortObjects(t.Objects)
 		sortObjects(t.Drift)
 		for _, k := range ti.Kept {
 			t.Kept = append(t.Kept, Kept{Group: k.ID.Group, Version: k.ID.Version, Kind: k.ID.Kind, Namespace: k.ID.Namespace, Name: k.ID.Name,

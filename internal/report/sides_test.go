@@ -61,11 +61,13 @@ func splitInput(t *testing.T) Input {
 	svc := func(port string) string {
 		return "apiVersion: v1\nkind: Service\nmetadata: {name: web, namespace: shop}\nspec: {ports: [{port: " + port + "}]}\n"
 	}
-	change := result(t, "cm.yaml", 1, cm("color: green"), cm("color: blue"), cm("color: green"))
-	drift := result(t, "cm.yaml", 1, cm("color: blue"), cm("color: red"), cm("color: blue"))
-	againstLive := result(t, "svc.yaml", 1, svc("81"), svc("80"), svc("81"))
-	return Input{Base: "main", Targets: []TargetInput{{Name: "shop", Split: true,
-		Results: []dryrun.Result{change, againstLive}, Drift: []dryrun.Result{drift}, AgainstLive: []object.ID{againstLive.ID}}}}
+	head := result(t, "cm.yaml", 1, cm("color: green"), cm("color: red"), cm("color: green"))
+	base := result(t, "cm.yaml", 1, cm("color: blue"), cm("color: red"), cm("color: blue"))
+	svcHead := result(t, "svc.yaml", 1, svc("81"), svc("80"), svc("81"))
+	svcBase := result(t, "svc.yaml", 1, svc("80"), svc("80"), "")
+	svcBase.Err = &dryrun.Message{Reason: dryrun.ReasonTimeout, Message: "timed out"}
+	return Input{Base: "main", Targets: []TargetInput{{Name: "shop",
+		Split: []Split{{Head: head, Base: &base}, {Head: svcHead, Base: &svcBase}}}}}
 }
 
 func TestSplitDiffsAreHeadedByWhatTheyCompare(t *testing.T) {

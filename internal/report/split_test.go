@@ -1,4 +1,4 @@
-package preview
+package report
 
 import (
 	"testing"
@@ -30,15 +30,16 @@ func TestSplitMarksBothPredictionsOfANewServiceAndNamesChangesDiffedAgainstLive(
 	newSvc := dryrun.Result{Object: render.Object{Obj: splitObj(t, svc)}, ID: object.IDOf(splitObj(t, svc)), Merged: predicted("10.0.0.9")}
 	baseSvc := dryrun.Result{Object: render.Object{Obj: splitObj(t, svc)}, ID: newSvc.ID, Merged: predicted("10.0.0.44")}
 	adopted := dryrun.Result{Object: render.Object{Obj: splitObj(t, cm)}, ID: object.IDOf(splitObj(t, cm)), Live: splitObj(t, cm), Merged: splitObj(t, cm)}
-	rt := &Target{Results: []dryrun.Result{newSvc, adopted}, BasePredictions: []*dryrun.Result{&baseSvc, nil}}
-
-	change, _ := rt.splitResults()
-	for side, u := range map[string]*unstructured.Unstructured{"base": change[0].Live, "head": change[0].Merged} {
+	change, sd, drift := Split{Head: newSvc, Base: &baseSvc}.stories()
+	for side, u := range map[string]*unstructured.Unstructured{"base": change.Live, "head": change.Merged} {
 		if ip, _, _ := unstructured.NestedString(u.Object, "spec", "clusterIP"); ip != "(allocated)" {
 			t.Errorf("%s prediction's clusterIP = %q, want (allocated)", side, ip)
 		}
 	}
-	if got := rt.againstLive(); len(got) != 1 || got[0] != adopted.ID {
-		t.Fatalf("againstLive = %v, want only %v", got, adopted.ID)
+	if sd != sidesChange || drift == nil {
+		t.Errorf("a new Service in both: sides %v, drift %v; want base/head and a drift story", sd, drift)
+	}
+	if _, sd, drift := (Split{Head: adopted}).stories(); sd != sidesChangeLive || drift != nil {
+		t.Errorf("an object only the head renders, live already: sides %v, drift %v; want live/head and no drift story", sd, drift)
 	}
 }

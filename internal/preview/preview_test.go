@@ -1,0 +1,171 @@
+package preview
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"sync"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/drift-gitops/drift/internal/config"
+	"github.com/drift-gitops/drift/internal/dryrun"
+	"github.com/drift-gitops/drift/internal/gitfixture"
+	"github.com/drift-gitops/drift/internal/plan"
+	"github.com/drift-gitops/drift/internal/render"
+	"github.com/drift-gitops/drift/internal/report"
+	"github.com/drift-gitops/drift/internal/source"
+	"github.com/drift-gitops/drift/internal/testenv"
+)
+
+// env is the real API server the tests preview on.
+var env *testenv.Env
+
+func TestMain(m *testing.M) {
+	os.Exit(testenv.Main(m, func(e *testenv.Env) { env = e }))
+}
+
+func cm(ns, name, color string) string {
+	return fmt.Sprintf("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: %s, namespace: %s}\ndata: {color: %s}\n", name, ns, color)
+}
+
+// TestPreviewRunsTargetsOnTheirClusters: three targets of a pull request, without
+// cobra or flags. Two share the live cluster, which is connected to once; the third's
+// cluster cannot be reached, and only its target says so. The change is told apart
+// from drift with the live object, the base's prediction and the head's in their own
+// fields; a namespace the change creates is pending for every target of its
+// cluster; an object two targets deploy is warned about in both.
+func TestPreviewRunsTargetsOnTheirClusters(t *testing.T) {
+	ctx := context.Background()
+	ns := "preview-" + strings.ToLower(strings.ReplaceAll(t.Name(), "/", "-"))[:20]
+	cs := kubernetes.NewForConfigOrDie(env.Config)
+	if _, err := cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	// Live: drifted from the base (red, where the base says blue).
+	if _, err := cs.CoreV1().ConfigMaps(ns).Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "x"}, Data: map[string]string{"color": "red"}},
+		metav1.CreateOptions{FieldManager: "kubectl"}); err != nil {
+		t.Fatal(err)
+	}
+	drift := "targets:\n- {name: a, path: a}\n- {name: b, path: b}\n- {name: far, path: c, context: far}\n"
+	r, err := gitfixture.Init(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.CommitFiles(map[string]string{"drift.yaml": drift, "a/cm.yaml": cm(ns, "x", "blue"), "b/z.yaml": cm(ns, "z", "blue"), "c/cm.yaml": cm(ns, "far", "blue")}, "base"); err != nil {
+		t.Fatal(err)
+	}
+	baseCommit, _ := r.Git("rev-parse", "HEAD")
+	newNS := ns + "-new"
+	if _, err := r.CommitFiles(map[string]string{"a/cm.yaml": cm(ns, "x", "green"),
+		"b/ns.yaml": "apiVersion: v1\nkind: Namespace\nmetadata: {name: " + newNS + "}\n", "b/cm.yaml": cm(newNS, "pending", "blue") + "---\n" + cm(ns, "x", "green")}, "head"); err != nil {
+		t.Fatal(err)
+	}
+	repo, err := source.Open(r.Dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	head, err := repo.Snapshot("HEAD")
+	if err != nil {
+		t.Fatal(err)
+	}
+	base, err := repo.Snapshot(strings.TrimSpace(baseCommit))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := config.Parse("drift.yaml", []byte(drift))
+	if err != nil {
+		t.Fatal(err)
+	}
+	targets := plan.Targets(&plan.Config{Use: cfg, Base: cfg}, repo.Dir, nil, plan.Overrides{})
+
+	var mu sync.Mutex
+	connects := map[plan.ClusterKey]int{}
+	deps := Deps{
+		Connect: func(ctx context.Context, key plan.ClusterKey) (*dryrun.Connection, error) {
+			mu.Lock()
+			connects[key]++
+			mu.Unlock()
+			if key.Context == "far" {
+				return nil, errors.New("dial tcp: no route to host")
+			}
+			clients, err := dryrun.NewClients(env.Config, 4)
+			return &dryrun.Connection{Clients: clients, Namespace: ns, RequestTimeout: dryrun.DefaultRequestTimeout}, err
+		},
+		Cache: &render.Cache{},
+	}
+	p, err := Run(ctx, deps, Options{Concurrency: 4, Prune: true, SplitDrift: true}, targets, head, base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Stop()
+	if connects[plan.ClusterKey{}] != 1 || connects[plan.ClusterKey{Context: "far"}] != 1 {
+		t.Errorf("connected %v, want each cluster once", connects)
+	}
+	in := map[string]report.TargetInput{}
+	for _, ti := range p.Inputs() {
+		in[ti.Name] = ti
+	}
+
+	a := in["a"]
+	if len(a.Split) != 1 {
+		t.Fatalf("target a: split %+v, want the one ConfigMap", a.Split)
+	}
+	x := a.Split[0]
+	for what, c := range map[string]struct {
+		u    *unstructured.Unstructured
+		want string
+	}{"live": {x.Head.Live, "red"}, "head prediction": {x.Head.Merged, "green"}, "base prediction": {baseMerged(x), "blue"}} {
+		if got, _, _ := unstructured.NestedString(c.u.Object, "data", "color"); got != c.want {
+			t.Errorf("target a: the %s says %q, want %q", what, got, c.want)
+		}
+	}
+	if !warned(x.Head, dryrun.ReasonDuplicate, "target b also deploys") {
+		t.Errorf("target a: no shared-object warning: %+v", x.Head.Warnings)
+	}
+
+	b := in["b"]
+	seen := map[string]bool{}
+	for _, s := range b.Split {
+		seen[s.Head.ID.Name] = true
+		switch s.Head.ID.Name {
+		case "x":
+			if !warned(s.Head, dryrun.ReasonDuplicate, "target a also deploys") {
+				t.Errorf("target b: no shared-object warning: %+v", s.Head.Warnings)
+			}
+		case "pending":
+			if !warned(s.Head, dryrun.ReasonNamespacePending, "") {
+				t.Errorf("target b: pending's namespace is created by the change, yet %+v", s.Head)
+			}
+		}
+	}
+	if !seen["x"] || !seen["pending"] {
+		t.Errorf("target b: split holds %v, want x and pending; failures %+v", seen, b.Failures)
+	}
+	far := in["far"]
+	if len(far.Failures) != 1 || far.Failures[0].Reason != dryrun.ReasonUnavailable || !strings.Contains(far.Failures[0].Message, "context far: dial tcp: no route to host") {
+		t.Errorf("target far: failures %+v, want its cluster unreachable", far.Failures)
+	}
+}
+
+func baseMerged(s report.Split) *unstructured.Unstructured {
+	if s.Base == nil {
+		return &unstructured.Unstructured{Object: map[string]any{}}
+	}
+	return s.Base.Merged
+}
+
+func warned(r dryrun.Result, reason, text string) bool {
+	for _, w := range r.Warnings {
+		if w.Reason == reason && strings.Contains(w.Message, text) {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,93 @@
+package publish
+
+import (
+	"io"
+	"net/http"
+
+	"github.com/drift-gitops/drift/internal/github"
+)
+
+// Options say what to publish; the zero value publishes nothing.
+type Options struct {
+	// JSONReport, when set, is a file to write the JSON report to (an artifact).
+	JSONReport string
+	// Outputs appends the step outputs (has-changes, counts, report-json, ...) to
+	// $GITHUB_OUTPUT.
+	Outputs bool
+	// Comment posts the report as the pull request's drift comment, kept up to date.
+	Comment bool
+	// Check, with Comment, also reports a check run (or a commit status) on the head
+	// commit.
+	Check bool
+	// FailOnDeletes makes the check fail when the change deletes objects; it fails
+	// anyway when the report is incomplete.
+	FailOnDeletes bool
+	// Issue keeps the target set's drift issue up to date instead of commenting.
+	Issue bool
+	// CommentFile, when set, is a file to write the comment to, with its marker.
+	CommentFile string
+	// GitHub overrides the Actions environment (GITHUB_TOKEN, GITHUB_REPOSITORY, the
+	// event's pull request, GITHUB_STEP_SUMMARY, ...) field by field: a zero field
+	// keeps what the environment says. These are the --github-* and --step-summary
+	// flags.
+	GitHub github.Context
+}
+
+// Deps are what publishing reaches outside itself.
+type Deps struct {
+	// Getenv reads the Actions environment (GITHUB_*); required.
+	Getenv func(string) string
+	// Transport carries the requests to GitHub; nil is http.DefaultTransport.
+	Transport http.RoundTripper
+	// Stderr hears what was published ("drift: updated the pull request comment").
+	Stderr io.Writer
+	// Warn, when set, hears what the user should know but need not fail on (marked
+	// comments drift left alone).
+	Warn func(msg string)
+}
+
+// wantsGitHub says whether anything reads the Actions environment: the comment, the
+// issue, the job summary or the comment file.
+func (o Options) wantsGitHub() bool {
+	return o.Comment || o.Issue || o.GitHub.StepSummary != "" || o.CommentFile != ""
+}
+
+// Context merges the overrides over the Actions environment.
+func (o Options) Context(getenv func(string) string) (github.Context, error) {
+	c, err := github.FromEnv(getenv)
+	if err != nil {
+		return c, err
+	}
+	set := func(dst *string, v string) {
+		if v != "" {
+			*dst = v
+		}
+	}
+	g := o.GitHub
+	set(&c.Token, g.Token)
+	set(&c.Repository, g.Repository)
+	set(&c.APIURL, g.APIURL)
+	set(&c.HeadSHA, g.HeadSHA)
+	set(&c.Author, g.Author)
+	set(&c.StepSummary, g.StepSummary)
+	if g.PR > 0 {
+		c.PR = g.PR
+	}
+	return c, nil
+}
+
+// Preflight fails, before any work, when the comment or the issue is asked for but
+// GitHub cannot be reached for lack of a token, a repository or a pull request.
+func (o Options) Preflight(getenv func(string) string) error {
+	if !o.Comment && !o.Issue {
+		return nil
+	}
+	c, err := o.Context(getenv)
+	if err != nil {
+		return err
+	}
+	if o.Issue {
+		c.PR = 1 // an issue needs no pull request
+	}
+	return c.Check()
+}

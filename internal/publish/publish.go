@@ -1,0 +1,148 @@
+package publish
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+
+	"github.com/drift-gitops/drift/internal/github"
+	"github.com/drift-gitops/drift/internal/report"
+)
+
+// Run publishes rep as opts say: the JSON copy and the step outputs, then the job
+// summary, the comment file, and the drift issue or the pull request's comment and
+// check. The files come first, so they are there even when posting fails. A refusal
+// from GitHub is returned (github.StatusCode tells a fork's read-only token, 403);
+// the caller decides the exit code.
+func Run(ctx context.Context, rep *report.Report, opts Options, deps Deps) error {
+	return newRun(rep, opts, deps).publish(ctx)
+}
+
+// run is one publication of one report.
+type run struct {
+	rep  *report.Report
+	opts Options
+	deps Deps
+	md   *markdown
+}
+
+func newRun(rep *report.Report, opts Options, deps Deps) *run {
+	if deps.Stderr == nil {
+		deps.Stderr = io.Discard
+	}
+	return &run{rep: rep, opts: opts, deps: deps, md: newMarkdown(rep)}
+}
+
+func (r *run) publish(ctx context.Context) error {
+	o := r.opts
+	if o.JSONReport != "" {
+		if err := writeJSONReport(o.JSONReport, r.rep); err != nil {
+			return err
+		}
+	}
+	if o.Outputs {
+		if err := writeOutputs(r.deps.Getenv("GITHUB_OUTPUT"), r.rep, o.JSONReport); err != nil {
+			return err
+		}
+	}
+	// The Actions environment is read only when the GitHub side was asked for.
+	if !o.wantsGitHub() {
+		return nil
+	}
+	ghc, err := o.Context(r.deps.Getenv)
+	if err != nil {
+		return err
+	}
+	if ghc.StepSummary != "" {
+		md, err := r.md.get(jobSummary)
+		if err != nil {
+			return err
+		}
+		if err := appendStepSummary(ghc.StepSummary, md); err != nil {
+			return err
+		}
+	}
+	marker := github.Marker(targetNames(r.rep))
+	if o.CommentFile != "" {
+		body, err := r.md.get(commentBody)
+		if err != nil {
+			return err
+		}
+		if err := writeFile(o.CommentFile, []byte(marker+"\n"+body)); err != nil {
+			return fmt.Errorf("--comment-file: %w", err)
+		}
+	}
+	switch {
+	case o.Issue:
+		return r.driftIssue(ctx, ghc, marker)
+	case o.Comment:
+		return r.comment(ctx, ghc, marker)
+	}
+	return nil
+}
+
+// comment posts the pull request's comment, then the check.
+func (r *run) comment(ctx context.Context, ghc github.Context, marker string) error {
+	if err := ghc.Check(); err != nil {
+		return err
+	}
+	pub, err := r.publisher(ghc)
+	if err != nil {
+		return err
+	}
+	body, err := r.md.get(commentBody)
+	if err != nil {
+		return err
+	}
+	how, err := pub.Comment(ctx, marker, body)
+	if github.StatusCode(err) == http.StatusUnprocessableEntity {
+		// Too long after all (GitHub counts differently): the summary alone.
+		summary, merr := r.md.get(summaryOnly)
+		if merr != nil {
+			return merr
+		}
+		how, err = pub.Comment(ctx, marker, summary)
+	}
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(r.deps.Stderr, "drift: %s the pull request comment\n", how)
+	if !r.opts.Check {
+		return nil
+	}
+	summary, err := r.md.get(summaryOnly)
+	if err != nil {
+		return err
+	}
+	how, err = pub.Check(ctx, checkFails(r.rep, r.opts.FailOnDeletes), r.rep.Summary.Headline(), summary)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(r.deps.Stderr, "drift: reported a %s on %s\n", how, ghc.HeadSHA)
+	return nil
+}
+
+// checkFails says whether the check fails: the report is incomplete, or it deletes
+// objects and FailOnDeletes says that fails.
+func checkFails(rep *report.Report, failOnDeletes bool) bool {
+	return !rep.Complete || (failOnDeletes && rep.Summary.Delete > 0)
+}
+
+// publisher is the GitHub client, its warnings passed on.
+func (r *run) publisher(ghc github.Context) (*github.Publisher, error) {
+	pub, err := github.NewPublisher(ghc, r.deps.Transport)
+	if err != nil {
+		return nil, err
+	}
+	pub.Warn = r.deps.Warn
+	return pub, nil
+}
+
+func targetNames(rep *report.Report) []string {
+	names := make([]string, 0, len(rep.Targets))
+	for _, t := range rep.Targets {
+		names = append(names, t.Name)
+	}
+	return names
+}
