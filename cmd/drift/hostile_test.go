@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/drift-gitops/drift/internal/golden"
 	"github.com/drift-gitops/drift/internal/report"
 )
 
@@ -174,5 +175,5 @@ data:
 	text := regexp.MustCompile(`-> \S*/secret\.yaml`).ReplaceAllString(o.stdout, "-> OUTSIDE/secret.yaml")
 	// The namespace (and so drift.yaml and the commit) depends on the tests that ran before.
 	text = regexp.MustCompile(`commit [0-9a-f]{12}`).ReplaceAllString(strings.ReplaceAll(text, ns, "NS"), "commit COMMIT")
-	golden(t, "hostile.txt", text)
+	golden.Check(t, "hostile.txt", []byte(text))
 }

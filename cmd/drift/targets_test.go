@@ -19,6 +19,7 @@ import (
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 
 	"github.com/drift-gitops/drift/internal/gitfixture"
+	"github.com/drift-gitops/drift/internal/golden"
 	"github.com/drift-gitops/drift/internal/report"
 	"github.com/drift-gitops/drift/internal/testenv"
 )
@@ -200,7 +201,7 @@ func TestPlatformAcrossTwoClusters(t *testing.T) {
 		if o.code != 1 {
 			t.Fatalf("%s: exit %d\n%s\n%s", format, o.code, o.stdout, o.stderr)
 		}
-		golden(t, "platform."+map[string]string{"text": "txt", "markdown": "md"}[format], sanitize(o.stdout))
+		golden.Check(t, "platform."+map[string]string{"text": "txt", "markdown": "md"}[format], []byte(sanitize(o.stdout)))
 	}
 
 	o := driftWith(t, kubeconfig, "diff", "--repo", r.Dir, "--ref", "main", "-o", "json")

@@ -4,9 +4,6 @@ import (
 	"bytes"
 	"encoding/base64"
 	"encoding/json"
-	"flag"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -14,11 +11,10 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/drift-gitops/drift/internal/dryrun"
+	"github.com/drift-gitops/drift/internal/golden"
 	"github.com/drift-gitops/drift/internal/object"
 	"github.com/drift-gitops/drift/internal/render"
 )
-
-var update = flag.Bool("update", false, "rewrite golden files")
 
 func obj(t *testing.T, y string) *unstructured.Unstructured {
 	t.Helper()
@@ -78,26 +74,6 @@ func sampleInput(t *testing.T) Input {
 	}
 }
 
-func golden(t *testing.T, name string, got []byte) {
-	t.Helper()
-	path := filepath.Join("testdata", name)
-	if *update {
-		if err := os.MkdirAll("testdata", 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test ./internal/report -update to create it)", err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Fatalf("%s differs from the golden file (go test -update rewrites it):\n%s", name, got)
-	}
-}
-
 func TestGoldenReports(t *testing.T) {
 	rep, err := Build(sampleInput(t), Options{})
 	if err != nil {
@@ -116,10 +92,10 @@ func TestGoldenReports(t *testing.T) {
 	if err := WriteJSON(&js, rep); err != nil {
 		t.Fatal(err)
 	}
-	golden(t, "report.txt", text.Bytes())
-	golden(t, "report.color.txt", color.Bytes())
-	golden(t, "report.md", md.Bytes())
-	golden(t, "report.json", js.Bytes())
+	golden.Check(t, "report.txt", text.Bytes())
+	golden.Check(t, "report.color.txt", color.Bytes())
+	golden.Check(t, "report.md", md.Bytes())
+	golden.Check(t, "report.json", js.Bytes())
 
 	for name, out := range map[string]string{"text": text.String(), "markdown": md.String(), "json": js.String()} {
 		for _, secret := range []string{"s3cr3t", b64("s3cr3t-old"), b64("s3cr3t-new"), "@someone", "leak"} {
@@ -209,6 +185,6 @@ func TestGoldenBudgetedMarkdown(t *testing.T) {
 	if budget.Len() > max || !strings.Contains(budget.String(), "diff left out") || strings.Count(budget.String(), "```")%2 != 0 {
 		t.Errorf("budgeted report of %d bytes (max %d)", budget.Len(), max)
 	}
-	golden(t, "report.budget.md", budget.Bytes())
-	golden(t, "report.summary.md", summary.Bytes())
+	golden.Check(t, "report.budget.md", budget.Bytes())
+	golden.Check(t, "report.summary.md", summary.Bytes())
 }
