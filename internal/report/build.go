@@ -166,7 +166,7 @@ func Build(in Input, opts Options) (*Report, error) {
 		sortObjects(t.Objects)
 		sortObjects(t.Drift)
 		for _, k := range ti.Kept {
-			t.Kept = append(t.Kept, Kept{Group: k.ID.Group, Version: k.ID.Version, Kind: k.ID.Kind, Namespace: k.ID.Namespace, Name: k.ID.Name,
+			t.Kept = append(t.Kept, Kept{ID: k.ID,
 				Inventory: k.Inventory, Reason: k.Reason})
 		}
 		t.Notes = append(t.Notes, ti.Notes...)
@@ -200,7 +200,7 @@ func (s *Summary) count(category string) {
 }
 
 func newObject(id object.ID, source string, doc int) Object {
-	return Object{Group: id.Group, Version: id.Version, Kind: id.Kind, Namespace: id.Namespace, Name: id.Name,
+	return Object{ID: id,
 		Source: source, Document: doc, Warnings: []dryrun.Message{}, file: kubectlName(id), sides: sidesApply}
 }
 
@@ -298,10 +298,8 @@ func sortObjects(objs []Object) {
 		if (a.Kind == "") != (b.Kind == "") {
 			return a.Kind == ""
 		}
-		ia := object.ID{Group: a.Group, Version: a.Version, Kind: a.Kind, Namespace: a.Namespace, Name: a.Name}
-		ib := object.ID{Group: b.Group, Version: b.Version, Kind: b.Kind, Namespace: b.Namespace, Name: b.Name}
-		if ia != ib {
-			return object.Less(ia, ib)
+		if a.ID != b.ID {
+			return object.Less(a.ID, b.ID)
 		}
 		if a.Source != b.Source {
 			return a.Source < b.Source

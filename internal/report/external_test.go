@@ -7,6 +7,8 @@ import (
 	"sort"
 	"strings"
 	"testing"
+
+	"github.com/drift-gitops/drift/internal/object"
 )
 
 func listTree(t *testing.T, root string) []string {
@@ -29,9 +31,9 @@ func listTree(t *testing.T, root string) []string {
 func TestDumpRefusesFileNamesThatAreNotOneElement(t *testing.T) {
 	t.Parallel()
 	hostile := []string{"v1.ConfigMap.shop.x/../../../escaped", "..", "v1.ConfigMap.shop.a\x00b", "v1.ConfigMap.shop.a\nb", `v1.ConfigMap.shop.x\..\..\escaped`}
-	objs := []Object{{Category: Add, Kind: "ConfigMap", Name: "healthy", Source: "cm.yaml", merged: "a: 1\n", file: "v1.ConfigMap.shop.healthy"}}
+	objs := []Object{{Category: Add, ID: object.ID{Kind: "ConfigMap", Name: "healthy"}, Source: "cm.yaml", merged: "a: 1\n", file: "v1.ConfigMap.shop.healthy"}}
 	for _, f := range hostile {
-		objs = append(objs, Object{Category: Modify, Kind: "ConfigMap", Name: f, Source: "bad.yaml", live: "a: 1\n", merged: "a: 2\n", file: f})
+		objs = append(objs, Object{Category: Modify, ID: object.ID{Kind: "ConfigMap", Name: f}, Source: "bad.yaml", live: "a: 1\n", merged: "a: 2\n", file: f})
 	}
 	parent := t.TempDir()
 	dir := filepath.Join(parent, "a", "dump")
@@ -60,7 +62,7 @@ func TestDumpDoesNotFollowSymlinksOut(t *testing.T) {
 	if err := os.Symlink(outside, filepath.Join(dir, "merged")); err != nil {
 		t.Fatal(err)
 	}
-	o := Object{Category: Add, Kind: "ConfigMap", Name: "web", Source: "cm.yaml", merged: "a: 1\n", file: "v1.ConfigMap.shop.web"}
+	o := Object{Category: Add, ID: object.ID{Kind: "ConfigMap", Name: "web"}, Source: "cm.yaml", merged: "a: 1\n", file: "v1.ConfigMap.shop.web"}
 	err := Dump(dir, &Report{Targets: []Target{{Name: "t", Objects: []Object{o}}}})
 	if err == nil {
 		t.Fatal("Dump wrote through a symlink that leaves its directory")
@@ -73,14 +75,14 @@ func TestDumpDoesNotFollowSymlinksOut(t *testing.T) {
 // TestNamesThatWouldWriteLinesAreQuoted: a name or file from content holding a newline
 // or a terminal escape is shown quoted, so it cannot forge lines of the report.
 func TestNamesThatWouldWriteLinesAreQuoted(t *testing.T) {
-	o := Object{Version: "v1", Kind: "ConfigMap", Namespace: "ns", Name: "x\nNo changes.", Source: "a\x1b[2Jb.yaml", Document: 2}
+	o := Object{ID: object.ID{Version: "v1", Kind: "ConfigMap", Namespace: "ns", Name: "x\nNo changes."}, Source: "a\x1b[2Jb.yaml", Document: 2}
 	if got, want := o.Title(), `v1 ConfigMap ns/"x\nNo changes."`; got != want {
 		t.Errorf("Title() = %q, want %q", got, want)
 	}
 	if got, want := o.Where(), `"a\x1b[2Jb.yaml" document 2`; got != want {
 		t.Errorf("Where() = %q, want %q", got, want)
 	}
-	plain := Object{Group: "apps", Version: "v1", Kind: "Deployment", Namespace: "shop", Name: "wéb", Source: "apps/web.yaml"}
+	plain := Object{ID: object.ID{Group: "apps", Version: "v1", Kind: "Deployment", Namespace: "shop", Name: "wéb"}, Source: "apps/web.yaml"}
 	if got := plain.Title() + " " + plain.Where(); got != "apps/v1 Deployment shop/wéb apps/web.yaml" {
 		t.Errorf("a visible name is shown as it is: %q", got)
 	}

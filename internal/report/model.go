@@ -7,6 +7,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/drift-gitops/drift/internal/dryrun"
+	"github.com/drift-gitops/drift/internal/object"
 )
 
 // SchemaVersion names the JSON report format. Fields may be added; none change meaning.
@@ -87,23 +88,16 @@ type Target struct {
 // Kept is an object an inventory lists, that the change no longer renders, and that
 // will not be deleted because the inventory does not own it.
 type Kept struct {
-	Group     string `json:"group"`
-	Version   string `json:"version"`
-	Kind      string `json:"kind"`
-	Namespace string `json:"namespace"`
-	Name      string `json:"name"`
+	object.ID
 	Inventory string `json:"inventory"`
 	Reason    string `json:"reason"`
 }
 
 // Object is one object's line in the report.
 type Object struct {
-	Category  string `json:"category"`
-	Group     string `json:"group"`
-	Version   string `json:"version"`
-	Kind      string `json:"kind"`
-	Namespace string `json:"namespace"`
-	Name      string `json:"name"`
+	Category string `json:"category"`
+	// ID is the object's identity (empty for a file that did not render).
+	object.ID
 	// Source is the file the object came from, relative to the repository root.
 	Source string `json:"source"`
 	// Document is the 1-based YAML document index in Source (0 when unknown).
@@ -167,7 +161,7 @@ func (o Object) Where() string {
 
 // Title is the kept object's human name.
 func (k Kept) Title() string {
-	return Object{Group: k.Group, Version: k.Version, Kind: k.Kind, Namespace: k.Namespace, Name: k.Name}.Title()
+	return Object{ID: k.ID}.Title()
 }
 
 // warned reports whether the object carries a warning with reason.
