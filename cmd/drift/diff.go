@@ -146,47 +146,13 @@ func (o *diffOptions) runDiff(ctx context.Context) error {
 	ctx, cancel := context.WithTimeoutCause(ctx, o.Timeout, runTimeout(o.Timeout))
 	defer cancel()
 
-	repo, err := source.Open(o.Repo)
+	pl, err := o.plan(ctx)
 	if err != nil {
 		return err
 	}
-	if o.detect && o.Ref == "" {
-		o.Ref = repo.DefaultBranch()
-	}
-	head, base, err := o.snapshots(repo)
-	if err != nil {
-		return err
-	}
-	paths, err := o.repoPaths(repo)
-	if err != nil {
-		return err
-	}
-	if err := head.CheckPaths(paths); err != nil {
-		return err
-	}
-	cfg, err := plan.LoadConfig(repo, head, base, plan.ConfigSource{File: o.Config, From: o.ConfigFrom, BaseRef: o.Base, Warnf: o.warnf})
-	if err != nil {
-		return err
-	}
-	if len(o.Paths) == 0 {
-		paths = nil
-	}
-	targets := plan.Targets(cfg, repo.Dir, paths, o.overrides())
-	if err := plan.SelectNamed(targets, o.Targets); err != nil {
-		return err
-	}
-	cache, err := o.renderCache(ctx, repo)
-	if err != nil {
-		return err
-	}
-	if base != nil {
-		if err := plan.SelectChanged(targets, head, base, cfg.Base, cache); err != nil {
-			return err
-		}
-	}
-
+	head, base, cfg := pl.head, pl.base, pl.cfg
 	progress := newProgress(o.streams.ErrOut, "previewing")
-	pv, err := preview.Run(ctx, o.previewDeps(cache, progress), o.previewOptions(base), targets, head, base)
+	pv, err := preview.Run(ctx, o.previewDeps(pl.cache, progress), o.previewOptions(base), pl.targets, head, base)
 	progress.done()
 	if err != nil {
 		return err
@@ -221,19 +187,6 @@ func (o *diffOptions) runDiff(ctx context.Context) error {
 		return exitStatus{exitChanges}
 	}
 	return nil
-}
-
-// snapshots opens --ref and --base.
-func (o *diffOptions) snapshots(repo *source.Repo) (head, base *source.Snapshot, err error) {
-	if head, err = repo.Snapshot(o.Ref); err != nil {
-		return nil, nil, err
-	}
-	if o.Base != "" {
-		if base, err = repo.Snapshot(o.Base); err != nil {
-			return nil, nil, fmt.Errorf("--base: %w", err)
-		}
-	}
-	return head, base, nil
 }
 
 func (o *diffOptions) validate() error {
