@@ -20,7 +20,9 @@ func (c *Clients) aggregatedAPIs() map[schema.GroupVersion]string {
 		c.aggregated = map[schema.GroupVersion]string{}
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
-		list, err := c.Dynamic.Resource(apiServicesGVR).List(ctx, metav1.ListOptions{})
+		list, err := Retry(ctx, c, func(ctx context.Context) (*unstructured.UnstructuredList, error) {
+			return c.Dynamic.Resource(apiServicesGVR).List(ctx, metav1.ListOptions{})
+		})
 		if err != nil {
 			return
 		}

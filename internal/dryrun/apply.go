@@ -63,7 +63,7 @@ func preview(ctx context.Context, c *Clients, r *Result, opts Options) {
 func previewServerSide(ctx context.Context, c *Clients, res dynamic.ResourceInterface, r *Result, opts Options) {
 	force := opts.ForceConflicts
 	for attempt := 1; ; attempt++ {
-		live, err := retryTimeouts(ctx, func() (*unstructured.Unstructured, error) {
+		live, err := Retry(ctx, c, func(ctx context.Context) (*unstructured.Unstructured, error) {
 			return get(ctx, res, r.ID.Name, attempt == 1, opts)
 		})
 		if err != nil {
@@ -84,18 +84,20 @@ func previewServerSide(ctx context.Context, c *Clients, res dynamic.ResourceInte
 			r.Err = &Message{Reason: ReasonInvalid, Message: err.Error()}
 			return
 		}
-		applyOnce := func() (*unstructured.Unstructured, error) { return apply(ctx, res, r.ID.Name, body, force, opts) }
+		applyOnce := func(ctx context.Context) (*unstructured.Unstructured, error) {
+			return apply(ctx, res, r.ID.Name, body, force, opts)
+		}
 		csa := appliedClientSide(live, opts.FieldManager)
 		if opts.Profile.MigrationNeeded != nil {
 			csa = opts.Profile.MigrationNeeded(live)
 		}
-		merged, err := retryTimeouts(ctx, applyOnce)
+		merged, err := Retry(ctx, c, applyOnce)
 		if err != nil && !force && isFieldManagerConflict(err) {
 			if !csa || !onlyCSAConflicts(err) {
 				r.Warnings = append(r.Warnings, conflictWarning(err))
 			}
 			force = true
-			merged, err = retryTimeouts(ctx, applyOnce)
+			merged, err = Retry(ctx, c, applyOnce)
 		}
 		if err == nil && csa && opts.Profile.MigratesCSA {
 			var removed []string
@@ -323,26 +325,10 @@ func missingNamespace(err error) (string, bool) {
 	return d.Name, true
 }
 
-// timeoutRetries bounds how often a request that ran out of its --request-timeout is
-// sent again, each time with a fresh timeout (other transient faults are retried by
-// the transport, within one).
-const timeoutRetries = 2
-
-func retryTimeouts(ctx context.Context, fn func() (*unstructured.Unstructured, error)) (*unstructured.Unstructured, error) {
-	for i := 0; ; i++ {
-		obj, err := fn()
-		if err == nil || !isTimeout(err) || i == timeoutRetries || ctx.Err() != nil {
-			return obj, err
-		}
-	}
-}
-
 // previewGenerated previews an object that has only metadata.generateName: it cannot
 // be applied by name, so every apply creates a new one (kubectl create). The server
 // dry-runs that creation; the generated name, different on every run, is left out.
 func previewGenerated(ctx context.Context, c *Clients, res dynamic.ResourceInterface, r *Result, opts Options) {
-	ctx, cancel := context.WithTimeout(ctx, opts.RequestTimeout)
-	defer cancel()
 	obj, skip, err := prepared(r, nil, opts)
 	if err != nil {
 		r.Err = &Message{Reason: ReasonInvalid, Message: err.Error()}
@@ -352,8 +338,12 @@ func previewGenerated(ctx context.Context, c *Clients, res dynamic.ResourceInter
 		untouched(r, nil, obj, skip, opts)
 		return
 	}
-	merged, err := res.Create(ctx, obj, metav1.CreateOptions{
-		DryRun: []string{metav1.DryRunAll}, FieldManager: opts.FieldManager, FieldValidation: opts.Profile.fieldValidation()})
+	merged, err := Retry(ctx, c, func(ctx context.Context) (*unstructured.Unstructured, error) {
+		ctx, cancel := context.WithTimeout(ctx, opts.RequestTimeout)
+		defer cancel()
+		return res.Create(ctx, obj, metav1.CreateOptions{
+			DryRun: []string{metav1.DryRunAll}, FieldManager: opts.FieldManager, FieldValidation: opts.Profile.fieldValidation()})
+	})
 	if err != nil {
 		r.Err = requestError(c, "create", r, err)
 		return

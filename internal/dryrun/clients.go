@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"sort"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -36,6 +37,12 @@ type Clients struct {
 
 	aggOnce    sync.Once
 	aggregated map[schema.GroupVersion]string
+
+	// down counts requests in a row that failed to connect after their retries (see
+	// Retry).
+	down atomic.Int32
+	// sleep waits between retries, or less when ctx ends; tests replace it.
+	sleep func(ctx context.Context, d time.Duration) error
 }
 
 // Capabilities returns the server's version and the API versions it serves, as
@@ -102,7 +109,6 @@ func NewClientsWithin(run context.Context, cfg *rest.Config, _ int) (*Clients, e
 	cfg.QPS, cfg.Burst, cfg.RateLimiter = -1, 0, nil
 	cfg.WarningHandler = nil
 	cfg.WarningHandlerWithContext = warningCollector{}
-	cfg.Wrap(newRetryTransport)
 	if run.Done() != nil {
 		// Outside the retry transport, so that it sees the run's deadline.
 		cfg.Wrap(func(next http.RoundTripper) http.RoundTripper { return &runBound{run: run, next: next} })
@@ -111,7 +117,7 @@ func NewClientsWithin(run context.Context, cfg *rest.Config, _ int) (*Clients, e
 	if err != nil {
 		return nil, fmt.Errorf("failed to create a discovery client for %s: %w", cfg.Host, err)
 	}
-	dyn, err := dynamic.NewForConfig(cfg)
+	dyn, err := newDynamic(cfg)
 	if err != nil {
 		return nil, fmt.Errorf("failed to create a client for %s: %w", cfg.Host, err)
 	}
@@ -124,7 +130,21 @@ func NewClientsWithin(run context.Context, cfg *rest.Config, _ int) (*Clients, e
 		User:      cfg.Impersonate.UserName,
 		discovery: dc,
 		cached:    cached,
+		sleep:     sleepCtx,
 	}, nil
+}
+
+// newDynamic is dynamic.NewForConfig with client-go's own retries turned off: Retry
+// applies drift's policy to every request.
+func newDynamic(cfg *rest.Config) (dynamic.Interface, error) {
+	config := dynamic.ConfigFor(cfg)
+	config.GroupVersion = nil
+	config.APIPath = "/if-you-see-this-search-for-the-break"
+	rc, err := rest.UnversionedRESTClientFor(config)
+	if err != nil {
+		return nil, err
+	}
+	return dynamic.New(noClientRetries{rc}), nil
 }
 
 // runBound gives each request the run's deadline and ends it when the run ends.

@@ -31,7 +31,7 @@ const ClientSideFieldManager = "kubectl-client-side-apply"
 // updates the annotation. Each try is pinned to the live resourceVersion.
 func previewClientSide(ctx context.Context, c *Clients, res dynamic.ResourceInterface, r *Result, opts Options) {
 	for attempt := 1; ; attempt++ {
-		live, err := retryTimeouts(ctx, func() (*unstructured.Unstructured, error) {
+		live, err := Retry(ctx, c, func(ctx context.Context) (*unstructured.Unstructured, error) {
 			return get(ctx, res, r.ID.Name, attempt == 1, opts)
 		})
 		if err != nil {
@@ -68,7 +68,7 @@ func previewClientSide(ctx context.Context, c *Clients, res dynamic.ResourceInte
 				obj.SetName("")
 				obj.SetGenerateName(r.ID.Name + "-")
 			}
-			merged, err = retryTimeouts(ctx, func() (*unstructured.Unstructured, error) {
+			merged, err = Retry(ctx, c, func(ctx context.Context) (*unstructured.Unstructured, error) {
 				ctx, cancel := context.WithTimeout(ctx, opts.RequestTimeout)
 				defer cancel()
 				return res.Create(ctx, obj, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}, FieldManager: opts.FieldManager, FieldValidation: opts.Profile.fieldValidation()})
@@ -88,7 +88,7 @@ func previewClientSide(ctx context.Context, c *Clients, res dynamic.ResourceInte
 				r.Err = &Message{Reason: ReasonInvalid, Message: perr.Error()}
 				return
 			}
-			merged, err = retryTimeouts(ctx, func() (*unstructured.Unstructured, error) {
+			merged, err = Retry(ctx, c, func(ctx context.Context) (*unstructured.Unstructured, error) {
 				ctx, cancel := context.WithTimeout(ctx, opts.RequestTimeout)
 				defer cancel()
 				return res.Patch(ctx, r.ID.Name, patchType, patch, metav1.PatchOptions{DryRun: []string{metav1.DryRunAll}, FieldManager: opts.FieldManager, FieldValidation: opts.Profile.fieldValidation()})

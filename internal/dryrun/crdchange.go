@@ -130,7 +130,9 @@ func readForChangedCRD(ctx context.Context, c *Clients, r *Result, live *apiexte
 	if live.Spec.Scope == apiextensionsv1.NamespaceScoped {
 		res = c.Dynamic.Resource(gvr).Namespace(r.ID.Namespace)
 	}
-	current, err := retryTimeouts(ctx, func() (*unstructured.Unstructured, error) { return get(ctx, res, r.ID.Name, false, opts) })
+	current, err := Retry(ctx, c, func(ctx context.Context) (*unstructured.Unstructured, error) {
+		return get(ctx, res, r.ID.Name, false, opts)
+	})
 	if err != nil {
 		r.Err = requestError(c, "get", r, err)
 		return nil, false
@@ -140,7 +142,7 @@ func readForChangedCRD(ctx context.Context, c *Clients, r *Result, live *apiexte
 		return current, true
 	}
 	if r.ID.Namespace != "" && !opts.Pending.Namespaces[r.ID.Namespace] {
-		ns, err := retryTimeouts(ctx, func() (*unstructured.Unstructured, error) {
+		ns, err := Retry(ctx, c, func(ctx context.Context) (*unstructured.Unstructured, error) {
 			return get(ctx, c.Dynamic.Resource(namespaceGVR), r.ID.Namespace, false, opts)
 		})
 		switch {
@@ -178,9 +180,11 @@ func servedVersion(crd *apiextensionsv1.CustomResourceDefinition) string {
 // liveCopy reads the cluster's copy of the CRD once for all its custom resources.
 func (p *PendingCRD) liveCopy(ctx context.Context, c *Clients, opts Options) (*apiextensionsv1.CustomResourceDefinition, error) {
 	p.live.once.Do(func() {
-		ctx, cancel := context.WithTimeout(ctx, opts.RequestTimeout)
-		defer cancel()
-		u, err := c.Dynamic.Resource(crdGVR).Get(ctx, p.rendered.Name, metav1.GetOptions{})
+		u, err := Retry(ctx, c, func(ctx context.Context) (*unstructured.Unstructured, error) {
+			ctx, cancel := context.WithTimeout(ctx, opts.RequestTimeout)
+			defer cancel()
+			return c.Dynamic.Resource(crdGVR).Get(ctx, p.rendered.Name, metav1.GetOptions{})
+		})
 		switch {
 		case apierrors.IsNotFound(err):
 			return

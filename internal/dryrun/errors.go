@@ -1,16 +1,16 @@
 package dryrun
 
 import (
-	"context"
 	"errors"
 	"fmt"
-	"net"
 	"regexp"
 	"strconv"
 	"strings"
 
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/drift-gitops/drift/internal/object"
 )
@@ -45,56 +45,97 @@ func requestError(c *Clients, verb string, r *Result, err error) *Message {
 	}
 	switch {
 	case apierrors.IsForbidden(err):
-		return forbidden(c, verb, r, err)
+		return refused(c, verb, r, err, server)
 	case apierrors.IsInvalid(err) && len(immutableFields(err)) > 0:
 		return &Message{Reason: ReasonImmutable, Message: fmt.Sprintf(
-			"%s cannot change on an existing object (field is immutable): applying this change will fail. The object must be replaced: delete and recreate it (kubectl replace --force), or give it a new name. The server said: %s",
+			"%s cannot change on an existing object: applying this change will fail. The object must be replaced: delete and recreate it (kubectl replace --force), or give it a new name. The server said: %s",
 			strings.Join(immutableFields(err), ", "), server)}
 	case apierrors.IsInvalid(err), apierrors.IsBadRequest(err):
 		return &Message{Reason: ReasonInvalid, Message: fmt.Sprintf("the API server rejects this object: %s", server)}
-	case apierrors.IsInternalError(err) && strings.Contains(server, "failed to create typed patch object"):
-		// Not the server failing: a field of the wrong type, which every apply refuses.
-		return &Message{Reason: ReasonInvalid, Message: fmt.Sprintf(
-			"the API server cannot read this object: a field has the wrong type (quote a value that must be a string, such as a number or boolean in a Secret's stringData). The server said: %s", server)}
+	case untypable(err):
+		return &Message{Reason: ReasonInvalid, Message: untypableMessage(server)}
 	case apierrors.IsNotFound(err):
 		return &Message{Reason: ReasonNotFound, Message: fmt.Sprintf("%s failed: %s", what, server)}
 	case apierrors.IsConflict(err):
 		return &Message{Reason: ReasonConflict, Message: fmt.Sprintf("%s failed: %s", what, server)}
 	case isTimeout(err):
 		return &Message{Reason: ReasonTimeout, Message: fmt.Sprintf("%s timed out: %s; raise --request-timeout or check the API server's load", what, server)}
-	case apierrors.IsServiceUnavailable(err), apierrors.IsInternalError(err), apierrors.IsTooManyRequests(err), isConnection(err):
+	case transient(err):
 		return &Message{Reason: ReasonUnavailable, Message: fmt.Sprintf("%s failed: the API server at %s is unavailable: %s", what, c.Host, server)}
 	}
 	return &Message{Reason: ReasonError, Message: fmt.Sprintf("%s failed: %s", what, server)}
 }
 
-func isTimeout(err error) bool {
-	if errors.Is(err, context.DeadlineExceeded) || apierrors.IsTimeout(err) || apierrors.IsServerTimeout(err) {
-		return true
+// untypableMessages are the 500 answers of server-side apply when the object does not
+// fit its schema: a field it does not declare, or a value of the wrong type. They are
+// the object's fault, not the server's: every apply of it gets the same answer.
+var untypableMessages = []string{"failed to create typed patch object", "failed to create typed live object"}
+
+// untypable reports a 500 answer that is one of untypableMessages.
+func untypable(err error) bool {
+	if !apierrors.IsInternalError(err) {
+		return false
 	}
-	var ne net.Error
-	return errors.As(err, &ne) && ne.Timeout()
+	msg := apiStatus(err).Message
+	for _, m := range untypableMessages {
+		if strings.Contains(msg, m) {
+			return true
+		}
+	}
+	return false
 }
 
-func isConnection(err error) bool {
-	var op *net.OpError
-	var unreachable *unreachableError
-	if errors.As(err, &op) || errors.As(err, &unreachable) {
-		return true
+func untypableMessage(server string) string {
+	what := "a field has the wrong type (quote a value that must be a string, such as a number or boolean in a Secret's stringData)"
+	if strings.Contains(server, "field not declared in schema") {
+		what = "it has a field its schema does not declare (a misspelt field, a field at the wrong level, or one of a newer API version)"
 	}
-	s := err.Error()
-	return strings.Contains(s, "connection refused") || strings.Contains(s, "connection reset") || strings.Contains(s, "EOF")
+	return fmt.Sprintf("the API server cannot read this object: %s. The server said: %s", what, server)
 }
 
-// immutableFields lists the fields an Invalid answer calls immutable.
+// apiStatus is the Status the server answered with (empty when err is not one).
+func apiStatus(err error) metav1.Status {
+	var s apierrors.APIStatus
+	if errors.As(err, &s) {
+		return s.Status()
+	}
+	return metav1.Status{}
+}
+
+// causes are the causes the server gave for its answer.
+func causes(err error) []metav1.StatusCause {
+	if d := apiStatus(err).Details; d != nil {
+		return d.Causes
+	}
+	return nil
+}
+
+// refused explains a 403: the authorizer (RBAC) refusing the credentials, the
+// namespace being deleted, or an admission plugin refusing the object.
+func refused(c *Clients, verb string, r *Result, err error, server string) *Message {
+	for _, cause := range causes(err) {
+		if cause.Type == corev1.NamespaceTerminatingCause {
+			ns := r.ID.Namespace
+			return &Message{Reason: ReasonNamespaceTerminating, Message: fmt.Sprintf(
+				"namespace %s is being deleted, so the API server refuses new objects in it and applying this change will fail until it is gone: wait for the deletion to finish (kubectl get namespace %s shows what holds it: finalizers, or objects whose finalizers are pending), then apply. The server said: %s", ns, ns, server)}
+		}
+	}
+	if rbacDenied.MatchString(server) {
+		return forbidden(c, verb, r, err)
+	}
+	return &Message{Reason: ReasonAdmissionDenied, Message: fmt.Sprintf(
+		"the API server's admission refuses this object, so the real apply will be refused the same way: create what it names first (a ServiceAccount, a LimitRange's or ResourceQuota's room) or change the object. The server said: %s", server)}
+}
+
+// immutableFields lists the fields an Invalid answer says cannot change, in the API
+// server's words for it: "field is immutable" (most fields), "may not change once
+// set" (a Service's clusterIP), "updates to statefulset spec for fields other than
+// ... are forbidden".
 func immutableFields(err error) []string {
-	status, ok := err.(apierrors.APIStatus)
-	if !ok || status.Status().Details == nil {
-		return nil
-	}
 	var out []string
-	for _, c := range status.Status().Details.Causes {
-		if strings.Contains(c.Message, "field is immutable") {
+	for _, c := range causes(err) {
+		if strings.Contains(c.Message, "field is immutable") || strings.Contains(c.Message, "may not change once set") ||
+			strings.Contains(c.Message, "updates to statefulset spec for fields other than") {
 			out = append(out, c.Field)
 		}
 	}

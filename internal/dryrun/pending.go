@@ -20,6 +20,8 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/drift-gitops/drift/internal/render"
+
+	"github.com/drift-gitops/drift/internal/object"
 )
 
 // Pending is what the change itself creates that objects may depend on: namespaces,
@@ -63,9 +65,9 @@ func PendingFrom(objs []render.Object) *Pending {
 	for _, o := range objs {
 		gk := o.ID().GroupKind()
 		switch {
-		case gk == schema.GroupKind{Kind: "Namespace"}:
+		case gk == object.NamespaceKind:
 			p.Namespaces[o.Obj.GetName()] = true
-		case gk == schema.GroupKind{Group: "apiextensions.k8s.io", Kind: "CustomResourceDefinition"}:
+		case gk == object.CRDKind:
 			var crd apiextensionsv1.CustomResourceDefinition
 			if err := runtime.DefaultUnstructuredConverter.FromUnstructured(o.Obj.Object, &crd); err != nil {
 				continue

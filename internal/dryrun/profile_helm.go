@@ -37,7 +37,7 @@ func previewHelm(ctx context.Context, c *Clients, res dynamic.ResourceInterface,
 		return
 	}
 	for attempt := 1; ; attempt++ {
-		live, err := retryTimeouts(ctx, func() (*unstructured.Unstructured, error) {
+		live, err := Retry(ctx, c, func(ctx context.Context) (*unstructured.Unstructured, error) {
 			return get(ctx, res, r.ID.Name, attempt == 1, opts)
 		})
 		if err != nil {
@@ -59,7 +59,7 @@ func previewHelm(ctx context.Context, c *Clients, res dynamic.ResourceInterface,
 			untouched(r, live, plan.Desired, plan.Untouched, opts)
 			return
 		}
-		merged, err := retryTimeouts(ctx, func() (*unstructured.Unstructured, error) {
+		merged, err := Retry(ctx, c, func(ctx context.Context) (*unstructured.Unstructured, error) {
 			ctx, cancel := context.WithTimeout(ctx, opts.RequestTimeout)
 			defer cancel()
 			return PreviewHelm(ctx, res, plan.Original, live, plan.Desired)
@@ -103,7 +103,9 @@ func HelmDeletes(ctx context.Context, c *Clients, rel *HelmRelease, results []Re
 			out = append(out, r)
 			continue
 		}
-		live, err := retryTimeouts(ctx, func() (*unstructured.Unstructured, error) { return get(ctx, res, id.Name, false, opts) })
+		live, err := Retry(ctx, c, func(ctx context.Context) (*unstructured.Unstructured, error) {
+			return get(ctx, res, id.Name, false, opts)
+		})
 		switch {
 		case err != nil:
 			r.Err = requestError(c, "get", &r, err)

@@ -58,6 +58,12 @@ const (
 	ReasonCRDChanged = "crd-changed"
 	// ReasonImmutable: the change sets a field the server does not let change.
 	ReasonImmutable = "immutable"
+	// ReasonNamespaceTerminating: the object's namespace is being deleted, and the
+	// server takes no new objects in it.
+	ReasonNamespaceTerminating = "namespace-terminating"
+	// ReasonAdmissionDenied: a built-in admission plugin (not RBAC, not a webhook)
+	// refuses the object, such as ServiceAccount for a missing service account.
+	ReasonAdmissionDenied = "admission-denied"
 	// Admission webhooks: unreachable or too slow under failurePolicy Fail, denying,
 	// or not supporting dry run.
 	ReasonWebhookUnavailable = "webhook-unavailable"

@@ -1,200 +1,129 @@
 package dryrun
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
-	"io"
-	"math/rand/v2"
+	"net"
 	"net/http"
-	"strconv"
-	"strings"
-	"sync/atomic"
-	"syscall"
 	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/types"
+	utilnet "k8s.io/apimachinery/pkg/util/net"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/rest"
 )
 
-// Retry policy for transient faults. Every request drift sends is idempotent: GETs,
-// and server-side apply PATCHes (dry-run, or the ephemeral server's seeding, which
-// applies the same object again).
-const (
-	maxAttempts   = 4                      // per request, the first included
-	backoffBase   = 200 * time.Millisecond // doubled after each attempt, ±50% jitter
-	backoffMax    = 5 * time.Second
-	retryAfterMax = 30 * time.Second // a longer Retry-After is not waited for
-)
-
-// retryTransport retries a request the server could not serve for now: 429 (API
-// Priority and Fairness; Retry-After honoured), 500/502/503/504, and connections
-// refused, reset or closed. Other answers (400, 403, 404, 409, 422) are final. After
-// the last attempt the answer is returned without its Retry-After header, so that
-// client-go does not retry it again.
+// The retry policy. Every request drift sends is idempotent: reads, and dry-run (or,
+// on an ephemeral server, repeated) applies and creates. It is applied in one place,
+// Retry, around each request at its call site:
+//   - an answer the server may give differently next time (429 from API Priority and
+//     Fairness, 500, 502, 503, 504) or a connection refused, reset or closed is sent
+//     again, up to maxAttempts in all, after the wait the server asked for
+//     (Retry-After, as client-go reads it into the Status) or else a jittered
+//     exponential backoff;
+//   - a request that ran out of --request-timeout is sent again at once with a fresh
+//     timeout, up to timeoutRetries more times;
+//   - every other answer (400, 403, 404, 409, 422, and the 500 of an object that does
+//     not fit its schema) is final.
 //
-// When requests keep failing at the connection level (the API server went away), the
-// transport stops retrying after a few such requests, so that the rest of the run fails
-// fast instead of waiting out backoffs object by object; one answer resets it.
-type retryTransport struct {
-	next http.RoundTripper
-	// sleep waits, or returns early when ctx ends; tests replace it.
-	sleep func(ctx context.Context, d time.Duration) error
-	// down counts requests in a row that failed at the connection level after retries.
-	down atomic.Int32
-}
+// client-go's own retry of answers with Retry-After is turned off for these requests
+// (see noClientRetries): it would wait on a clock tests cannot replace, outside the
+// bound above and the short cut for a server that went away.
+const (
+	maxAttempts    = 4 // per request, the first included
+	timeoutRetries = 2
+	retryAfterMax  = 30 * time.Second // a longer Retry-After is not waited for
+	// downAfter is how many requests in a row must fail to connect, after their
+	// retries, before the rest of the run stops retrying: the API server went away,
+	// and every remaining object should fail fast instead of waiting out backoffs.
+	downAfter = 3
+)
 
-// downAfter is how many requests in a row must fail that way before retries stop.
-const downAfter = 3
+// backoff is the wait between attempts: 200ms, doubled each time up to 5s, plus up
+// to half as much again at random.
+var backoff = wait.Backoff{Duration: 200 * time.Millisecond, Factor: 2, Jitter: 0.5, Steps: maxAttempts, Cap: 5 * time.Second}
 
-// unreachableError is a connection-level failure after retries. Its text avoids the
-// phrases client-go would retry on again ("EOF", "connection reset by peer").
-type unreachableError struct {
-	attempts int
-	refused  bool
-}
-
-func (e *unreachableError) Error() string {
-	what := "closed the connection without an answer"
-	if e.refused {
-		what = "refused the connection"
-	}
-	return fmt.Sprintf("the API server %s (%d attempts)", what, e.attempts)
-}
-
-func newRetryTransport(next http.RoundTripper) http.RoundTripper {
-	return &retryTransport{next: next, sleep: sleepCtx}
-}
-
-func (t *retryTransport) RoundTrip(req *http.Request) (*http.Response, error) {
-	if !idempotent(req) {
-		return t.next.RoundTrip(req)
-	}
+// Retry sends a request with send until it is answered, its answer is final, or the
+// policy above gives up; it returns the last answer. send gets the context to send
+// with.
+func Retry[T any](ctx context.Context, c *Clients, send func(context.Context) (T, error)) (T, error) {
 	attempts := maxAttempts
-	if t.down.Load() >= downAfter {
+	if c.down.Load() >= downAfter {
 		attempts = 1
 	}
+	b := backoff
+	timeouts := 0
 	for attempt := 1; ; attempt++ {
-		resp, err := t.next.RoundTrip(req)
-		wait, retriable := retryable(resp, err)
-		if err == nil {
-			t.down.Store(0)
-		}
-		if !retriable || attempt >= attempts || req.Context().Err() != nil {
-			if resp != nil {
-				resp.Header.Del("Retry-After")
+		v, err := send(ctx)
+		switch {
+		case err == nil:
+			c.down.Store(0)
+			return v, nil
+		case ctx.Err() != nil:
+			return v, err
+		case isTimeout(err):
+			if timeouts++; timeouts > timeoutRetries {
+				return v, err
 			}
-			if err != nil && retriable {
-				t.down.Add(1)
-				return nil, &unreachableError{attempts: attempt, refused: errors.Is(err, syscall.ECONNREFUSED) || strings.Contains(err.Error(), "connection refused")}
+			continue
+		case !transient(err):
+			return v, err
+		case attempt >= attempts:
+			if isConnection(err) {
+				c.down.Add(1)
+				err = fmt.Errorf("%w (%d attempts)", err, attempt)
 			}
-			return resp, err
+			return v, err
 		}
-		if wait == 0 {
-			wait = backoff(attempt)
+		wait := b.Step()
+		if s, ok := apierrors.SuggestsClientDelay(err); ok && s > 0 {
+			wait = min(time.Duration(s)*time.Second, retryAfterMax)
 		}
-		if deadline, ok := req.Context().Deadline(); ok && time.Until(deadline) < wait {
-			if resp != nil {
-				resp.Header.Del("Retry-After")
-			}
-			return resp, err // no time left to wait: report what the server said
+		if deadline, ok := ctx.Deadline(); ok && time.Until(deadline) < wait {
+			return v, err // no time left to wait: report what the server said
 		}
-		if resp != nil {
-			_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
-			_ = resp.Body.Close()
-		}
-		if err := t.sleep(req.Context(), wait); err != nil {
-			return nil, err
-		}
-		if req.Body != nil && req.GetBody != nil {
-			body, err := req.GetBody()
-			if err != nil {
-				return nil, err
-			}
-			req = req.Clone(req.Context())
-			req.Body = body
+		if c.sleep(ctx, wait) != nil {
+			return v, err
 		}
 	}
 }
 
-// idempotent reports requests that may be sent again.
-func idempotent(req *http.Request) bool {
-	switch req.Method {
-	case http.MethodGet, http.MethodHead:
+// transient reports an answer that the same request may not get next time.
+func transient(err error) bool {
+	if isConnection(err) {
 		return true
-	case http.MethodPatch:
-		return req.GetBody != nil || req.Body == nil
 	}
-	return false
-}
-
-// retryable says whether an answer is transient, and how long the server asked to wait.
-func retryable(resp *http.Response, err error) (time.Duration, bool) {
-	if err != nil {
-		return 0, transientNetError(err)
-	}
-	switch resp.StatusCode {
-	case http.StatusTooManyRequests, http.StatusServiceUnavailable:
-		return retryAfter(resp), true
+	switch apiStatus(err).Code {
+	case http.StatusTooManyRequests, http.StatusBadGateway, http.StatusServiceUnavailable, http.StatusGatewayTimeout:
+		return true
 	case http.StatusInternalServerError:
-		if permanentInternal(resp) {
-			return 0, false
-		}
-		return retryAfter(resp), true
-	case http.StatusBadGateway, http.StatusGatewayTimeout:
-		return retryAfter(resp), true
-	}
-	return 0, false
-}
-
-// permanentMessages are 500 answers that the same request always gets: server-side
-// apply could not type the object against its schema (a number where a string goes).
-// Sending it again only delays the error.
-var permanentMessages = [][]byte{[]byte("failed to create typed patch object"), []byte("failed to create typed live object")}
-
-// permanentInternal reports a 500 whose message is one of permanentMessages. It reads
-// the start of the body and puts it back.
-func permanentInternal(resp *http.Response) bool {
-	if resp.Body == nil {
-		return false
-	}
-	head, err := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
-	resp.Body = struct {
-		io.Reader
-		io.Closer
-	}{io.MultiReader(bytes.NewReader(head), resp.Body), resp.Body}
-	if err != nil {
-		return false
-	}
-	for _, m := range permanentMessages {
-		if bytes.Contains(head, m) {
-			return true
-		}
+		return !untypable(err)
 	}
 	return false
 }
 
-func retryAfter(resp *http.Response) time.Duration {
-	s, err := strconv.Atoi(strings.TrimSpace(resp.Header.Get("Retry-After")))
-	if err != nil || s < 0 {
-		return 0
-	}
-	return min(time.Duration(s)*time.Second, retryAfterMax)
-}
-
-func transientNetError(err error) bool {
+// isConnection reports a request that got no answer: the connection was refused,
+// reset or closed.
+func isConnection(err error) bool {
 	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
 		return false
 	}
-	return errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.ECONNRESET) ||
-		errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) ||
-		strings.Contains(err.Error(), "connection reset") || strings.Contains(err.Error(), "connection refused") ||
-		strings.Contains(err.Error(), "EOF")
+	var op *net.OpError
+	return errors.As(err, &op) || utilnet.IsConnectionRefused(err) || utilnet.IsConnectionReset(err) ||
+		utilnet.IsProbableEOF(err) || utilnet.IsHTTP2ConnectionLost(err)
 }
 
-func backoff(attempt int) time.Duration {
-	d := min(backoffBase<<(attempt-1), backoffMax)
-	return d/2 + rand.N(d) // d ± 50%
+func isTimeout(err error) bool {
+	if errors.Is(err, context.DeadlineExceeded) || apierrors.IsTimeout(err) || apierrors.IsServerTimeout(err) {
+		return true
+	}
+	var ne net.Error
+	return errors.As(err, &ne) && ne.Timeout()
 }
 
+// sleepCtx waits d, or less when ctx ends first.
 func sleepCtx(ctx context.Context, d time.Duration) error {
 	timer := time.NewTimer(d)
 	defer timer.Stop()
@@ -204,4 +133,17 @@ func sleepCtx(ctx context.Context, d time.Duration) error {
 	case <-ctx.Done():
 		return context.Cause(ctx)
 	}
+}
+
+// noClientRetries builds every request of a client with client-go's own retries
+// turned off: Retry applies the one policy.
+type noClientRetries struct{ rest.Interface }
+
+func (n noClientRetries) Verb(verb string) *rest.Request { return n.Interface.Verb(verb).MaxRetries(0) }
+func (n noClientRetries) Post() *rest.Request            { return n.Interface.Post().MaxRetries(0) }
+func (n noClientRetries) Put() *rest.Request             { return n.Interface.Put().MaxRetries(0) }
+func (n noClientRetries) Get() *rest.Request             { return n.Interface.Get().MaxRetries(0) }
+func (n noClientRetries) Delete() *rest.Request          { return n.Interface.Delete().MaxRetries(0) }
+func (n noClientRetries) Patch(pt types.PatchType) *rest.Request {
+	return n.Interface.Patch(pt).MaxRetries(0)
 }

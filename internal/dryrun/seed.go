@@ -9,6 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/wait"
 
 	"github.com/drift-gitops/drift/internal/object"
 	"github.com/drift-gitops/drift/internal/render"
@@ -27,7 +28,7 @@ func Seed(ctx context.Context, c *Clients, objs []render.Object, opts Options) [
 	var first, rest []render.Object
 	for _, o := range objs {
 		gk := o.ID().GroupKind()
-		if gk == (schema.GroupKind{Kind: "Namespace"}) || gk == (schema.GroupKind{Group: "apiextensions.k8s.io", Kind: "CustomResourceDefinition"}) {
+		if object.IsScaffolding(gk) {
 			first = append(first, o)
 		} else {
 			rest = append(rest, o)
@@ -52,9 +53,11 @@ func seedAll(ctx context.Context, c *Clients, objs []render.Object, opts Options
 		body, err := seedBody(r, opts)
 		if err == nil {
 			force := true
-			rctx, cancel := context.WithTimeout(ctx, opts.RequestTimeout)
-			_, err = res.Patch(rctx, r.ID.Name, types.ApplyPatchType, body, metav1.PatchOptions{FieldManager: opts.FieldManager, Force: &force})
-			cancel()
+			_, err = Retry(ctx, c, func(ctx context.Context) (*unstructured.Unstructured, error) {
+				ctx, cancel := context.WithTimeout(ctx, opts.RequestTimeout)
+				defer cancel()
+				return res.Patch(ctx, r.ID.Name, types.ApplyPatchType, body, metav1.PatchOptions{FieldManager: opts.FieldManager, Force: &force})
+			})
 		}
 		if err != nil {
 			r.Err = requestError(c, "apply", r, err)
@@ -69,21 +72,26 @@ func seedAll(ctx context.Context, c *Clients, objs []render.Object, opts Options
 	return failed
 }
 
+// crdEstablishedTimeout bounds the wait for a seeded CRD to be served.
+const crdEstablishedTimeout = 30 * time.Second
+
+// waitForCRDs waits until every CRD among objs is established, so that its custom
+// resources can be seeded; it ends early with ctx.
 func waitForCRDs(ctx context.Context, c *Clients, objs []render.Object) error {
 	for _, o := range objs {
-		if o.ID().GroupKind() != (schema.GroupKind{Group: "apiextensions.k8s.io", Kind: "CustomResourceDefinition"}) {
+		if o.ID().GroupKind() != object.CRDKind {
 			continue
 		}
-		deadline := time.Now().Add(30 * time.Second)
-		for {
-			crd, err := c.Dynamic.Resource(crdResource).Get(ctx, o.ID().Name, metav1.GetOptions{})
-			if err == nil && established(crd) {
-				break
+		name := o.ID().Name
+		err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, crdEstablishedTimeout, true, func(ctx context.Context) (bool, error) {
+			crd, err := c.Dynamic.Resource(crdResource).Get(ctx, name, metav1.GetOptions{})
+			return err == nil && established(crd), nil
+		})
+		if err != nil {
+			if ctx.Err() != nil {
+				return fmt.Errorf("waiting for CustomResourceDefinition %s to be established: %w", name, context.Cause(ctx))
 			}
-			if time.Now().After(deadline) || ctx.Err() != nil {
-				return fmt.Errorf("CustomResourceDefinition %s did not become established within 30s", o.ID().Name)
-			}
-			time.Sleep(100 * time.Millisecond)
+			return fmt.Errorf("CustomResourceDefinition %s did not become established within %s", name, crdEstablishedTimeout)
 		}
 	}
 	return nil

@@ -1,6 +1,7 @@
 package prune
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/hex"
@@ -13,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
+	"github.com/drift-gitops/drift/internal/dryrun"
 	"github.com/drift-gitops/drift/internal/object"
 	"github.com/drift-gitops/drift/internal/render"
 )
@@ -230,7 +232,9 @@ func (p *pruner) applySet() {
 		}
 		for _, n := range scopes {
 			res, _, _ := p.resource(gk, n)
-			list, err := res.List(p.ctx, metav1.ListOptions{LabelSelector: applySetPartOfLabel + "=" + setID})
+			list, err := dryrun.Retry(p.ctx, p.c, func(ctx context.Context) (*unstructured.UnstructuredList, error) {
+				return res.List(ctx, metav1.ListOptions{LabelSelector: applySetPartOfLabel + "=" + setID})
+			})
 			if err != nil {
 				p.fail("members of kind %s cannot be listed: %v", gkText, err)
 				continue

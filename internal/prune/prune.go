@@ -182,9 +182,11 @@ func (p *pruner) resource(gk schema.GroupKind, ns string) (dynamic.ResourceInter
 }
 
 func (p *pruner) get(res dynamic.ResourceInterface, name string) (*unstructured.Unstructured, error) {
-	ctx, cancel := context.WithTimeout(p.ctx, p.opts.RequestTimeout)
-	defer cancel()
-	obj, err := res.Get(ctx, name, metav1.GetOptions{})
+	obj, err := dryrun.Retry(p.ctx, p.c, func(ctx context.Context) (*unstructured.Unstructured, error) {
+		ctx, cancel := context.WithTimeout(ctx, p.opts.RequestTimeout)
+		defer cancel()
+		return res.Get(ctx, name, metav1.GetOptions{})
+	})
 	if apierrors.IsNotFound(err) {
 		return nil, nil
 	}
@@ -243,10 +245,12 @@ func (p *pruner) candidate(id object.ID, owned func(*unstructured.Unstructured) 
 		return
 	}
 	r := dryrun.Result{ID: id, Live: live, Inventory: p.inv.name, Object: render.Object{Obj: live, Source: p.inv.obj.Source, Doc: p.inv.obj.Doc}}
-	ctx, cancel := context.WithTimeout(p.ctx, p.opts.RequestTimeout)
-	defer cancel()
 	prop := p.opts.Propagation
-	if err := res.Delete(ctx, id.Name, metav1.DeleteOptions{DryRun: []string{metav1.DryRunAll}, PropagationPolicy: &prop}); err != nil {
+	if _, err := dryrun.Retry(p.ctx, p.c, func(ctx context.Context) (struct{}, error) {
+		ctx, cancel := context.WithTimeout(ctx, p.opts.RequestTimeout)
+		defer cancel()
+		return struct{}{}, res.Delete(ctx, id.Name, metav1.DeleteOptions{DryRun: []string{metav1.DryRunAll}, PropagationPolicy: &prop})
+	}); err != nil {
 		r.Err = dryrun.DescribeError(p.c, "delete", &r, err)
 	}
 	p.out.Deletes = append(p.out.Deletes, r)
@@ -283,9 +287,11 @@ func liveApplySetParent(ctx context.Context, c *dryrun.Clients, opts Options) (*
 		ns = opts.Namespace
 		res = c.Dynamic.Resource(m.Resource).Namespace(ns)
 	}
-	ctx, cancel := context.WithTimeout(ctx, opts.RequestTimeout)
-	defer cancel()
-	live, err := res.Get(ctx, name, metav1.GetOptions{})
+	live, err := dryrun.Retry(ctx, c, func(ctx context.Context) (*unstructured.Unstructured, error) {
+		ctx, cancel := context.WithTimeout(ctx, opts.RequestTimeout)
+		defer cancel()
+		return res.Get(ctx, name, metav1.GetOptions{})
+	})
 	if apierrors.IsNotFound(err) {
 		return nil, nil
 	}

@@ -32,6 +32,11 @@ func Start() (*Env, error) {
 		return nil, fmt.Errorf("KUBEBUILDER_ASSETS is not set: run the tests with make test, or export KUBEBUILDER_ASSETS=$(hack/envtest-assets.sh)")
 	}
 	env := &envtest.Environment{}
+	// envtest turns the ServiceAccount admission plugin off; a real cluster runs it
+	// (it refuses a Pod whose service account does not exist), so the tests do too.
+	// The clusters' "default" service accounts do not exist here (no controller
+	// manager creates them): a test Pod names one it creates.
+	env.ControlPlane.GetAPIServer().Configure().Disable("disable-admission-plugins")
 	cfg, err := env.Start()
 	if err != nil {
 		return nil, fmt.Errorf("failed to start the test API server: %w", err)
