@@ -5,12 +5,13 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/drift-gitops/drift/internal/reason"
 	"github.com/drift-gitops/drift/internal/report"
 )
 
-func hasWarning(o report.Object, reason, text string) bool {
+func hasWarning(o report.Object, why reason.Reason, text string) bool {
 	for _, w := range o.Warnings {
-		if w.Reason == reason && strings.Contains(w.Message, text) {
+		if w.Reason == why && strings.Contains(w.Message, text) {
 			return true
 		}
 	}

@@ -155,7 +155,7 @@ webhooks:
 		{"ConfigMap", "copy", "modify", "", ""},
 	} {
 		ob := find(t, rep, c.kind, c.name)
-		if ob.Category != c.category || ob.ErrorReason != c.reason || !strings.Contains(ob.Error, c.text) {
+		if ob.Category != c.category || string(ob.ErrorReason) != c.reason || !strings.Contains(ob.Error, c.text) {
 			t.Errorf("%s %s: %s %s %q, want %s %s with %q", c.kind, c.name, ob.Category, ob.ErrorReason, ob.Error, c.category, c.reason, c.text)
 		}
 	}

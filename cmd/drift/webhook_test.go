@@ -97,7 +97,7 @@ func TestAdmissionWebhooksThatBlockThePreview(t *testing.T) {
 		{"slow-settings", "webhook-unavailable", "admission webhook slow.drift.test did not answer in time"},
 	} {
 		ob := find(t, rep, "ConfigMap", c.name)
-		if ob.Category != report.Error || ob.ErrorReason != c.reason || !strings.Contains(ob.Error, c.text) {
+		if ob.Category != report.Error || string(ob.ErrorReason) != c.reason || !strings.Contains(ob.Error, c.text) {
 			t.Errorf("%s: %s %s %q", c.name, ob.Category, ob.ErrorReason, ob.Error)
 		}
 	}

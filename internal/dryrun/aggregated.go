@@ -8,6 +8,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/drift-gitops/drift/internal/reason"
 )
 
 var apiServicesGVR = schema.GroupVersionResource{Group: "apiregistration.k8s.io", Version: "v1", Resource: "apiservices"}
@@ -42,7 +44,7 @@ func (c *Clients) aggregatedAPIs() map[schema.GroupVersion]string {
 }
 
 func aggregatedError(gv schema.GroupVersion, service string) *Message {
-	return &Message{Reason: ReasonAggregatedAPI, Message: fmt.Sprintf(
+	return &Message{Reason: reason.AggregatedAPI, Message: fmt.Sprintf(
 		"%s is served by an aggregated API server (service %s), not by the kube-apiserver: such servers have been seen to persist dry-run writes, so drift did not send it. If this server honours dryRun, set dryRunAggregatedAPIs: true on the target in drift.yaml",
 		gv.String(), service)}
 }

@@ -15,6 +15,7 @@ import (
 	"k8s.io/client-go/dynamic"
 
 	"github.com/drift-gitops/drift/internal/object"
+	"github.com/drift-gitops/drift/internal/reason"
 )
 
 // preview fills r.Live and r.Merged (or r.Err) for one planned object.
@@ -22,7 +23,7 @@ func preview(ctx context.Context, c *Clients, r *Result, opts Options) {
 	ctx, sink := withWarningSink(ctx)
 	defer func() {
 		for _, w := range sink.msgs {
-			r.Warnings = append(r.Warnings, Message{Reason: ReasonServer, Message: "the API server warns: " + w})
+			r.Warnings = append(r.Warnings, Message{Reason: reason.ServerWarning, Message: "the API server warns: " + w})
 		}
 	}()
 	if f := opts.Profile.ObjectProfile; f != nil {
@@ -72,7 +73,7 @@ func previewServerSide(ctx context.Context, c *Clients, res dynamic.ResourceInte
 		}
 		obj, skip, err := prepared(r, live, opts)
 		if err != nil {
-			r.Err = &Message{Reason: ReasonInvalid, Message: err.Error()}
+			r.Err = &Message{Reason: reason.Invalid, Message: err.Error()}
 			return
 		}
 		if skip != "" {
@@ -81,7 +82,7 @@ func previewServerSide(ctx context.Context, c *Clients, res dynamic.ResourceInte
 		}
 		body, err := patchBody(r, obj)
 		if err != nil {
-			r.Err = &Message{Reason: ReasonInvalid, Message: err.Error()}
+			r.Err = &Message{Reason: reason.Invalid, Message: err.Error()}
 			return
 		}
 		applyOnce := func(ctx context.Context) (*unstructured.Unstructured, error) {
@@ -132,7 +133,7 @@ func settle(c *Clients, r *Result, live, merged *unstructured.Unstructured, err 
 		if attempt < maxVersionRetries {
 			return true
 		}
-		r.Err = &Message{Reason: ReasonChanged, Message: fmt.Sprintf("%s kept changing in the cluster while drift read it (%d tries): run drift again", r.ID.Display(), attempt)}
+		r.Err = &Message{Reason: reason.ChangedDuringDiff, Message: fmt.Sprintf("%s kept changing in the cluster while drift read it (%d tries): run drift again", r.ID.Display(), attempt)}
 		return false
 	}
 	if ns, ok := missingNamespace(err); ok {
@@ -185,7 +186,7 @@ func untouched(r *Result, live, obj *unstructured.Unstructured, why string, opts
 	if live == nil {
 		r.Merged = nil
 	}
-	r.Warnings = append(r.Warnings, Message{Reason: ReasonNotApplied, Message: fmt.Sprintf("%s sends nothing for this object: %s", opts.Profile.Name, why)})
+	r.Warnings = append(r.Warnings, Message{Reason: reason.NotApplied, Message: fmt.Sprintf("%s sends nothing for this object: %s", opts.Profile.Name, why)})
 }
 
 // resourceFor returns the client for an object's resource, namespaced where it is.
@@ -285,7 +286,7 @@ func conflictWarning(err error) Message {
 		sort.Strings(fields)
 		parts = append(parts, fmt.Sprintf("%s owned by %s", strings.Join(fields, ", "), m))
 	}
-	return Message{Reason: ReasonConflict, Message: "apply conflicts with other field managers: " + strings.Join(parts, "; ") +
+	return Message{Reason: reason.Conflict, Message: "apply conflicts with other field managers: " + strings.Join(parts, "; ") +
 		". A plain server-side apply will fail; the diff shows a forced apply (--force-conflicts), which takes these fields over"}
 }
 
@@ -331,7 +332,7 @@ func missingNamespace(err error) (string, bool) {
 func previewGenerated(ctx context.Context, c *Clients, res dynamic.ResourceInterface, r *Result, opts Options) {
 	obj, skip, err := prepared(r, nil, opts)
 	if err != nil {
-		r.Err = &Message{Reason: ReasonInvalid, Message: err.Error()}
+		r.Err = &Message{Reason: reason.Invalid, Message: err.Error()}
 		return
 	}
 	if skip != "" {
@@ -354,7 +355,7 @@ func previewGenerated(ctx context.Context, c *Clients, res dynamic.ResourceInter
 	merged.Object = replaceString(merged.Object, generated, r.Object.Obj.GetGenerateName()+"(generated)").(map[string]any)
 	merged.SetName("")
 	r.Live, r.Merged = nil, merged
-	r.Warnings = append(r.Warnings, Message{Reason: ReasonGenerateName, Message: fmt.Sprintf(
+	r.Warnings = append(r.Warnings, Message{Reason: reason.GenerateName, Message: fmt.Sprintf(
 		"has only metadata.generateName (%q): it cannot be applied by name, so every apply creates another one; it is shown as an addition on every run", r.Object.Obj.GetGenerateName())})
 }
 
@@ -368,11 +369,11 @@ func namespaceMissing(r *Result, ns string, opts Options) {
 			return
 		}
 		r.Live, r.Merged = nil, asWritten(r)
-		r.Warnings = append(r.Warnings, Message{Reason: ReasonNamespacePending, Message: fmt.Sprintf(
+		r.Warnings = append(r.Warnings, Message{Reason: reason.NamespacePending, Message: fmt.Sprintf(
 			"namespace %s is created by this change, so the server could not dry-run this object: it is shown as written, without server defaults or validation", ns)})
 		return
 	}
-	r.Err = &Message{Reason: ReasonNotFound, Message: fmt.Sprintf(
+	r.Err = &Message{Reason: reason.NotFound, Message: fmt.Sprintf(
 		"namespace %s does not exist in the cluster and this change does not create it: add the Namespace to the repository, or fix metadata.namespace", ns)}
 }
 

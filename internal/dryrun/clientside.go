@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -16,10 +17,12 @@ import (
 	"k8s.io/client-go/kubernetes/scheme"
 	kubectlutil "k8s.io/kubectl/pkg/util"
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
+
+	"github.com/drift-gitops/drift/internal/reason"
 )
 
 // LastAppliedAnnotation is where client-side apply keeps what it applied last.
-const LastAppliedAnnotation = "kubectl.kubernetes.io/last-applied-configuration"
+const LastAppliedAnnotation = corev1.LastAppliedConfigAnnotation
 
 // ClientSideFieldManager is the manager kubectl's client-side apply writes as.
 const ClientSideFieldManager = "kubectl-client-side-apply"
@@ -48,7 +51,7 @@ func previewClientSide(ctx context.Context, c *Clients, res dynamic.ResourceInte
 			modified, err = modifiedConfiguration(obj)
 		}
 		if err != nil {
-			r.Err = &Message{Reason: ReasonInvalid, Message: err.Error()}
+			r.Err = &Message{Reason: reason.Invalid, Message: err.Error()}
 			return
 		}
 		var merged *unstructured.Unstructured
@@ -59,7 +62,7 @@ func previewClientSide(ctx context.Context, c *Clients, res dynamic.ResourceInte
 		if live == nil || recreate != "" {
 			obj := &unstructured.Unstructured{}
 			if err := obj.UnmarshalJSON(modified); err != nil {
-				r.Err = &Message{Reason: ReasonInvalid, Message: err.Error()}
+				r.Err = &Message{Reason: reason.Invalid, Message: err.Error()}
 				return
 			}
 			if recreate != "" {
@@ -79,13 +82,13 @@ func previewClientSide(ctx context.Context, c *Clients, res dynamic.ResourceInte
 				withoutGenerateName(merged)
 				// settle tells a live object changed meanwhile by its resourceVersion.
 				merged.SetResourceVersion(live.GetResourceVersion())
-				r.Warnings = append(r.Warnings, Message{Reason: ReasonImmutable, Message: fmt.Sprintf(
+				r.Warnings = append(r.Warnings, Message{Reason: reason.Immutable, Message: fmt.Sprintf(
 					"%s deletes and creates this object anew: %s; its uid and creationTimestamp will change", opts.Profile.Name, recreate)})
 			}
 		} else {
 			patchType, patch, perr := threeWayPatch(r, live, modified)
 			if perr != nil {
-				r.Err = &Message{Reason: ReasonInvalid, Message: perr.Error()}
+				r.Err = &Message{Reason: reason.Invalid, Message: perr.Error()}
 				return
 			}
 			merged, err = Retry(ctx, c, func(ctx context.Context) (*unstructured.Unstructured, error) {

@@ -14,6 +14,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
+
+	"github.com/drift-gitops/drift/internal/reason"
 )
 
 var (
@@ -47,7 +49,7 @@ func previewChangedCR(ctx context.Context, c *Clients, r *Result, opts Options) 
 	}
 	live, err := crd.liveCopy(ctx, c, opts)
 	if err != nil {
-		r.Warnings = append(r.Warnings, Message{Reason: ReasonCRDChanged, Message: fmt.Sprintf(
+		r.Warnings = append(r.Warnings, Message{Reason: reason.CRDChanged, Message: fmt.Sprintf(
 			"could not read CustomResourceDefinition %s to compare it with this change (%s), so this object was previewed as if the CRD stayed as it is: %s",
 			crd.rendered.Name, crd.Source, withoutValues(err.Error()))})
 		return false
@@ -58,7 +60,7 @@ func previewChangedCR(ctx context.Context, c *Clients, r *Result, opts Options) 
 	if opts.Profile.Method != ServerSide {
 		// The local apply is server-side apply's; a client-side or Helm patch under
 		// the new schema is not reproduced.
-		r.Warnings = append(r.Warnings, Message{Reason: ReasonCRDChanged, Message: fmt.Sprintf(
+		r.Warnings = append(r.Warnings, Message{Reason: reason.CRDChanged, Message: fmt.Sprintf(
 			"this change modifies CustomResourceDefinition %s (%s), but the %s applier's patch is previewed against the CRD the cluster serves now: fields new in the change may be refused or dropped, and new defaults are missing",
 			crd.rendered.Name, crd.Source, opts.Profile.Name)})
 		return false
@@ -85,14 +87,14 @@ func previewChangedCR(ctx context.Context, c *Clients, r *Result, opts Options) 
 		return true
 	}
 	if ls.needsWebhook(current, from) {
-		r.Warnings = append(r.Warnings, Message{Reason: ReasonCRDChanged, Message: fmt.Sprintf(
+		r.Warnings = append(r.Warnings, Message{Reason: reason.CRDChanged, Message: fmt.Sprintf(
 			"this change modifies CustomResourceDefinition %s (%s), but applying this object under it converts between versions with the CRD's conversion webhook, which drift does not call: it was previewed against the CRD the cluster serves now, so new fields and defaults of the change may be missing",
 			crd.rendered.Name, crd.Source)})
 		return false
 	}
 	obj, skip, err := prepared(r, current, opts)
 	if err != nil {
-		r.Err = &Message{Reason: ReasonInvalid, Message: err.Error()}
+		r.Err = &Message{Reason: reason.Invalid, Message: err.Error()}
 		return true
 	}
 	if skip != "" {
@@ -111,7 +113,7 @@ func previewChangedCR(ctx context.Context, c *Clients, r *Result, opts Options) 
 		if !servesVersion(live, r.ID.Version) {
 			served = "does not serve " + r.ID.Version + " yet"
 		}
-		r.Warnings = append(r.Warnings, Message{Reason: ReasonCRDChanged, Message: fmt.Sprintf(
+		r.Warnings = append(r.Warnings, Message{Reason: reason.CRDChanged, Message: fmt.Sprintf(
 			"this change modifies CustomResourceDefinition %s (%s) and the cluster %s: this object was previewed against the CRD as the change makes it, applied locally with the API server's own code (server-side apply, pruning, defaulting, schema validation); admission webhooks and CEL validation rules were not run",
 			crd.rendered.Name, crd.Source, served)})
 		_ = settle(c, r, current, merged, nil, 1, opts)
@@ -237,7 +239,7 @@ func hasStatus(crd *apiextensionsv1.CustomResourceDefinition, version string) bo
 }
 
 func changedCRError(crd *PendingCRD, problems []string) *Message {
-	return &Message{Reason: ReasonInvalid, Message: fmt.Sprintf(
+	return &Message{Reason: reason.Invalid, Message: fmt.Sprintf(
 		"does not pass the API server's checks against CustomResourceDefinition %s as this change makes it (%s): %s; the apply will fail once the CRD is updated",
 		crd.rendered.Name, crd.Source, strings.Join(problems, "; "))}
 }

@@ -17,6 +17,7 @@ import (
 	"k8s.io/client-go/dynamic"
 	"sigs.k8s.io/yaml"
 
+	"github.com/drift-gitops/drift/internal/reason"
 	"github.com/drift-gitops/drift/internal/render"
 )
 
@@ -172,9 +173,9 @@ func runObjectsAs(t *testing.T, profile *Profile, docs ...string) []Result {
 	return Run(context.Background(), clients, objs, Options{Pending: PendingFrom(objs), Profile: profile})
 }
 
-func warned(r Result, reason string) bool {
+func warned(r Result, why reason.Reason) bool {
 	for _, w := range r.Warnings {
-		if w.Reason == reason {
+		if w.Reason == why {
 			return true
 		}
 	}
@@ -263,8 +264,8 @@ func checkPrediction(t *testing.T, r Result, live string, want map[string]any) {
 	if r.Err != nil {
 		t.Fatalf("unexpected error: %+v", r.Err)
 	}
-	if !warned(r, ReasonCRDChanged) {
-		t.Errorf("want a %s warning, got %+v", ReasonCRDChanged, r.Warnings)
+	if !warned(r, reason.CRDChanged) {
+		t.Errorf("want a %s warning, got %+v", reason.CRDChanged, r.Warnings)
 	}
 	if predicted, _, _ := unstructured.NestedMap(r.Merged.Object, "spec"); !apiequality.Semantic.DeepEqual(predicted, want) {
 		t.Fatalf("predicted spec %v, want %v", predicted, want)
@@ -333,11 +334,11 @@ func TestCustomResourceOfAChangedCRDUnderAClientSideApplierIsPreviewedAgainstThe
 		t.Fatal(err)
 	}
 	r := runObjectsAs(t, kubectl, strings.ReplaceAll(gadgetCRDv2, "GROUP", group), gadget(group, "g", "{size: 4}"))[1]
-	if r.Err != nil || !warned(r, ReasonCRDChanged) {
+	if r.Err != nil || !warned(r, reason.CRDChanged) {
 		t.Fatalf("want a crd-changed warning and a preview, got %+v %+v", r.Err, r.Warnings)
 	}
 	for _, w := range r.Warnings {
-		if w.Reason == ReasonCRDChanged && !strings.Contains(w.Message, "the kubectl applier's patch is previewed against the CRD the cluster serves now") {
+		if w.Reason == reason.CRDChanged && !strings.Contains(w.Message, "the kubectl applier's patch is previewed against the CRD the cluster serves now") {
 			t.Errorf("warning %q does not say the live CRD was used", w.Message)
 		}
 	}
@@ -354,7 +355,7 @@ func TestCustomResourceInvalidUnderTheChangedCRDIsAnErrorNamingIt(t *testing.T) 
 	results := runObjects(t, strings.ReplaceAll(gadgetCRDv2, "GROUP", group),
 		gadget(group, "g", `{size: "x", mode: fast}`), gadget(group, "typo", "{size: 1, colour: red}"),
 		strings.Replace(gadget(group, "lost", "{mode: fast}"), "namespace: default", "namespace: nowhere", 1))
-	if lost := results[3]; lost.Err == nil || lost.Err.Reason != ReasonNotFound || !strings.Contains(lost.Err.Message, "namespace nowhere does not exist") {
+	if lost := results[3]; lost.Err == nil || lost.Err.Reason != reason.NotFound || !strings.Contains(lost.Err.Message, "namespace nowhere does not exist") {
 		t.Errorf("lost: want the missing namespace, got %+v", lost.Err)
 	}
 	for _, c := range []struct {
@@ -364,7 +365,7 @@ func TestCustomResourceInvalidUnderTheChangedCRDIsAnErrorNamingIt(t *testing.T) 
 		{results[1], "spec.size"},
 		{results[2], `unknown field "spec.colour"`},
 	} {
-		if c.r.Err == nil || c.r.Err.Reason != ReasonInvalid || !strings.Contains(c.r.Err.Message, "CustomResourceDefinition gadgets."+group) ||
+		if c.r.Err == nil || c.r.Err.Reason != reason.Invalid || !strings.Contains(c.r.Err.Message, "CustomResourceDefinition gadgets."+group) ||
 			!strings.Contains(c.r.Err.Message, c.want) {
 			t.Errorf("%s: want an invalid error naming the CRD and %s, got %+v", c.r.ID.Name, c.want, c.r.Err)
 		}
@@ -394,7 +395,7 @@ func TestCustomResourceNeedingTheChangedCRDsConversionWebhookIsPreviewedAsBefore
 	r := runObjects(t, crd, gadgetAt(group, "v2", "g", "{size: 4}"))[1]
 	found := false
 	for _, w := range r.Warnings {
-		found = found || (w.Reason == ReasonCRDChanged && strings.Contains(w.Message, "conversion webhook, which drift does not call"))
+		found = found || (w.Reason == reason.CRDChanged && strings.Contains(w.Message, "conversion webhook, which drift does not call"))
 	}
 	if r.Err != nil || !found {
 		t.Fatalf("want the usual preview with a warning about the webhook, got %+v %+v", r.Err, r.Warnings)

@@ -10,6 +10,7 @@ import (
 
 	"k8s.io/client-go/rest"
 
+	"github.com/drift-gitops/drift/internal/reason"
 	"github.com/drift-gitops/drift/internal/render"
 )
 
@@ -60,7 +61,7 @@ func TestRunEndingMidwayMarksTheRestNotChecked(t *testing.T) {
 	if a.Err == nil || a.Merged != nil {
 		t.Errorf("the object at the server when the run ended: err %+v, merged %v; want an error", a.Err, a.Merged)
 	}
-	if b.Err == nil || b.Err.Reason != ReasonNotChecked || !strings.Contains(b.Err.Message, "timed out after 3s") {
+	if b.Err == nil || b.Err.Reason != reason.NotChecked || !strings.Contains(b.Err.Message, "timed out after 3s") {
 		t.Errorf("the object after it: %+v; want not-checked naming the run's cause", b.Err)
 	}
 	if patchedB {

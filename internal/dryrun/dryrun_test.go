@@ -19,6 +19,7 @@ import (
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/rest"
 
+	"github.com/drift-gitops/drift/internal/reason"
 	"github.com/drift-gitops/drift/internal/render"
 	"github.com/drift-gitops/drift/internal/testenv"
 )
@@ -92,10 +93,10 @@ func TestObjectChangedBetweenGetAndPatchIsReadAgain(t *testing.T) {
 		name          string
 		races         int
 		wantPatches   int32
-		wantErrReason string
+		wantErrReason reason.Reason
 	}{
 		{"changes once", 1, 2, ""},
-		{"keeps changing", 10, maxVersionRetries, ReasonChanged},
+		{"keeps changing", 10, maxVersionRetries, reason.ChangedDuringDiff},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			name := strings.ReplaceAll(c.name, " ", "-")

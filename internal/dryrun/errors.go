@@ -13,6 +13,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/drift-gitops/drift/internal/object"
+	"github.com/drift-gitops/drift/internal/reason"
 )
 
 func mappingError(id object.ID, err error) *Message {
@@ -21,9 +22,9 @@ func mappingError(id object.ID, err error) *Message {
 		if id.Group != "" {
 			gv = id.Group + "/" + id.Version
 		}
-		return &Message{Reason: ReasonUnknownKind, Message: fmt.Sprintf("the cluster does not serve kind %s in %s: install its CustomResourceDefinition or fix apiVersion", id.Kind, gv)}
+		return &Message{Reason: reason.UnknownKind, Message: fmt.Sprintf("the cluster does not serve kind %s in %s: install its CustomResourceDefinition or fix apiVersion", id.Kind, gv)}
 	}
-	return &Message{Reason: ReasonUnavailable, Message: fmt.Sprintf("failed to look up kind %s in the cluster's API discovery: %v", id.Kind, err)}
+	return &Message{Reason: reason.Unavailable, Message: fmt.Sprintf("failed to look up kind %s in the cluster's API discovery: %v", id.Kind, err)}
 }
 
 // DescribeError explains a failed request about r (verb get, patch, create or delete)
@@ -47,23 +48,23 @@ func requestError(c *Clients, verb string, r *Result, err error) *Message {
 	case apierrors.IsForbidden(err):
 		return refused(c, verb, r, err, server)
 	case apierrors.IsInvalid(err) && len(immutableFields(err)) > 0:
-		return &Message{Reason: ReasonImmutable, Message: fmt.Sprintf(
+		return &Message{Reason: reason.Immutable, Message: fmt.Sprintf(
 			"%s cannot change on an existing object: applying this change will fail. The object must be replaced: delete and recreate it (kubectl replace --force), or give it a new name. The server said: %s",
 			strings.Join(immutableFields(err), ", "), server)}
 	case apierrors.IsInvalid(err), apierrors.IsBadRequest(err):
-		return &Message{Reason: ReasonInvalid, Message: fmt.Sprintf("the API server rejects this object: %s", server)}
+		return &Message{Reason: reason.Invalid, Message: fmt.Sprintf("the API server rejects this object: %s", server)}
 	case untypable(err):
-		return &Message{Reason: ReasonInvalid, Message: untypableMessage(server)}
+		return &Message{Reason: reason.Invalid, Message: untypableMessage(server)}
 	case apierrors.IsNotFound(err):
-		return &Message{Reason: ReasonNotFound, Message: fmt.Sprintf("%s failed: %s", what, server)}
+		return &Message{Reason: reason.NotFound, Message: fmt.Sprintf("%s failed: %s", what, server)}
 	case apierrors.IsConflict(err):
-		return &Message{Reason: ReasonConflict, Message: fmt.Sprintf("%s failed: %s", what, server)}
+		return &Message{Reason: reason.Conflict, Message: fmt.Sprintf("%s failed: %s", what, server)}
 	case isTimeout(err):
-		return &Message{Reason: ReasonTimeout, Message: fmt.Sprintf("%s timed out: %s; raise --request-timeout or check the API server's load", what, server)}
+		return &Message{Reason: reason.Timeout, Message: fmt.Sprintf("%s timed out: %s; raise --request-timeout or check the API server's load", what, server)}
 	case transient(err):
-		return &Message{Reason: ReasonUnavailable, Message: fmt.Sprintf("%s failed: the API server at %s is unavailable: %s", what, c.Host, server)}
+		return &Message{Reason: reason.Unavailable, Message: fmt.Sprintf("%s failed: the API server at %s is unavailable: %s", what, c.Host, server)}
 	}
-	return &Message{Reason: ReasonError, Message: fmt.Sprintf("%s failed: %s", what, server)}
+	return &Message{Reason: reason.Error, Message: fmt.Sprintf("%s failed: %s", what, server)}
 }
 
 // untypableMessages are the 500 answers of server-side apply when the object does not
@@ -116,14 +117,14 @@ func refused(c *Clients, verb string, r *Result, err error, server string) *Mess
 	for _, cause := range causes(err) {
 		if cause.Type == corev1.NamespaceTerminatingCause {
 			ns := r.ID.Namespace
-			return &Message{Reason: ReasonNamespaceTerminating, Message: fmt.Sprintf(
+			return &Message{Reason: reason.NamespaceTerminating, Message: fmt.Sprintf(
 				"namespace %s is being deleted, so the API server refuses new objects in it and applying this change will fail until it is gone: wait for the deletion to finish (kubectl get namespace %s shows what holds it: finalizers, or objects whose finalizers are pending), then apply. The server said: %s", ns, ns, server)}
 		}
 	}
 	if rbacDenied.MatchString(server) {
 		return forbidden(c, verb, r, err)
 	}
-	return &Message{Reason: ReasonAdmissionDenied, Message: fmt.Sprintf(
+	return &Message{Reason: reason.AdmissionDenied, Message: fmt.Sprintf(
 		"the API server's admission refuses this object, so the real apply will be refused the same way: create what it names first (a ServiceAccount, a LimitRange's or ResourceQuota's room) or change the object. The server said: %s", server)}
 }
 
@@ -175,7 +176,7 @@ func forbidden(c *Clients, verb string, r *Result, err error) *Message {
 	if user != "" {
 		who = "user " + user
 	}
-	return &Message{Reason: ReasonForbidden, Message: fmt.Sprintf(
+	return &Message{Reason: reason.Forbidden, Message: fmt.Sprintf(
 		"%s may not %s %s %s. drift needs get and patch (patch is sent with dryRun=All and changes nothing) on every resource it previews: grant them with a Role or ClusterRole, or preview with other credentials. The server said: %s",
 		who, verb, resource, where, err.Error())}
 }
@@ -190,11 +191,11 @@ var (
 // webhookError explains an answer that comes from an admission webhook.
 func webhookError(server string) *Message {
 	if m := webhookDryRun.FindStringSubmatch(server); m != nil {
-		return &Message{Reason: ReasonDryRunUnsupported, Message: fmt.Sprintf(
+		return &Message{Reason: reason.DryRunUnsupported, Message: fmt.Sprintf(
 			"admission webhook %s does not support dry run (it declares sideEffects Unknown or Some), so the server cannot preview this object: ask the webhook's owner to declare sideEffects: None or NoneOnDryRun. The server said: %s", m[1], server)}
 	}
 	if m := webhookDenied.FindStringSubmatch(server); m != nil {
-		return &Message{Reason: ReasonWebhookDenied, Message: fmt.Sprintf(
+		return &Message{Reason: reason.WebhookDenied, Message: fmt.Sprintf(
 			"admission webhook %s denies this object, so the real apply will be denied too: change the object or the policy. The server said: %s", m[1], server)}
 	}
 	if m := webhookCalling.FindStringSubmatch(server); m != nil {
@@ -202,7 +203,7 @@ func webhookError(server string) *Message {
 		if strings.Contains(server, "deadline exceeded") || strings.Contains(server, "Timeout exceeded") || strings.Contains(server, "i/o timeout") {
 			what = "did not answer in time"
 		}
-		return &Message{Reason: ReasonWebhookUnavailable, Message: fmt.Sprintf(
+		return &Message{Reason: reason.WebhookUnavailable, Message: fmt.Sprintf(
 			"admission webhook %s %s and its failurePolicy is Fail, so the server refused the dry run without judging the object: check the webhook's service and pods (a webhook being restarted, such as cert-manager's, does this) and run drift again. The server said: %s", m[1], what, server)}
 	}
 	return nil

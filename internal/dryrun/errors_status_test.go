@@ -13,6 +13,7 @@ import (
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/tools/clientcmd"
 
+	"github.com/drift-gitops/drift/internal/reason"
 	"github.com/drift-gitops/drift/internal/render"
 )
 
@@ -35,10 +36,10 @@ func adminClients(t *testing.T) *Clients {
 	return c
 }
 
-func wantReason(t *testing.T, r Result, reason string, says ...string) {
+func wantReason(t *testing.T, r Result, why reason.Reason, says ...string) {
 	t.Helper()
-	if r.Err == nil || r.Err.Reason != reason {
-		t.Fatalf("err = %+v, want reason %s", r.Err, reason)
+	if r.Err == nil || r.Err.Reason != why {
+		t.Fatalf("err = %+v, want reason %s", r.Err, why)
 	}
 	for _, s := range says {
 		if !strings.Contains(r.Err.Message, s) {
@@ -62,7 +63,7 @@ func TestNamespaceBeingDeletedIsNotForbidden(t *testing.T) {
 	cm := configMap("late", "v")
 	cm.SetNamespace("doomed")
 	r := previewObject(t, adminClients(t), cm)
-	wantReason(t, r, ReasonNamespaceTerminating, "namespace doomed is being deleted", "kubectl get namespace doomed")
+	wantReason(t, r, reason.NamespaceTerminating, "namespace doomed is being deleted", "kubectl get namespace doomed")
 	if strings.Contains(r.Err.Message, "grant") {
 		t.Errorf("RBAC advice for a namespace being deleted: %s", r.Err.Message)
 	}
@@ -76,7 +77,7 @@ func TestAdmissionRefusalIsNotRBAC(t *testing.T) {
 			"containers": []any{map[string]any{"name": "app", "image": "registry.example/app:1"}}},
 	}}
 	r := previewObject(t, adminClients(t), pod)
-	wantReason(t, r, ReasonAdmissionDenied, `error looking up service account default/missing`)
+	wantReason(t, r, reason.AdmissionDenied, `error looking up service account default/missing`)
 	if strings.Contains(r.Err.Message, "grant") {
 		t.Errorf("RBAC advice for an admission refusal: %s", r.Err.Message)
 	}
@@ -96,7 +97,7 @@ func TestRBACRefusalIsForbidden(t *testing.T) {
 		t.Fatal(err)
 	}
 	r := previewObject(t, c, configMap("unreadable", "v"))
-	wantReason(t, r, ReasonForbidden, "nobody-status may not get configmaps in namespace default", "grant")
+	wantReason(t, r, reason.Forbidden, "nobody-status may not get configmaps in namespace default", "grant")
 }
 
 func TestServiceClusterIPChangeIsImmutable(t *testing.T) {
@@ -123,7 +124,7 @@ func TestServiceClusterIPChangeIsImmutable(t *testing.T) {
 	}
 	_ = unstructured.SetNestedField(svc.Object, other, "spec", "clusterIP")
 	r := previewObject(t, adminClients(t), svc)
-	wantReason(t, r, ReasonImmutable, "spec.clusterIPs[0]", "may not change once set")
+	wantReason(t, r, reason.Immutable, "spec.clusterIPs[0]", "may not change once set")
 }
 
 func TestFieldsOutsideTheSchemaAreInvalidAndSentOnce(t *testing.T) {
@@ -131,7 +132,7 @@ func TestFieldsOutsideTheSchemaAreInvalidAndSentOnce(t *testing.T) {
 	obj := configMap("misspelt", "v")
 	obj.Object["dat"] = map[string]any{"k": "v"}
 	r := previewObject(t, p.clients(t), obj)
-	wantReason(t, r, ReasonInvalid, "a field its schema does not declare", ".dat: field not declared in schema")
+	wantReason(t, r, reason.Invalid, "a field its schema does not declare", ".dat: field not declared in schema")
 	if got := p.count("PATCH misspelt"); got != 1 {
 		t.Errorf("%d PATCHes, want 1", got)
 	}

@@ -12,6 +12,7 @@ import (
 
 	"k8s.io/client-go/rest"
 
+	"github.com/drift-gitops/drift/internal/reason"
 	"github.com/drift-gitops/drift/internal/render"
 )
 
@@ -180,14 +181,14 @@ func TestPersistentFaultsAreBoundedAndFinalAnswersNotRetried(t *testing.T) {
 		name     string
 		f        fault
 		requests int
-		reason   string
+		reason   reason.Reason
 	}{
-		{"503 forever", status(http.StatusServiceUnavailable), maxAttempts, ReasonUnavailable},
-		{"429 forever", throttled("1"), maxAttempts, ReasonUnavailable},
-		{"429 forever asking for longer than drift waits", throttled("3600"), maxAttempts, ReasonUnavailable},
-		{"403", status(http.StatusForbidden), 1, ReasonAdmissionDenied},
-		{"400", status(http.StatusBadRequest), 1, ReasonInvalid},
-		{"422", status(http.StatusUnprocessableEntity), 1, ReasonInvalid},
+		{"503 forever", status(http.StatusServiceUnavailable), maxAttempts, reason.Unavailable},
+		{"429 forever", throttled("1"), maxAttempts, reason.Unavailable},
+		{"429 forever asking for longer than drift waits", throttled("3600"), maxAttempts, reason.Unavailable},
+		{"403", status(http.StatusForbidden), 1, reason.AdmissionDenied},
+		{"400", status(http.StatusBadRequest), 1, reason.Invalid},
+		{"422", status(http.StatusUnprocessableEntity), 1, reason.Invalid},
 	}
 	for i, c := range cases {
 		cm := fmt.Sprintf("persistent-%d", i)
@@ -236,7 +237,7 @@ func TestStalledRequestTimesOutAndIsSentAgain(t *testing.T) {
 		return nil
 	})
 	r = previewOne(t, q.clients(t), "stuck", 300*time.Millisecond)
-	if r.Err == nil || r.Err.Reason != ReasonTimeout {
+	if r.Err == nil || r.Err.Reason != reason.Timeout {
 		t.Fatalf("err = %+v", r.Err)
 	}
 	if got := q.count("PATCH stuck"); got != timeoutRetries+1 {
@@ -268,7 +269,7 @@ func TestServerGoneMidRun(t *testing.T) {
 		switch {
 		case r.Err != nil:
 			failed++
-			if r.Err.Reason != ReasonUnavailable {
+			if r.Err.Reason != reason.Unavailable {
 				t.Errorf("%s: reason %s: %s", r.ID.Name, r.Err.Reason, r.Err.Message)
 			}
 		case r.Merged != nil:
@@ -296,7 +297,7 @@ func TestPermanentInternalErrorsAreNotRetried(t *testing.T) {
 	obj.Object["data"] = map[string]any{"n": int64(98765)}
 	res := Run(context.Background(), p.clients(t), []render.Object{{Obj: obj, Source: "cm.yaml", Doc: 1}},
 		Options{FieldManager: "drift-test", RequestTimeout: 10 * time.Second})
-	if res[0].Err == nil || res[0].Err.Reason != ReasonInvalid {
+	if res[0].Err == nil || res[0].Err.Reason != reason.Invalid {
 		t.Fatalf("err = %+v, want invalid", res[0].Err)
 	}
 	if got := p.count("PATCH typed-500"); got != 1 {

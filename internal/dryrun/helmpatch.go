@@ -20,6 +20,7 @@ import (
 	"k8s.io/client-go/dynamic"
 
 	"github.com/drift-gitops/drift/internal/object"
+	"github.com/drift-gitops/drift/internal/reason"
 	"github.com/drift-gitops/drift/internal/render"
 )
 
@@ -172,7 +173,7 @@ type HelmPlan struct {
 func PlanHelm(rel *HelmRelease, rendered render.Object, live *unstructured.Unstructured, releaseName, releaseNamespace string) (HelmPlan, error) {
 	desired := rendered.Obj.DeepCopy()
 	for _, n := range rendered.Notes {
-		if n.Reason != render.NoteHelmCRD {
+		if n.Reason != reason.HelmCRD {
 			continue
 		}
 		switch {

@@ -7,6 +7,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/validation"
 
 	"github.com/drift-gitops/drift/internal/object"
+	"github.com/drift-gitops/drift/internal/reason"
 )
 
 // invalidIdentity checks r's identity against the rules the API server applies to
@@ -30,7 +31,7 @@ func identityError(err error) *Message {
 			parts = append(parts, e.Error())
 		}
 	}
-	return &Message{Reason: ReasonInvalid, Message: strings.Join(parts, "; ") +
+	return &Message{Reason: reason.Invalid, Message: strings.Join(parts, "; ") +
 		": the API server refuses this identity, so the object was not previewed; fix it in the file"}
 }
 
@@ -40,7 +41,7 @@ func invalidDefaultNamespace(ns string) *Message {
 	if len(problems) == 0 {
 		return nil
 	}
-	return &Message{Reason: ReasonInvalid, Message: fmt.Sprintf(
+	return &Message{Reason: reason.Invalid, Message: fmt.Sprintf(
 		"the object names no namespace and the target's namespace %q is not %s: %s; fix the target's namespace (-n or drift.yaml)",
 		ns, object.DNSLabel.Desc, strings.Join(problems, "; "))}
 }

@@ -15,6 +15,8 @@ import (
 	"k8s.io/client-go/util/csaupgrade"
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 	"sigs.k8s.io/structured-merge-diff/v6/value"
+
+	"github.com/drift-gitops/drift/internal/reason"
 )
 
 // csaManagers are the managers client-side apply leaves in managedFields.
@@ -292,5 +294,5 @@ func migrationWarning(opts Options, removed []string) Message {
 	if len(removed) > 0 {
 		msg += "; fields the last client-side apply set and the repository no longer has are deleted: " + strings.Join(removed, ", ")
 	}
-	return Message{Reason: ReasonCSAMigration, Message: msg}
+	return Message{Reason: reason.CSAMigration, Message: msg}
 }

@@ -7,6 +7,8 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/drift-gitops/drift/internal/reason"
 )
 
 // applierOf maps each known applier's field manager and the operation it writes
@@ -76,7 +78,7 @@ func mismatch(live *unstructured.Unstructured, opts Options) *Message {
 	sort.Strings(managers)
 	sort.Strings(appliers)
 	appliers = compactStrings(appliers)
-	return &Message{Reason: ReasonApplierMismatch, Message: fmt.Sprintf(
+	return &Message{Reason: reason.ApplierMismatch, Message: fmt.Sprintf(
 		"the live object's fields are managed by %s, the field manager of %s, not by %s (%s): the prediction is for %s; if %s applies this target, set applier: %s in drift.yaml (or --applier)",
 		strings.Join(managers, ", "), orList(appliers), opts.FieldManager, opts.Profile.Name, opts.Profile.Name, orList(appliers), appliers[0])}
 }

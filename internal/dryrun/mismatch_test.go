@@ -6,6 +6,8 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/drift-gitops/drift/internal/reason"
 )
 
 func TestApplierMismatchNamesTheManagerFoundAndTheProfileToSet(t *testing.T) {
@@ -55,7 +57,7 @@ func TestApplierMismatchNamesTheManagerFoundAndTheProfileToSet(t *testing.T) {
 		switch {
 		case c.want == "" && w != nil:
 			t.Errorf("%s: unexpected warning %q", c.profile, w.Message)
-		case c.want != "" && (w == nil || w.Reason != ReasonApplierMismatch || !strings.Contains(w.Message, c.want)):
+		case c.want != "" && (w == nil || w.Reason != reason.ApplierMismatch || !strings.Contains(w.Message, c.want)):
 			t.Errorf("%s: warning %+v, want it to say %q", c.profile, w, c.want)
 		}
 	}

@@ -22,6 +22,7 @@ import (
 	"github.com/drift-gitops/drift/internal/render"
 
 	"github.com/drift-gitops/drift/internal/object"
+	"github.com/drift-gitops/drift/internal/reason"
 )
 
 // Pending is what the change itself creates that objects may depend on: namespaces,
@@ -170,13 +171,13 @@ func pendingCRWarning(id string, crd *PendingCRD, checked bool) Message {
 	if !checked {
 		how = "not checked at all: the CRD in this change has no usable schema for this version"
 	}
-	return Message{Reason: ReasonCRDPending, Message: fmt.Sprintf(
+	return Message{Reason: reason.CRDPending, Message: fmt.Sprintf(
 		"the cluster does not serve %s yet: its CustomResourceDefinition is created by this change (%s), so the server could not dry-run it; %s, and shown as written, without server defaults",
 		id, crd.Source, how)}
 }
 
 func pendingCRError(crd *PendingCRD, problems []string) *Message {
-	return &Message{Reason: ReasonInvalid, Message: fmt.Sprintf(
+	return &Message{Reason: reason.Invalid, Message: fmt.Sprintf(
 		"does not pass the API server's checks of metadata or the schema of its CustomResourceDefinition in this change (%s): %s; the apply will fail",
 		crd.Source, strings.Join(problems, "; "))}
 }

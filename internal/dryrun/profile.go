@@ -155,15 +155,3 @@ func addLabels(obj *unstructured.Unstructured, kv map[string]string) {
 	}
 	obj.SetLabels(labels)
 }
-
-// addAnnotations sets annotations on obj, keeping the others.
-func addAnnotations(obj *unstructured.Unstructured, kv map[string]string) {
-	a := obj.GetAnnotations()
-	if a == nil {
-		a = map[string]string{}
-	}
-	for k, v := range kv {
-		a[k] = v
-	}
-	obj.SetAnnotations(a)
-}

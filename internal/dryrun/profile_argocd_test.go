@@ -184,7 +184,12 @@ func TestArgoCDReconcileOwnsWhatItAddedAndThePatchLeft(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			addAnnotations(merged, map[string]string{LastAppliedAnnotation: string(modified)})
+			ann := merged.GetAnnotations()
+			if ann == nil {
+				ann = map[string]string{}
+			}
+			ann[LastAppliedAnnotation] = string(modified)
+			merged.SetAnnotations(ann)
 			all := `{"f:metadata":{"f:annotations":{".":{},"f:kubectl.kubernetes.io/last-applied-configuration":{}},"f:labels":{".":{},"f:tier":{}}},"f:rules":{},"f:subjects":{}}`
 			merged.SetManagedFields([]metav1.ManagedFieldsEntry{{Manager: ArgoCDFieldManager, Operation: metav1.ManagedFieldsOperationUpdate,
 				FieldsType: "FieldsV1", FieldsV1: &metav1.FieldsV1{Raw: []byte(all)}}})

@@ -10,6 +10,7 @@ import (
 	"k8s.io/client-go/dynamic"
 
 	"github.com/drift-gitops/drift/internal/object"
+	"github.com/drift-gitops/drift/internal/reason"
 	"github.com/drift-gitops/drift/internal/render"
 )
 
@@ -48,11 +49,11 @@ func previewHelm(ctx context.Context, c *Clients, res dynamic.ResourceInterface,
 		rendered.Obj = asWritten(r)
 		plan, err := PlanHelm(opts.Helm, rendered, live, opts.Owner.Name, opts.Owner.Namespace)
 		if err != nil {
-			reason := ReasonInvalid
+			why := reason.Invalid
 			if errors.Is(err, ErrNotInRelease) {
-				reason = ReasonConflict
+				why = reason.Conflict
 			}
-			r.Err = &Message{Reason: reason, Message: r.ID.Display() + ": " + err.Error()}
+			r.Err = &Message{Reason: why, Message: r.ID.Display() + ": " + err.Error()}
 			return
 		}
 		if plan.Untouched != "" {
@@ -72,7 +73,7 @@ func previewHelm(ctx context.Context, c *Clients, res dynamic.ResourceInterface,
 
 func isHelmHook(o render.Object) bool {
 	for _, n := range o.Notes {
-		if n.Reason == render.NoteHelmHook {
+		if n.Reason == reason.HelmHook {
 			return true
 		}
 	}

@@ -4,6 +4,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/drift-gitops/drift/internal/object"
+	"github.com/drift-gitops/drift/internal/reason"
 	"github.com/drift-gitops/drift/internal/render"
 )
 
@@ -32,57 +33,6 @@ type Result struct {
 
 // Message is a human message with a stable machine-readable reason.
 type Message struct {
-	Reason  string `json:"reason"`
-	Message string `json:"message"`
+	Reason  reason.Reason `json:"reason"`
+	Message string        `json:"message"`
 }
-
-// Reasons carried by errors and warnings.
-const (
-	ReasonConflict    = "conflict"
-	ReasonForbidden   = "forbidden"
-	ReasonInvalid     = "invalid"
-	ReasonNotFound    = "not-found"
-	ReasonUnknownKind = "unknown-kind"
-	ReasonTimeout     = "timeout"
-	ReasonUnavailable = "unavailable"
-	ReasonDuplicate   = "duplicate"
-	ReasonChanged     = "changed-during-diff"
-	ReasonNotChecked  = "not-checked"
-	ReasonServer      = "server-warning"
-	// ReasonNamespacePending and ReasonCRDPending: the object depends on a namespace or
-	// a CRD the same change creates, so the server could not dry-run it.
-	ReasonNamespacePending = "namespace-pending"
-	ReasonCRDPending       = "crd-pending"
-	// ReasonCRDChanged: the object's CRD is modified by the same change, so it was
-	// previewed locally against the CRD as the change makes it.
-	ReasonCRDChanged = "crd-changed"
-	// ReasonImmutable: the change sets a field the server does not let change.
-	ReasonImmutable = "immutable"
-	// ReasonNamespaceTerminating: the object's namespace is being deleted, and the
-	// server takes no new objects in it.
-	ReasonNamespaceTerminating = "namespace-terminating"
-	// ReasonAdmissionDenied: a built-in admission plugin (not RBAC, not a webhook)
-	// refuses the object, such as ServiceAccount for a missing service account.
-	ReasonAdmissionDenied = "admission-denied"
-	// Admission webhooks: unreachable or too slow under failurePolicy Fail, denying,
-	// or not supporting dry run.
-	ReasonWebhookUnavailable = "webhook-unavailable"
-	ReasonWebhookDenied      = "webhook-denied"
-	ReasonDryRunUnsupported  = "dry-run-unsupported"
-	// ReasonAggregatedAPI: the kind is served by an aggregated API server, which is not
-	// trusted with dry runs unless the target allows it.
-	ReasonAggregatedAPI = "aggregated-api"
-	// ReasonGenerateName: the object has only generateName and is created anew by
-	// every apply.
-	ReasonGenerateName = "generate-name"
-	// ReasonCSAMigration: the object was applied client-side; the server-side applier
-	// takes its fields over.
-	ReasonCSAMigration = "client-side-apply-migration"
-	// ReasonNotApplied marks an object the applier sends nothing for (a Flux ssa
-	// annotation, a CRD Helm never updates).
-	ReasonNotApplied = "not-applied"
-	// ReasonApplierMismatch marks a live object another applier than the target's
-	// profile wrote.
-	ReasonApplierMismatch = "applier-mismatch"
-	ReasonError           = "error"
-)

@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/drift-gitops/drift/internal/object"
+	"github.com/drift-gitops/drift/internal/reason"
 	"github.com/drift-gitops/drift/internal/render"
 )
 
@@ -116,13 +117,13 @@ func (o Options) withDefaults() Options {
 		o.Concurrency = 16
 	}
 	if o.RequestTimeout <= 0 {
-		o.RequestTimeout = 30 * time.Second
+		o.RequestTimeout = DefaultRequestTimeout
 	}
 	return o
 }
 
 func notChecked(ctx context.Context) *Message {
-	return &Message{Reason: ReasonNotChecked, Message: fmt.Sprintf("not checked: the run ended before this object's turn (%v); raise --timeout", context.Cause(ctx))}
+	return &Message{Reason: reason.NotChecked, Message: fmt.Sprintf("not checked: the run ended before this object's turn (%v); raise --timeout", context.Cause(ctx))}
 }
 
 // plan resolves each object's kind to a resource, defaults its namespace, and marks
@@ -163,7 +164,7 @@ func plan(c *Clients, objs []render.Object, defaultNS string, pending *Pending) 
 				continue
 			}
 		case !namespaced && r.ID.Namespace != "":
-			r.Err = &Message{Reason: ReasonInvalid, Message: fmt.Sprintf("%s is cluster-scoped but sets metadata.namespace %q: remove the namespace", r.ID.Kind, r.ID.Namespace)}
+			r.Err = &Message{Reason: reason.Invalid, Message: fmt.Sprintf("%s is cluster-scoped but sets metadata.namespace %q: remove the namespace", r.ID.Kind, r.ID.Namespace)}
 			continue
 		}
 		if o.Obj.GetName() == "" {
@@ -171,9 +172,9 @@ func plan(c *Clients, objs []render.Object, defaultNS string, pending *Pending) 
 		}
 		if j, dup := seen[r.ID.Key()]; dup {
 			msg := fmt.Sprintf("%s is defined twice once namespaces are defaulted: at %s and %s; keep one definition", r.ID.Display(), objs[j].Where(), o.Where())
-			r.Err = &Message{Reason: ReasonDuplicate, Message: msg}
+			r.Err = &Message{Reason: reason.Duplicate, Message: msg}
 			if results[j].Err == nil {
-				results[j].Err = &Message{Reason: ReasonDuplicate, Message: msg}
+				results[j].Err = &Message{Reason: reason.Duplicate, Message: msg}
 			}
 			continue
 		}
@@ -188,7 +189,7 @@ func holdAggregated(c *Clients, results []Result) {
 	var agg map[schema.GroupVersion]string
 	for i := range results {
 		r := &results[i]
-		if r.Err != nil && r.Err.Reason != ReasonUnknownKind {
+		if r.Err != nil && r.Err.Reason != reason.UnknownKind {
 			continue
 		}
 		if agg == nil {

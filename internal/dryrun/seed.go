@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 
 	"github.com/drift-gitops/drift/internal/object"
+	"github.com/drift-gitops/drift/internal/reason"
 	"github.com/drift-gitops/drift/internal/render"
 )
 
@@ -36,7 +37,7 @@ func Seed(ctx context.Context, c *Clients, objs []render.Object, opts Options) [
 	}
 	failed := seedAll(ctx, c, first, opts)
 	if err := waitForCRDs(ctx, c, first); err != nil {
-		failed = append(failed, Result{Err: &Message{Reason: ReasonUnavailable, Message: err.Error()}})
+		failed = append(failed, Result{Err: &Message{Reason: reason.Unavailable, Message: err.Error()}})
 	}
 	c.Mapper.Reset()
 	return append(failed, seedAll(ctx, c, rest, opts)...)
@@ -106,15 +107,6 @@ func established(crd *unstructured.Unstructured) bool {
 		}
 	}
 	return false
-}
-
-// Keys returns the identities of objects as written.
-func Keys(objs []render.Object) map[object.Key]bool {
-	out := make(map[object.Key]bool, len(objs))
-	for _, o := range objs {
-		out[o.ID().Key()] = true
-	}
-	return out
 }
 
 // seedBody is the object as the profile's applier leaves it in the cluster.

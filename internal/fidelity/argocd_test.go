@@ -31,6 +31,7 @@ import (
 	"k8s.io/kubectl/pkg/scheme"
 
 	"github.com/drift-gitops/drift/internal/dryrun"
+	"github.com/drift-gitops/drift/internal/reason"
 	"github.com/drift-gitops/drift/internal/render"
 )
 
@@ -414,7 +415,7 @@ func argoCDCheck(t *testing.T, ns string, base, head []*unstructured.Unstructure
 		// creation's, so they are compared as a new object's are.
 		recreated := false
 		for _, w := range r.Warnings {
-			recreated = recreated || w.Reason == dryrun.ReasonImmutable
+			recreated = recreated || w.Reason == reason.Immutable
 		}
 		if recreated && live != nil && live.GetUID() == r.Live.GetUID() {
 			t.Errorf("%s: predicted as recreated, but the sync kept it (uid %s)", r.ID.Display(), live.GetUID())

@@ -9,6 +9,7 @@ import (
 	"github.com/drift-gitops/drift/internal/dryrun"
 	"github.com/drift-gitops/drift/internal/object"
 	"github.com/drift-gitops/drift/internal/prune"
+	"github.com/drift-gitops/drift/internal/reason"
 	"github.com/drift-gitops/drift/internal/render"
 )
 
@@ -71,7 +72,7 @@ func warnSharedObjects(p *Preview) {
 		owners := map[object.Key][]string{}
 		for _, t := range g.targets {
 			for _, r := range t.Results {
-				if r.Err == nil || r.Err.Reason != dryrun.ReasonDuplicate {
+				if r.Err == nil || r.Err.Reason != reason.Duplicate {
 					owners[r.ID.Key()] = append(owners[r.ID.Key()], t.Name)
 				}
 			}
@@ -89,7 +90,7 @@ func warnSharedObjects(p *Preview) {
 						others = append(others, n)
 					}
 				}
-				r.Warnings = append(r.Warnings, dryrun.Message{Reason: dryrun.ReasonDuplicate, Message: fmt.Sprintf(
+				r.Warnings = append(r.Warnings, dryrun.Message{Reason: reason.Duplicate, Message: fmt.Sprintf(
 					"target %s also deploys this object to the same cluster: whichever applies last wins; keep it in one target",
 					strings.Join(others, ", "))})
 			}

@@ -18,6 +18,7 @@ import (
 	"github.com/drift-gitops/drift/internal/dryrun"
 	"github.com/drift-gitops/drift/internal/gitfixture"
 	"github.com/drift-gitops/drift/internal/plan"
+	"github.com/drift-gitops/drift/internal/reason"
 	"github.com/drift-gitops/drift/internal/render"
 	"github.com/drift-gitops/drift/internal/report"
 	"github.com/drift-gitops/drift/internal/source"
@@ -126,7 +127,7 @@ func TestPreviewRunsTargetsOnTheirClusters(t *testing.T) {
 			t.Errorf("target a: the %s says %q, want %q", what, got, c.want)
 		}
 	}
-	if !warned(x.Head, dryrun.ReasonDuplicate, "target b also deploys") {
+	if !warned(x.Head, reason.Duplicate, "target b also deploys") {
 		t.Errorf("target a: no shared-object warning: %+v", x.Head.Warnings)
 	}
 
@@ -136,11 +137,11 @@ func TestPreviewRunsTargetsOnTheirClusters(t *testing.T) {
 		seen[s.Head.ID.Name] = true
 		switch s.Head.ID.Name {
 		case "x":
-			if !warned(s.Head, dryrun.ReasonDuplicate, "target a also deploys") {
+			if !warned(s.Head, reason.Duplicate, "target a also deploys") {
 				t.Errorf("target b: no shared-object warning: %+v", s.Head.Warnings)
 			}
 		case "pending":
-			if !warned(s.Head, dryrun.ReasonNamespacePending, "") {
+			if !warned(s.Head, reason.NamespacePending, "") {
 				t.Errorf("target b: pending's namespace is created by the change, yet %+v", s.Head)
 			}
 		}
@@ -149,7 +150,7 @@ func TestPreviewRunsTargetsOnTheirClusters(t *testing.T) {
 		t.Errorf("target b: split holds %v, want x and pending; failures %+v", seen, b.Failures)
 	}
 	far := in["far"]
-	if len(far.Failures) != 1 || far.Failures[0].Reason != dryrun.ReasonUnavailable || !strings.Contains(far.Failures[0].Message, "context far: dial tcp: no route to host") {
+	if len(far.Failures) != 1 || far.Failures[0].Reason != reason.Unavailable || !strings.Contains(far.Failures[0].Message, "context far: dial tcp: no route to host") {
 		t.Errorf("target far: failures %+v, want its cluster unreachable", far.Failures)
 	}
 }
@@ -161,9 +162,9 @@ func baseMerged(s report.Split) *unstructured.Unstructured {
 	return s.Base.Merged
 }
 
-func warned(r dryrun.Result, reason, text string) bool {
+func warned(r dryrun.Result, why reason.Reason, text string) bool {
 	for _, w := range r.Warnings {
-		if w.Reason == reason && strings.Contains(w.Message, text) {
+		if w.Reason == why && strings.Contains(w.Message, text) {
 			return true
 		}
 	}

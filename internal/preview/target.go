@@ -7,6 +7,7 @@ import (
 	"github.com/drift-gitops/drift/internal/dryrun"
 	"github.com/drift-gitops/drift/internal/plan"
 	"github.com/drift-gitops/drift/internal/prune"
+	"github.com/drift-gitops/drift/internal/reason"
 	"github.com/drift-gitops/drift/internal/render"
 	"github.com/drift-gitops/drift/internal/report"
 )
@@ -131,14 +132,14 @@ func (t *Target) input() report.TargetInput {
 		in.Notes = append(in.Notes, t.splitNote)
 	}
 	if t.Refused != "" {
-		in.Failures = append(in.Failures, render.Failure{Source: config.FileName, Reason: render.ReasonRefused, Message: "not previewed: " + t.Refused})
+		in.Failures = append(in.Failures, render.Failure{Source: config.FileName, Reason: reason.Refused, Message: "not previewed: " + t.Refused})
 	}
 	if t.connErr != nil {
-		in.Failures = append(in.Failures, render.Failure{Source: displayRepoPath(t.Spec.Path), Reason: dryrun.ReasonUnavailable,
+		in.Failures = append(in.Failures, render.Failure{Source: displayRepoPath(t.Spec.Path), Reason: reason.Unavailable,
 			Message: "not previewed: " + t.connErr.Error()})
 	}
 	if t.renderErr != nil {
-		in.Failures = append(in.Failures, render.Failure{Source: displayRepoPath(t.Spec.Path), Reason: render.ReasonInvalid, Message: t.renderErr.Error()})
+		in.Failures = append(in.Failures, render.Failure{Source: displayRepoPath(t.Spec.Path), Reason: reason.Invalid, Message: t.renderErr.Error()})
 	}
 	if t.Rendered != nil {
 		in.Failures = append(in.Failures, t.Rendered.Failures...)

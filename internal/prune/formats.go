@@ -16,6 +16,7 @@ import (
 
 	"github.com/drift-gitops/drift/internal/dryrun"
 	"github.com/drift-gitops/drift/internal/object"
+	"github.com/drift-gitops/drift/internal/reason"
 	"github.com/drift-gitops/drift/internal/render"
 )
 
@@ -66,7 +67,7 @@ func inventories(objs []render.Object) ([]inventory, []render.Failure) {
 		}
 		for _, o := range applyCfgs {
 			id := o.ID()
-			fails = append(fails, render.Failure{Source: o.Source, Doc: o.Doc, ID: &id, Reason: ReasonInventory,
+			fails = append(fails, render.Failure{Source: o.Source, Doc: o.Doc, ID: &id, Reason: reason.Inventory,
 				Message: fmt.Sprintf("the target has %d apply-config objects (label %s: \"true\"), at %s: keep one per target", len(applyCfgs), ApplyConfigLabel, strings.Join(where, ", "))})
 		}
 	} else if len(applyCfgs) == 1 {

@@ -19,6 +19,7 @@ import (
 
 	"github.com/drift-gitops/drift/internal/dryrun"
 	"github.com/drift-gitops/drift/internal/object"
+	"github.com/drift-gitops/drift/internal/reason"
 	"github.com/drift-gitops/drift/internal/render"
 )
 
@@ -77,7 +78,7 @@ type inventory struct {
 func Find(ctx context.Context, c *dryrun.Clients, rendered *render.Result, results []dryrun.Result, opts Options) Result {
 	var out Result
 	if opts.RequestTimeout <= 0 {
-		opts.RequestTimeout = 30 * time.Second
+		opts.RequestTimeout = dryrun.DefaultRequestTimeout
 	}
 	if opts.Propagation == "" {
 		opts.Propagation = metav1.DeletePropagationBackground
@@ -88,7 +89,7 @@ func Find(ctx context.Context, c *dryrun.Clients, rendered *render.Result, resul
 		inv, err := liveApplySetParent(ctx, c, opts)
 		switch {
 		case err != nil:
-			out.Failures = append(out.Failures, render.Failure{Source: "drift.yaml", Reason: ReasonInventory, Message: err.Error()})
+			out.Failures = append(out.Failures, render.Failure{Source: "drift.yaml", Reason: reason.Inventory, Message: err.Error()})
 		case inv == nil:
 			out.Notes = append(out.Notes, fmt.Sprintf("ApplySet %s is not in the cluster yet (a first apply): nothing to prune", opts.ApplySet))
 		default:
@@ -163,11 +164,8 @@ func (p *pruner) note(format string, args ...any) {
 func (p *pruner) fail(format string, args ...any) {
 	id := p.inv.obj.ID()
 	p.out.Failures = append(p.out.Failures, render.Failure{Source: p.inv.obj.Source, Doc: p.inv.obj.Doc, ID: &id,
-		Reason: ReasonInventory, Message: p.inv.name + ": " + fmt.Sprintf(format, args...)})
+		Reason: reason.Inventory, Message: p.inv.name + ": " + fmt.Sprintf(format, args...)})
 }
-
-// ReasonInventory marks an inventory drift cannot use.
-const ReasonInventory = "inventory"
 
 // resource maps a group and kind to its client, in the entry's namespace.
 func (p *pruner) resource(gk schema.GroupKind, ns string) (dynamic.ResourceInterface, *meta.RESTMapping, error) {
@@ -233,7 +231,7 @@ func (p *pruner) candidate(id object.ID, owned func(*unstructured.Unstructured) 
 	live, err := p.get(res, id.Name)
 	if err != nil {
 		p.out.Deletes = append(p.out.Deletes, dryrun.Result{ID: id, Inventory: p.inv.name,
-			Err: &dryrun.Message{Reason: dryrun.ReasonError, Message: fmt.Sprintf("listed by %s for deletion, but it cannot be read: %v", p.inv.name, err)}})
+			Err: &dryrun.Message{Reason: reason.Error, Message: fmt.Sprintf("listed by %s for deletion, but it cannot be read: %v", p.inv.name, err)}})
 		return
 	}
 	if live == nil {

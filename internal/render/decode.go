@@ -12,6 +12,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/drift-gitops/drift/internal/object"
+	"github.com/drift-gitops/drift/internal/reason"
 )
 
 // Limits on hostile input. The API server refuses request bodies over 3 MiB, so no
@@ -65,7 +66,7 @@ func isBlank(doc []byte) bool {
 // document's content: it may hold secrets.
 func decodeDocument(source string, doc int, data []byte, maxBytes int) ([]Object, []Failure) {
 	if len(data) > maxBytes {
-		return nil, []Failure{{Source: source, Doc: doc, Reason: ReasonTooLarge,
+		return nil, []Failure{{Source: source, Doc: doc, Reason: reason.TooLarge,
 			Message: fmt.Sprintf("document is %s, over the %s limit per document (the API server refuses larger objects)", size(len(data)), size(maxBytes))}}
 	}
 	if isBlank(data) {
@@ -73,7 +74,7 @@ func decodeDocument(source string, doc int, data []byte, maxBytes int) ([]Object
 	}
 	js, err := yaml.YAMLToJSON(data)
 	if err != nil {
-		return nil, []Failure{{Source: source, Doc: doc, Reason: ReasonMalformed,
+		return nil, []Failure{{Source: source, Doc: doc, Reason: reason.Malformed,
 			Message: "malformed YAML: " + strings.TrimPrefix(err.Error(), "error converting YAML to JSON: ")}}
 	}
 	js = bytes.TrimSpace(js)
@@ -82,11 +83,11 @@ func decodeDocument(source string, doc int, data []byte, maxBytes int) ([]Object
 	}
 	var v any
 	if err := utiljson.Unmarshal(js, &v); err != nil {
-		return nil, []Failure{{Source: source, Doc: doc, Reason: ReasonMalformed, Message: "malformed document: " + err.Error()}}
+		return nil, []Failure{{Source: source, Doc: doc, Reason: reason.Malformed, Message: "malformed document: " + err.Error()}}
 	}
 	m, ok := v.(map[string]any)
 	if !ok {
-		return nil, []Failure{{Source: source, Doc: doc, Reason: ReasonInvalid,
+		return nil, []Failure{{Source: source, Doc: doc, Reason: reason.Invalid,
 			Message: fmt.Sprintf("document is a %s, not a Kubernetes object (a mapping with apiVersion and kind)", jsonType(v))}}
 	}
 	if items, isList := listItems(m); isList {
@@ -95,7 +96,7 @@ func decodeDocument(source string, doc int, data []byte, maxBytes int) ([]Object
 		for i, item := range items {
 			im, ok := item.(map[string]any)
 			if !ok {
-				fails = append(fails, Failure{Source: source, Doc: doc, Item: i + 1, Reason: ReasonInvalid,
+				fails = append(fails, Failure{Source: source, Doc: doc, Item: i + 1, Reason: reason.Invalid,
 					Message: fmt.Sprintf("list item is a %s, not a Kubernetes object", jsonType(item))})
 				continue
 			}
@@ -133,8 +134,8 @@ func listItems(m map[string]any) ([]any, bool) {
 }
 
 func newObject(source string, doc, item int, m map[string]any) (Object, *Failure) {
-	fail := func(reason, format string, args ...any) (Object, *Failure) {
-		return Object{}, &Failure{Source: source, Doc: doc, Item: item, Reason: reason, Message: fmt.Sprintf(format, args...)}
+	fail := func(why reason.Reason, format string, args ...any) (Object, *Failure) {
+		return Object{}, &Failure{Source: source, Doc: doc, Item: item, Reason: why, Message: fmt.Sprintf(format, args...)}
 	}
 	apiVersion, _ := m["apiVersion"].(string)
 	kind, _ := m["kind"].(string)
@@ -146,29 +147,29 @@ func newObject(source string, doc, item int, m map[string]any) (Object, *Failure
 	}
 	switch {
 	case apiVersion == "" && kind == "":
-		return fail(ReasonInvalid, "document has no apiVersion and no kind%s: every Kubernetes object needs both", label)
+		return fail(reason.Invalid, "document has no apiVersion and no kind%s: every Kubernetes object needs both", label)
 	case apiVersion == "":
-		return fail(ReasonInvalid, "%s%s has no apiVersion", kind, label)
+		return fail(reason.Invalid, "%s%s has no apiVersion", kind, label)
 	case kind == "":
-		return fail(ReasonInvalid, "object of apiVersion %s%s has no kind", apiVersion, label)
+		return fail(reason.Invalid, "object of apiVersion %s%s has no kind", apiVersion, label)
 	}
 	if _, err := schema.ParseGroupVersion(apiVersion); err != nil {
-		return fail(ReasonInvalid, "%s%s: invalid apiVersion %q: %v", kind, label, apiVersion, err)
+		return fail(reason.Invalid, "%s%s: invalid apiVersion %q: %v", kind, label, apiVersion, err)
 	}
 	meta, ok := m["metadata"].(map[string]any)
 	if !ok && m["metadata"] != nil {
-		return fail(ReasonInvalid, "%s%s: metadata is not a mapping", kind, label)
+		return fail(reason.Invalid, "%s%s: metadata is not a mapping", kind, label)
 	}
 	for _, field := range []string{"name", "namespace"} {
 		if v, present := meta[field]; present && v != nil {
 			if _, isString := v.(string); !isString {
-				return fail(ReasonInvalid, "%s: metadata.%s is a %s, not a string: quote it (YAML reads y, yes, no, on, off and numbers as non-strings)", kind, field, jsonType(v))
+				return fail(reason.Invalid, "%s: metadata.%s is a %s, not a string: quote it (YAML reads y, yes, no, on, off and numbers as non-strings)", kind, field, jsonType(v))
 			}
 		}
 	}
 	if name == "" && u.GetGenerateName() == "" {
 		id := object.IDOf(u)
-		o, f := fail(ReasonInvalid, "%s has no metadata.name", kind)
+		o, f := fail(reason.Invalid, "%s has no metadata.name", kind)
 		f.ID = &id
 		return o, f
 	}

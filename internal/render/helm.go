@@ -17,6 +17,7 @@ import (
 	"helm.sh/helm/v3/pkg/releaseutil"
 	"k8s.io/client-go/rest"
 
+	"github.com/drift-gitops/drift/internal/reason"
 	"github.com/drift-gitops/drift/internal/source"
 )
 
@@ -57,46 +58,46 @@ func Helm(fsys fs.FS, dir string, opts HelmOptions) *Result {
 func helm(fsys fs.FS, dir string, opts HelmOptions, limits Limits, lookup *rest.Config) *Result {
 	dir = cleanDir(dir)
 	res := &Result{Inputs: Inputs{Trees: []string{dir}}}
-	fail := func(source, reason, format string, args ...any) *Result {
-		res.Failures = append(res.Failures, Failure{Source: source, Reason: reason, Message: fmt.Sprintf(format, args...)})
+	fail := func(source string, why reason.Reason, format string, args ...any) *Result {
+		res.Failures = append(res.Failures, Failure{Source: source, Reason: why, Message: fmt.Sprintf(format, args...)})
 		return res
 	}
 	chartFile := joinRepo(dir, "Chart.yaml")
 	files, err := chartFiles(fsys, dir)
 	if err != nil {
-		reason := ReasonRenderFailed
+		why := reason.RenderFailed
 		if source.IsOutside(err) {
-			reason = ReasonRefused
+			why = reason.Refused
 		}
-		return fail(chartFile, reason, "cannot read the chart: %v", err)
+		return fail(chartFile, why, "cannot read the chart: %v", err)
 	}
 	ch, err := loader.LoadFiles(files)
 	if err != nil {
-		return fail(chartFile, ReasonRenderFailed, "cannot load the chart in %s: %v", displayDir(dir), err)
+		return fail(chartFile, reason.RenderFailed, "cannot load the chart in %s: %v", displayDir(dir), err)
 	}
 	what := fmt.Sprintf("chart %s (%s)", ch.Name(), displayDir(dir))
 	if err := checkVendored(ch, dir); err != nil {
-		return fail(chartFile, ReasonRenderFailed, "%s: %v", what, err)
+		return fail(chartFile, reason.RenderFailed, "%s: %v", what, err)
 	}
 
 	vals := map[string]any{}
 	for _, vf := range opts.ValuesFiles {
 		p, err := valuesPath(dir, vf)
 		if err != nil {
-			return fail(chartFile, ReasonRefused, "%s: values file %s %v", what, vf, err)
+			return fail(chartFile, reason.Refused, "%s: values file %s %v", what, vf, err)
 		}
 		data, err := fs.ReadFile(fsys, p)
 		if err != nil {
-			reason := ReasonRenderFailed
+			why := reason.RenderFailed
 			if source.IsOutside(err) {
-				reason = ReasonRefused
+				why = reason.Refused
 			}
-			return fail(p, reason, "%s: values file %s cannot be read: %s", what, vf, unwrapPathError(err))
+			return fail(p, why, "%s: values file %s cannot be read: %s", what, vf, unwrapPathError(err))
 		}
 		res.Inputs.Files = append(res.Inputs.Files, p)
 		v, err := chartutil.ReadValues(data)
 		if err != nil {
-			return fail(p, ReasonRenderFailed, "%s: values file %s is not valid YAML: %v", what, vf, err)
+			return fail(p, reason.RenderFailed, "%s: values file %s is not valid YAML: %v", what, vf, err)
 		}
 		vals = mergeValues(vals, v)
 	}
@@ -104,14 +105,14 @@ func helm(fsys fs.FS, dir string, opts HelmOptions, limits Limits, lookup *rest.
 		vals = mergeValues(vals, opts.Values)
 	}
 	if err := chartutil.ProcessDependenciesWithMerge(ch, vals); err != nil {
-		return fail(chartFile, ReasonRenderFailed, "%s: dependencies: %v", what, err)
+		return fail(chartFile, reason.RenderFailed, "%s: dependencies: %v", what, err)
 	}
 
 	caps := chartutil.DefaultCapabilities.Copy()
 	if opts.KubeVersion != "" {
 		kv, err := chartutil.ParseKubeVersion(opts.KubeVersion)
 		if err != nil {
-			return fail(chartFile, ReasonRenderFailed, "%s: the cluster's version %q cannot be parsed: %v", what, opts.KubeVersion, err)
+			return fail(chartFile, reason.RenderFailed, "%s: the cluster's version %q cannot be parsed: %v", what, opts.KubeVersion, err)
 		}
 		caps.KubeVersion = *kv
 	}
@@ -119,7 +120,7 @@ func helm(fsys fs.FS, dir string, opts HelmOptions, limits Limits, lookup *rest.
 		caps.APIVersions = chartutil.VersionSet(opts.APIVersions)
 	}
 	if ch.Metadata.KubeVersion != "" && !chartutil.IsCompatibleRange(ch.Metadata.KubeVersion, caps.KubeVersion.String()) {
-		return fail(chartFile, ReasonRenderFailed, "%s requires kubeVersion %s, which the cluster's Kubernetes %s does not meet", what, ch.Metadata.KubeVersion, caps.KubeVersion.String())
+		return fail(chartFile, reason.RenderFailed, "%s requires kubeVersion %s, which the cluster's Kubernetes %s does not meet", what, ch.Metadata.KubeVersion, caps.KubeVersion.String())
 	}
 	release := chartutil.ReleaseOptions{Name: opts.ReleaseName, Namespace: opts.ReleaseNamespace, Revision: 1, IsInstall: true}
 	if opts.Revision > 1 {
@@ -127,7 +128,7 @@ func helm(fsys fs.FS, dir string, opts HelmOptions, limits Limits, lookup *rest.
 	}
 	values, err := chartutil.ToRenderValues(ch, vals, release, caps)
 	if err != nil {
-		return fail(chartFile, ReasonRenderFailed, "%s: values: %v", what, err)
+		return fail(chartFile, reason.RenderFailed, "%s: values: %v", what, err)
 	}
 	// The zero Engine has no cluster connection: lookup returns an empty result and
 	// getHostByName an empty string. With Lookup, lookup reads the cluster as Helm's
@@ -135,17 +136,17 @@ func helm(fsys fs.FS, dir string, opts HelmOptions, limits Limits, lookup *rest.
 	var e engine.Engine
 	if opts.Lookup != "" {
 		if lookup == nil {
-			return fail(chartFile, ReasonRenderFailed, "%s: lookup should read cluster %q, but drift has no connection to it for rendering: this is a bug in drift, please report it", what, opts.Lookup)
+			return fail(chartFile, reason.RenderFailed, "%s: lookup should read cluster %q, but drift has no connection to it for rendering: this is a bug in drift, please report it", what, opts.Lookup)
 		}
 		e = engine.New(lookup)
 	}
 	out, err := e.Render(ch, values)
 	if err != nil {
-		return fail(templateSource(err, ch.Name(), dir, chartFile), ReasonRenderFailed, "%s: template failed: %v", what, err)
+		return fail(templateSource(err, ch.Name(), dir, chartFile), reason.RenderFailed, "%s: template failed: %v", what, err)
 	}
 	if err := checkHelmOutput(out, limits.OutputBytes); err != nil {
 		err.template = chartSource(err.template, ch.Name(), dir)
-		return fail(err.template, ReasonTooLarge, "%s: %v", what, err)
+		return fail(err.template, reason.TooLarge, "%s: %v", what, err)
 	}
 	for name := range out {
 		if strings.HasSuffix(name, "NOTES.txt") {
@@ -154,7 +155,7 @@ func helm(fsys fs.FS, dir string, opts HelmOptions, limits Limits, lookup *rest.
 	}
 	hooks, manifests, err := releaseutil.SortManifests(out, nil, releaseutil.InstallOrder)
 	if err != nil {
-		return fail(chartFile, ReasonRenderFailed, "%s: rendered manifests cannot be parsed: %v", what, err)
+		return fail(chartFile, reason.RenderFailed, "%s: rendered manifests cannot be parsed: %v", what, err)
 	}
 
 	docs := map[string]int{}
@@ -168,7 +169,7 @@ func helm(fsys fs.FS, dir string, opts HelmOptions, limits Limits, lookup *rest.
 		res.Objects = append(res.Objects, objs...)
 		res.Failures = append(res.Failures, fails...)
 	}
-	crdNote := []Note{{Reason: NoteHelmCRD, Message: "CRD from the chart's crds/ directory: Helm creates it when it is absent and never updates or deletes it; an upgrade leaves a changed CRD as it is"}}
+	crdNote := []Note{{Reason: reason.HelmCRD, Message: "CRD from the chart's crds/ directory: Helm creates it when it is absent and never updates or deletes it; an upgrade leaves a changed CRD as it is"}}
 	for _, crd := range ch.CRDObjects() {
 		for _, doc := range splitDocuments(crd.File.Data) {
 			add(crd.Filename, string(doc), crdNote)

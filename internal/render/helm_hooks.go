@@ -7,6 +7,8 @@ import (
 	"strings"
 
 	"helm.sh/helm/v3/pkg/release"
+
+	"github.com/drift-gitops/drift/internal/reason"
 )
 
 // noteHookLeftOut is the target note of a hook drift does not preview. It names the
@@ -24,7 +26,7 @@ const noteHookLeftOut = "Helm hook %s (%s, %s) left out: %s"
 //     out, with a note that they run;
 //   - every other hook stays in the cluster after it ran (before-hook-creation, the
 //     default, deletes it only before it is created again): previewed as an object,
-//     with a note (NoteHelmHook).
+//     with a note (reason.HelmHook).
 //
 // Hook documents are applied as Helm stores them (trimmed, no final newline).
 func addHooks(res *Result, hooks []*release.Hook, source func(string) string, add func(name, content string, notes []Note)) {
@@ -36,11 +38,11 @@ func addHooks(res *Result, hooks []*release.Hook, source func(string) string, ad
 	})
 	for _, h := range hooks {
 		events := hookEvents(h)
-		if reason := hookLeftOut(h); reason != "" {
-			res.Notes = append(res.Notes, fmt.Sprintf(noteHookLeftOut, h.Kind, source(h.Path), events, reason))
+		if why := hookLeftOut(h); why != "" {
+			res.Notes = append(res.Notes, fmt.Sprintf(noteHookLeftOut, h.Kind, source(h.Path), events, why))
 			continue
 		}
-		add(h.Path, h.Manifest, []Note{{Reason: NoteHelmHook, Message: fmt.Sprintf(
+		add(h.Path, h.Manifest, []Note{{Reason: reason.HelmHook, Message: fmt.Sprintf(
 			"Helm hook (%s): Helm creates it at install/upgrade time, outside the release, and deletes it per its hook-delete-policy; the preview shows it as if it were applied now",
 			events)}})
 	}

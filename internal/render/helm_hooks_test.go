@@ -4,6 +4,8 @@ import (
 	"strings"
 	"testing"
 	"testing/fstest"
+
+	"github.com/drift-gitops/drift/internal/reason"
 )
 
 func hookChart() fstest.MapFS {
@@ -40,7 +42,7 @@ func TestHelmHooksArePreviewedAsHelmUpgradeRunsThem(t *testing.T) {
 	if len(objs) != 3 {
 		t.Errorf("objects = %v: test hooks, hooks deleted on success and delete hooks are left out", keys(objs))
 	}
-	if n := objs["batch/v1 Job migrate"].Notes; len(n) != 1 || n[0].Reason != NoteHelmHook {
+	if n := objs["batch/v1 Job migrate"].Notes; len(n) != 1 || n[0].Reason != reason.HelmHook {
 		t.Errorf("kept hook notes = %v", n)
 	}
 	want := []string{

@@ -6,6 +6,8 @@ import (
 	"testing/fstest"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/drift-gitops/drift/internal/reason"
 )
 
 var webOptions = HelmOptions{
@@ -57,7 +59,7 @@ func TestHelmRendersChartSubchartValuesCapabilitiesCRDsAndHooks(t *testing.T) {
 		t.Errorf("configmap data = %v", data)
 	}
 	hook := objs["batch/v1 Job web-migrate"]
-	if len(hook.Notes) != 1 || hook.Notes[0].Reason != NoteHelmHook || !strings.Contains(hook.Notes[0].Message, "pre-upgrade, pre-install") {
+	if len(hook.Notes) != 1 || hook.Notes[0].Reason != reason.HelmHook || !strings.Contains(hook.Notes[0].Message, "pre-upgrade, pre-install") {
 		t.Errorf("hook notes = %v", hook.Notes)
 	}
 	if crd := objs["apiextensions.k8s.io/v1 CustomResourceDefinition widgets.example.com"]; crd.Source != "charts/web/crds/widgets.yaml" || len(crd.Notes) != 1 {
@@ -112,26 +114,26 @@ func TestHelmFailuresNameChartAndTemplate(t *testing.T) {
 		files  fstest.MapFS
 		opts   HelmOptions
 		source string
-		reason string
+		reason reason.Reason
 		msg    string
 	}{
 		{"missing dependency", fstest.MapFS{
 			"app/Chart.yaml":        file(chartYAML + "dependencies:\n- name: redis\n  version: 1.0.0\n  repository: https://charts.example.com\n"),
 			"app/templates/cm.yaml": file("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x}\n"),
-		}, HelmOptions{ReleaseName: "r"}, "app/Chart.yaml", ReasonRenderFailed, "dependency redis is declared in Chart.yaml but not vendored in app/charts/: run `helm dependency build app`"},
+		}, HelmOptions{ReleaseName: "r"}, "app/Chart.yaml", reason.RenderFailed, "dependency redis is declared in Chart.yaml but not vendored in app/charts/: run `helm dependency build app`"},
 		{"template error", fstest.MapFS{
 			"app/Chart.yaml":         file(chartYAML),
 			"app/templates/bad.yaml": file("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{ .Values.missing.deep }}\n"),
-		}, HelmOptions{ReleaseName: "r"}, "app/templates/bad.yaml", ReasonRenderFailed, "chart app (app): template failed"},
+		}, HelmOptions{ReleaseName: "r"}, "app/templates/bad.yaml", reason.RenderFailed, "chart app (app): template failed"},
 		{"values file out of the repository", fstest.MapFS{
 			"app/Chart.yaml": file(chartYAML),
-		}, HelmOptions{ReleaseName: "r", ValuesFiles: []string{"../../etc/values.yaml"}}, "app/Chart.yaml", ReasonRefused, "values file ../../etc/values.yaml leads outside the repository"},
+		}, HelmOptions{ReleaseName: "r", ValuesFiles: []string{"../../etc/values.yaml"}}, "app/Chart.yaml", reason.Refused, "values file ../../etc/values.yaml leads outside the repository"},
 		{"values file absolute", fstest.MapFS{
 			"app/Chart.yaml": file(chartYAML),
-		}, HelmOptions{ReleaseName: "r", ValuesFiles: []string{"/etc/passwd"}}, "app/Chart.yaml", ReasonRefused, "values file /etc/passwd is an absolute path"},
+		}, HelmOptions{ReleaseName: "r", ValuesFiles: []string{"/etc/passwd"}}, "app/Chart.yaml", reason.Refused, "values file /etc/passwd is an absolute path"},
 		{"values file missing", fstest.MapFS{
 			"app/Chart.yaml": file(chartYAML),
-		}, HelmOptions{ReleaseName: "r", ValuesFiles: []string{"prod.yaml"}}, "app/prod.yaml", ReasonRenderFailed, "values file prod.yaml cannot be read"},
+		}, HelmOptions{ReleaseName: "r", ValuesFiles: []string{"prod.yaml"}}, "app/prod.yaml", reason.RenderFailed, "values file prod.yaml cannot be read"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

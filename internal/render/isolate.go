@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/drift-gitops/drift/internal/reason"
 	"github.com/drift-gitops/drift/internal/subprocess"
 )
 
@@ -71,61 +72,61 @@ func (w *Isolated) render(commit string, spec Spec, lookup *lookupEndpoint) (*Re
 	runErr := cmd.Run()
 	// What a rendering that did not finish read is unknown: its inputs are the whole
 	// repository, so --base never skips it as unchanged.
-	fail := func(reason, format string, args ...any) (*Result, error) {
-		return &Result{Failures: []Failure{{Source: targetSource(spec), Reason: reason,
+	fail := func(why reason.Reason, format string, args ...any) (*Result, error) {
+		return &Result{Failures: []Failure{{Source: targetSource(spec), Reason: why,
 			Message: targetName(spec) + ": " + fmt.Sprintf(format, args...)}}, Inputs: Inputs{Trees: []string{""}}}, nil
 	}
 	switch {
 	case stdout.overflowed:
-		return fail(ReasonTooLarge, "the rendering wrote more than %s (--render-max-output): split the target, or raise the limit if this is real",
+		return fail(reason.TooLarge, "the rendering wrote more than %s (--render-max-output): split the target, or raise the limit if this is real",
 			limitSize(w.limits.OutputBytes))
 	case w.ctx.Err() != nil:
-		return fail(ReasonRenderFailed, "rendering stopped: the run ended (--timeout, or drift was interrupted)")
+		return fail(reason.RenderFailed, "rendering stopped: the run ended (--timeout, or drift was interrupted)")
 	case errors.Is(ctx.Err(), context.DeadlineExceeded):
 		hint := ""
 		if spec.Renderer == RendererHelm {
 			hint = " (a template that loops without end?)"
 		}
-		return fail(ReasonTooLarge, "rendering took longer than %s (--render-timeout) and was stopped%s; raise the limit if this target is real",
+		return fail(reason.TooLarge, "rendering took longer than %s (--render-timeout) and was stopped%s; raise the limit if this target is real",
 			w.limits.Timeout, hint)
 	case runErr != nil:
-		reason, msg := crashMessage(runErr, cmd.ProcessState, stderr.String(), spec, w.limits)
-		return fail(reason, "%s", msg)
+		why, msg := crashMessage(runErr, cmd.ProcessState, stderr.String(), spec, w.limits)
+		return fail(why, "%s", msg)
 	}
 	resp, err := decodeResponse(stdout.Bytes())
 	if err != nil {
-		return fail(ReasonRenderFailed, "the render worker's answer cannot be read (%v): this is a bug in drift, please report it", err)
+		return fail(reason.RenderFailed, "the render worker's answer cannot be read (%v): this is a bug in drift, please report it", err)
 	}
 	if resp.Err != "" {
 		return nil, errors.New(resp.Err)
 	}
 	if resp.Result == nil {
-		return fail(ReasonRenderFailed, "the render worker answered nothing: this is a bug in drift, please report it")
+		return fail(reason.RenderFailed, "the render worker answered nothing: this is a bug in drift, please report it")
 	}
 	return resp.Result, nil
 }
 
 // crashMessage tells what ended a worker, from the Go runtime's words on its stderr
 // (never the rendered content: the runtime prints its own messages and stack frames).
-func crashMessage(runErr error, state *os.ProcessState, stderr string, spec Spec, l Limits) (reason, msg string) {
+func crashMessage(runErr error, state *os.ProcessState, stderr string, spec Spec, l Limits) (why reason.Reason, msg string) {
 	hint := ""
 	if spec.Renderer == RendererHelm {
 		hint = " (a template that loops, writes or calls itself without end?)"
 	}
 	switch {
 	case strings.Contains(stderr, "stack exceeds") || strings.Contains(stderr, "fatal error: stack overflow"):
-		return ReasonTooLarge, fmt.Sprintf("recursion deeper than the %s stack limit%s", limitSize(int64(l.StackBytes)), hint)
+		return reason.TooLarge, fmt.Sprintf("recursion deeper than the %s stack limit%s", limitSize(int64(l.StackBytes)), hint)
 	case outOfMemory(stderr, state, l.MemoryBytes):
-		return ReasonTooLarge, fmt.Sprintf("rendering needed more than %s of memory (--render-memory) and was stopped%s; raise the limit if this target is real", limitSize(l.MemoryBytes), hint)
+		return reason.TooLarge, fmt.Sprintf("rendering needed more than %s of memory (--render-memory) and was stopped%s; raise the limit if this target is real", limitSize(l.MemoryBytes), hint)
 	}
 	if sig := killedBy(state); sig != "" {
-		return ReasonRenderFailed, fmt.Sprintf("the render worker was killed by signal %s (by the system's out-of-memory killer?)", sig)
+		return reason.RenderFailed, fmt.Sprintf("the render worker was killed by signal %s (by the system's out-of-memory killer?)", sig)
 	}
 	line := firstLine(stderr, "fatal error:", "panic:", "drift render worker:")
 	if line == "" {
 		line = runErr.Error()
 	}
-	return ReasonRenderFailed, "the render worker failed: " + line
+	return reason.RenderFailed, "the render worker failed: " + line
 }
 
 // outOfMemory tells a worker that ran out of memory: the runtime says so in one of

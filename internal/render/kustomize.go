@@ -12,6 +12,7 @@ import (
 	"sigs.k8s.io/kustomize/api/types"
 	"sigs.k8s.io/yaml"
 
+	"github.com/drift-gitops/drift/internal/reason"
 	"github.com/drift-gitops/drift/internal/source"
 )
 
@@ -30,30 +31,30 @@ func Kustomize(fsys fs.FS, dir string) *Result {
 	res := &Result{Inputs: Inputs{Trees: []string{dir}}}
 	kfile := findKustomization(fsys, dir)
 	if kfile == "" {
-		res.Failures = append(res.Failures, Failure{Source: displayDir(dir), Reason: ReasonRenderFailed,
+		res.Failures = append(res.Failures, Failure{Source: displayDir(dir), Reason: reason.RenderFailed,
 			Message: "no kustomization.yaml, kustomization.yml or Kustomization in " + displayDir(dir)})
 		return res
 	}
 	if err := checkKustomization(fsys, dir); err != nil {
-		reason := ReasonRenderFailed
+		why := reason.RenderFailed
 		source := kfile
 		if re, ok := err.(*RefusedError); ok {
 			source = re.File
 			if re.Missing {
 				err = fmt.Errorf("%s: %s", re.Entry, re.Why)
 			} else {
-				reason = ReasonRefused
+				why = reason.Refused
 				err = fmt.Errorf("%s: %s", re.Entry, re.Why)
 			}
 		}
-		res.Failures = append(res.Failures, Failure{Source: source, Reason: reason, Message: err.Error()})
+		res.Failures = append(res.Failures, Failure{Source: source, Reason: why, Message: err.Error()})
 		return res
 	}
 
 	kfs := newKustFS(fsys)
 	userOrigin, err := trackOrigins(fsys, kfs, kfile)
 	if err != nil {
-		res.Failures = append(res.Failures, Failure{Source: kfile, Reason: ReasonRenderFailed, Message: err.Error()})
+		res.Failures = append(res.Failures, Failure{Source: kfile, Reason: reason.RenderFailed, Message: err.Error()})
 		return res
 	}
 	opts := krusty.MakeDefaultOptions()
@@ -63,11 +64,11 @@ func Kustomize(fsys fs.FS, dir string) *Result {
 	files, dirs := kfs.inputs()
 	res.Inputs = Inputs{Files: files, Dirs: dirs}
 	if err != nil {
-		reason := ReasonRenderFailed
+		why := reason.RenderFailed
 		if source.IsOutside(err) {
-			reason = ReasonRefused
+			why = reason.Refused
 		}
-		res.Failures = append(res.Failures, Failure{Source: kfile, Reason: reason,
+		res.Failures = append(res.Failures, Failure{Source: kfile, Reason: why,
 			Message: "kustomize build " + displayDir(dir) + " failed: " + err.Error()})
 		return res
 	}
@@ -83,7 +84,7 @@ func Kustomize(fsys fs.FS, dir string) *Result {
 		}
 		mp, err := r.Map()
 		if err != nil {
-			res.Failures = append(res.Failures, Failure{Source: source, Reason: ReasonRenderFailed,
+			res.Failures = append(res.Failures, Failure{Source: source, Reason: reason.RenderFailed,
 				Message: fmt.Sprintf("resource %d of the build cannot be read: %v", i+1, err)})
 			continue
 		}
@@ -93,7 +94,7 @@ func Kustomize(fsys fs.FS, dir string) *Result {
 		}
 		data, err := yaml.Marshal(obj.Object)
 		if err != nil {
-			res.Failures = append(res.Failures, Failure{Source: source, Reason: ReasonRenderFailed,
+			res.Failures = append(res.Failures, Failure{Source: source, Reason: reason.RenderFailed,
 				Message: fmt.Sprintf("resource %d of the build cannot be encoded: %v", i+1, err)})
 			continue
 		}

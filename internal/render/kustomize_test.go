@@ -8,6 +8,8 @@ import (
 	"testing/fstest"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/drift-gitops/drift/internal/reason"
 )
 
 // platform is the test repository of testdata/platform: a base with two overlays and
@@ -108,7 +110,7 @@ func refused(t *testing.T, res *Result, file, entry, why string) {
 		t.Fatalf("want one failure and no objects, got %d objects, failures %v", len(res.Objects), res.Failures)
 	}
 	f := res.Failures[0]
-	if f.Reason != ReasonRefused || f.Source != file || !strings.Contains(f.Message, entry) || !strings.Contains(f.Message, why) {
+	if f.Reason != reason.Refused || f.Source != file || !strings.Contains(f.Message, entry) || !strings.Contains(f.Message, why) {
 		t.Errorf("failure = %s %q %q; want refused in %s naming %q and %q", f.Reason, f.Source, f.Message, file, entry, why)
 	}
 }
@@ -194,7 +196,7 @@ func TestKustomizeBuildErrorNamesTheKustomization(t *testing.T) {
 		"app/deploy.yaml":        file(deploy),
 	}
 	res := Kustomize(fsys, "app")
-	if len(res.Failures) != 1 || res.Failures[0].Source != "app/kustomization.yaml" || res.Failures[0].Reason != ReasonRenderFailed ||
+	if len(res.Failures) != 1 || res.Failures[0].Source != "app/kustomization.yaml" || res.Failures[0].Reason != reason.RenderFailed ||
 		!strings.Contains(res.Failures[0].Message, "resources: missing.yaml: not found in the repository") {
 		t.Fatalf("failures = %+v", res.Failures)
 	}

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"sort"
 	"time"
+
+	"github.com/drift-gitops/drift/internal/reason"
 )
 
 // Limits bound what rendering one target may cost. The repository is written by
@@ -93,7 +95,7 @@ func capObjects(res *Result, spec Spec, max int) {
 	}
 	n := len(res.Objects)
 	res.Objects = nil
-	res.Failures = append(res.Failures, Failure{Source: targetSource(spec), Reason: ReasonTooLarge,
+	res.Failures = append(res.Failures, Failure{Source: targetSource(spec), Reason: reason.TooLarge,
 		Message: fmt.Sprintf("%s renders %d objects, over the limit of %d per target (--render-max-objects): split the target, or raise the limit if this is real",
 			targetName(spec), n, max)})
 }

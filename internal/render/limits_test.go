@@ -7,6 +7,8 @@ import (
 	"testing/fstest"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/drift-gitops/drift/internal/reason"
 )
 
 func configMaps(n int) []Object {
@@ -51,7 +53,7 @@ func TestObjectCapDropsEveryObjectOfATargetOverItAndNamesTheTarget(t *testing.T)
 				t.Fatalf("failures = %v, want one", res.Failures)
 			}
 			f := res.Failures[0]
-			if f.Reason != ReasonTooLarge || f.Source != tc.wantSource || !strings.Contains(f.Message, tc.wantName) || !strings.Contains(f.Message, "--render-max-objects") {
+			if f.Reason != reason.TooLarge || f.Source != tc.wantSource || !strings.Contains(f.Message, tc.wantName) || !strings.Contains(f.Message, "--render-max-objects") {
 				t.Errorf("failure = %+v, want too-large at %s saying %q and the flag", f, tc.wantSource, tc.wantName)
 			}
 		})
@@ -80,7 +82,7 @@ data:
 		t.Fatalf("objects %d, failures %v: want no objects and one failure", len(res.Objects), res.Failures)
 	}
 	f := res.Failures[0]
-	if f.Reason != ReasonTooLarge || f.Source != "big/templates/huge.yaml" || !strings.Contains(f.Message, "chart big (big)") ||
+	if f.Reason != reason.TooLarge || f.Source != "big/templates/huge.yaml" || !strings.Contains(f.Message, "chart big (big)") ||
 		!strings.Contains(f.Message, "over the 2.0 KiB limit") || !strings.Contains(f.Message, "--render-max-output") {
 		t.Errorf("failure = %+v", f)
 	}
@@ -100,7 +102,7 @@ data:
 func TestEncodedOutputOverTheLimitSendsTheFailuresWithoutTheObjects(t *testing.T) {
 	t.Parallel()
 	spec := Spec{Path: "apps", Renderer: RendererPlain}
-	earlier := Failure{Source: "apps/x.yaml", Doc: 1, Reason: ReasonMalformed, Message: "malformed YAML"}
+	earlier := Failure{Source: "apps/x.yaml", Doc: 1, Reason: reason.Malformed, Message: "malformed YAML"}
 	resp := workResponse{Result: &Result{Objects: configMaps(100), Failures: []Failure{earlier}, Inputs: Inputs{Trees: []string{"apps"}}}}
 	full, err := encodeResponse(resp)
 	if err != nil {
@@ -129,7 +131,7 @@ func TestEncodedOutputOverTheLimitSendsTheFailuresWithoutTheObjects(t *testing.T
 			}
 			if tc.objects == 0 {
 				last := got.Result.Failures[len(got.Result.Failures)-1]
-				if last.Reason != ReasonTooLarge || !strings.Contains(last.Message, "path apps renders 100 objects") {
+				if last.Reason != reason.TooLarge || !strings.Contains(last.Message, "path apps renders 100 objects") {
 					t.Errorf("failure = %+v", last)
 				}
 			}

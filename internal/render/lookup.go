@@ -93,8 +93,8 @@ func readOnly(token string, next http.Handler) http.Handler {
 			http.Error(w, "drift lookup proxy: unauthorized", http.StatusUnauthorized)
 			return
 		}
-		if reason := lookupRefusal(r); reason != "" {
-			http.Error(w, "drift lookup proxy: "+reason+": Helm's lookup only reads objects", http.StatusForbidden)
+		if why := lookupRefusal(r); why != "" {
+			http.Error(w, "drift lookup proxy: "+why+": Helm's lookup only reads objects", http.StatusForbidden)
 			return
 		}
 		r.Header.Del("Authorization") // the upstream transport sets drift's own

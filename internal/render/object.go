@@ -8,6 +8,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/drift-gitops/drift/internal/object"
+	"github.com/drift-gitops/drift/internal/reason"
 )
 
 // Object is one rendered Kubernetes object and where it came from.
@@ -26,7 +27,7 @@ type Object struct {
 
 // Note is a remark about a rendered object, with a stable reason.
 type Note struct {
-	Reason  string
+	Reason  reason.Reason
 	Message string
 }
 
@@ -43,7 +44,7 @@ type Failure struct {
 	Item   int
 	// ID is set when the object's identity could be read.
 	ID      *object.ID
-	Reason  string
+	Reason  reason.Reason
 	Message string
 }
 
@@ -51,27 +52,6 @@ type Failure struct {
 func (f Failure) Where() string { return where(f.Source, f.Doc, f.Item) }
 
 func (f Failure) Error() string { return f.Where() + ": " + f.Message }
-
-// Reasons of render failures.
-const (
-	ReasonMalformed = "malformed"
-	ReasonTooLarge  = "too-large"
-	ReasonDuplicate = "duplicate"
-	ReasonInvalid   = "invalid"
-	// ReasonRefused: the input asks for something drift never does (run code from the
-	// repository, reach the network, read outside the repository).
-	ReasonRefused = "refused"
-	// ReasonRenderFailed: kustomize or Helm could not build the target.
-	ReasonRenderFailed = "render-failed"
-)
-
-// Reasons of notes.
-const (
-	// NoteHelmHook marks Helm hook resources.
-	NoteHelmHook = "helm-hook"
-	// NoteHelmCRD marks CRDs from a chart's crds/ directory.
-	NoteHelmCRD = "helm-crd"
-)
 
 func where(source string, doc, item int) string {
 	switch {

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/drift-gitops/drift/internal/object"
+	"github.com/drift-gitops/drift/internal/reason"
 	"github.com/drift-gitops/drift/internal/source"
 )
 
@@ -96,7 +97,7 @@ func isManifest(name string) bool {
 
 func (w *walker) dir(name string, depth int) error {
 	if depth > maxDepth {
-		w.res.Failures = append(w.res.Failures, Failure{Source: name, Reason: ReasonInvalid,
+		w.res.Failures = append(w.res.Failures, Failure{Source: name, Reason: reason.Invalid,
 			Message: fmt.Sprintf("directory nesting deeper than %d levels (a symlink loop?): not read", maxDepth)})
 		return nil
 	}
@@ -115,7 +116,7 @@ func (w *walker) dir(name string, depth int) error {
 		if !source.IsOutside(err) {
 			return fmt.Errorf("failed to list %s: %w", name, err)
 		}
-		w.res.Failures = append(w.res.Failures, Failure{Source: name, Reason: ReasonRefused, Message: "not read: " + unwrapPathError(err)})
+		w.res.Failures = append(w.res.Failures, Failure{Source: name, Reason: reason.Refused, Message: "not read: " + unwrapPathError(err)})
 		return nil
 	}
 	for _, e := range entries {
@@ -129,11 +130,11 @@ func (w *walker) dir(name string, depth int) error {
 			info, err := fs.Stat(w.fsys, child)
 			if err != nil {
 				if isManifest(child) || !errors.Is(err, fs.ErrNotExist) {
-					reason := ReasonInvalid
+					why := reason.Invalid
 					if source.IsOutside(err) {
-						reason = ReasonRefused
+						why = reason.Refused
 					}
-					w.res.Failures = append(w.res.Failures, Failure{Source: child, Reason: reason,
+					w.res.Failures = append(w.res.Failures, Failure{Source: child, Reason: why,
 						Message: "symlink cannot be followed: " + unwrapPathError(err)})
 				}
 				continue
@@ -184,21 +185,21 @@ func (w *walker) file(name string, size int64) {
 	}
 	w.seen[real] = true
 	if size > int64(w.opts.MaxFileBytes) {
-		w.res.Failures = append(w.res.Failures, Failure{Source: name, Reason: ReasonTooLarge,
+		w.res.Failures = append(w.res.Failures, Failure{Source: name, Reason: reason.TooLarge,
 			Message: fmt.Sprintf("file is %s, over the %s limit: not read", sizeOf(size), sizeOf(int64(w.opts.MaxFileBytes)))})
 		return
 	}
 	data, err := fs.ReadFile(w.fsys, name)
 	if err != nil {
-		reason := ReasonInvalid
+		why := reason.Invalid
 		if source.IsOutside(err) {
-			reason = ReasonRefused
+			why = reason.Refused
 		}
-		w.res.Failures = append(w.res.Failures, Failure{Source: name, Reason: reason, Message: "cannot be read: " + unwrapPathError(err)})
+		w.res.Failures = append(w.res.Failures, Failure{Source: name, Reason: why, Message: "cannot be read: " + unwrapPathError(err)})
 		return
 	}
 	if data, err = decodeText(data); err != nil {
-		w.res.Failures = append(w.res.Failures, Failure{Source: name, Reason: ReasonMalformed, Message: "not read: the file " + err.Error()})
+		w.res.Failures = append(w.res.Failures, Failure{Source: name, Reason: reason.Malformed, Message: "not read: the file " + err.Error()})
 		return
 	}
 	for i, doc := range splitDocuments(data) {
@@ -234,7 +235,7 @@ func markDuplicates(res *Result) {
 		for _, i := range idx {
 			o := res.Objects[i]
 			id := o.ID()
-			res.Failures = append(res.Failures, Failure{Source: o.Source, Doc: o.Doc, Item: o.Item, ID: &id, Reason: ReasonDuplicate,
+			res.Failures = append(res.Failures, Failure{Source: o.Source, Doc: o.Doc, Item: o.Item, ID: &id, Reason: reason.Duplicate,
 				Message: fmt.Sprintf("%s is defined more than once: also at %s; keep one definition", id.Display(), otherPlaces(res.Objects, idx, i))})
 			drop[i] = true
 		}

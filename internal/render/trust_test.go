@@ -11,6 +11,7 @@ import (
 	"golang.org/x/text/encoding/unicode"
 
 	"github.com/drift-gitops/drift/internal/gitfixture"
+	"github.com/drift-gitops/drift/internal/reason"
 	"github.com/drift-gitops/drift/internal/source"
 )
 
@@ -69,7 +70,7 @@ func TestEncodingsAreReadAsKubectlReadsThemOrRefusedWhole(t *testing.T) {
 		t.Fatalf("unreadable encodings: objects %v, failures %v; want none and 3", ids(res), res.Failures)
 	}
 	for _, f := range res.Failures {
-		if f.Reason != ReasonMalformed || f.Doc != 0 || !strings.Contains(f.Message, "save it as UTF-8") {
+		if f.Reason != reason.Malformed || f.Doc != 0 || !strings.Contains(f.Message, "save it as UTF-8") {
 			t.Errorf("%s: %s %q", f.Source, f.Reason, f.Message)
 		}
 	}
@@ -179,7 +180,7 @@ func TestNestedRepositoriesAreFailuresNamingThem(t *testing.T) {
 		if len(res.Objects) != 2 || len(res.Failures) != 1 {
 			t.Fatalf("ref %q: objects %v, failures %v; want the two of cm.yaml and one failure", ref, ids(res), res.Failures)
 		}
-		if f := res.Failures[0]; f.Source != "apps/lib" || f.Reason != ReasonRefused || !strings.Contains(f.Message, want) {
+		if f := res.Failures[0]; f.Source != "apps/lib" || f.Reason != reason.Refused || !strings.Contains(f.Message, want) {
 			t.Errorf("ref %q: %s %s %q", ref, f.Source, f.Reason, f.Message)
 		}
 	}
@@ -217,7 +218,7 @@ func TestChartFilesOutsideTheContentAreRefused(t *testing.T) {
 	if len(res.Objects) != 0 || len(res.Failures) != 1 {
 		t.Fatalf("objects %v, failures %v; want one failure", ids(res), res.Failures)
 	}
-	if f := res.Failures[0]; f.Reason != ReasonRefused || !strings.Contains(f.Message, "chart/files/config") || strings.Contains(f.Message, "[core]") {
+	if f := res.Failures[0]; f.Reason != reason.Refused || !strings.Contains(f.Message, "chart/files/config") || strings.Contains(f.Message, "[core]") {
 		t.Errorf("%s %s %q; want refused naming chart/files/config", f.Source, f.Reason, f.Message)
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"runtime/debug"
 	"time"
 
+	"github.com/drift-gitops/drift/internal/reason"
 	"github.com/drift-gitops/drift/internal/source"
 )
 
@@ -67,7 +68,7 @@ func applyLimits(l Limits) error {
 // work opens the snapshot and renders the spec.
 func work(req workRequest, limits Limits) workResponse {
 	failed := func(format string, args ...any) workResponse {
-		return workResponse{Result: &Result{Failures: []Failure{{Source: targetSource(req.Spec), Reason: ReasonRenderFailed,
+		return workResponse{Result: &Result{Failures: []Failure{{Source: targetSource(req.Spec), Reason: reason.RenderFailed,
 			Message: fmt.Sprintf(format, args...)}}}}
 	}
 	repo, err := source.Open(req.Root)
@@ -94,7 +95,7 @@ func encodeLimited(resp workResponse, spec Spec, max int64) ([]byte, error) {
 	}
 	res := *resp.Result
 	res.Objects = nil
-	res.Failures = append(append([]Failure{}, res.Failures...), Failure{Source: targetSource(spec), Reason: ReasonTooLarge,
+	res.Failures = append(append([]Failure{}, res.Failures...), Failure{Source: targetSource(spec), Reason: reason.TooLarge,
 		Message: fmt.Sprintf("%s renders %d objects taking %s, over the %s limit per target (--render-max-output): split the target, or raise the limit if this is real",
 			targetName(spec), len(resp.Result.Objects), sizeOf(int64(len(data))), limitSize(max))})
 	return encodeResponse(workResponse{Result: &res, Err: resp.Err})

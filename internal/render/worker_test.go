@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/drift-gitops/drift/internal/gitfixture"
+	"github.com/drift-gitops/drift/internal/reason"
 	"github.com/drift-gitops/drift/internal/source"
 )
 
@@ -203,7 +204,7 @@ func TestWorkerLimitsEndTheTargetWithAFailureNamingIt(t *testing.T) {
 				t.Fatalf("objects %d, failures %v: want one failure", len(res.Objects), res.Failures)
 			}
 			f := res.Failures[0]
-			if f.Reason != ReasonTooLarge || !strings.HasPrefix(f.Source, "charts/"+tc.chart+"/") || !strings.Contains(f.Message, "chart") ||
+			if f.Reason != reason.TooLarge || !strings.HasPrefix(f.Source, "charts/"+tc.chart+"/") || !strings.Contains(f.Message, "chart") ||
 				!strings.Contains(f.Message, tc.chart) || !strings.Contains(f.Message, tc.want) {
 				t.Errorf("failure = %+v, want too-large naming charts/%s and saying %q", f, tc.chart, tc.want)
 			}

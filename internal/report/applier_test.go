@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/drift-gitops/drift/internal/dryrun"
+	"github.com/drift-gitops/drift/internal/reason"
 )
 
 // An object another applier manages is counted in the summary and called out at the
@@ -18,9 +19,9 @@ func TestApplierMismatchIsCountedAndAnIgnoredAbsentObjectIsUnchanged(t *testing.
 		return "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: " + name + ", namespace: shop}\ndata: {" + data + "}\n"
 	}
 	mismatched := result(t, "a.yaml", 1, cm("a", "k: v"), cm("a", "k: v"), cm("a", "k: v"))
-	mismatched.Warnings = []dryrun.Message{{Reason: dryrun.ReasonApplierMismatch, Message: "managed by kustomize-controller"}}
+	mismatched.Warnings = []dryrun.Message{{Reason: reason.ApplierMismatch, Message: "managed by kustomize-controller"}}
 	ignored := result(t, "b.yaml", 1, cm("b", "k: v"), "", "")
-	ignored.Warnings = []dryrun.Message{{Reason: dryrun.ReasonNotApplied, Message: "flux sends nothing for this object"}}
+	ignored.Warnings = []dryrun.Message{{Reason: reason.NotApplied, Message: "flux sends nothing for this object"}}
 	in := Input{Targets: []TargetInput{{Name: "shop", Applier: "kubectl", Results: []dryrun.Result{mismatched, ignored}}}}
 	rep, err := Build(in, Options{})
 	if err != nil {

@@ -7,6 +7,7 @@ import (
 
 	"github.com/drift-gitops/drift/internal/dryrun"
 	"github.com/drift-gitops/drift/internal/object"
+	"github.com/drift-gitops/drift/internal/reason"
 	"github.com/drift-gitops/drift/internal/render"
 )
 
@@ -172,7 +173,7 @@ func Build(in Input, opts Options) (*Report, error) {
 		t.Notes = append(t.Notes, ti.Notes...)
 		for _, o := range t.Objects {
 			rep.Summary.count(o.Category)
-			if o.warned(dryrun.ReasonApplierMismatch) {
+			if o.warned(reason.ApplierMismatch) {
 				rep.Summary.ApplierMismatch++
 			}
 		}

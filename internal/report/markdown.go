@@ -154,15 +154,15 @@ func writeMarkdownObject(w io.Writer, o Object) {
 	}
 	var notes []string
 	if o.Error != "" {
-		notes = append(notes, "error ("+o.ErrorReason+"): "+o.Error)
+		notes = append(notes, "error ("+string(o.ErrorReason)+"): "+o.Error)
 	}
 	for _, wn := range o.Warnings {
-		notes = append(notes, "warning ("+wn.Reason+"): "+wn.Message)
+		notes = append(notes, "warning ("+string(wn.Reason)+"): "+wn.Message)
 	}
 	if len(notes) > 0 {
 		writeFence(w, "text", strings.Join(notes, "\n"))
 	}
-	if h := hint(o.ErrorReason); o.Error != "" && h != "" {
+	if h := o.ErrorReason.Hint(); o.Error != "" && h != "" {
 		fmt.Fprintf(w, "What to do: %s.\n", h)
 	}
 	if o.Diff != "" {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/drift-gitops/drift/internal/dryrun"
 	"github.com/drift-gitops/drift/internal/object"
+	"github.com/drift-gitops/drift/internal/reason"
 )
 
 // SchemaVersion names the JSON report format. Fields may be added; none change meaning.
@@ -112,8 +113,8 @@ type Object struct {
 	// Warnings never stop the preview; each has a stable reason.
 	Warnings []dryrun.Message `json:"warnings"`
 	// Error is the reason the object could not be previewed, with ErrorReason.
-	Error       string `json:"error"`
-	ErrorReason string `json:"errorReason,omitempty"`
+	Error       string        `json:"error"`
+	ErrorReason reason.Reason `json:"errorReason,omitempty"`
 
 	// live and merged are the normalized, masked YAML of each side, for --dump and
 	// KUBECTL_EXTERNAL_DIFF; empty where that side does not exist.
@@ -165,9 +166,9 @@ func (k Kept) Title() string {
 }
 
 // warned reports whether the object carries a warning with reason.
-func (o Object) warned(reason string) bool {
+func (o Object) warned(r reason.Reason) bool {
 	for _, w := range o.Warnings {
-		if w.Reason == reason {
+		if w.Reason == r {
 			return true
 		}
 	}

@@ -3,10 +3,12 @@ package report
 import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/yaml"
+
+	"github.com/drift-gitops/drift/internal/dryrun"
 )
 
 // lastApplied is kubectl's client-side apply annotation; on Secrets it holds values.
-const lastApplied = "kubectl.kubernetes.io/last-applied-configuration"
+const lastApplied = dryrun.LastAppliedAnnotation
 
 // normalize drops the fields that only record bookkeeping, so that they neither make
 // an object look changed nor clutter its diff. For objects that do not exist yet, the

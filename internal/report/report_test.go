@@ -13,6 +13,7 @@ import (
 	"github.com/drift-gitops/drift/internal/dryrun"
 	"github.com/drift-gitops/drift/internal/golden"
 	"github.com/drift-gitops/drift/internal/object"
+	"github.com/drift-gitops/drift/internal/reason"
 	"github.com/drift-gitops/drift/internal/render"
 )
 
@@ -61,15 +62,15 @@ func sampleInput(t *testing.T) Input {
 		result(t, "shop/deploy.yaml", 1, dep, depLive, depLive),
 		result(t, "shop/tls.yaml", 1, bad, "", ""),
 	}
-	r[0].Warnings = []dryrun.Message{{Reason: dryrun.ReasonConflict, Message: "apply conflicts with other field managers: .data.color owned by \"kubectl-edit\""}}
-	r[4].Err = &dryrun.Message{Reason: dryrun.ReasonInvalid, Message: "the API server rejects this object: Secret \"tls\" is invalid: data[key]: Invalid value: \"@someone ```leak\": bad"}
+	r[0].Warnings = []dryrun.Message{{Reason: reason.Conflict, Message: "apply conflicts with other field managers: .data.color owned by \"kubectl-edit\""}}
+	r[4].Err = &dryrun.Message{Reason: reason.Invalid, Message: "the API server rejects this object: Secret \"tls\" is invalid: data[key]: Invalid value: \"@someone ```leak\": bad"}
 	return Input{
 		Ref:    "main",
 		Commit: "0123456789abcdef0123456789abcdef01234567",
 		Targets: []TargetInput{{
 			Name:     "shop",
 			Results:  r,
-			Failures: []render.Failure{{Source: "shop/broken.yaml", Doc: 3, Reason: render.ReasonMalformed, Message: "malformed YAML: yaml: line 2: mapping values are not allowed in this context"}},
+			Failures: []render.Failure{{Source: "shop/broken.yaml", Doc: 3, Reason: reason.Malformed, Message: "malformed YAML: yaml: line 2: mapping values are not allowed in this context"}},
 		}},
 	}
 }

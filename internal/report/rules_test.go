@@ -7,6 +7,8 @@ import (
 	"github.com/drift-gitops/drift/internal/config"
 	"github.com/drift-gitops/drift/internal/dryrun"
 	"github.com/drift-gitops/drift/internal/object"
+	"github.com/drift-gitops/drift/internal/reason"
+	"github.com/drift-gitops/drift/internal/render"
 )
 
 func buildOne(t *testing.T, r dryrun.Result, rules Rules) Object {
@@ -92,7 +94,7 @@ func TestMaskRulesHideValuesAndScrubMessages(t *testing.T) {
 	live := "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: app-credentials, namespace: n}\ndata: {token: old-token-value, user: admin-user}\n"
 	merged := "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: app-credentials, namespace: n}\ndata: {token: new-token-value, user: admin-user, extra: brand-new-value}\n"
 	r := result(t, "cm.yaml", 1, merged, live, merged)
-	r.Warnings = []dryrun.Message{{Reason: dryrun.ReasonServer, Message: "unknown field with new-token-value"}}
+	r.Warnings = []dryrun.Message{{Reason: reason.ServerWarning, Message: "unknown field with new-token-value"}}
 	rules := Rules{Mask: []config.MaskRule{{Selector: config.Selector{Kind: "ConfigMap", Name: "*-credentials"}, Paths: []string{"/data"}}}}
 	o := buildOne(t, r, rules)
 	for _, secret := range []string{"old-token-value", "new-token-value", "admin-user", "brand-new-value"} {
@@ -114,7 +116,7 @@ func TestMaskRulesHideValuesAndScrubMessages(t *testing.T) {
 
 func TestNotesBecomeWarnings(t *testing.T) {
 	r := result(t, "job.yaml", 1, "apiVersion: batch/v1\nkind: Job\nmetadata: {name: j, namespace: n}\n", "", "apiVersion: batch/v1\nkind: Job\nmetadata: {name: j, namespace: n}\n")
-	r.Object.Notes = append(r.Object.Notes, struct{ Reason, Message string }{"helm-hook", "a hook"})
+	r.Object.Notes = append(r.Object.Notes, render.Note{Reason: reason.HelmHook, Message: "a hook"})
 	o := buildOne(t, r, Rules{})
 	if len(o.Warnings) != 1 || o.Warnings[0].Reason != "helm-hook" {
 		t.Errorf("warnings = %v", o.Warnings)

@@ -16,6 +16,7 @@ import (
 	"github.com/drift-gitops/drift/internal/config"
 	"github.com/drift-gitops/drift/internal/dryrun"
 	"github.com/drift-gitops/drift/internal/object"
+	"github.com/drift-gitops/drift/internal/reason"
 	"github.com/drift-gitops/drift/internal/render"
 )
 
@@ -53,13 +54,13 @@ func secretResult(name string, stringData map[string]any) dryrun.Result {
 	u := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "Secret",
 		"metadata": map[string]any{"name": name, "namespace": "shop"}, "stringData": stringData}}
 	return dryrun.Result{ID: object.IDOf(u), Object: render.Object{Obj: u, Source: "secret.yaml", Doc: 1},
-		Err: &dryrun.Message{Reason: dryrun.ReasonInvalid, Message: "the API server rejects this object"}}
+		Err: &dryrun.Message{Reason: reason.Invalid, Message: "the API server rejects this object"}}
 }
 
 // quoting is an object of another target whose error and warning quote text.
 func quoting(t *testing.T, text string) dryrun.Result {
 	r := result(t, "cm.yaml", 1, "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: other, namespace: shop}\n", "", "")
-	r.Err = &dryrun.Message{Reason: dryrun.ReasonWebhookDenied, Message: "admission webhook policy.example denies this object. The server said: " + text}
+	r.Err = &dryrun.Message{Reason: reason.WebhookDenied, Message: "admission webhook policy.example denies this object. The server said: " + text}
 	r.Warnings = []dryrun.Message{{Reason: "warning", Message: "note: " + text}}
 	return r
 }

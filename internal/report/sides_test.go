@@ -9,6 +9,7 @@ import (
 
 	"github.com/drift-gitops/drift/internal/dryrun"
 	"github.com/drift-gitops/drift/internal/object"
+	"github.com/drift-gitops/drift/internal/reason"
 )
 
 func TestFileNamesAreKubectlDiffs(t *testing.T) {
@@ -65,7 +66,7 @@ func splitInput(t *testing.T) Input {
 	base := result(t, "cm.yaml", 1, cm("color: blue"), cm("color: red"), cm("color: blue"))
 	svcHead := result(t, "svc.yaml", 1, svc("81"), svc("80"), svc("81"))
 	svcBase := result(t, "svc.yaml", 1, svc("80"), svc("80"), "")
-	svcBase.Err = &dryrun.Message{Reason: dryrun.ReasonTimeout, Message: "timed out"}
+	svcBase.Err = &dryrun.Message{Reason: reason.Timeout, Message: "timed out"}
 	return Input{Base: "main", Targets: []TargetInput{{Name: "shop",
 		Split: []Split{{Head: head, Base: &base}, {Head: svcHead, Base: &svcBase}}}}}
 }

@@ -6,6 +6,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/drift-gitops/drift/internal/dryrun"
+	"github.com/drift-gitops/drift/internal/reason"
 )
 
 // Split is one object of a pull request's report that tells the change apart from
@@ -35,7 +36,7 @@ func (s Split) stories() (change dryrun.Result, sd sides, drift *dryrun.Result) 
 		}
 		return head, sidesChangeLive, nil
 	case base.Err != nil:
-		head.Warnings = append(append([]dryrun.Message{}, head.Warnings...), dryrun.Message{Reason: dryrun.ReasonError, Message: fmt.Sprintf(
+		head.Warnings = append(append([]dryrun.Message{}, head.Warnings...), dryrun.Message{Reason: reason.Error, Message: fmt.Sprintf(
 			"drift already in the cluster could not be told apart from this change: the base's preview failed (%s): the diff is against the live object", base.Err.Message)})
 		return head, sidesChangeLive, nil
 	}

@@ -3,6 +3,7 @@ package report
 import (
 	"bufio"
 	"fmt"
+	"github.com/drift-gitops/drift/internal/reason"
 	"io"
 	"strings"
 )
@@ -118,17 +119,17 @@ func writeTextObject(w io.Writer, o Object, s section, opts TextOptions, c func(
 		fmt.Fprintf(w, "  owned by %s\n", o.Inventory)
 	}
 	if o.Error != "" {
-		reason := o.ErrorReason
-		if reason == "" {
-			reason = "error"
+		why := string(o.ErrorReason)
+		if why == "" {
+			why = string(reason.Error)
 		}
-		fmt.Fprintf(w, "  %s %s\n", c(ansiRed, reason+":"), indentRest(o.Error, "    "))
-		if h := hint(o.ErrorReason); h != "" {
+		fmt.Fprintf(w, "  %s %s\n", c(ansiRed, why+":"), indentRest(o.Error, "    "))
+		if h := o.ErrorReason.Hint(); h != "" {
 			fmt.Fprintf(w, "  %s %s\n", c(ansiBold, "what to do:"), h)
 		}
 	}
 	for _, wn := range o.Warnings {
-		fmt.Fprintf(w, "  %s %s\n", c(ansiYell, "warning ("+wn.Reason+"):"), indentRest(wn.Message, "    "))
+		fmt.Fprintf(w, "  %s %s\n", c(ansiYell, "warning ("+string(wn.Reason)+"):"), indentRest(wn.Message, "    "))
 	}
 	if o.Diff == "" || opts.NoDiffs {
 		return
