@@ -44,8 +44,8 @@ func Changed(base, head *Snapshot) ([]string, error) {
 func (s *Snapshot) hashes() (map[string]plumbing.Hash, error) {
 	out := map[string]plumbing.Hash{}
 	if t, ok := s.FS.(*treeFS); ok {
-		t.mu.Lock()
-		defer t.mu.Unlock()
+		t.objects.mu.Lock()
+		defer t.objects.mu.Unlock()
 		walker := object.NewTreeWalker(t.root, true, nil)
 		defer walker.Close()
 		for {

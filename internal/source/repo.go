@@ -17,6 +17,8 @@ type Repo struct {
 	git *git.Repository
 	// mu serializes access to git objects, which are not safe for concurrent use.
 	mu *sync.Mutex
+	// objects reads trees (each decoded once) and blobs for every snapshot.
+	objects *gitObjects
 	// Root is the absolute path of the work tree.
 	Root string
 	// Dir is the slash-separated place, inside the repository, of the directory the
@@ -82,7 +84,8 @@ func Open(dir string) (*Repo, error) {
 	if rel == "." {
 		rel = ""
 	}
-	return &Repo{git: r, mu: &sync.Mutex{}, Root: root, Dir: rel}, nil
+	mu := &sync.Mutex{}
+	return &Repo{git: r, mu: mu, objects: newGitObjects(r.Storer, mu), Root: root, Dir: rel}, nil
 }
 
 // Path turns a path given relative to the directory the repository was opened from
@@ -127,7 +130,7 @@ func (r *Repo) Snapshot(ref string) (*Snapshot, error) {
 	if err != nil {
 		return nil, fmt.Errorf("failed to read the tree of commit %s: %w", commit.Hash, err)
 	}
-	return &Snapshot{FS: newTreeFS(tree, r.mu), Ref: ref, Commit: commit.Hash.String()}, nil
+	return &Snapshot{FS: newTreeFS(tree, r.objects), Ref: ref, Commit: commit.Hash.String()}, nil
 }
 
 // CheckPaths reports the first of paths (repository-relative) that the snapshot lacks.

@@ -9,7 +9,6 @@ import (
 	"path"
 	"sort"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/go-git/go-git/v5/plumbing/filemode"
@@ -19,52 +18,35 @@ import (
 // maxSymlinkHops bounds symlink chains, as the kernel does with ELOOP.
 const maxSymlinkHops = 40
 
-// treeFS is a read-only fs.FS over one commit's tree, read straight from git objects.
-// Symlinks are followed while they stay inside the repository.
-//
-// go-git's objects are not safe for concurrent use (a Tree fills a map on first
-// lookup; the object storage is shared), so every access holds the repository's lock:
+// treeFS is a read-only fs.FS over one commit's tree, read straight from git objects
+// (through the repository's gitObjects, which decodes each tree once). Symlinks are
+// followed while they stay inside the repository. It is safe for concurrent use:
 // targets render in parallel over the same snapshot.
 type treeFS struct {
-	root *object.Tree
-	mu   *sync.Mutex
+	// root is the commit's tree, for walking it whole (hashes); objects reads it.
+	root    *object.Tree
+	objects *gitObjects
 }
 
-func newTreeFS(root *object.Tree, mu *sync.Mutex) *treeFS { return &treeFS{root: root, mu: mu} }
+func newTreeFS(root *object.Tree, objects *gitObjects) *treeFS {
+	return &treeFS{root: root, objects: objects}
+}
 
 // Open implements fs.FS.
-func (t *treeFS) Open(name string) (fs.File, error) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	return t.open(name)
-}
+func (t *treeFS) Open(name string) (fs.File, error) { return t.open(name) }
 
 // ReadFile implements fs.ReadFileFS.
-func (t *treeFS) ReadFile(name string) ([]byte, error) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	return t.readFile(name)
-}
+func (t *treeFS) ReadFile(name string) ([]byte, error) { return t.readFile(name) }
 
 // Stat implements fs.StatFS.
-func (t *treeFS) Stat(name string) (fs.FileInfo, error) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	return t.stat(name)
-}
+func (t *treeFS) Stat(name string) (fs.FileInfo, error) { return t.stat(name) }
 
 // ReadDir implements fs.ReadDirFS. Symlinks are reported with the type of what they
 // point to, so walkers descend into linked directories inside the repository.
-func (t *treeFS) ReadDir(name string) ([]fs.DirEntry, error) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	return t.readDir(name)
-}
+func (t *treeFS) ReadDir(name string) ([]fs.DirEntry, error) { return t.readDir(name) }
 
 // RealPath is name with every symlink resolved.
 func (t *treeFS) RealPath(name string) (string, error) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
 	n, err := t.lookup("stat", name)
 	if err != nil {
 		return "", err
@@ -78,7 +60,7 @@ var ErrOutside = errors.New("leads outside the repository")
 type treeNode struct {
 	name  string
 	path  string            // the real path, symlinks resolved
-	tree  *object.Tree      // set for directories
+	tree  *gitTree          // set for directories
 	entry *object.TreeEntry // set for files
 }
 
@@ -87,15 +69,20 @@ func (t *treeFS) lookup(op, name string) (*treeNode, error) {
 	if !fs.ValidPath(name) {
 		return nil, &fs.PathError{Op: op, Path: name, Err: fs.ErrInvalid}
 	}
+	root, err := t.objects.tree(t.root.Hash)
+	if err != nil {
+		return nil, &fs.PathError{Op: op, Path: name, Err: err}
+	}
 	if name == "." {
-		return &treeNode{name: ".", path: ".", tree: t.root}, nil
+		return &treeNode{name: ".", path: ".", tree: root}, nil
 	}
 	hops := 0
 	parts := strings.Split(name, "/")
+	dir := root
 	for i := 0; i < len(parts); {
 		prefix := strings.Join(parts[:i+1], "/")
-		entry, err := t.root.FindEntry(prefix)
-		if err != nil {
+		entry, ok := dir.entry(parts[i])
+		if !ok {
 			return nil, &fs.PathError{Op: op, Path: name, Err: fs.ErrNotExist}
 		}
 		if entry.Mode == filemode.Symlink {
@@ -103,7 +90,7 @@ func (t *treeFS) lookup(op, name string) (*treeNode, error) {
 			if hops > maxSymlinkHops {
 				return nil, &fs.PathError{Op: op, Path: name, Err: errors.New("too many levels of symbolic links")}
 			}
-			target, err := t.readBlob(entry)
+			target, err := t.objects.blob(entry.Hash)
 			if err != nil {
 				return nil, &fs.PathError{Op: op, Path: name, Err: err}
 			}
@@ -116,27 +103,27 @@ func (t *treeFS) lookup(op, name string) (*treeNode, error) {
 				return nil, &fs.PathError{Op: op, Path: name, Err: fmt.Errorf("symlink %s -> %s %w", prefix, dest, ErrOutside)}
 			}
 			rest := parts[i+1:]
+			dir, i = root, 0
 			if joined == "." {
 				parts = rest
-				i = 0
 				if len(parts) == 0 {
-					return &treeNode{name: path.Base(name), path: ".", tree: t.root}, nil
+					return &treeNode{name: path.Base(name), path: ".", tree: root}, nil
 				}
 				continue
 			}
 			parts = append(strings.Split(joined, "/"), rest...)
-			i = 0
 			continue
 		}
 		last := i == len(parts)-1
 		if entry.Mode == filemode.Dir {
+			sub, err := t.objects.tree(entry.Hash)
+			if err != nil {
+				return nil, &fs.PathError{Op: op, Path: name, Err: err}
+			}
 			if last {
-				sub, err := t.root.Tree(prefix)
-				if err != nil {
-					return nil, &fs.PathError{Op: op, Path: name, Err: err}
-				}
 				return &treeNode{name: path.Base(name), path: prefix, tree: sub}, nil
 			}
+			dir = sub
 			i++
 			continue
 		}
@@ -150,28 +137,7 @@ func (t *treeFS) lookup(op, name string) (*treeNode, error) {
 		e := *entry
 		return &treeNode{name: path.Base(name), path: prefix, entry: &e}, nil
 	}
-	return &treeNode{name: ".", path: ".", tree: t.root}, nil
-}
-
-func (t *treeFS) readBlob(entry *object.TreeEntry) ([]byte, error) {
-	f, err := t.root.TreeEntryFile(entry)
-	if err != nil {
-		return nil, err
-	}
-	r, err := f.Reader()
-	if err != nil {
-		return nil, err
-	}
-	defer r.Close()
-	return io.ReadAll(r)
-}
-
-func (t *treeFS) blobSize(entry *object.TreeEntry) int64 {
-	f, err := t.root.TreeEntryFile(entry)
-	if err != nil {
-		return 0
-	}
-	return f.Size
+	return &treeNode{name: ".", path: ".", tree: root}, nil
 }
 
 func (t *treeFS) open(name string) (fs.File, error) {
@@ -186,7 +152,7 @@ func (t *treeFS) open(name string) (fs.File, error) {
 		}
 		return &memDir{info: dirInfo(n.name), entries: entries}, nil
 	}
-	data, err := t.readBlob(n.entry)
+	data, err := t.objects.blob(n.entry.Hash)
 	if err != nil {
 		return nil, &fs.PathError{Op: "open", Path: name, Err: err}
 	}
@@ -201,7 +167,7 @@ func (t *treeFS) readFile(name string) ([]byte, error) {
 	if n.tree != nil {
 		return nil, &fs.PathError{Op: "read", Path: name, Err: errors.New("is a directory")}
 	}
-	return t.readBlob(n.entry)
+	return t.objects.blob(n.entry.Hash)
 }
 
 func (t *treeFS) stat(name string) (fs.FileInfo, error) {
@@ -212,7 +178,7 @@ func (t *treeFS) stat(name string) (fs.FileInfo, error) {
 	if n.tree != nil {
 		return dirInfo(n.name), nil
 	}
-	return fileInfo{name: n.name, size: t.blobSize(n.entry)}, nil
+	return fileInfo{name: n.name, size: t.objects.size(n.entry.Hash)}, nil
 }
 
 func (t *treeFS) readDir(name string) ([]fs.DirEntry, error) {
@@ -231,9 +197,9 @@ func (t *treeFS) readDir(name string) ([]fs.DirEntry, error) {
 }
 
 func (t *treeFS) readDirNode(n *treeNode) ([]fs.DirEntry, error) {
-	out := make([]fs.DirEntry, 0, len(n.tree.Entries))
-	for i := range n.tree.Entries {
-		e := n.tree.Entries[i]
+	out := make([]fs.DirEntry, 0, len(n.tree.entries))
+	for i := range n.tree.entries {
+		e := n.tree.entries[i]
 		switch e.Mode {
 		case filemode.Dir:
 			out = append(out, fs.FileInfoToDirEntry(dirInfo(e.Name)))
@@ -243,12 +209,7 @@ func (t *treeFS) readDirNode(n *treeNode) ([]fs.DirEntry, error) {
 		case filemode.Symlink:
 			out = append(out, fs.FileInfoToDirEntry(fileInfo{name: e.Name, mode: fs.ModeSymlink}))
 		default:
-			f, err := n.tree.TreeEntryFile(&e)
-			size := int64(0)
-			if err == nil {
-				size = f.Size
-			}
-			out = append(out, fs.FileInfoToDirEntry(fileInfo{name: e.Name, size: size}))
+			out = append(out, fs.FileInfoToDirEntry(fileInfo{name: e.Name, size: t.objects.size(e.Hash)}))
 		}
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Name() < out[j].Name() })
