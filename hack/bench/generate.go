@@ -7,16 +7,15 @@ import (
 	"github.com/drift-gitops/drift/internal/gitfixture"
 )
 
-const (
-	namespaces = 10
-	perKind    = 20 // per namespace and kind: 10 x 5 x 20 = 1,000 objects at head
-)
+// namespaces the objects are spread over; perKind objects of each of 5 kinds go in each.
+const namespaces = 10
 
 type counts struct{ total, modified, added int }
 
-// generate writes the base commit (tag base) and the head commit (main): of the 1,000
-// objects at head, every tenth is modified and every twentieth is new.
-func generate(dir string) (counts, error) {
+// generate writes the base commit (tag base) and the head commit (main): of the
+// namespaces x 5 x perKind objects at head, every tenth is modified and every
+// twentieth is new.
+func generate(dir string, perKind int) (counts, error) {
 	r, err := gitfixture.Init(dir)
 	if err != nil {
 		return counts{}, err
@@ -32,7 +31,7 @@ func generate(dir string) (counts, error) {
 		for _, kind := range []string{"configmap", "deployment", "service", "secret", "serviceaccount"} {
 			for k := 0; k < perKind; k++ {
 				i++
-				name := fmt.Sprintf("%s-%02d", kind, k)
+				name := fmt.Sprintf("%s-%03d", kind, k)
 				path := fmt.Sprintf("apps/%s/%s.yaml", ns, name)
 				added := i%20 == 0
 				modified := i%10 == 5

@@ -1,23 +1,33 @@
-// Command bench measures drift diff beside kubectl diff on the same 1,000 objects.
+// Command bench measures drift diff beside kubectl diff and a bare client's floor on the
+// same generated objects.
 //
-// It generates a repository (ConfigMaps, Deployments, Services, Secrets and
-// ServiceAccounts over 10 namespaces), loads its base commit into a local API server
-// with server-side apply (field manager kubectl), then times, on the head commit (10% of
-// the objects modified, 5% new):
+// For each scenario it generates a repository (ConfigMaps, Deployments, Services,
+// Secrets and ServiceAccounts over 10 namespaces), loads its base commit into a local
+// API server with concurrent server-side applies (field manager kubectl), then runs,
+// on the head commit (10% of the objects modified, 5% new):
 //
-//	drift diff                                (in-process diff, --concurrency 16)
-//	kubectl diff --server-side                (sequential)
+//	drift diff                                  (its defaults)
 //	kubectl diff --server-side --concurrency=32
-//	drift diff --cluster ephemeral --base     (start-to-report, server start included)
+//	floor: GET + dry-run apply                  (a bare client-go client, 32 workers)
+//	floor: dry-run apply only
 //
-// and prints the median wall time and peak memory (max RSS) of each over -runs runs.
-// Run it with make bench (which sets KUBEBUILDER_ASSETS and builds bin/drift).
+// and, for the first scenario only, kubectl diff --server-side (sequential) and drift
+// diff --cluster ephemeral --base (start-to-report, server start included). It prints
+// the median wall time, the client's CPU time (user + system) and its peak memory
+// (max RSS) of each over -runs runs, and drift's ratios to the others.
+//
+// Scenarios: 1k (1,000 objects on loopback), 10k (10,000 on loopback), 1k-20ms (1,000
+// through a proxy adding 20 ms to every round trip, a cluster far away).
+//
+// Run it with make bench (which sets KUBEBUILDER_ASSETS and builds bin/drift). The
+// floor client is this program again: bench -floor get+apply|apply-only ....
 package main
 
 import (
 	"context"
 	"flag"
 	"fmt"
+	"net/url"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -28,6 +38,7 @@ import (
 	"syscall"
 	"time"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 
@@ -35,31 +46,86 @@ import (
 	"github.com/drift-gitops/drift/internal/dryrun/ephemeral"
 	"github.com/drift-gitops/drift/internal/render"
 	"github.com/drift-gitops/drift/internal/source"
+	"github.com/drift-gitops/drift/internal/subprocess"
 )
 
 func main() {
+	if subprocess.Role() == subprocess.RoleReaper {
+		// The ephemeral server's guardian is this program run again (see
+		// internal/subprocess).
+		os.Exit(ephemeral.ReaperMain(os.Args[1:]))
+	}
 	runs := flag.Int("runs", 3, "runs of each command; the median is printed")
 	drift := flag.String("drift", "bin/drift", "the drift binary to measure")
+	scenarios := flag.String("scenarios", "1k,10k,1k-20ms", "comma-separated scenarios to run: 1k, 10k, 1k-20ms")
+	floorMode := flag.String("floor", "", "run as the floor client: get+apply or apply-only (with -floor-kubeconfig, -repo, -ref)")
+	kubeconfig := flag.String("floor-kubeconfig", "", "floor client: the cluster")
+	repo := flag.String("repo", "", "floor client: the repository")
+	ref := flag.String("ref", "main", "floor client: the ref to preview")
 	flag.Parse()
-	if err := bench(*drift, *runs); err != nil {
+	var err error
+	if *floorMode != "" {
+		err = floor(*floorMode == "get+apply", *kubeconfig, *repo, *ref)
+	} else {
+		err = benchAll(*drift, *runs, strings.Split(*scenarios, ","))
+	}
+	if err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
 		os.Exit(1)
 	}
 }
 
-func bench(drift string, runs int) error {
+// scenario is one repository size and one distance to the API server.
+type scenario struct {
+	name    string
+	perKind int           // objects per namespace and kind: 10 namespaces x 5 kinds
+	delay   time.Duration // added each way by the latency proxy
+	extras  bool          // also sequential kubectl and drift --cluster ephemeral
+}
+
+var known = map[string]scenario{
+	"1k":      {name: "1,000 objects, loopback", perKind: 20, extras: true},
+	"10k":     {name: "10,000 objects, loopback", perKind: 200},
+	"1k-20ms": {name: "1,000 objects, 20 ms round trip", perKind: 20, delay: 10 * time.Millisecond},
+}
+
+func benchAll(drift string, runs int, names []string) error {
+	self, err := os.Executable()
+	if err != nil {
+		return err
+	}
+	for _, n := range names {
+		sc, ok := known[strings.TrimSpace(n)]
+		if !ok {
+			return fmt.Errorf("unknown scenario %q: use 1k, 10k or 1k-20ms", n)
+		}
+		if err := bench(self, drift, runs, sc); err != nil {
+			return fmt.Errorf("%s: %w", sc.name, err)
+		}
+	}
+	return nil
+}
+
+// figures are one command's medians.
+type figures struct {
+	wall, cpu time.Duration
+	rssKiB    int64
+	changed   string
+}
+
+func bench(self, drift string, runs int, sc scenario) error {
 	work, err := os.MkdirTemp("", "drift-bench-")
 	if err != nil {
 		return err
 	}
 	defer os.RemoveAll(work)
 	repoDir := filepath.Join(work, "repo")
-	counts, err := generate(repoDir)
+	counts, err := generate(repoDir, sc.perKind)
 	if err != nil {
 		return err
 	}
-	fmt.Printf("repository: %d objects at head (%d unchanged, %d modified, %d new) over %d namespaces\n",
-		counts.total, counts.total-counts.modified-counts.added, counts.modified, counts.added, namespaces)
+	fmt.Printf("\n== %s: %d objects at head (%d unchanged, %d modified, %d new) over %d namespaces\n",
+		sc.name, counts.total, counts.total-counts.modified-counts.added, counts.modified, counts.added, namespaces)
 
 	assets, err := ephemeral.AssetsDir(os.Getenv)
 	if err != nil {
@@ -71,52 +137,74 @@ func bench(drift string, runs int) error {
 	}
 	defer srv.Stop()
 	stopOnSignal(srv, work)
-	kubeconfig := filepath.Join(work, "kubeconfig")
-	if err := writeKubeconfig(srv, kubeconfig); err != nil {
+	start := time.Now()
+	if err := loadBase(srv, repoDir); err != nil {
 		return err
 	}
-	if err := loadBase(srv, repoDir); err != nil {
+	fmt.Printf("base loaded in %.1fs\n", time.Since(start).Seconds())
+	host := srv.Config.Host
+	if sc.delay > 0 {
+		u, err := url.Parse(host)
+		if err != nil {
+			return err
+		}
+		proxy, err := startLatencyProxy(u.Host, sc.delay)
+		if err != nil {
+			return err
+		}
+		defer proxy.Close()
+		host = "https://" + proxy.Addr()
+	}
+	kubeconfig := filepath.Join(work, "kubeconfig")
+	if err := writeKubeconfig(srv, host, kubeconfig); err != nil {
 		return err
 	}
 
 	driftArgs := []string{"diff", "--repo", repoDir, "--ref", "main", "--kubeconfig", kubeconfig, "-o", "json", "--out", filepath.Join(work, "report.json")}
 	kubectlArgs := []string{"diff", "--server-side", "-R", "-f", filepath.Join(repoDir, "apps"), "--kubeconfig", kubeconfig}
-	cases := []struct {
-		name string
-		cmd  []string
-	}{
-		{"drift diff (--concurrency 16)", append([]string{drift}, driftArgs...)},
-		{"kubectl diff --server-side", append([]string{"kubectl"}, kubectlArgs...)},
-		{"kubectl diff --server-side --concurrency=32", append([]string{"kubectl"}, append(kubectlArgs, "--concurrency=32")...)},
-		{"drift diff --cluster ephemeral --base base", []string{drift, "diff", "--repo", repoDir, "--ref", "main", "--cluster", "ephemeral", "--base", "base", "-o", "json", "--out", filepath.Join(work, "eph.json")}},
+	floorArgs := []string{"-floor-kubeconfig", kubeconfig, "-repo", repoDir, "-ref", "main"}
+	type command struct {
+		name, key string
+		argv      []string
 	}
-	fmt.Printf("\n%-48s %12s %12s %10s\n", "command", "median wall", "peak RSS", "changed")
-	var baseline, driftTime time.Duration
-	for _, c := range cases {
-		var walls []time.Duration
-		var rss int64
-		changed := ""
+	cmds := []command{
+		{"drift diff", "drift", append([]string{drift}, driftArgs...)},
+		{"kubectl diff --server-side --concurrency=32", "kubectl32", append([]string{"kubectl"}, append(kubectlArgs, "--concurrency=32")...)},
+		{"floor: GET + dry-run apply", "floor", append([]string{self, "-floor", "get+apply"}, floorArgs...)},
+		{"floor: dry-run apply only", "apply", append([]string{self, "-floor", "apply-only"}, floorArgs...)},
+	}
+	if sc.extras {
+		cmds = append(cmds,
+			command{"kubectl diff --server-side", "kubectl", append([]string{"kubectl"}, kubectlArgs...)},
+			command{"drift diff --cluster ephemeral --base base", "ephemeral", []string{drift, "diff", "--repo", repoDir, "--ref", "main", "--cluster", "ephemeral", "--base", "base", "-o", "json", "--out", filepath.Join(work, "eph.json")}})
+	}
+	fmt.Printf("%-46s %11s %11s %10s %8s\n", "command", "median wall", "client CPU", "peak RSS", "changed")
+	got := map[string]figures{}
+	for _, c := range cmds {
+		var walls, cpus []time.Duration
+		f := figures{}
 		for i := 0; i < runs; i++ {
-			wall, maxRSS, out, err := measure(c.cmd)
+			wall, cpu, rss, out, err := measure(c.argv)
 			if err != nil {
 				return fmt.Errorf("%s: %w", c.name, err)
 			}
-			walls = append(walls, wall)
-			rss = max(rss, maxRSS)
-			changed = countChanged(c.cmd[0], out, work)
+			walls, cpus = append(walls, wall), append(cpus, cpu)
+			f.rssKiB = max(f.rssKiB, rss)
+			f.changed = countChanged(c.key, out, work)
 		}
-		sort.Slice(walls, func(i, j int) bool { return walls[i] < walls[j] })
-		med := walls[len(walls)/2]
-		fmt.Printf("%-48s %11.2fs %9.0f MiB %10s\n", c.name, med.Seconds(), float64(rss)/1024, changed)
-		switch c.name {
-		case "drift diff (--concurrency 16)":
-			driftTime = med
-		case "kubectl diff --server-side":
-			baseline = med
-		}
+		f.wall, f.cpu = median(walls), median(cpus)
+		got[c.key] = f
+		fmt.Printf("%-46s %10.2fs %10.2fs %6.0f MiB %8s\n", c.name, f.wall.Seconds(), f.cpu.Seconds(), float64(f.rssKiB)/1024, f.changed)
 	}
-	fmt.Printf("\ndrift diff is %.1fx faster than kubectl diff --server-side (goal: at least 3x)\n", baseline.Seconds()/driftTime.Seconds())
+	d := got["drift"]
+	fmt.Printf("drift's wall time: %.2fx kubectl diff --concurrency=32's, %.2fx the GET + apply floor's, %.2fx the apply-only floor's\n",
+		d.wall.Seconds()/got["kubectl32"].wall.Seconds(), d.wall.Seconds()/got["floor"].wall.Seconds(), d.wall.Seconds()/got["apply"].wall.Seconds())
 	return nil
+}
+
+func median(ds []time.Duration) time.Duration {
+	sort.Slice(ds, func(i, j int) bool { return ds[i] < ds[j] })
+	return ds[len(ds)/2]
 }
 
 // stopOnSignal stops the server and removes the work directory on Ctrl-C or SIGTERM.
@@ -131,14 +219,13 @@ func stopOnSignal(srv *ephemeral.Server, work string) {
 	}()
 }
 
-// measure runs a command and returns its wall time, peak RSS (KiB) and stdout. Exit
-// status 1 (changes found) is success for both tools.
-func measure(argv []string) (time.Duration, int64, string, error) {
+// measure runs a command and returns its wall time, CPU time (user + system, its
+// children included), peak RSS (KiB) and stdout. Exit status 1 (changes found) is
+// success for both tools.
+func measure(argv []string) (time.Duration, time.Duration, int64, string, error) {
 	cmd := exec.CommandContext(context.Background(), argv[0], argv[1:]...)
-	var out strings.Builder
-	cmd.Stdout = &out
-	var errOut strings.Builder
-	cmd.Stderr = &errOut
+	var out, errOut strings.Builder
+	cmd.Stdout, cmd.Stderr = &out, &errOut
 	start := time.Now()
 	err := cmd.Run()
 	wall := time.Since(start)
@@ -146,17 +233,22 @@ func measure(argv []string) (time.Duration, int64, string, error) {
 		err = nil
 	}
 	if err != nil {
-		return 0, 0, "", fmt.Errorf("%v: %s", err, errOut.String())
+		return 0, 0, 0, "", fmt.Errorf("%v: %s", err, errOut.String())
 	}
-	return wall, cmd.ProcessState.SysUsage().(*syscall.Rusage).Maxrss, out.String(), nil
+	ru := cmd.ProcessState.SysUsage().(*syscall.Rusage)
+	cpu := time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+	return wall, cpu, ru.Maxrss, out.String(), nil
 }
 
 var kubectlFile = regexp.MustCompile(`(?m)^diff -u -N `)
 
 // countChanged reads how many objects each tool found changed, to check they agree.
-func countChanged(tool, out, work string) string {
-	if tool == "kubectl" {
+func countChanged(key, out, work string) string {
+	switch key {
+	case "kubectl", "kubectl32":
 		return fmt.Sprint(len(kubectlFile.FindAllString(out, -1)))
+	case "floor", "apply":
+		return "-"
 	}
 	for _, f := range []string{"report.json", "eph.json"} {
 		data, err := os.ReadFile(filepath.Join(work, f))
@@ -171,17 +263,18 @@ func countChanged(tool, out, work string) string {
 	return "?"
 }
 
-func writeKubeconfig(srv *ephemeral.Server, path string) error {
+func writeKubeconfig(srv *ephemeral.Server, host, path string) error {
 	c := srv.Config
 	cfg := clientcmdapi.NewConfig()
-	cfg.Clusters["bench"] = &clientcmdapi.Cluster{Server: c.Host, CertificateAuthorityData: c.CAData}
+	cfg.Clusters["bench"] = &clientcmdapi.Cluster{Server: host, CertificateAuthorityData: c.CAData, TLSServerName: c.ServerName}
 	cfg.AuthInfos["bench"] = &clientcmdapi.AuthInfo{ClientCertificateData: c.CertData, ClientKeyData: c.KeyData, Token: c.BearerToken}
 	cfg.Contexts["bench"] = &clientcmdapi.Context{Cluster: "bench", AuthInfo: "bench"}
 	cfg.CurrentContext = "bench"
 	return clientcmd.WriteToFile(*cfg, path)
 }
 
-// loadBase applies the base commit for real, as kubectl apply --server-side would.
+// loadBase applies the base commit for real, as kubectl apply --server-side would, from
+// concurrent workers.
 func loadBase(srv *ephemeral.Server, repoDir string) error {
 	repo, err := source.Open(repoDir)
 	if err != nil {
@@ -195,12 +288,14 @@ func loadBase(srv *ephemeral.Server, repoDir string) error {
 	if err != nil {
 		return err
 	}
-	clients, err := dryrun.NewClients(srv.Config, 16)
+	clients, err := dryrun.NewClients(srv.Config, 32)
 	if err != nil {
 		return err
 	}
-	if failed := dryrun.Seed(context.Background(), clients, res.Objects, dryrun.Options{}); len(failed) > 0 {
+	if failed := dryrun.Seed(context.Background(), clients, res.Objects, dryrun.Options{Concurrency: 32}); len(failed) > 0 {
 		return fmt.Errorf("loading the base: %d objects failed, first: %s", len(failed), failed[0].Err.Message)
 	}
 	return nil
 }
+
+func isNotFound(err error) bool { return apierrors.IsNotFound(err) }

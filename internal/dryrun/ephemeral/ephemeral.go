@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/drift-gitops/drift/internal/subprocess"
 	"github.com/go-logr/logr"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
@@ -73,6 +74,11 @@ const startTimeout = 20 * time.Second
 // own; ctx's deadline bounds the start. It first removes the directories that drift
 // processes killed earlier left behind.
 func Start(ctx context.Context, assetsDir string) (*Server, error) {
+	if subprocess.Role() != "" {
+		// A program that embeds this package but does not dispatch drift's roles in its
+		// main (ReaperMain) would start a server from every reaper, without end.
+		return nil, fmt.Errorf("the ephemeral API server was not started: this process was started as drift's %s process, and its main must call ephemeral.ReaperMain for that role", subprocess.Role())
+	}
 	timeout := startTimeout
 	if deadline, ok := ctx.Deadline(); ok {
 		timeout = min(timeout, time.Until(deadline))
