@@ -145,15 +145,22 @@ func environment(dir *runDir, bin, assetsDir string, timeout time.Duration) (*en
 			return nil, fmt.Errorf("failed to create %s: %w", d, err)
 		}
 	}
+	api := &envtest.APIServer{Path: bins[1], CertDir: certs}
+	api.Configure().Set("service-cluster-ip-range", ServiceCIDR)
 	return &envtest.Environment{
 		BinaryAssetsDirectory: assetsDir,
 		ControlPlane: envtest.ControlPlane{
 			Etcd:      &envtest.Etcd{Path: bins[0], DataDir: data},
-			APIServer: &envtest.APIServer{Path: bins[1], CertDir: certs},
+			APIServer: api,
 		},
 		ControlPlaneStartTimeout: timeout,
 	}, nil
 }
+
+// ServiceCIDR is the ephemeral server's range of Service cluster IPs: kubeadm's
+// default, instead of envtest's /24, which holds 254 Services and refuses a repository
+// with more ("failed to allocate a serviceIP: range is full").
+const ServiceCIDR = "10.96.0.0/12"
 
 // Stop stops the processes and removes the run directory.
 func (s *Server) Stop() error {
