@@ -117,3 +117,16 @@ func mustAbs(t *testing.T, p string) string {
 	}
 	return abs
 }
+
+// TestActionDetectRefusesTheClusterInput: cluster (ephemeral, or a kubeconfig cluster)
+// is diff's; a detect step given one stops with an annotation before running drift.
+func TestActionDetectRefusesTheClusterInput(t *testing.T) {
+	t.Parallel()
+	cmd := exec.Command("bash", filepath.Join(mustAbs(t, "../.."), "hack", "action", "run.sh"))
+	cmd.Env = append(os.Environ(), "DRIFT_BIN=/nonexistent/drift", "DRIFT_INPUT_MODE=detect", "DRIFT_INPUT_CLUSTER=ephemeral",
+		"RUNNER_TEMP="+t.TempDir(), "GITHUB_OUTPUT="+filepath.Join(t.TempDir(), "output"))
+	out, _ := cmd.CombinedOutput()
+	if code := cmd.ProcessState.ExitCode(); code != 2 || !strings.Contains(string(out), "::error::the cluster input is for mode: diff") {
+		t.Fatalf("exit %d:\n%s", code, out)
+	}
+}

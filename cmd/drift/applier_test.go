@@ -4,7 +4,9 @@ import (
 	"testing"
 
 	"github.com/spf13/pflag"
-	"k8s.io/cli-runtime/pkg/genericclioptions"
+	"k8s.io/cli-runtime/pkg/genericiooptions"
+
+	"github.com/drift-gitops/drift/internal/plan"
 )
 
 // --applier and its old name --apply-mode: one of them, naming a profile.
@@ -23,14 +25,14 @@ func TestApplierFlagsAreValidated(t *testing.T) {
 		{[]string{"--applier", "kubectl", "--apply-mode", "client"}, "error"},
 		{[]string{"--apply-mode", "ssa"}, "error"},
 	} {
-		o := &diffOptions{kube: genericclioptions.NewConfigFlags(true), Output: "text"}
-		o.kube.ClusterName = nil
+		o := &commonOptions{}
+		o.init(genericiooptions.IOStreams{})
 		f := pflag.NewFlagSet("diff", pflag.ContinueOnError)
 		o.addFlags(f)
 		if err := f.Parse(c.args); err != nil {
 			t.Fatal(err)
 		}
-		err := o.validate()
+		err := o.validate(plan.ConfigFromBase)
 		switch {
 		case c.want == "error" && err == nil:
 			t.Errorf("%v: no error", c.args)

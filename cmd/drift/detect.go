@@ -1,16 +1,29 @@
 package main
 
 import (
+	"fmt"
+
 	"github.com/spf13/cobra"
-	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
+
+	"github.com/drift-gitops/drift/internal/plan"
 )
+
+// detectOptions hold everything drift detect is told: the shared flags and
+// --github-issue. There is no base, no cluster of its own and no split: the tracked
+// branch against the live clusters, every difference drift.
+type detectOptions struct {
+	commonOptions
+}
+
+// diffOnlyFlags are drift diff's flags drift detect has not, named when it is given one.
+var diffOnlyFlags = []string{"base", "cluster", "config-from", "no-split-drift"}
 
 // newDetectCommand is drift diff for a scheduled job: the tracked branch against the
 // live cluster, every difference reported as drift.
 func newDetectCommand(streams genericiooptions.IOStreams) *cobra.Command {
-	o := &diffOptions{streams: streams, kube: genericclioptions.NewConfigFlags(true), getenv: osGetenv, detect: true}
-	o.kube.ClusterName = nil
+	o := &detectOptions{}
+	o.init(streams)
 	cmd := &cobra.Command{
 		Use:   "detect",
 		Short: "Report where the cluster no longer matches the repository (drift)",
@@ -29,9 +42,19 @@ Exit status: 0 no drift, 1 drift, 2 errors (the report is then incomplete).`,
   # Drift of the staging overlay, as JSON
   drift detect --target shop-staging -o json`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error { return o.Run(cmd.Context()) },
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return o.run(cmd.Context(), mode{configFrom: plan.ConfigFromBase, drift: true})
+		},
 	}
 	o.addFlags(cmd.Flags())
 	cmd.Flags().BoolVar(&o.github.Issue, "github-issue", false, "keep one GitHub issue (label drift) for this target set: opened when drift appears, updated when it changes, closed when it is gone")
+	cmd.SetFlagErrorFunc(func(_ *cobra.Command, err error) error {
+		for _, name := range diffOnlyFlags {
+			if err.Error() == "unknown flag: --"+name {
+				return fmt.Errorf("%w: drift detect checks --ref (default: the default branch) against the live cluster of each target; use drift diff for --base, --cluster, --config-from and --no-split-drift", err)
+			}
+		}
+		return err
+	})
 	return cmd
 }

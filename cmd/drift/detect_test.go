@@ -234,3 +234,21 @@ func TestSplitSendsOnlyChangedObjectsTwice(t *testing.T) {
 		t.Errorf("%d dry-run PATCHes, want 7: 6 for the head, 1 for the one object the base renders differently", n)
 	}
 }
+
+// TestDetectRefusesDiffOnlyFlags: detect has no base, no cluster of its own and no
+// split; each of diff's flags for them is refused before any work, saying why.
+func TestDetectRefusesDiffOnlyFlags(t *testing.T) {
+	t.Parallel()
+	for _, args := range [][]string{{"--base", "x"}, {"--base=x"}, {"--cluster", "ephemeral"}, {"--config-from", "head"}, {"--no-split-drift"}} {
+		name := strings.SplitN(strings.TrimPrefix(args[0], "--"), "=", 2)[0]
+		o := drift(t, append([]string{"detect", "--repo", t.TempDir()}, args...)...)
+		if o.code != 2 || o.stdout != "" || !strings.Contains(o.stderr, "drift: error: unknown flag: --"+name+": drift detect checks --ref") ||
+			!strings.Contains(o.stderr, "use drift diff for") {
+			t.Errorf("detect %v: exit %d\nstdout: %s\nstderr: %s", args, o.code, o.stdout, o.stderr)
+		}
+	}
+	// drift diff still has them.
+	if o := drift(t, "diff", "--repo", t.TempDir(), "--base", "x", "--config-from", "sideways"); o.code != 2 || !strings.Contains(o.stderr, `unknown --config-from "sideways"`) {
+		t.Errorf("diff: exit %d\n%s", o.code, o.stderr)
+	}
+}

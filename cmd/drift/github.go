@@ -29,6 +29,7 @@ type githubOptions struct {
 	Author        string
 }
 
+// addFlags registers the GitHub side's flags but detect's --github-issue.
 func (g *githubOptions) addFlags(f *pflag.FlagSet) {
 	f.BoolVar(&g.Comment, "github-comment", false, "post the report to the pull request as one comment, updated on every run, and report a check run (context from GITHUB_* variables)")
 	f.BoolVar(&g.Check, "github-check", true, "with --github-comment: also report a check run named drift (or a commit status) on the head commit")
@@ -60,15 +61,9 @@ func (g *githubOptions) options() publish.Options {
 	}
 }
 
-// checkEarly fails before any work when the GitHub side is asked for but cannot be
-// reached for lack of a token, a repository or a pull request.
-func (g *githubOptions) checkEarly(getenv func(string) string) error {
-	return g.options().Preflight(getenv)
-}
-
 // publish publishes the report as the flags say; a refusal from GitHub is returned
 // and the caller decides the exit code.
-func (o *diffOptions) publish(ctx context.Context, rep *report.Report) error {
+func (o *commonOptions) publish(ctx context.Context, rep *report.Report) error {
 	return publish.Run(ctx, rep, o.github.options(), publish.Deps{
 		Getenv: o.getenv,
 		Stderr: o.streams.ErrOut,

@@ -12,6 +12,7 @@ import (
 	"k8s.io/klog/v2"
 )
 
+// main runs drift, or one of its helper processes, and exits with its status.
 func main() {
 	if code, ok := subprocessMain(); ok {
 		os.Exit(code)

@@ -14,7 +14,7 @@ import (
 )
 
 // write sends the report to stdout or --out, and fills --dump.
-func (o *diffOptions) write(ctx context.Context, rep *report.Report) error {
+func (o *commonOptions) write(ctx context.Context, rep *report.Report) error {
 	// An object --dump refuses is named in the error, after the report is written.
 	var dumpErr error
 	if o.Dump != "" {
@@ -32,7 +32,13 @@ func (o *diffOptions) write(ctx context.Context, rep *report.Report) error {
 		}
 		file, out = f, f
 	}
-	err := o.render(ctx, out, rep)
+	err := report.Write(ctx, out, rep, report.WriteOptions{
+		Format:        o.Output,
+		ShowUnchanged: o.ShowUnchanged,
+		Color:         isTerminal(out) && o.getenv("NO_COLOR") == "",
+		ExternalDiff:  o.getenv(report.ExternalDiffEnv),
+		Stderr:        o.streams.ErrOut,
+	})
 	if file != nil {
 		if cerr := file.Close(); err == nil && cerr != nil {
 			err = fmt.Errorf("failed to write --out file: %w", cerr)
@@ -44,30 +50,7 @@ func (o *diffOptions) write(ctx context.Context, rep *report.Report) error {
 	return errors.Join(dumpErr, err)
 }
 
-func (o *diffOptions) render(ctx context.Context, out io.Writer, rep *report.Report) error {
-	switch o.Output {
-	case "json":
-		return report.WriteJSON(out, rep)
-	case "markdown":
-		return report.WriteMarkdown(out, rep, report.MarkdownOptions{ShowUnchanged: o.ShowUnchanged})
-	}
-	opts := report.TextOptions{
-		Color:         isTerminal(out) && o.getenv("NO_COLOR") == "",
-		ShowUnchanged: o.ShowUnchanged,
-	}
-	if ext := o.getenv(report.ExternalDiffEnv); ext != "" {
-		opts.NoDiffs = true
-		opts.AfterObjects = func(w io.Writer) error {
-			if rep.Summary.Changes() == 0 {
-				return nil
-			}
-			fmt.Fprintf(w, "\nDiff from %s:\n", report.ExternalDiffEnv)
-			return report.RunExternalDiff(ctx, ext, rep, w, o.streams.ErrOut)
-		}
-	}
-	return report.WriteText(out, rep, opts)
-}
-
+// isTerminal reports whether w is a terminal.
 func isTerminal(w io.Writer) bool {
 	f, ok := w.(*os.File)
 	return ok && term.IsTerminal(int(f.Fd()))
@@ -80,6 +63,7 @@ type progress struct {
 	shown bool
 }
 
+// newProgress shows progress on w if it is a terminal, and nothing otherwise.
 func newProgress(w io.Writer, verb string) *progress {
 	if !isTerminal(w) {
 		return &progress{}
@@ -87,6 +71,7 @@ func newProgress(w io.Writer, verb string) *progress {
 	return &progress{w: w, verb: verb}
 }
 
+// update shows that done of total objects are previewed.
 func (p *progress) update(done, total int) {
 	if p.w == nil {
 		return
@@ -95,6 +80,7 @@ func (p *progress) update(done, total int) {
 	fmt.Fprintf(p.w, "\rdrift: %s %d/%d objects", p.verb, done, total)
 }
 
+// done clears the progress line, if one was shown.
 func (p *progress) done() {
 	if p.shown {
 		fmt.Fprint(p.w, "\r\033[K")

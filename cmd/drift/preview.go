@@ -2,28 +2,25 @@ package main
 
 import (
 	"context"
-	"fmt"
-	"time"
 
 	"github.com/drift-gitops/drift/internal/dryrun"
 	"github.com/drift-gitops/drift/internal/dryrun/ephemeral"
 	"github.com/drift-gitops/drift/internal/plan"
 	"github.com/drift-gitops/drift/internal/preview"
 	"github.com/drift-gitops/drift/internal/render"
-	"github.com/drift-gitops/drift/internal/source"
 )
 
 // ephemeralCluster is --cluster's value for a throwaway local API server.
 const ephemeralCluster = "ephemeral"
 
-// previewDeps connects with kubectl's flags, starts ephemeral servers from drift's
-// assets, shows progress on a terminal and scrubs what it warns.
-func (o *diffOptions) previewDeps(cache *render.Cache, progress *progress) preview.Deps {
+// previewDeps connects with kubectl's flags (and diff's --cluster), starts ephemeral
+// servers from drift's assets, shows progress on a terminal and scrubs what it warns.
+func (o *commonOptions) previewDeps(cache *render.Cache, progress *progress, cluster string) preview.Deps {
 	return preview.Deps{
 		Connect: func(ctx context.Context, key plan.ClusterKey) (*dryrun.Connection, error) {
 			flags := dryrun.FlagsFor(o.kube, key.Kubeconfig, key.Context)
-			if o.Cluster != "" {
-				flags.ClusterName = &o.Cluster
+			if cluster != "" {
+				flags.ClusterName = &cluster
 			}
 			return dryrun.Connect(ctx, flags, o.Concurrency, o.scrub.AddCredential)
 		},
@@ -35,13 +32,14 @@ func (o *diffOptions) previewDeps(cache *render.Cache, progress *progress) previ
 	}
 }
 
-func (o *diffOptions) previewOptions(base *source.Snapshot) preview.Options {
+// previewOptions are the flags as what to preview.
+func (o *commonOptions) previewOptions(m mode) preview.Options {
 	opts := preview.Options{
 		Concurrency:    o.Concurrency,
 		ForceConflicts: o.ForceConflicts,
 		Prune:          o.Prune,
-		SplitDrift:     base != nil && !o.NoSplitDrift && !o.detect,
-		Ephemeral:      o.Cluster == ephemeralCluster,
+		SplitDrift:     m.splitDrift,
+		Ephemeral:      m.cluster == ephemeralCluster,
 		FieldManager:   o.FieldManager,
 	}
 	if o.kube.Namespace != nil {
@@ -51,7 +49,7 @@ func (o *diffOptions) previewOptions(base *source.Snapshot) preview.Options {
 }
 
 // startEphemeral starts a throwaway API server for one cluster of the run.
-func (o *diffOptions) startEphemeral(ctx context.Context) (*dryrun.Connection, func(), error) {
+func (o *commonOptions) startEphemeral(ctx context.Context) (*dryrun.Connection, func(), error) {
 	assets, err := ephemeral.AssetsDir(o.getenv)
 	if err != nil {
 		return nil, nil, err
@@ -68,11 +66,3 @@ func (o *diffOptions) startEphemeral(ctx context.Context) (*dryrun.Connection, f
 	stop := func() { _ = server.Stop() }
 	return &dryrun.Connection{Clients: clients, Namespace: "default", RequestTimeout: dryrun.DefaultRequestTimeout}, stop, nil
 }
-
-// runTimeout is the cause of a run's end at --timeout, so that the messages of whatever
-// it interrupted say so; it is a context.DeadlineExceeded.
-type runTimeout time.Duration
-
-func (d runTimeout) Error() string { return fmt.Sprintf("timed out after %s", time.Duration(d)) }
-
-func (runTimeout) Is(target error) bool { return target == context.DeadlineExceeded }

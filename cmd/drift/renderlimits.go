@@ -26,6 +26,7 @@ type renderLimitFlags struct {
 	objects int
 }
 
+// addFlags registers the render limit flags.
 func (r *renderLimitFlags) addFlags(f *pflag.FlagSet) {
 	f.DurationVar(&r.timeout, "render-timeout", render.DefaultTimeout, "longest time rendering one target may take")
 	f.StringVar(&r.memory, "render-memory", "1Gi", "most memory rendering one target may use (its own process)")
@@ -54,6 +55,7 @@ func (r *renderLimitFlags) limits() (render.Limits, error) {
 	return l, nil
 }
 
+// bytesFlag parses the size flag --name, which must be at least min bytes.
 func bytesFlag(name, value string, min int64) (int64, error) {
 	q, err := resource.ParseQuantity(value)
 	if err != nil {
@@ -69,7 +71,7 @@ func bytesFlag(name, value string, min int64) (int64, error) {
 // renderCache is the run's render cache: every target rendered in a render worker
 // under the limits, so a target that crashes its renderer or eats the runner becomes
 // a failure of that target and the others are still reported.
-func (o *diffOptions) renderCache(ctx context.Context, repo *source.Repo) (*render.Cache, error) {
+func (o *commonOptions) renderCache(ctx context.Context, repo *source.Repo) (*render.Cache, error) {
 	l, err := o.renderLimits.limits()
 	if err != nil {
 		return nil, err

@@ -39,6 +39,7 @@ func run(ctx context.Context, streams genericiooptions.IOStreams, args []string)
 	}
 }
 
+// newRootCommand is drift with its commands.
 func newRootCommand(streams genericiooptions.IOStreams) *cobra.Command {
 	root := &cobra.Command{
 		Use:   "drift",

@@ -1,15 +1,11 @@
 package main
 
-import (
-	"os"
-
-	"github.com/drift-gitops/drift/internal/report"
-)
+import "github.com/drift-gitops/drift/internal/report"
 
 // newScrubber starts the run's scrubber with the credentials drift is handed; the
 // report adds every Secret and masked value when it is built, and each cluster its
 // own credentials when it is connected.
-func (o *diffOptions) newScrubber() *report.Scrubber {
+func (o *commonOptions) newScrubber() *report.Scrubber {
 	s := report.NewScrubber()
 	s.AddCredential(o.github.Token)
 	// The variables of a GitHub Actions job that hold tokens.
@@ -34,13 +30,3 @@ type scrubbedError struct {
 
 func (e scrubbedError) Error() string { return e.scrub.Scrub(e.err.Error()) }
 func (e scrubbedError) Unwrap() error { return e.err }
-
-// scrubError wraps err so that its message is scrubbed.
-func (o *diffOptions) scrubError(err error) error {
-	if err == nil || o.scrub == nil {
-		return err
-	}
-	return scrubbedError{err: err, scrub: o.scrub}
-}
-
-func osGetenv(key string) string { return os.Getenv(key) }

@@ -10,6 +10,7 @@ import (
 	"github.com/drift-gitops/drift/internal/dryrun/ephemeral"
 )
 
+// newSetupCommand installs what --cluster ephemeral runs.
 func newSetupCommand(streams genericiooptions.IOStreams) *cobra.Command {
 	return &cobra.Command{
 		Use:   "setup",

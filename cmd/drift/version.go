@@ -11,6 +11,7 @@ import (
 // version is set at build time with -ldflags "-X main.version=v1.2.3".
 var version = ""
 
+// newVersionCommand prints drift's version.
 func newVersionCommand(streams genericiooptions.IOStreams) *cobra.Command {
 	return &cobra.Command{
 		Use:   "version",
@@ -23,6 +24,7 @@ func newVersionCommand(streams genericiooptions.IOStreams) *cobra.Command {
 	}
 }
 
+// versionString is drift's version, commit and Go version, from -ldflags or the build info.
 func versionString() string {
 	v, commit, goVersion := version, "", ""
 	if info, ok := debug.ReadBuildInfo(); ok {

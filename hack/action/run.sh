@@ -12,14 +12,18 @@ ref="${DRIFT_INPUT_REF:-HEAD}"
 if [[ "${DRIFT_INPUT_MODE:-diff}" == "detect" ]]; then
   # A scheduled drift check: the checked-out branch against the cluster, kept in one issue.
   args=(detect --ref "$ref" --github-issue)
+  if [[ -n "${DRIFT_INPUT_CLUSTER:-}" ]]; then
+    echo "::error::the cluster input is for mode: diff; drift detect checks the live clusters of drift.yaml's targets" >&2
+    exit 2
+  fi
 else
   args=(diff --ref "$ref" --github-comment)
   [[ -n "${DRIFT_INPUT_BASE_REF:-}" ]] && args+=(--base "$DRIFT_INPUT_BASE_REF")
+  [[ -n "${DRIFT_INPUT_CLUSTER:-}" ]] && args+=(--cluster "$DRIFT_INPUT_CLUSTER")
 fi
 [[ -n "${DRIFT_INPUT_GITHUB_AUTHOR:-}" ]] && args+=(--github-author "$DRIFT_INPUT_GITHUB_AUTHOR")
 args+=(--github-output --json-report "${RUNNER_TEMP:-/tmp}/drift/report.json")
 [[ -n "${DRIFT_INPUT_CONFIG:-}" ]] && args+=(--config "$DRIFT_INPUT_CONFIG")
-[[ -n "${DRIFT_INPUT_CLUSTER:-}" ]] && args+=(--cluster "$DRIFT_INPUT_CLUSTER")
 [[ "${DRIFT_INPUT_FAIL_ON_DELETES:-false}" == "true" ]] && args+=(--fail-on-deletes)
 while IFS= read -r target; do
   [[ -n "${target// /}" ]] && args+=(--target "$target")

@@ -1,0 +1,181 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/spf13/pflag"
+	"k8s.io/cli-runtime/pkg/genericclioptions"
+	"k8s.io/cli-runtime/pkg/genericiooptions"
+
+	"github.com/drift-gitops/drift/internal/dryrun"
+	"github.com/drift-gitops/drift/internal/plan"
+	"github.com/drift-gitops/drift/internal/report"
+	"github.com/drift-gitops/drift/internal/source"
+)
+
+// commonOptions hold what drift diff and drift detect are both told: what to render,
+// how to preview it, and where the report goes.
+type commonOptions struct {
+	streams genericiooptions.IOStreams
+	kube    *genericclioptions.ConfigFlags
+
+	Repo           string
+	Ref            string
+	Paths          []string
+	Output         string
+	OutFile        string
+	Concurrency    int
+	FieldManager   string
+	ForceConflicts bool
+	ShowUnchanged  bool
+	ShowSecrets    bool
+	Dump           string
+	Timeout        time.Duration
+	Config         string
+	Targets        []string
+	Applier        string
+	ApplyMode      string
+	Prune          bool
+	renderLimits   renderLimitFlags
+
+	// github holds the GitHub side's flags.
+	github githubOptions
+
+	// flags tells which flags were given on the command line.
+	flags *pflag.FlagSet
+	// errMu keeps warnings from servers started side by side whole.
+	errMu sync.Mutex
+
+	// getenv reads the environment (KUBECTL_EXTERNAL_DIFF, NO_COLOR); tests replace it.
+	getenv func(string) string
+	// scrub removes credentials, Secret and masked values from everything the run
+	// writes: the report, warnings, errors.
+	scrub *report.Scrubber
+}
+
+// init readies the options for a command writing to streams.
+func (o *commonOptions) init(streams genericiooptions.IOStreams) {
+	o.streams, o.kube, o.getenv = streams, genericclioptions.NewConfigFlags(true), os.Getenv
+	// kubectl's --cluster is not drift's: diff has its own, detect has none.
+	o.kube.ClusterName = nil
+}
+
+// addFlags registers the flags diff and detect share.
+func (o *commonOptions) addFlags(f *pflag.FlagSet) {
+	f.StringVar(&o.Repo, "repo", ".", "directory inside the git repository to read")
+	f.StringVar(&o.Ref, "ref", "", "git ref to render (branch, origin/main, tag, SHA, HEAD~2, refs/pull/N/merge); default: the work tree as it is on disk")
+	f.StringArrayVar(&o.Paths, "path", nil, "directory or file to render, relative to --repo (repeatable; default: --repo itself)")
+	f.StringVarP(&o.Output, "output", "o", "text", "report format: text, markdown or json")
+	f.StringVar(&o.OutFile, "out", "", "write the report to this file instead of stdout")
+	f.IntVar(&o.Concurrency, "concurrency", 16, "objects previewed at once")
+	f.StringVar(&o.FieldManager, "field-manager", "", "field manager the real pipeline applies with, where the applier lets you choose it (default: the applier's own, kubectl for kubectl-server-side)")
+	f.BoolVar(&o.ForceConflicts, "force-conflicts", false, "preview a forced apply, taking fields over from other managers")
+	f.BoolVar(&o.ShowUnchanged, "show-unchanged", false, "list unchanged objects by name (they are always counted)")
+	f.BoolVar(&o.ShowSecrets, "show-secrets", false, "show Secret values instead of *** (local use only; never in CI)")
+	f.StringVar(&o.Dump, "dump", "", "also write the normalized objects into DIR/live and DIR/merged (DIR/base and DIR/head for a split change), named as kubectl diff names them")
+	f.DurationVar(&o.Timeout, "timeout", 10*time.Minute, "deadline for the whole run")
+	f.StringVar(&o.Config, "config", "", "drift.yaml to use instead of the one at the root of the rendered ref (a path inside the repository is read from the refs, like drift.yaml)")
+	f.BoolVar(&o.Prune, "prune", true, "report what applying would delete: objects an inventory in the cluster owns that the change no longer renders (--prune=false skips it)")
+	f.StringVar(&o.Applier, "applier", "", "what applies the targets for real, so drift predicts what it does: "+strings.Join(dryrun.ProfileNames(), ", ")+" (default kubectl-server-side); overrides drift.yaml")
+	f.StringVar(&o.ApplyMode, "apply-mode", "", "old name of --applier: server is kubectl-server-side, client is kubectl")
+	f.StringArrayVar(&o.Targets, "target", nil, "diff only the drift.yaml targets with this name (repeatable; globs like 'web-*' allowed)")
+	o.renderLimits.addFlags(f)
+	o.github.addFlags(f)
+	o.kube.AddFlags(f)
+	o.flags = f
+}
+
+// validate checks the flags before any work; configFrom is diff's --config-from.
+func (o *commonOptions) validate(configFrom string) error {
+	if !slices.Contains(report.Formats, o.Output) {
+		return fmt.Errorf("unknown output format %q: use -o text, -o markdown or -o json", o.Output)
+	}
+	if o.Concurrency < 1 {
+		return fmt.Errorf("--concurrency must be at least 1, got %d", o.Concurrency)
+	}
+	if o.Timeout <= 0 {
+		return fmt.Errorf("--timeout must be positive, got %s", o.Timeout)
+	}
+	if o.flagSet("field-manager") && o.FieldManager == "" {
+		return fmt.Errorf("--field-manager must not be empty")
+	}
+	if configFrom != plan.ConfigFromBase && configFrom != plan.ConfigFromHead {
+		return fmt.Errorf("unknown --config-from %q: use base or head", configFrom)
+	}
+	switch {
+	case o.Applier != "" && o.ApplyMode != "":
+		return fmt.Errorf("--apply-mode is the old name of --applier: give one of them")
+	case o.ApplyMode != "" && o.ApplyMode != "server" && o.ApplyMode != "client":
+		return fmt.Errorf("unknown --apply-mode %q: use server or client (or --applier)", o.ApplyMode)
+	case o.Applier != "":
+		if _, err := dryrun.ProfileFor(o.Applier); err != nil || o.Applier == "server" || o.Applier == "client" {
+			return fmt.Errorf("unknown --applier %q: use one of %s", o.Applier, strings.Join(dryrun.ProfileNames(), ", "))
+		}
+	}
+	return nil
+}
+
+// overrides are what the command line sets for every target.
+func (o *commonOptions) overrides() plan.Overrides {
+	ov := plan.Overrides{Applier: o.Applier}
+	switch o.ApplyMode {
+	case "server":
+		ov.Applier = "kubectl-server-side"
+	case "client":
+		ov.Applier = "kubectl"
+	}
+	if o.flagSet("field-manager") {
+		ov.FieldManager = &o.FieldManager
+	}
+	if o.flagSet("context") {
+		ov.Context = o.kube.Context
+	}
+	if o.flagSet("kubeconfig") {
+		ov.Kubeconfig = o.kube.KubeConfig
+	}
+	if o.flagSet("namespace") {
+		ov.Namespace = o.kube.Namespace
+	}
+	return ov
+}
+
+// repoPaths turns --path values (relative to --repo) into repository paths.
+func (o *commonOptions) repoPaths(repo *source.Repo) ([]string, error) {
+	if len(o.Paths) == 0 {
+		return []string{repo.Dir}, nil
+	}
+	out := make([]string, 0, len(o.Paths))
+	for _, p := range o.Paths {
+		rp, err := repo.Path(p)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, rp)
+	}
+	return out, nil
+}
+
+// warnf writes a warning line to stderr.
+func (o *commonOptions) warnf(format string, args ...any) {
+	o.errMu.Lock()
+	defer o.errMu.Unlock()
+	msg := fmt.Sprintf(format, args...)
+	if o.scrub != nil {
+		msg = o.scrub.Scrub(msg)
+	}
+	fmt.Fprintf(o.streams.ErrOut, "drift: warning: %s\n", msg)
+}
+
+// flagSet reports whether a flag was given on the command line.
+func (o *commonOptions) flagSet(name string) bool {
+	if o.flags == nil {
+		return false
+	}
+	f := o.flags.Lookup(name)
+	return f != nil && f.Changed
+}

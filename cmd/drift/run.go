@@ -1,0 +1,154 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"time"
+
+	"github.com/drift-gitops/drift/internal/github"
+	"github.com/drift-gitops/drift/internal/plan"
+	"github.com/drift-gitops/drift/internal/preview"
+	"github.com/drift-gitops/drift/internal/render"
+	"github.com/drift-gitops/drift/internal/report"
+	"github.com/drift-gitops/drift/internal/source"
+)
+
+// mode is what drift diff and drift detect run differently; the rest of a run is the
+// same.
+type mode struct {
+	// base, cluster and configFrom are diff's --base, --cluster and --config-from.
+	base, cluster, configFrom string
+	// splitDrift tells the change apart from drift already in the cluster (diff's
+	// --base without --no-split-drift).
+	splitDrift bool
+	// drift is detect's: --ref defaults to the default branch, and every difference
+	// is reported as drift.
+	drift bool
+}
+
+// run renders, previews and reports, and returns an exitStatus for changes or errors.
+func (o *commonOptions) run(ctx context.Context, m mode) error {
+	o.scrub = o.newScrubber()
+	if err := o.preview(ctx, m); err != nil {
+		return scrubbedError{err: err, scrub: o.scrub}
+	}
+	return nil
+}
+
+// preview is run before its errors are scrubbed.
+func (o *commonOptions) preview(ctx context.Context, m mode) error {
+	if err := o.validate(m.configFrom); err != nil {
+		return err
+	}
+	if err := o.github.options().Preflight(o.getenv); err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeoutCause(ctx, o.Timeout, runTimeout(o.Timeout))
+	defer cancel()
+
+	pl, err := o.plan(ctx, m)
+	if err != nil {
+		return err
+	}
+	head, base := pl.head, pl.base
+	progress := newProgress(o.streams.ErrOut, "previewing")
+	pv, err := preview.Run(ctx, o.previewDeps(pl.cache, progress, m.cluster), o.previewOptions(m), pl.targets, head, base)
+	progress.done()
+	if err != nil {
+		return err
+	}
+	defer pv.Stop()
+	in := report.Input{Ref: o.Ref, Commit: head.Commit, Base: m.base, Drift: m.drift, Config: pl.cfg.Change, Targets: pv.Inputs()}
+	if base != nil {
+		in.BaseCommit = base.Commit
+	}
+	if m.cluster == ephemeralCluster {
+		in.Cluster = report.ClusterEphemeral
+	}
+	rep, err := report.Build(in, report.Options{ShowSecrets: o.ShowSecrets, Scrubber: o.scrub})
+	if err != nil {
+		return err
+	}
+	if err := o.write(ctx, rep); err != nil {
+		return err
+	}
+	if err := o.publish(ctx, rep); err != nil {
+		// A refusal from GitHub (a fork's read-only token) does not change what the
+		// diff found: say so, and exit as the diff does. Anything else is an error.
+		if github.StatusCode(err) != http.StatusForbidden {
+			return err
+		}
+		o.warnf("%v", err)
+	}
+	switch {
+	case !rep.Complete:
+		return exitStatus{exitError}
+	case rep.Summary.Changes() > 0:
+		return exitStatus{exitChanges}
+	}
+	return nil
+}
+
+// planned is what a run previews: the snapshots, drift.yaml as the run reads it, the
+// targets (selected by --target and by --base) and the render cache.
+type planned struct {
+	head, base *source.Snapshot
+	cfg        *plan.Config
+	targets    []plan.Target
+	cache      *render.Cache
+}
+
+// plan opens the repository, --ref and --base, and plans the targets.
+func (o *commonOptions) plan(ctx context.Context, m mode) (*planned, error) {
+	repo, err := source.Open(o.Repo)
+	if err != nil {
+		return nil, err
+	}
+	if m.drift && o.Ref == "" {
+		o.Ref = repo.DefaultBranch()
+	}
+	p := &planned{}
+	if p.head, err = repo.Snapshot(o.Ref); err != nil {
+		return nil, err
+	}
+	if m.base != "" {
+		if p.base, err = repo.Snapshot(m.base); err != nil {
+			return nil, fmt.Errorf("--base: %w", err)
+		}
+	}
+	paths, err := o.repoPaths(repo)
+	if err != nil {
+		return nil, err
+	}
+	if err := p.head.CheckPaths(paths); err != nil {
+		return nil, err
+	}
+	if p.cfg, err = plan.LoadConfig(repo, p.head, p.base, plan.ConfigSource{File: o.Config, From: m.configFrom, BaseRef: m.base, Warnf: o.warnf}); err != nil {
+		return nil, err
+	}
+	if len(o.Paths) == 0 {
+		paths = nil // drift.yaml's targets, or the directory drift runs in
+	}
+	p.targets = plan.Targets(p.cfg, repo.Dir, paths, o.overrides())
+	if err := plan.SelectNamed(p.targets, o.Targets); err != nil {
+		return nil, err
+	}
+	if p.cache, err = o.renderCache(ctx, repo); err != nil {
+		return nil, err
+	}
+	if p.base != nil {
+		if err := plan.SelectChanged(p.targets, p.head, p.base, p.cfg.Base, p.cache); err != nil {
+			return nil, err
+		}
+	}
+	return p, nil
+}
+
+// runTimeout is the cause of a run's end at --timeout, so that the messages of whatever
+// it interrupted say so; it is a context.DeadlineExceeded.
+type runTimeout time.Duration
+
+func (d runTimeout) Error() string { return fmt.Sprintf("timed out after %s", time.Duration(d)) }
+
+func (runTimeout) Is(target error) bool { return target == context.DeadlineExceeded }
