@@ -14,8 +14,8 @@ import (
 
 	"github.com/drift-gitops/drift/internal/dryrun"
 	"github.com/drift-gitops/drift/internal/plan"
+	"github.com/drift-gitops/drift/internal/render"
 	"github.com/drift-gitops/drift/internal/report"
-	"github.com/drift-gitops/drift/internal/source"
 )
 
 // commonOptions hold what drift diff and drift detect are both told: what to render,
@@ -41,7 +41,7 @@ type commonOptions struct {
 	Applier        string
 	ApplyMode      string
 	Prune          bool
-	renderLimits   renderLimitFlags
+	renderLimits   render.LimitSettings
 
 	// github holds the GitHub side's flags.
 	github githubOptions
@@ -84,7 +84,7 @@ func (o *commonOptions) addFlags(f *pflag.FlagSet) {
 	f.StringVar(&o.Applier, "applier", "", "what applies the targets for real, so drift predicts what it does: "+strings.Join(dryrun.ProfileNames(), ", ")+" (default kubectl-server-side); overrides drift.yaml")
 	f.StringVar(&o.ApplyMode, "apply-mode", "", "old name of --applier: server is kubectl-server-side, client is kubectl")
 	f.StringArrayVar(&o.Targets, "target", nil, "diff only the drift.yaml targets with this name (repeatable; globs like 'web-*' allowed)")
-	o.renderLimits.addFlags(f)
+	addRenderLimitFlags(f, &o.renderLimits)
 	o.github.addFlags(f)
 	o.kube.AddFlags(f)
 	o.flags = f
@@ -142,22 +142,6 @@ func (o *commonOptions) overrides() plan.Overrides {
 		ov.Namespace = o.kube.Namespace
 	}
 	return ov
-}
-
-// repoPaths turns --path values (relative to --repo) into repository paths.
-func (o *commonOptions) repoPaths(repo *source.Repo) ([]string, error) {
-	if len(o.Paths) == 0 {
-		return []string{repo.Dir}, nil
-	}
-	out := make([]string, 0, len(o.Paths))
-	for _, p := range o.Paths {
-		rp, err := repo.Path(p)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, rp)
-	}
-	return out, nil
 }
 
 // warnf writes a warning line to stderr.

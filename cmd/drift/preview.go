@@ -24,11 +24,13 @@ func (o *commonOptions) previewDeps(cache *render.Cache, progress *progress, clu
 			}
 			return dryrun.Connect(ctx, flags, o.Concurrency, o.scrub.AddCredential)
 		},
-		StartEphemeral: o.startEphemeral,
-		Cache:          cache,
-		Progress:       progress.update,
-		Warnf:          o.warnf,
-		Secrets:        o.scrub.AddSecrets,
+		StartEphemeral: func(ctx context.Context) (*dryrun.Connection, func(), error) {
+			return ephemeral.Connect(ctx, o.getenv, o.Concurrency)
+		},
+		Cache:    cache,
+		Progress: progress.update,
+		Warnf:    o.warnf,
+		Secrets:  o.scrub.AddSecrets,
 	}
 }
 
@@ -46,23 +48,4 @@ func (o *commonOptions) previewOptions(m mode) preview.Options {
 		opts.Namespace = *o.kube.Namespace
 	}
 	return opts
-}
-
-// startEphemeral starts a throwaway API server for one cluster of the run.
-func (o *commonOptions) startEphemeral(ctx context.Context) (*dryrun.Connection, func(), error) {
-	assets, err := ephemeral.AssetsDir(o.getenv)
-	if err != nil {
-		return nil, nil, err
-	}
-	server, err := ephemeral.Start(ctx, assets)
-	if err != nil {
-		return nil, nil, err
-	}
-	clients, err := dryrun.NewClientsWithin(ctx, server.Config, o.Concurrency)
-	if err != nil {
-		_ = server.Stop()
-		return nil, nil, err
-	}
-	stop := func() { _ = server.Stop() }
-	return &dryrun.Connection{Clients: clients, Namespace: "default", RequestTimeout: dryrun.DefaultRequestTimeout}, stop, nil
 }

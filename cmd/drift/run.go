@@ -47,19 +47,23 @@ func (o *commonOptions) preview(ctx context.Context, m mode) error {
 	ctx, cancel := context.WithTimeoutCause(ctx, o.Timeout, runTimeout(o.Timeout))
 	defer cancel()
 
-	pl, err := o.plan(ctx, m)
+	pl, err := plan.Open(plan.Request{
+		Repo: o.Repo, Ref: o.Ref, DefaultRef: m.drift, Base: m.base, Paths: o.Paths, Names: o.Targets,
+		Config: plan.ConfigSource{File: o.Config, From: m.configFrom}, Overrides: o.overrides(), Warnf: o.warnf,
+		NewCache: func(repo *source.Repo) (*render.Cache, error) { return o.renderCache(ctx, repo) },
+	})
 	if err != nil {
 		return err
 	}
-	head, base := pl.head, pl.base
+	head, base := pl.Head, pl.Base
 	progress := newProgress(o.streams.ErrOut, "previewing")
-	pv, err := preview.Run(ctx, o.previewDeps(pl.cache, progress, m.cluster), o.previewOptions(m), pl.targets, head, base)
+	pv, err := preview.Run(ctx, o.previewDeps(pl.Cache, progress, m.cluster), o.previewOptions(m), pl.Targets, head, base)
 	progress.done()
 	if err != nil {
 		return err
 	}
 	defer pv.Stop()
-	in := report.Input{Ref: o.Ref, Commit: head.Commit, Base: m.base, Drift: m.drift, Config: pl.cfg.Change, Targets: pv.Inputs()}
+	in := report.Input{Ref: pl.Ref, Commit: head.Commit, Base: m.base, Drift: m.drift, Config: pl.Config.Change, Targets: pv.Inputs()}
 	if base != nil {
 		in.BaseCommit = base.Commit
 	}
@@ -88,61 +92,6 @@ func (o *commonOptions) preview(ctx context.Context, m mode) error {
 		return exitStatus{exitChanges}
 	}
 	return nil
-}
-
-// planned is what a run previews: the snapshots, drift.yaml as the run reads it, the
-// targets (selected by --target and by --base) and the render cache.
-type planned struct {
-	head, base *source.Snapshot
-	cfg        *plan.Config
-	targets    []plan.Target
-	cache      *render.Cache
-}
-
-// plan opens the repository, --ref and --base, and plans the targets.
-func (o *commonOptions) plan(ctx context.Context, m mode) (*planned, error) {
-	repo, err := source.Open(o.Repo)
-	if err != nil {
-		return nil, err
-	}
-	if m.drift && o.Ref == "" {
-		o.Ref = repo.DefaultBranch()
-	}
-	p := &planned{}
-	if p.head, err = repo.Snapshot(o.Ref); err != nil {
-		return nil, err
-	}
-	if m.base != "" {
-		if p.base, err = repo.Snapshot(m.base); err != nil {
-			return nil, fmt.Errorf("--base: %w", err)
-		}
-	}
-	paths, err := o.repoPaths(repo)
-	if err != nil {
-		return nil, err
-	}
-	if err := p.head.CheckPaths(paths); err != nil {
-		return nil, err
-	}
-	if p.cfg, err = plan.LoadConfig(repo, p.head, p.base, plan.ConfigSource{File: o.Config, From: m.configFrom, BaseRef: m.base, Warnf: o.warnf}); err != nil {
-		return nil, err
-	}
-	if len(o.Paths) == 0 {
-		paths = nil // drift.yaml's targets, or the directory drift runs in
-	}
-	p.targets = plan.Targets(p.cfg, repo.Dir, paths, o.overrides())
-	if err := plan.SelectNamed(p.targets, o.Targets); err != nil {
-		return nil, err
-	}
-	if p.cache, err = o.renderCache(ctx, repo); err != nil {
-		return nil, err
-	}
-	if p.base != nil {
-		if err := plan.SelectChanged(p.targets, p.head, p.base, p.cfg.Base, p.cache); err != nil {
-			return nil, err
-		}
-	}
-	return p, nil
 }
 
 // runTimeout is the cause of a run's end at --timeout, so that the messages of whatever

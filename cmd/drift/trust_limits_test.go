@@ -115,40 +115,6 @@ func TestRendererBombsEndTheirTargetAndTheReportSurvives(t *testing.T) {
 	}
 }
 
-// TestRenderLimitFlagsAreSizesWithAFloor: the runner sets the limits in the units it
-// knows, and a limit too small to start a worker is refused before anything runs.
-func TestRenderLimitFlagsAreSizesWithAFloor(t *testing.T) {
-	t.Parallel()
-	for _, tc := range []struct {
-		name    string
-		flags   renderLimitFlags
-		memory  int64
-		output  int64
-		wantErr string
-	}{
-		{name: "defaults", flags: renderLimitFlags{timeout: time.Minute, memory: "1Gi", output: "64Mi", objects: 1}, memory: 1 << 30, output: 64 << 20},
-		{name: "bytes", flags: renderLimitFlags{timeout: time.Minute, memory: "536870912", output: "1000", objects: 1}, memory: 512 << 20, output: 1000},
-		{name: "memory under the floor", flags: renderLimitFlags{timeout: time.Minute, memory: "64Mi", output: "1Mi", objects: 1}, wantErr: "--render-memory must be at least 256Mi"},
-		{name: "not a size", flags: renderLimitFlags{timeout: time.Minute, memory: "lots", output: "1Mi", objects: 1}, wantErr: `--render-memory "lots" is not a size`},
-		{name: "no objects", flags: renderLimitFlags{timeout: time.Minute, memory: "1Gi", output: "1Mi", objects: 0}, wantErr: "--render-max-objects must be at least 1"},
-		{name: "no time", flags: renderLimitFlags{memory: "1Gi", output: "1Mi", objects: 1}, wantErr: "--render-timeout must be positive"},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			t.Parallel()
-			l, err := tc.flags.limits()
-			if tc.wantErr != "" {
-				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
-					t.Errorf("err = %v, want %q", err, tc.wantErr)
-				}
-				return
-			}
-			if err != nil || l.MemoryBytes != tc.memory || l.OutputBytes != tc.output {
-				t.Errorf("limits = %+v, %v; want memory %d, output %d", l, err, tc.memory, tc.output)
-			}
-		})
-	}
-}
-
 // TestBaseNeverSkipsATargetWhoseWorkerDidNotFinish: what a rendering cut short read
 // is unknown, so with --base a change anywhere in the repository keeps the target in
 // the run, reported as its failure, never skipped as unchanged.

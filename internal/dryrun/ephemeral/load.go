@@ -39,3 +39,23 @@ func Load(ctx context.Context, clients *dryrun.Clients, scaffolding []render.Obj
 	}
 	return failed
 }
+
+// Connect starts a throwaway API server from the assets drift installs (found with
+// getenv, see AssetsDir) and connects to it; stop stops it.
+func Connect(ctx context.Context, getenv func(string) string, concurrency int) (conn *dryrun.Connection, stop func(), err error) {
+	assets, err := AssetsDir(getenv)
+	if err != nil {
+		return nil, nil, err
+	}
+	server, err := Start(ctx, assets)
+	if err != nil {
+		return nil, nil, err
+	}
+	clients, err := dryrun.NewClientsWithin(ctx, server.Config, concurrency)
+	if err != nil {
+		_ = server.Stop()
+		return nil, nil, err
+	}
+	stop = func() { _ = server.Stop() }
+	return &dryrun.Connection{Clients: clients, Namespace: "default", RequestTimeout: dryrun.DefaultRequestTimeout}, stop, nil
+}

@@ -1,0 +1,112 @@
+package plan
+
+import (
+	"fmt"
+
+	"github.com/drift-gitops/drift/internal/render"
+	"github.com/drift-gitops/drift/internal/source"
+)
+
+// Request is what a run asks to plan: the repository, the refs, drift.yaml and the
+// selection, as the command line gives them.
+type Request struct {
+	// Repo is a directory inside the git repository.
+	Repo string
+	// Ref is the ref to preview ("" for the work tree); with DefaultRef, an empty Ref
+	// is the remote's default branch instead (drift detect).
+	Ref        string
+	DefaultRef bool
+	// Base is the ref the change is compared with ("" for none).
+	Base string
+	// Paths are directories or files to render, relative to Repo (none: drift.yaml's
+	// targets, or Repo itself).
+	Paths []string
+	// Config says where drift.yaml is read from (File, From; BaseRef and Warnf are
+	// filled in from the request).
+	Config ConfigSource
+	// Names select targets by name or glob (none: all).
+	Names []string
+	// Overrides are what the command line sets for every target.
+	Overrides Overrides
+	// Warnf reports what does not stop the run.
+	Warnf func(format string, args ...any)
+	// NewCache returns the run's render cache for the opened repository.
+	NewCache func(*source.Repo) (*render.Cache, error)
+}
+
+// Plan is what a run previews: the snapshots, drift.yaml as the run reads it, the
+// targets (selected by name and, with a base, by change) and the render cache.
+type Plan struct {
+	// Ref is the ref previewed (the default branch when the request asked for it).
+	Ref        string
+	Head, Base *source.Snapshot
+	Config     *Config
+	Targets    []Target
+	Cache      *render.Cache
+}
+
+// Open opens the repository, the ref and the base, reads drift.yaml and plans the
+// targets.
+func Open(req Request) (*Plan, error) {
+	repo, err := source.Open(req.Repo)
+	if err != nil {
+		return nil, err
+	}
+	p := &Plan{Ref: req.Ref}
+	if req.DefaultRef && p.Ref == "" {
+		p.Ref = repo.DefaultBranch()
+	}
+	if p.Head, err = repo.Snapshot(p.Ref); err != nil {
+		return nil, err
+	}
+	if req.Base != "" {
+		if p.Base, err = repo.Snapshot(req.Base); err != nil {
+			return nil, fmt.Errorf("--base: %w", err)
+		}
+	}
+	paths, err := repoPaths(repo, req.Paths)
+	if err != nil {
+		return nil, err
+	}
+	if err := p.Head.CheckPaths(paths); err != nil {
+		return nil, err
+	}
+	src := req.Config
+	src.BaseRef, src.Warnf = req.Base, req.Warnf
+	if p.Config, err = LoadConfig(repo, p.Head, p.Base, src); err != nil {
+		return nil, err
+	}
+	if len(req.Paths) == 0 {
+		paths = nil // drift.yaml's targets, or the directory drift runs in
+	}
+	p.Targets = Targets(p.Config, repo.Dir, paths, req.Overrides)
+	if err := SelectNamed(p.Targets, req.Names); err != nil {
+		return nil, err
+	}
+	if p.Cache, err = req.NewCache(repo); err != nil {
+		return nil, err
+	}
+	if p.Base != nil {
+		if err := SelectChanged(p.Targets, p.Head, p.Base, p.Config.Base, p.Cache); err != nil {
+			return nil, err
+		}
+	}
+	return p, nil
+}
+
+// repoPaths turns paths relative to the directory the repository was opened from into
+// repository paths (that directory itself when there are none).
+func repoPaths(repo *source.Repo, paths []string) ([]string, error) {
+	if len(paths) == 0 {
+		return []string{repo.Dir}, nil
+	}
+	out := make([]string, 0, len(paths))
+	for _, p := range paths {
+		rp, err := repo.Path(p)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, rp)
+	}
+	return out, nil
+}

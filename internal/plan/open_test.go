@@ -1,0 +1,102 @@
+package plan
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/drift-gitops/drift/internal/gitfixture"
+	"github.com/drift-gitops/drift/internal/render"
+	"github.com/drift-gitops/drift/internal/source"
+)
+
+// A pull request that changes one target's files: Open reads drift.yaml from the
+// base, plans both targets and skips the one whose inputs are unchanged; a name that
+// selects nothing and a base that does not exist are errors saying so.
+func TestOpenPlansAndSelectsByChange(t *testing.T) {
+	t.Parallel()
+	g, err := gitfixture.Init(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	cm := func(name, color string) string {
+		return "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: " + name + "}\ndata: {color: " + color + "}\n"
+	}
+	if _, err := g.CommitFiles(map[string]string{
+		"drift.yaml":    "targets:\n- {name: web, path: web}\n- {name: api, path: api}\n",
+		"web/cm.yaml":   cm("web", "blue"),
+		"api/cm.yaml":   cm("api", "blue"),
+		"other/cm.yaml": cm("other", "blue"),
+	}, "base"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := g.Git("checkout", "-q", "-b", "change"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := g.CommitFiles(map[string]string{"web/cm.yaml": cm("web", "green")}, "change web"); err != nil {
+		t.Fatal(err)
+	}
+	var warnings []string
+	req := func() Request {
+		return Request{
+			Repo: g.Dir, Ref: "change", Base: "main",
+			Config:   ConfigSource{From: ConfigFromBase},
+			Warnf:    func(f string, a ...any) { warnings = append(warnings, f) },
+			NewCache: func(*source.Repo) (*render.Cache, error) { return &render.Cache{}, nil },
+		}
+	}
+
+	p, err := Open(req())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Ref != "change" || p.Head == nil || p.Base == nil || p.Head.Commit == p.Base.Commit || p.Cache == nil {
+		t.Fatalf("plan: ref %q, head %v, base %v, cache %v", p.Ref, p.Head, p.Base, p.Cache)
+	}
+	got := map[string]string{}
+	for _, tg := range p.Targets {
+		got[tg.Name] = tg.Skipped
+	}
+	if len(got) != 2 || got["web"] != "" || !strings.Contains(got["api"], "unchanged") {
+		t.Errorf("targets (name: skipped): %q; want web previewed and api skipped as unchanged", got)
+	}
+
+	named := req()
+	named.Names = []string{"db-*"}
+	if _, err := Open(named); err == nil || !strings.Contains(err.Error(), "names no target; the targets are: api, web") {
+		t.Errorf("--target db-*: %v", err)
+	}
+	noBase := req()
+	noBase.Base = "gone"
+	if _, err := Open(noBase); err == nil || !strings.HasPrefix(err.Error(), "--base: ") {
+		t.Errorf("--base gone: %v", err)
+	}
+	paths := req()
+	paths.Paths = []string{"other"}
+	if p, err := Open(paths); err != nil || len(p.Targets) != 1 || p.Targets[0].Name != "other" {
+		t.Errorf("a path asked for is the one target: %v %+v", err, p)
+	}
+	missing := req()
+	missing.Paths = []string{"nowhere"}
+	if _, err := Open(missing); err == nil || !strings.Contains(err.Error(), "nowhere") {
+		t.Errorf("a path the ref does not hold: %v", err)
+	}
+}
+
+// drift detect previews the default branch when no ref is given.
+func TestOpenDefaultRef(t *testing.T) {
+	t.Parallel()
+	g, err := gitfixture.Init(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := g.CommitFiles(map[string]string{"cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\n"}, "one"); err != nil {
+		t.Fatal(err)
+	}
+	p, err := Open(Request{Repo: g.Dir, DefaultRef: true, NewCache: func(*source.Repo) (*render.Cache, error) { return &render.Cache{}, nil }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Ref == "" || p.Base != nil || len(p.Targets) != 1 || p.Targets[0].Skipped != "" {
+		t.Errorf("default ref %q, base %v, targets %+v", p.Ref, p.Base, p.Targets)
+	}
+}
