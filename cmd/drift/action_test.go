@@ -79,13 +79,14 @@ func TestActionRunsItsSteps(t *testing.T) {
 	if err := os.WriteFile(wrapper, []byte("#!/bin/sh\nDRIFT_TEST_RUN_MAIN=1 exec "+self+" \"$@\"\n"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	runStep := func(failOnChanges string) (int, string, string) {
+	runStep := func(failOnChanges string, inputs ...string) (int, string, string) {
 		output := filepath.Join(t.TempDir(), "output")
 		cmd := exec.Command("bash", filepath.Join(mustAbs(t, "../.."), "hack", "action", "run.sh"))
 		cmd.Dir = r.Dir
-		cmd.Env = append(os.Environ(),
+		cmd.Env = append(append(os.Environ(),
 			"DRIFT_BIN="+wrapper, "RUNNER_TEMP="+tmp, "GITHUB_OUTPUT="+output, "KUBECONFIG="+env.Kubeconfig,
-			"DRIFT_INPUT_BASE_REF="+strings.TrimSpace(base), "DRIFT_INPUT_FAIL_ON_CHANGES="+failOnChanges, "DRIFT_INPUT_TARGETS=", "DRIFT_INPUT_ARGS=--show-unchanged")
+			"DRIFT_INPUT_BASE_REF="+strings.TrimSpace(base), "DRIFT_INPUT_FAIL_ON_CHANGES="+failOnChanges, "DRIFT_INPUT_TARGETS=", "DRIFT_INPUT_ARGS=--show-unchanged"),
+			inputs...)
 		out, _ := cmd.CombinedOutput()
 		outputs, _ := os.ReadFile(output)
 		return cmd.ProcessState.ExitCode(), string(out), string(outputs)
@@ -106,6 +107,35 @@ func TestActionRunsItsSteps(t *testing.T) {
 	}
 	if code, out, _ := runStep("true"); code != 1 {
 		t.Errorf("fail-on-changes: exit %d\n%s", code, out)
+	}
+
+	// A matrix of two shards, each writing its share's report and publishing
+	// nothing, then a merge step commenting once with the whole run's report.
+	shards := t.TempDir()
+	for _, i := range []string{"1", "2"} {
+		jobTemp := t.TempDir()
+		code, out, outputs := runStep("false", "RUNNER_TEMP="+jobTemp, "DRIFT_INPUT_SHARD="+i+"/2")
+		if code != 0 || !strings.Contains(outputs, "report-json=") {
+			t.Fatalf("shard %s/2: exit %d\n%s\noutputs:\n%s", i, code, out, outputs)
+		}
+		if err := os.Rename(filepath.Join(jobTemp, "drift", "report.json"), filepath.Join(shards, "shard-"+i+".json")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if c := srv.Comments(21); len(c) != 1 || strings.Contains(c[0].Body, "shard") {
+		t.Fatalf("a shard published: comments = %+v", c)
+	}
+	before := srv.Comments(21)[0].Body
+	code, out, outputs = runStep("false", "DRIFT_INPUT_MODE=merge", "DRIFT_INPUT_REPORTS="+filepath.Join(shards, "shard-*.json")+"\n")
+	if code != 0 || !strings.Contains(outputs, "counts=1 to add, 0 to modify, 0 to delete, 1 unchanged, 0 errors") {
+		t.Fatalf("merge: exit %d\n%s\noutputs:\n%s", code, out, outputs)
+	}
+	if c := srv.Comments(21); len(c) != 1 || c[0].Body != before {
+		t.Errorf("the merged comment differs from the single run's:\n%s\n---\n%s", before, c[0].Body)
+	}
+	code, out, _ = runStep("false", "DRIFT_INPUT_MODE=merge", "DRIFT_INPUT_REPORTS=")
+	if code != 2 || !strings.Contains(out, "::error::mode: merge needs the reports input") {
+		t.Errorf("merge without reports: exit %d\n%s", code, out)
 	}
 }
 

@@ -41,7 +41,9 @@ type commonOptions struct {
 	Applier        string
 	ApplyMode      string
 	Prune          bool
+	Shard          string
 	renderLimits   render.LimitSettings
+	shard          plan.Shard
 
 	// github holds the GitHub side's flags.
 	github githubOptions
@@ -84,6 +86,7 @@ func (o *commonOptions) addFlags(f *pflag.FlagSet) {
 	f.StringVar(&o.Applier, "applier", "", "what applies the targets for real, so drift predicts what it does: "+strings.Join(dryrun.ProfileNames(), ", ")+" (default kubectl-server-side); overrides drift.yaml")
 	f.StringVar(&o.ApplyMode, "apply-mode", "", "old name of --applier: server is kubectl-server-side, client is kubectl")
 	f.StringArrayVar(&o.Targets, "target", nil, "diff only the drift.yaml targets with this name (repeatable; globs like 'web-*' allowed)")
+	f.StringVar(&o.Shard, "shard", "", "preview only share I of N of the run (such as 2/4), for a matrix of runners; write each share with -o json and combine them with drift report merge")
 	addRenderLimitFlags(f, &o.renderLimits)
 	o.github.addFlags(f)
 	o.kube.AddFlags(f)
@@ -103,6 +106,17 @@ func (o *commonOptions) validate(configFrom string) error {
 	}
 	if o.flagSet("field-manager") && o.FieldManager == "" {
 		return fmt.Errorf("--field-manager must not be empty")
+	}
+	if o.Shard != "" {
+		var err error
+		if o.shard, err = plan.ParseShard(o.Shard); err != nil {
+			return err
+		}
+		for _, name := range []string{"github-comment", "github-issue", "comment-file", "step-summary"} {
+			if o.flagSet(name) {
+				return fmt.Errorf("--%s with --shard: a shard holds part of the report; publish once, from drift report merge of every shard's JSON report", name)
+			}
+		}
 	}
 	if configFrom != plan.ConfigFromBase && configFrom != plan.ConfigFromHead {
 		return fmt.Errorf("unknown --config-from %q: use base or head", configFrom)

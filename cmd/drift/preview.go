@@ -43,6 +43,7 @@ func (o *commonOptions) previewOptions(m mode) preview.Options {
 		SplitDrift:     m.splitDrift,
 		Ephemeral:      m.cluster == ephemeralCluster,
 		FieldManager:   o.FieldManager,
+		Shard:          o.shard,
 	}
 	if o.kube.Namespace != nil {
 		opts.Namespace = *o.kube.Namespace

@@ -70,10 +70,18 @@ func (o *commonOptions) preview(ctx context.Context, m mode) error {
 	if m.cluster == ephemeralCluster {
 		in.Cluster = report.ClusterEphemeral
 	}
+	if o.shard.Sharded() {
+		in.Shard = &report.Shard{Index: o.shard.Index, Count: o.shard.Count, Plan: pv.Digest()}
+	}
 	rep, err := report.Build(in, report.Options{ShowSecrets: o.ShowSecrets, Scrubber: o.scrub})
 	if err != nil {
 		return err
 	}
+	return o.finish(ctx, rep)
+}
+
+// finish writes and publishes a report, and returns the exit status it calls for.
+func (o *commonOptions) finish(ctx context.Context, rep *report.Report) error {
 	if err := o.write(ctx, rep); err != nil {
 		return err
 	}

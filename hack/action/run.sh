@@ -3,34 +3,65 @@
 # variables; the drift binary as DRIFT_BIN. In diff mode it previews the ref (HEAD,
 # the checked-out pull request, unless the ref input names a fetched commit) against
 # the base and posts the comment, the check and the job summary; in detect mode it
-# checks the ref for drift and keeps the drift issue. It
-# sets the step outputs either way. drift's exit status 1 (changes) fails the step only with
-# fail-on-changes; 2 (errors, an incomplete report) always does.
+# checks the ref for drift and keeps the drift issue. With the shard input it previews
+# that share of the run and publishes nothing but its JSON report (output report-json);
+# merge mode combines the shards' reports and publishes them as one diff run would.
+# It sets the step outputs either way. drift's exit status 1 (changes) fails the step
+# only with fail-on-changes; 2 (errors, an incomplete report) always does.
 set -uo pipefail
 
 ref="${DRIFT_INPUT_REF:-HEAD}"
-if [[ "${DRIFT_INPUT_MODE:-diff}" == "detect" ]]; then
-  # A scheduled drift check: the checked-out branch against the cluster, kept in one issue.
-  args=(detect --ref "$ref" --github-issue)
-  if [[ -n "${DRIFT_INPUT_CLUSTER:-}" ]]; then
-    echo "::error::the cluster input is for mode: diff; drift detect checks the live clusters of drift.yaml's targets" >&2
-    exit 2
-  fi
-else
-  args=(diff --ref "$ref" --github-comment)
-  [[ -n "${DRIFT_INPUT_BASE_REF:-}" ]] && args+=(--base "$DRIFT_INPUT_BASE_REF")
-  [[ -n "${DRIFT_INPUT_CLUSTER:-}" ]] && args+=(--cluster "$DRIFT_INPUT_CLUSTER")
-fi
+shard="${DRIFT_INPUT_SHARD:-}"
+mode="${DRIFT_INPUT_MODE:-diff}"
+case "$mode" in
+  detect)
+    # A scheduled drift check: the checked-out branch against the cluster, kept in one issue.
+    args=(detect --ref "$ref")
+    [[ -z "$shard" ]] && args+=(--github-issue)
+    if [[ -n "${DRIFT_INPUT_CLUSTER:-}" ]]; then
+      echo "::error::the cluster input is for mode: diff; drift detect checks the live clusters of drift.yaml's targets" >&2
+      exit 2
+    fi
+    ;;
+  merge)
+    # The shards' reports, one file or glob per line, merged and published once.
+    args=(report merge --github-comment)
+    if [[ -n "$shard" ]]; then
+      echo "::error::the shard input is for the matrix jobs of mode: diff or detect; mode: merge combines their reports" >&2
+      exit 2
+    fi
+    reports=()
+    while IFS= read -r pattern; do
+      [[ -n "${pattern// /}" ]] || continue
+      # shellcheck disable=SC2206 # globs are the point
+      reports+=($pattern)
+    done <<< "${DRIFT_INPUT_REPORTS:-}"
+    if (( ${#reports[@]} == 0 )); then
+      echo "::error::mode: merge needs the reports input: the JSON reports the shards wrote (report-json), one file or glob per line" >&2
+      exit 2
+    fi
+    args+=("${reports[@]}")
+    ;;
+  *)
+    args=(diff --ref "$ref")
+    [[ -z "$shard" ]] && args+=(--github-comment)
+    [[ -n "${DRIFT_INPUT_BASE_REF:-}" ]] && args+=(--base "$DRIFT_INPUT_BASE_REF")
+    [[ -n "${DRIFT_INPUT_CLUSTER:-}" ]] && args+=(--cluster "$DRIFT_INPUT_CLUSTER")
+    ;;
+esac
 [[ -n "${DRIFT_INPUT_GITHUB_AUTHOR:-}" ]] && args+=(--github-author "$DRIFT_INPUT_GITHUB_AUTHOR")
 args+=(--github-output --json-report "${RUNNER_TEMP:-/tmp}/drift/report.json")
-[[ -n "${DRIFT_INPUT_CONFIG:-}" ]] && args+=(--config "$DRIFT_INPUT_CONFIG")
 [[ "${DRIFT_INPUT_FAIL_ON_DELETES:-false}" == "true" ]] && args+=(--fail-on-deletes)
-while IFS= read -r target; do
-  [[ -n "${target// /}" ]] && args+=(--target "$target")
-done <<< "${DRIFT_INPUT_TARGETS:-}"
-if [[ -n "${DRIFT_INPUT_ARGS:-}" ]]; then
-  read -r -a extra <<< "$DRIFT_INPUT_ARGS"
-  args+=("${extra[@]}")
+if [[ "$mode" != "merge" ]]; then
+  [[ -n "$shard" ]] && args+=(--shard "$shard")
+  [[ -n "${DRIFT_INPUT_CONFIG:-}" ]] && args+=(--config "$DRIFT_INPUT_CONFIG")
+  while IFS= read -r target; do
+    [[ -n "${target// /}" ]] && args+=(--target "$target")
+  done <<< "${DRIFT_INPUT_TARGETS:-}"
+  if [[ -n "${DRIFT_INPUT_ARGS:-}" ]]; then
+    read -r -a extra <<< "$DRIFT_INPUT_ARGS"
+    args+=("${extra[@]}")
+  fi
 fi
 
 mkdir -p "${RUNNER_TEMP:-/tmp}/drift"

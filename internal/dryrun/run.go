@@ -49,6 +49,11 @@ type Options struct {
 	// Helm is the deployed revision of the release the helm profile upgrades (nil: an
 	// install).
 	Helm *HelmRelease
+	// Skip, when set, names the objects (by index) that another runner previews
+	// (drift --shard): they are planned with the rest, so that identities and
+	// duplicates are resolved over all objects, but never sent; their results hold
+	// only what planning found.
+	Skip func(i int) bool
 }
 
 // DefaultFieldManager is what kubectl apply --server-side uses.
@@ -69,7 +74,16 @@ func Run(ctx context.Context, c *Clients, objs []render.Object, opts Options) []
 	}
 	var mu sync.Mutex
 	done := 0
-	forEachPlanned(results, opts.Concurrency, func(r *Result) {
+	total := len(results)
+	if opts.Skip != nil {
+		total = 0
+		for i := range results {
+			if !opts.Skip(i) {
+				total++
+			}
+		}
+	}
+	forEachPlanned(results, opts.Concurrency, opts.Skip, func(r *Result) {
 		if ctx.Err() != nil {
 			r.Err = notChecked(ctx)
 		} else {
@@ -78,21 +92,22 @@ func Run(ctx context.Context, c *Clients, objs []render.Object, opts Options) []
 		if opts.Progress != nil {
 			mu.Lock()
 			done++
-			opts.Progress(done, len(results))
+			opts.Progress(done, total)
 			mu.Unlock()
 		}
 	})
 	return results
 }
 
-// forEachPlanned runs fn on every result that planning did not already fail, at most
-// concurrency at a time. This is the one worker pool of the stage; each call writes only
-// its own result, so order never depends on timing.
-func forEachPlanned(results []Result, concurrency int, fn func(r *Result)) {
+// forEachPlanned runs fn on every result that planning did not already fail and
+// skip (if set) does not name, at most concurrency at a time. This is the one worker
+// pool of the stage; each call writes only its own result, so order never depends on
+// timing.
+func forEachPlanned(results []Result, concurrency int, skip func(int) bool, fn func(r *Result)) {
 	g := &errgroup.Group{}
 	g.SetLimit(concurrency)
 	for i := range results {
-		if results[i].Err != nil {
+		if results[i].Err != nil || (skip != nil && skip(i)) {
 			continue
 		}
 		g.Go(func() error {

@@ -17,11 +17,18 @@ import (
 // with what the change creates on each cluster (namespaces, CRDs) known to all of
 // that cluster's targets, then finds what pruning deletes.
 func (r *runner) dryRun(ctx context.Context, p *Preview) {
-	total := 0
-	for _, t := range p.Targets {
-		if t.Rendered != nil {
-			total += len(t.Rendered.Objects)
+	total, first := 0, 0
+	for i, t := range p.Targets {
+		t.shard, t.first, t.ownsTarget = r.opts.Shard, first, r.opts.Shard.Owns(i)
+		if t.Rendered == nil {
+			continue
 		}
+		for j := range t.Rendered.Objects {
+			if t.owns(j) {
+				total++
+			}
+		}
+		first += len(t.Rendered.Objects)
 	}
 	var mu sync.Mutex
 	offset := 0
@@ -51,12 +58,19 @@ func (r *runner) dryRun(ctx context.Context, p *Preview) {
 			}
 		}
 		opts.Absent, opts.Pending = t.conn.absent, pending[t.conn]
+		if r.opts.Shard.Sharded() {
+			opts.Skip = func(i int) bool { return !t.owns(i) }
+		}
 		t.Results = dryrun.Run(ctx, t.conn.Clients, t.Rendered.Objects, opts)
-		if t.helm != nil && len(t.Rendered.Failures) == 0 && ctx.Err() == nil {
+		if t.helm != nil && len(t.Rendered.Failures) == 0 && ctx.Err() == nil && t.ownsTarget {
 			t.helmDeletes = dryrun.HelmDeletes(ctx, t.conn.Clients, t.helm, t.Results, opts)
 		}
-		offset += len(t.Rendered.Objects)
-		if r.opts.Prune && ctx.Err() == nil {
+		for i := range t.Rendered.Objects {
+			if t.owns(i) {
+				offset++
+			}
+		}
+		if r.opts.Prune && ctx.Err() == nil && t.ownsTarget {
 			pr := prune.Find(ctx, t.conn.Clients, t.Rendered, t.Results, prune.Options{
 				Namespace: t.namespaceIn(t.conn), RequestTimeout: t.conn.RequestTimeout, ApplySet: t.ApplySet})
 			t.Pruned = &pr

@@ -7,6 +7,8 @@ package preview
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -53,6 +55,10 @@ type Options struct {
 	FieldManager string
 	// Namespace is an ephemeral server's default namespace ("" for default).
 	Namespace string
+	// Shard is this runner's share of the run (the zero Shard: all of it). Every
+	// shard renders every target; it previews its share of the objects and, of the
+	// targets it owns, what is target-wide (render failures, pruning, notes).
+	Shard plan.Shard
 }
 
 // Preview is a run's targets after their preview.
@@ -125,4 +131,22 @@ type runner struct {
 // interrupted says what was cut short when ctx ended.
 func interrupted(ctx context.Context, what string) error {
 	return fmt.Errorf("interrupted while %s: %w", what, context.Cause(ctx))
+}
+
+// Digest sums up what the run planned and rendered: the targets and each one's
+// objects, in order. Shards of one run agree on it, so that drift report merge can
+// refuse shards that rendered different things (a Helm lookup that read a cluster
+// in between).
+func (p *Preview) Digest() string {
+	h := sha256.New()
+	for _, t := range p.Targets {
+		fmt.Fprintf(h, "target %q %q %q %q %q %q\n", t.Name, t.Spec.Path, t.Renderer, t.Cluster.Context, t.Applier, t.Skipped)
+		if t.Rendered != nil {
+			fmt.Fprintf(h, "failures %d\n", len(t.Rendered.Failures))
+		}
+		for _, r := range t.Results {
+			fmt.Fprintf(h, "object %q %q %q %q %q %q %d\n", r.ID.Group, r.ID.Version, r.ID.Kind, r.ID.Namespace, r.ID.Name, r.Object.Source, r.Object.Doc)
+		}
+	}
+	return hex.EncodeToString(h.Sum(nil))[:16]
 }

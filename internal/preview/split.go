@@ -29,7 +29,9 @@ func (r *runner) splitDrift(ctx context.Context, p *Preview) {
 		}
 		head := map[object.Key]int{}
 		for i, res := range t.Results {
-			head[res.Object.ID().Key()] = i
+			if t.owns(i) { // another shard tells its objects apart
+				head[res.Object.ID().Key()] = i
+			}
 		}
 		t.BasePredictions = make([]*dryrun.Result, len(t.Results))
 		var toRun []render.Object

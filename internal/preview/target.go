@@ -40,7 +40,17 @@ type Target struct {
 	// an install, or another applier); helmDeletes what the upgrade deletes.
 	helm        *dryrun.HelmRelease
 	helmDeletes []dryrun.Result
+
+	// shard is the run's share this runner previews: first numbers the target's
+	// first object among all targets' objects, and ownsTarget says whether the
+	// target-wide work (failures, pruning, notes) is this runner's.
+	shard      plan.Shard
+	first      int
+	ownsTarget bool
 }
+
+// owns reports whether this runner previews the target's i-th rendered object.
+func (t *Target) owns(i int) bool { return t.shard.Owns(t.first + i) }
 
 // dryRunOptions are how the target's objects are previewed: as its applier applies
 // them, on its cluster.
@@ -118,15 +128,25 @@ func (t *Target) renderSpec(cl *cluster) render.Spec {
 	return spec
 }
 
-// input is the target's part of the report.
+// input is the target's part of the report: of a shard, only its share.
 func (t *Target) input() report.TargetInput {
 	in := report.TargetInput{Name: t.Name, Path: displayRepoPath(t.Spec.Path), Renderer: t.Renderer,
-		Context: t.Cluster.Context, Applier: t.Applier, Skipped: t.Skipped, Results: t.Results, Rules: t.Rules}
-	if t.BasePredictions != nil {
-		in.Results, in.Split = nil, make([]report.Split, len(t.Results))
-		for i, head := range t.Results {
-			in.Split[i] = report.Split{Head: head, Base: t.BasePredictions[i]}
+		Context: t.Cluster.Context, Applier: t.Applier, Skipped: t.Skipped, Rules: t.Rules}
+	for i, head := range t.Results {
+		switch {
+		case !t.owns(i):
+			in.Elsewhere = append(in.Elsewhere, head)
+		case t.BasePredictions != nil:
+			in.Split = append(in.Split, report.Split{Head: head, Base: t.BasePredictions[i]})
+		default:
+			in.Results = append(in.Results, head)
 		}
+	}
+	if t.BasePredictions != nil && in.Split == nil {
+		in.Split = []report.Split{}
+	}
+	if !t.ownsTarget && t.shard.Sharded() {
+		return in
 	}
 	if t.splitNote != "" {
 		in.Notes = append(in.Notes, t.splitNote)
@@ -145,11 +165,9 @@ func (t *Target) input() report.TargetInput {
 		in.Failures = append(in.Failures, t.Rendered.Failures...)
 		in.Notes = append(in.Notes, t.Rendered.Notes...)
 	}
-	if len(t.helmDeletes) > 0 {
-		in.Results = append(append([]dryrun.Result{}, in.Results...), t.helmDeletes...)
-	}
+	in.Results = append(in.Results, t.helmDeletes...)
 	if t.Pruned != nil {
-		in.Results = append(append([]dryrun.Result{}, in.Results...), t.Pruned.Deletes...)
+		in.Results = append(in.Results, t.Pruned.Deletes...)
 		in.Failures = append(in.Failures, t.Pruned.Failures...)
 		in.Notes = append(in.Notes, t.Pruned.Notes...)
 		for _, k := range t.Pruned.Kept {

@@ -7,7 +7,6 @@ import (
 
 	"github.com/drift-gitops/drift/internal/dryrun"
 	"github.com/drift-gitops/drift/internal/object"
-	"github.com/drift-gitops/drift/internal/reason"
 	"github.com/drift-gitops/drift/internal/render"
 )
 
@@ -24,6 +23,8 @@ type Input struct {
 	// Config is drift.yaml on both sides of a pull request, when drift read its trusted
 	// part from the base.
 	Config *ConfigInput
+	// Shard, when set, marks a shard's report (drift diff --shard).
+	Shard *Shard
 }
 
 // TargetInput is one target's dry-run results and render failures.
@@ -50,6 +51,10 @@ type TargetInput struct {
 	// prediction to compare with (what pruning deletes), diffed against the live
 	// object.
 	Split []Split
+	// Elsewhere are the target's objects another shard previews (drift --shard): not
+	// reported here, but their names and values are the run's, so that this shard's
+	// part is scrubbed as a whole run's report is.
+	Elsewhere []dryrun.Result
 }
 
 // diffSides are what the object's diff compares: kubectl diff's live and merged unless
@@ -108,7 +113,7 @@ func Build(in Input, opts Options) (*Report, error) {
 	}
 	for _, ti := range in.Targets {
 		sc.addPublic(ti.Name)
-		for _, r := range ti.allResults() {
+		for _, r := range append(ti.allResults(), ti.Elsewhere...) {
 			sc.addPublic(r.ID.Name, r.ID.Namespace)
 			if !opts.ShowSecrets {
 				sc.addResult(r, ti.Rules)
@@ -120,7 +125,7 @@ func Build(in Input, opts Options) (*Report, error) {
 	}
 	ephemeral := in.Cluster == ClusterEphemeral
 	rep := &Report{SchemaVersion: SchemaVersion, Ref: in.Ref, Commit: in.Commit, Cluster: in.Cluster,
-		Base: in.Base, BaseCommit: in.BaseCommit, Targets: []Target{}, Config: configChange(in.Config)}
+		Base: in.Base, BaseCommit: in.BaseCommit, Targets: []Target{}, Config: configChange(in.Config), Shard: in.Shard}
 	if in.Drift {
 		rep.Kind = KindDrift
 	}
@@ -171,12 +176,7 @@ func Build(in Input, opts Options) (*Report, error) {
 				Inventory: k.Inventory, Reason: k.Reason})
 		}
 		t.Notes = append(t.Notes, ti.Notes...)
-		for _, o := range t.Objects {
-			rep.Summary.count(o.Category)
-			if o.warned(reason.ApplierMismatch) {
-				rep.Summary.ApplierMismatch++
-			}
-		}
+		rep.Summary.add(t.Objects)
 		rep.Targets = append(rep.Targets, t)
 	}
 	sort.SliceStable(rep.Targets, func(i, j int) bool { return rep.Targets[i].Name < rep.Targets[j].Name })

@@ -43,9 +43,12 @@ type Report struct {
 	// not tell the whole story.
 	Complete bool `json:"complete"`
 	// Config is set when a pull request edits drift.yaml: what of it was not used.
-	Config  *ConfigChange `json:"config,omitempty"`
-	Summary Summary       `json:"summary"`
-	Targets []Target      `json:"targets"`
+	Config *ConfigChange `json:"config,omitempty"`
+	// Shard marks one shard's share of a run split across runners, which drift
+	// report merge combines with the others'; absent from a whole run's report.
+	Shard   *Shard   `json:"shard,omitempty"`
+	Summary Summary  `json:"summary"`
+	Targets []Target `json:"targets"`
 }
 
 // Summary counts objects per category.

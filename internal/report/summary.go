@@ -47,6 +47,9 @@ func (r *Report) Describe() string {
 	if r.Kind == KindDrift {
 		what = "drift check of " + what + " against the live cluster"
 	}
+	if r.Shard != nil {
+		what += fmt.Sprintf(" (shard %d of %d: part of the run; drift report merge combines the shards)", r.Shard.Index, r.Shard.Count)
+	}
 	if r.Cluster != ClusterEphemeral {
 		return what
 	}

@@ -1,0 +1,128 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/drift-gitops/drift/internal/prune"
+)
+
+// A pull request previewed by N runners (--shard I/N) and merged (drift report merge)
+// gives the report one run gives, byte for byte, and the same exit status: objects
+// of every category, drift told apart from the change, a render failure, an object
+// the server refuses, and pruning through an ApplySet. Shards of another commit are
+// refused.
+func TestShardsMergeIntoTheRun(t *testing.T) {
+	ns := namespace(t)
+	cm := func(name, value, meta string) string {
+		return fmt.Sprintf("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: %s\n  namespace: %s\n%sdata: {v: %q}\n", name, ns, meta, value)
+	}
+	id := prune.ApplySetID("parent", ns, "ConfigMap", "")
+	parent := fmt.Sprintf("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: parent\n  namespace: %s\n  labels: {applyset.kubernetes.io/id: %s}\n  annotations:\n    applyset.kubernetes.io/tooling: kubectl/v1.32\n    applyset.kubernetes.io/contains-group-kinds: ConfigMap\n", ns, id)
+	member := "  labels: {applyset.kubernetes.io/part-of: " + id + "}\n"
+	secret := fmt.Sprintf("apiVersion: v1\nkind: Secret\nmetadata: {name: db, namespace: %s}\nstringData: {password: hunter2-shard}\n", ns)
+
+	base := map[string]string{
+		"drift.yaml":         "targets:\n- {name: apps, path: apps}\n- {name: pruned, path: pruned}\n- {name: broken, path: broken}\n",
+		"apps/secret.yaml":   secret,
+		"pruned/parent.yaml": parent,
+		"broken/ok.yaml":     cm("ok", "1", ""),
+	}
+	live := []string{secret, parent}
+	for i := range 8 {
+		base[fmt.Sprintf("apps/c%d.yaml", i)] = cm(fmt.Sprintf("c%d", i), "old", "")
+		live = append(live, cm(fmt.Sprintf("c%d", i), "old", ""))
+	}
+	for _, name := range []string{"kept", "gone"} {
+		base["pruned/"+name+".yaml"] = cm(name, "old", member)
+		live = append(live, cm(name, "old", member))
+	}
+	apply(t, "kubectl", strings.Join(live, "\n---\n"))
+	apply(t, "kubectl-edit", cm("c2", "drifted", "")) // drift already in the cluster
+
+	r := repo(t, base)
+	if _, err := r.Git("checkout", "-q", "-b", "pr"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.CommitFiles(map[string]string{
+		"apps/c1.yaml":     cm("c1", "new", ""),
+		"apps/c5.yaml":     cm("c5", "hunter2-shard", ""), // a Secret's value, scrubbed wherever it is
+		"apps/c6.yaml":     "",
+		"apps/c8.yaml":     cm("c8", "added", ""),
+		"apps/bad.yaml":    fmt.Sprintf("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: bad, namespace: %s}\nbogus: field\n", ns),
+		"pruned/gone.yaml": "",
+		"pruned/kept.yaml": cm("kept", "changed", member),
+		"broken/bad.yaml":  "kind: [unclosed\n",
+		"broken/more.yaml": cm("more", "2", ""),
+	}, "the change"); err != nil {
+		t.Fatal(err)
+	}
+	args := []string{"diff", "--repo", r.Dir, "--ref", "pr", "--base", "main"}
+	whole := drift(t, append(args, "-o", "json")...)
+	if whole.code != 2 || !strings.Contains(whole.stdout, `"story": "drift"`) || !strings.Contains(whole.stdout, `"category": "delete"`) {
+		t.Fatalf("the whole run: exit %d (want 2: a render failure and a refused object), drift and a delete expected\n%s\n%s", whole.code, whole.stdout, whole.stderr)
+	}
+	if strings.Contains(whole.stdout, "hunter2-shard") {
+		t.Fatal("the whole run leaks the Secret's value")
+	}
+
+	dir := t.TempDir()
+	for _, n := range []int{2, 3} {
+		var files []string
+		for i := 1; i <= n; i++ {
+			f := filepath.Join(dir, fmt.Sprintf("%d-of-%d.json", i, n))
+			o := drift(t, append(args, "--shard", fmt.Sprintf("%d/%d", i, n), "-o", "json", "--out", f)...)
+			if o.code == 0 || o.stderr != "" && strings.Contains(o.stderr, "error:") {
+				t.Fatalf("shard %d/%d: exit %d\n%s", i, n, o.code, o.stderr)
+			}
+			files = append(files, f)
+		}
+		merged := drift(t, append([]string{"report", "merge", "-o", "json"}, files...)...)
+		if merged.code != whole.code || merged.stdout != whole.stdout {
+			t.Errorf("%d shards merged: exit %d (the run: %d)\n%s\n%s", n, merged.code, whole.code, lineDiffOf(whole.stdout, merged.stdout), merged.stderr)
+		}
+		if merged.stderr != "" {
+			t.Errorf("%d shards merged: stderr %s", n, merged.stderr)
+		}
+	}
+
+	// A shard of another commit is refused, and says which files and why.
+	if _, err := r.CommitFiles(map[string]string{"apps/c1.yaml": cm("c1", "newer", "")}, "later"); err != nil {
+		t.Fatal(err)
+	}
+	later := filepath.Join(dir, "later-2-of-2.json")
+	drift(t, append(args, "--shard", "2/2", "-o", "json", "--out", later)...)
+	o := drift(t, "report", "merge", filepath.Join(dir, "1-of-2.json"), later)
+	if o.code != 2 || !strings.Contains(o.stderr, "are not shards of one run: they preview commit") {
+		t.Errorf("shards of two commits: exit %d\n%s", o.code, o.stderr)
+	}
+	// A shard does not publish: that is the merge's job.
+	o = drift(t, append(args, "--shard", "1/2", "--github-comment")...)
+	if o.code != 2 || !strings.Contains(o.stderr, "publish once, from drift report merge") {
+		t.Errorf("--github-comment with --shard: exit %d\n%s", o.code, o.stderr)
+	}
+	if _, err := os.Stat(later); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// lineDiffOf shows the first line where two texts differ.
+func lineDiffOf(a, b string) string {
+	al, bl := strings.Split(a, "\n"), strings.Split(b, "\n")
+	for i := range max(len(al), len(bl)) {
+		var x, y string
+		if i < len(al) {
+			x = al[i]
+		}
+		if i < len(bl) {
+			y = bl[i]
+		}
+		if x != y {
+			return fmt.Sprintf("line %d:\n want %s\n  got %s", i+1, x, y)
+		}
+	}
+	return ""
+}

@@ -1,0 +1,137 @@
+package report
+
+import (
+	"bytes"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/drift-gitops/drift/internal/dryrun"
+)
+
+// shardsOf builds the reports of n shards of in as drift --shard splits a run: the
+// i-th object of all targets to shard i mod n, each target's failures to the shard
+// of its index, the rest of each shard's objects handed in as Elsewhere.
+func shardsOf(t *testing.T, in Input, n int) map[string]*Report {
+	t.Helper()
+	out := map[string]*Report{}
+	for s := 1; s <= n; s++ {
+		sin := in
+		sin.Shard = &Shard{Index: s, Count: n, Plan: "p"}
+		sin.Targets = nil
+		unit := 0
+		for ti, tin := range in.Targets {
+			st := tin
+			st.Results, st.Elsewhere = nil, nil
+			for _, r := range tin.Results {
+				if unit%n == s-1 {
+					st.Results = append(st.Results, r)
+				} else {
+					st.Elsewhere = append(st.Elsewhere, r)
+				}
+				unit++
+			}
+			if ti%n != s-1 {
+				st.Failures, st.Notes, st.Kept = nil, nil, nil
+			}
+			sin.Targets = append(sin.Targets, st)
+		}
+		rep, err := Build(sin, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var buf bytes.Buffer
+		if err := WriteJSON(&buf, rep); err != nil {
+			t.Fatal(err)
+		}
+		read, err := Read(&buf)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out[fmt.Sprintf("shard-%d.json", s)] = read
+	}
+	return out
+}
+
+// The shards of a run merge into the run's report, byte for byte, however many
+// there are; a value of a Secret one shard previews is scrubbed from an object
+// another shard previews, as in the whole run.
+func TestMergedShardsAreTheRun(t *testing.T) {
+	t.Parallel()
+	in := sampleInput(t)
+	leaky := "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: leaky, namespace: shop}\ndata: {copy: s3cr3t-new}\n"
+	in.Targets[0].Results = append(in.Targets[0].Results, result(t, "shop/leaky.yaml", 1, leaky, "", leaky))
+	in.Targets = append(in.Targets, TargetInput{Name: "other", Notes: []string{"a note"}, Results: []dryrun.Result{
+		result(t, "other/a.yaml", 1, "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a, namespace: other}\n", "", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a, namespace: other}\n"),
+	}})
+	whole, err := Build(in, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want bytes.Buffer
+	if err := WriteJSON(&want, whole); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(want.String(), "s3cr3t-new") {
+		t.Fatal("the whole run's report leaks the Secret's value")
+	}
+	for _, n := range []int{1, 2, 3, 7} {
+		merged, err := Merge(shardsOf(t, in, n))
+		if err != nil {
+			t.Fatalf("%d shards: %v", n, err)
+		}
+		var got bytes.Buffer
+		if err := WriteJSON(&got, merged); err != nil {
+			t.Fatal(err)
+		}
+		if got.String() != want.String() {
+			t.Errorf("%d shards merged differ from the run:\n%s", n, lineDiff(want.String(), got.String()))
+		}
+	}
+}
+
+// Merge refuses what is not the shards of one run, saying which files and why.
+func TestMergeRefusesMixedShards(t *testing.T) {
+	t.Parallel()
+	in := sampleInput(t)
+	cases := map[string]struct {
+		change func(map[string]*Report)
+		want   string
+	}{
+		"missing":    {func(s map[string]*Report) { delete(s, "shard-2.json") }, "shard 2/3 is missing"},
+		"twice":      {func(s map[string]*Report) { s["copy.json"] = s["shard-1.json"] }, "shard 1/3 is given twice: copy.json and shard-1.json"},
+		"not shard":  {func(s map[string]*Report) { s["shard-3.json"].Shard = nil }, "shard-3.json is not a shard's report"},
+		"commit":     {func(s map[string]*Report) { s["shard-2.json"].Commit = "fedcba9876543210" }, "shard-1.json and shard-2.json are not shards of one run: they preview commit 0123456789ab against fedcba987654"},
+		"plan":       {func(s map[string]*Report) { s["shard-3.json"].Shard.Plan = "q" }, "they planned and rendered plan p against plan q"},
+		"count":      {func(s map[string]*Report) { s["shard-3.json"].Shard.Count = 4 }, "they split the run in 3 against 4"},
+		"drift kind": {func(s map[string]*Report) { s["shard-2.json"].Kind = KindDrift }, "they were run as"},
+	}
+	for name, c := range cases {
+		shards := shardsOf(t, in, 3)
+		c.change(shards)
+		if _, err := Merge(shards); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: got %v, want %q", name, err, c.want)
+		}
+	}
+	if _, err := Read(strings.NewReader(`{"schemaVersion": "other/v9"}`)); err == nil {
+		t.Error("a report of another schema was read")
+	}
+}
+
+// lineDiff shows the first lines where two texts differ.
+func lineDiff(a, b string) string {
+	al, bl := strings.Split(a, "\n"), strings.Split(b, "\n")
+	for i := range max(len(al), len(bl)) {
+		var x, y string
+		if i < len(al) {
+			x = al[i]
+		}
+		if i < len(bl) {
+			y = bl[i]
+		}
+		if x != y {
+			return fmt.Sprintf("line %d:\n want %s\n  got %s", i+1, x, y)
+		}
+	}
+	return ""
+}
