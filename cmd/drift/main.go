@@ -21,7 +21,9 @@ func main() {
 	// itself, once, in its own words.
 	klog.SetLogger(logr.Discard())
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	stopProfiling := startProfiling()
 	code := run(ctx, genericiooptions.IOStreams{In: os.Stdin, Out: os.Stdout, ErrOut: os.Stderr}, os.Args[1:])
+	stopProfiling()
 	stop()
 	os.Exit(code)
 }

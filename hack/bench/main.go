@@ -29,7 +29,6 @@ import (
 	"fmt"
 	"net/url"
 	"os"
-	"os/exec"
 	"os/signal"
 	"path/filepath"
 	"regexp"
@@ -62,7 +61,11 @@ func main() {
 	kubeconfig := flag.String("floor-kubeconfig", "", "floor client: the cluster")
 	repo := flag.String("repo", "", "floor client: the repository")
 	ref := flag.String("ref", "main", "floor client: the ref to preview")
+	launcher := flag.Bool("launch", false, "run as the launcher of the command after --, reporting its usage on fd 3 (see launch.go)")
 	flag.Parse()
+	if *launcher {
+		os.Exit(launch(flag.Args()))
+	}
 	var err error
 	if *floorMode != "" {
 		err = floor(*floorMode == "get+apply", *kubeconfig, *repo, *ref)
@@ -217,27 +220,6 @@ func stopOnSignal(srv *ephemeral.Server, work string) {
 		_ = os.RemoveAll(work)
 		os.Exit(130)
 	}()
-}
-
-// measure runs a command and returns its wall time, CPU time (user + system, its
-// children included), peak RSS (KiB) and stdout. Exit status 1 (changes found) is
-// success for both tools.
-func measure(argv []string) (time.Duration, time.Duration, int64, string, error) {
-	cmd := exec.CommandContext(context.Background(), argv[0], argv[1:]...)
-	var out, errOut strings.Builder
-	cmd.Stdout, cmd.Stderr = &out, &errOut
-	start := time.Now()
-	err := cmd.Run()
-	wall := time.Since(start)
-	if ee, ok := err.(*exec.ExitError); ok && ee.ExitCode() == 1 {
-		err = nil
-	}
-	if err != nil {
-		return 0, 0, 0, "", fmt.Errorf("%v: %s", err, errOut.String())
-	}
-	ru := cmd.ProcessState.SysUsage().(*syscall.Rusage)
-	cpu := time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-	return wall, cpu, ru.Maxrss, out.String(), nil
 }
 
 var kubectlFile = regexp.MustCompile(`(?m)^diff -u -N `)

@@ -2,8 +2,11 @@ package report
 
 import (
 	"fmt"
+	"reflect"
 	"sort"
 	"strconv"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/drift-gitops/drift/internal/dryrun"
 	"github.com/drift-gitops/drift/internal/object"
@@ -259,7 +262,9 @@ func fromResult(r dryrun.Result, opts Options, rules Rules, sc *Scrubber, sd sid
 	if o.live, err = toYAML(live); err != nil {
 		return o, fmt.Errorf("failed to render live %s: %w", r.ID.Display(), err)
 	}
-	if o.merged, err = toYAML(merged); err != nil {
+	if same(live, merged) {
+		o.merged = o.live // most objects are unchanged: one rendering, one string
+	} else if o.merged, err = toYAML(merged); err != nil {
 		return o, fmt.Errorf("failed to render merged %s: %w", r.ID.Display(), err)
 	}
 	switch {
@@ -293,6 +298,16 @@ func fromResult(r dryrun.Result, opts Options, rules Rules, sc *Scrubber, sd sid
 
 // sortObjects orders objects by identity; unreadable documents (no identity) come
 // first, by file and document.
+// same reports whether two normalized objects are equal as data, so that their YAML
+// is too; objects whose YAML is equal may still differ here (an int64 and a float64
+// of the same number), and are then rendered and compared as YAML.
+func same(a, b *unstructured.Unstructured) bool {
+	if a == nil || b == nil {
+		return a == b
+	}
+	return reflect.DeepEqual(a.Object, b.Object)
+}
+
 func sortObjects(objs []Object) {
 	sort.SliceStable(objs, func(i, j int) bool {
 		a, b := objs[i], objs[j]
