@@ -74,7 +74,7 @@ func (o *commonOptions) addFlags(f *pflag.FlagSet) {
 	f.StringArrayVar(&o.Paths, "path", nil, "directory or file to render, relative to --repo (repeatable; default: --repo itself)")
 	f.StringVarP(&o.Output, "output", "o", "text", "report format: text, markdown or json")
 	f.StringVar(&o.OutFile, "out", "", "write the report to this file instead of stdout")
-	f.IntVar(&o.Concurrency, "concurrency", 16, "objects previewed at once")
+	f.IntVar(&o.Concurrency, "concurrency", 32, "objects previewed at once")
 	f.StringVar(&o.FieldManager, "field-manager", "", "field manager the real pipeline applies with, where the applier lets you choose it (default: the applier's own, kubectl for kubectl-server-side)")
 	f.BoolVar(&o.ForceConflicts, "force-conflicts", false, "preview a forced apply, taking fields over from other managers")
 	f.BoolVar(&o.ShowUnchanged, "show-unchanged", false, "list unchanged objects by name (they are always counted)")
