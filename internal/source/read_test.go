@@ -53,6 +53,50 @@ func BenchmarkReadTree(b *testing.B) {
 	}
 }
 
+// Reading every file of a directory of 1,000 files, two levels down, decodes each
+// of the commit's trees once (go-git's own lookup decoded every directory on the way
+// for each file: 1,000 times each here, quadratic in the directory's size).
+func TestReadingADirectoryDecodesEachTreeOnce(t *testing.T) {
+	t.Parallel()
+	r, err := gitfixture.Init(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	files := map[string]string{"other/x.yaml": "x: 1\n"}
+	for i := range 1000 {
+		files[fmt.Sprintf("apps/big/f%04d.yaml", i)] = fmt.Sprintf("n: %d\n", i)
+	}
+	if _, err := r.CommitFiles(files, "files"); err != nil {
+		t.Fatal(err)
+	}
+	repo, err := Open(r.Dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	snap, err := repo.Snapshot("HEAD")
+	if err != nil {
+		t.Fatal(err)
+	}
+	read := 0
+	err = fs.WalkDir(snap.FS, "apps", func(name string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		if _, err := fs.ReadFile(snap.FS, name); err != nil {
+			return err
+		}
+		read++
+		return nil
+	})
+	if err != nil || read != 1000 {
+		t.Fatalf("read %d files: %v", read, err)
+	}
+	// The root, apps and apps/big: three trees, however many files.
+	if got := repo.objects.decodes.Load(); got > 3 {
+		t.Errorf("%d tree decodes to read 1,000 files of one directory, want at most 3 (one per tree)", got)
+	}
+}
+
 // TestConcurrentReadsSeeOneTree reads a commit from several goroutines at once, as
 // targets rendering in parallel do: every reader sees every file with its content.
 // (Run with -race, it also checks the tree cache's locking.)
