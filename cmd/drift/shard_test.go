@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/drift-gitops/drift/internal/golden"
 	"github.com/drift-gitops/drift/internal/prune"
 )
 
@@ -82,7 +83,7 @@ func TestShardsMergeIntoTheRun(t *testing.T) {
 		}
 		merged := drift(t, append([]string{"report", "merge", "-o", "json"}, files...)...)
 		if merged.code != whole.code || merged.stdout != whole.stdout {
-			t.Errorf("%d shards merged: exit %d (the run: %d)\n%s\n%s", n, merged.code, whole.code, lineDiffOf(whole.stdout, merged.stdout), merged.stderr)
+			t.Errorf("%d shards merged: exit %d (the run: %d)\n%s\n%s", n, merged.code, whole.code, golden.Diff(whole.stdout, merged.stdout), merged.stderr)
 		}
 		if merged.stderr != "" {
 			t.Errorf("%d shards merged: stderr %s", n, merged.stderr)
@@ -107,22 +108,4 @@ func TestShardsMergeIntoTheRun(t *testing.T) {
 	if _, err := os.Stat(later); err != nil {
 		t.Fatal(err)
 	}
-}
-
-// lineDiffOf shows the first line where two texts differ.
-func lineDiffOf(a, b string) string {
-	al, bl := strings.Split(a, "\n"), strings.Split(b, "\n")
-	for i := range max(len(al), len(bl)) {
-		var x, y string
-		if i < len(al) {
-			x = al[i]
-		}
-		if i < len(bl) {
-			y = bl[i]
-		}
-		if x != y {
-			return fmt.Sprintf("line %d:\n want %s\n  got %s", i+1, x, y)
-		}
-	}
-	return ""
 }

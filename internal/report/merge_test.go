@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/drift-gitops/drift/internal/dryrun"
+	"github.com/drift-gitops/drift/internal/golden"
 )
 
 // shardsOf builds the reports of n shards of in as drift --shard splits a run: the
@@ -85,7 +86,7 @@ func TestMergedShardsAreTheRun(t *testing.T) {
 			t.Fatal(err)
 		}
 		if got.String() != want.String() {
-			t.Errorf("%d shards merged differ from the run:\n%s", n, lineDiff(want.String(), got.String()))
+			t.Errorf("%d shards merged differ from the run:\n%s", n, golden.Diff(want.String(), got.String()))
 		}
 	}
 }
@@ -116,22 +117,4 @@ func TestMergeRefusesMixedShards(t *testing.T) {
 	if _, err := Read(strings.NewReader(`{"schemaVersion": "other/v9"}`)); err == nil {
 		t.Error("a report of another schema was read")
 	}
-}
-
-// lineDiff shows the first lines where two texts differ.
-func lineDiff(a, b string) string {
-	al, bl := strings.Split(a, "\n"), strings.Split(b, "\n")
-	for i := range max(len(al), len(bl)) {
-		var x, y string
-		if i < len(al) {
-			x = al[i]
-		}
-		if i < len(bl) {
-			y = bl[i]
-		}
-		if x != y {
-			return fmt.Sprintf("line %d:\n want %s\n  got %s", i+1, x, y)
-		}
-	}
-	return ""
 }
