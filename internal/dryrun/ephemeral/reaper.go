@@ -5,6 +5,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"syscall"
 
 	"github.com/drift-gitops/drift/internal/subprocess"
 )
@@ -44,4 +45,15 @@ func childEnv() []string {
 		}
 	}
 	return env
+}
+
+// writeExecutable writes a program that is run right after. It holds syscall.ForkLock
+// while the file is open for writing, so that no process forked meanwhile (another
+// goroutine starting a server or a render worker) inherits the write descriptor
+// before its exec closes it: while any process holds it, running the file fails with
+// "text file busy" (ETXTBSY).
+func writeExecutable(name string, data []byte) error {
+	syscall.ForkLock.Lock()
+	defer syscall.ForkLock.Unlock()
+	return os.WriteFile(name, data, 0o700)
 }

@@ -31,7 +31,7 @@ func fakeBinary(t *testing.T) string {
 	}
 	bin := filepath.Join(dir, "etcd")
 	script := "#!/bin/sh\nfor a in \"$@\"; do echo \"arg:$a\"; done\necho \"role:$" + subprocess.Env + "\"\n"
-	if err := os.WriteFile(bin, []byte(script), 0o700); err != nil {
+	if err := writeExecutable(bin, []byte(script)); err != nil {
 		t.Fatal(err)
 	}
 	return bin

@@ -33,7 +33,7 @@ func guard(dir string, binaries ...string) ([]string, error) {
 		script := "#!/bin/sh\n" +
 			subprocess.Env + "=" + subprocess.RoleReaper + "\nexport " + subprocess.Env + "\n" +
 			"exec " + shellQuote(self) + " " + pid + " " + shellQuote(out[i]+pidSuffix) + " " + shellQuote(bin) + ` "$@"` + "\n"
-		if err := os.WriteFile(out[i], []byte(script), 0o700); err != nil {
+		if err := writeExecutable(out[i], []byte(script)); err != nil {
 			return nil, fmt.Errorf("failed to write %s: %w", out[i], err)
 		}
 	}
