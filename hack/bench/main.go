@@ -32,6 +32,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"syscall"
@@ -61,6 +62,7 @@ func main() {
 	kubeconfig := flag.String("floor-kubeconfig", "", "floor client: the cluster")
 	repo := flag.String("repo", "", "floor client: the repository")
 	ref := flag.String("ref", "main", "floor client: the ref to preview")
+	only := flag.String("commands", "", "comma-separated commands to run (default all): drift, kubectl32, floor, apply, kubectl, ephemeral")
 	launcher := flag.Bool("launch", false, "run as the launcher of the command after --, reporting its usage on fd 3 (see launch.go)")
 	flag.Parse()
 	if *launcher {
@@ -70,7 +72,7 @@ func main() {
 	if *floorMode != "" {
 		err = floor(*floorMode == "get+apply", *kubeconfig, *repo, *ref)
 	} else {
-		err = benchAll(*drift, *runs, strings.Split(*scenarios, ","))
+		err = benchAll(*drift, *runs, strings.Split(*scenarios, ","), *only)
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
@@ -92,7 +94,7 @@ var known = map[string]scenario{
 	"1k-20ms": {name: "1,000 objects, 20 ms round trip", perKind: 20, delay: 10 * time.Millisecond},
 }
 
-func benchAll(drift string, runs int, names []string) error {
+func benchAll(drift string, runs int, names []string, only string) error {
 	self, err := os.Executable()
 	if err != nil {
 		return err
@@ -102,7 +104,7 @@ func benchAll(drift string, runs int, names []string) error {
 		if !ok {
 			return fmt.Errorf("unknown scenario %q: use 1k, 10k or 1k-20ms", n)
 		}
-		if err := bench(self, drift, runs, sc); err != nil {
+		if err := bench(self, drift, runs, sc, only); err != nil {
 			return fmt.Errorf("%s: %w", sc.name, err)
 		}
 	}
@@ -116,7 +118,7 @@ type figures struct {
 	changed   string
 }
 
-func bench(self, drift string, runs int, sc scenario) error {
+func bench(self, drift string, runs int, sc scenario, only string) error {
 	work, err := os.MkdirTemp("", "drift-bench-")
 	if err != nil {
 		return err
@@ -184,6 +186,9 @@ func bench(self, drift string, runs int, sc scenario) error {
 	fmt.Printf("%-46s %11s %11s %10s %8s\n", "command", "median wall", "client CPU", "peak RSS", "changed")
 	got := map[string]figures{}
 	for _, c := range cmds {
+		if only != "" && !slices.Contains(strings.Split(only, ","), c.key) {
+			continue
+		}
 		var walls, cpus []time.Duration
 		f := figures{}
 		for i := 0; i < runs; i++ {
@@ -200,6 +205,9 @@ func bench(self, drift string, runs int, sc scenario) error {
 		fmt.Printf("%-46s %10.2fs %10.2fs %6.0f MiB %8s\n", c.name, f.wall.Seconds(), f.cpu.Seconds(), float64(f.rssKiB)/1024, f.changed)
 	}
 	d := got["drift"]
+	if d.wall == 0 || got["kubectl32"].wall == 0 || got["floor"].wall == 0 || got["apply"].wall == 0 {
+		return nil // ratios need all four
+	}
 	fmt.Printf("drift's wall time: %.2fx kubectl diff --concurrency=32's, %.2fx the GET + apply floor's, %.2fx the apply-only floor's\n",
 		d.wall.Seconds()/got["kubectl32"].wall.Seconds(), d.wall.Seconds()/got["floor"].wall.Seconds(), d.wall.Seconds()/got["apply"].wall.Seconds())
 	return nil

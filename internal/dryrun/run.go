@@ -49,6 +49,10 @@ type Options struct {
 	// Helm is the deployed revision of the release the helm profile upgrades (nil: an
 	// install).
 	Helm *HelmRelease
+	// Finished, when set, is called with each object's result as soon as its preview
+	// is done, from the worker that previewed it; it may drop from the result what its
+	// reader will not need, so that a large run holds less.
+	Finished func(r *Result)
 	// Skip, when set, names the objects (by index) that another runner previews
 	// (drift --shard): they are planned with the rest, so that identities and
 	// duplicates are resolved over all objects, but never sent; their results hold
@@ -88,6 +92,9 @@ func Run(ctx context.Context, c *Clients, objs []render.Object, opts Options) []
 			r.Err = notChecked(ctx)
 		} else {
 			preview(ctx, c, r, opts)
+			if opts.Finished != nil {
+				opts.Finished(r)
+			}
 		}
 		if opts.Progress != nil {
 			mu.Lock()

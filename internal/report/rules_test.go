@@ -133,3 +133,34 @@ func TestDeleteShowsTheWholeLiveObjectWithSecretsMasked(t *testing.T) {
 		t.Fatalf("%s %q\n%s", o.Category, o.Inventory, o.Diff)
 	}
 }
+
+// Trim drops what the report does not read: the report of a trimmed result is the
+// report of the whole result, with or without rules naming managers, and only those
+// managers' entries are kept.
+func TestTrimKeepsWhatTheReportReads(t *testing.T) {
+	t.Parallel()
+	merged := strings.NewReplacer("replicas: 7", "replicas: 2", `image: "web:1"`, `image: "web:2"`).Replace(hpaLive)
+	rendered := "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web, namespace: shop}\n"
+	for _, rules := range []Rules{{}, {Ignore: []config.IgnoreRule{{Selector: config.Selector{Kind: "Deployment"}, Managers: []string{"hpa-*"}}}}} {
+		whole := buildOne(t, result(t, "web.yaml", 1, rendered, hpaLive, merged), rules)
+		r := result(t, "web.yaml", 1, rendered, hpaLive, merged)
+		rules.Trim(&r)
+		if r.Merged.GetManagedFields() != nil {
+			t.Errorf("the prediction keeps its managedFields")
+		}
+		var kept []string
+		for _, mf := range r.Live.GetManagedFields() {
+			kept = append(kept, mf.Manager)
+		}
+		want := ""
+		if len(rules.Ignore) > 0 {
+			want = "hpa-controller"
+		}
+		if strings.Join(kept, ",") != want {
+			t.Errorf("rules %+v: live keeps managers %v, want %q", rules, kept, want)
+		}
+		if trimmed := buildOne(t, r, rules); trimmed.Diff != whole.Diff || trimmed.Category != whole.Category {
+			t.Errorf("rules %+v: trimmed %s\n%s\nwhole %s\n%s", rules, trimmed.Category, trimmed.Diff, whole.Category, whole.Diff)
+		}
+	}
+}
