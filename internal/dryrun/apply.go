@@ -64,9 +64,7 @@ func preview(ctx context.Context, c *Clients, r *Result, opts Options) {
 func previewServerSide(ctx context.Context, c *Clients, res dynamic.ResourceInterface, r *Result, opts Options) {
 	force := opts.ForceConflicts
 	for attempt := 1; ; attempt++ {
-		live, err := Retry(ctx, c, func(ctx context.Context) (*unstructured.Unstructured, error) {
-			return get(ctx, res, r.ID.Name, attempt == 1, opts)
-		})
+		live, err := read(ctx, c, res, r, attempt, opts)
 		if err != nil {
 			r.Err = requestError(c, "get", r, err)
 			return

@@ -41,6 +41,8 @@ type Clients struct {
 	// down counts requests in a row that failed to connect after their retries (see
 	// Retry).
 	down atomic.Int32
+	// listForbidden is set once a LIST was refused: the run reads with GETs.
+	listForbidden atomic.Bool
 	// sleep waits between retries, or less when ctx ends; tests replace it.
 	sleep func(ctx context.Context, d time.Duration) error
 }

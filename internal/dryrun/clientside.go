@@ -34,9 +34,7 @@ const ClientSideFieldManager = "kubectl-client-side-apply"
 // updates the annotation. Each try is pinned to the live resourceVersion.
 func previewClientSide(ctx context.Context, c *Clients, res dynamic.ResourceInterface, r *Result, opts Options) {
 	for attempt := 1; ; attempt++ {
-		live, err := Retry(ctx, c, func(ctx context.Context) (*unstructured.Unstructured, error) {
-			return get(ctx, res, r.ID.Name, attempt == 1, opts)
-		})
+		live, err := read(ctx, c, res, r, attempt, opts)
 		if err != nil {
 			r.Err = requestError(c, "get", r, err)
 			return

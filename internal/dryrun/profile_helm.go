@@ -38,9 +38,7 @@ func previewHelm(ctx context.Context, c *Clients, res dynamic.ResourceInterface,
 		return
 	}
 	for attempt := 1; ; attempt++ {
-		live, err := Retry(ctx, c, func(ctx context.Context) (*unstructured.Unstructured, error) {
-			return get(ctx, res, r.ID.Name, attempt == 1, opts)
-		})
+		live, err := read(ctx, c, res, r, attempt, opts)
 		if err != nil {
 			r.Err = requestError(c, "get", r, err)
 			return

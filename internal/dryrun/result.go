@@ -29,6 +29,8 @@ type Result struct {
 	// pendingCRD is set when the object's kind is defined by a CRD of the change itself.
 	pendingCRD *PendingCRD
 	pendingVer *crdVersion
+	// listed is the live copy a LIST read (see prefetch), used by the first attempt.
+	listed *listed
 }
 
 // Message is a human message with a stable machine-readable reason.

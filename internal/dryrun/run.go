@@ -49,6 +49,8 @@ type Options struct {
 	// Helm is the deployed revision of the release the helm profile upgrades (nil: an
 	// install).
 	Helm *HelmRelease
+	// Warnf, when set, is told what the run goes on without (a LIST refused, once).
+	Warnf func(format string, args ...any)
 	// Finished, when set, is called with each object's result as soon as its preview
 	// is done, from the worker that previewed it; it may drop from the result what its
 	// reader will not need, so that a large run holds less.
@@ -76,6 +78,7 @@ func Run(ctx context.Context, c *Clients, objs []render.Object, opts Options) []
 	if !opts.DryRunAggregated {
 		holdAggregated(c, results)
 	}
+	prefetch(ctx, c, results, opts.Skip, opts)
 	var mu sync.Mutex
 	done := 0
 	total := len(results)

@@ -61,7 +61,7 @@ func (r *runner) dryRun(ctx context.Context, p *Preview) {
 		if r.opts.Shard.Sharded() {
 			opts.Skip = func(i int) bool { return !t.owns(i) }
 		}
-		opts.Finished = t.Rules.Trim
+		opts.Finished, opts.Warnf = t.Rules.Trim, r.deps.Warnf
 		t.Results = dryrun.Run(ctx, t.conn.Clients, t.Rendered.Objects, opts)
 		if t.helm != nil && len(t.Rendered.Failures) == 0 && ctx.Err() == nil && t.ownsTarget {
 			t.helmDeletes = dryrun.HelmDeletes(ctx, t.conn.Clients, t.helm, t.Results, opts)

@@ -1,0 +1,259 @@
+package dryrun
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"golang.org/x/sync/errgroup"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/drift-gitops/drift/internal/render"
+)
+
+// listScene is a namespace whose ConfigMaps c0..c(n-1) are live with value "old";
+// the preview renders them with "new", and two more that are not live.
+type listScene struct {
+	ns   string
+	objs []render.Object
+}
+
+func newListScene(t *testing.T, ns string, live, unrelated int) listScene {
+	t.Helper()
+	direct := dynamic.NewForConfigOrDie(env.Config)
+	nsObj := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "Namespace", "metadata": map[string]any{"name": ns}}}
+	if _, err := direct.Resource(namespaceGVR).Create(context.Background(), nsObj, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	cm := func(name, value string) *unstructured.Unstructured {
+		u := configMap(name, value)
+		u.SetNamespace(ns)
+		return u
+	}
+	g := &errgroup.Group{}
+	g.SetLimit(16)
+	apply := func(u *unstructured.Unstructured) {
+		g.Go(func() error {
+			body, _ := json.Marshal(u.Object)
+			force := true
+			_, err := direct.Resource(cmGVR).Namespace(ns).Patch(context.Background(), u.GetName(), types.ApplyPatchType, body, metav1.PatchOptions{FieldManager: "kubectl", Force: &force})
+			return err
+		})
+	}
+	s := listScene{ns: ns}
+	for i := range live {
+		apply(cm(fmt.Sprintf("c%d", i), "old"))
+		s.objs = append(s.objs, render.Object{Obj: cm(fmt.Sprintf("c%d", i), "new"), Source: "cm.yaml", Doc: i + 1})
+	}
+	for i := range unrelated {
+		apply(cm(fmt.Sprintf("other%d", i), "x"))
+	}
+	if err := g.Wait(); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 2 {
+		s.objs = append(s.objs, render.Object{Obj: cm(fmt.Sprintf("added%d", i), "new"), Source: "added.yaml", Doc: i + 1})
+	}
+	return s
+}
+
+// check asserts that every object was previewed right: the live ones modified from
+// old to new, the added ones new.
+func (s listScene) check(t *testing.T, results []Result) {
+	t.Helper()
+	for _, r := range results {
+		if r.Err != nil {
+			t.Fatalf("%s: %+v", r.ID.Name, r.Err)
+		}
+		merged, _, _ := unstructured.NestedString(r.Merged.Object, "data", "value")
+		if merged != "new" {
+			t.Errorf("%s: predicted %q", r.ID.Name, merged)
+		}
+		if strings.HasPrefix(r.ID.Name, "added") != (r.Live == nil) {
+			t.Errorf("%s: live %v", r.ID.Name, r.Live != nil)
+		} else if r.Live != nil {
+			if v, _, _ := unstructured.NestedString(r.Live.Object, "data", "value"); v != "old" && r.Live.GetAnnotations()["racer"] == "" {
+				t.Errorf("%s: live %q", r.ID.Name, v)
+			}
+		}
+	}
+}
+
+// countingProxy forwards to the test API server and counts requests for ConfigMaps
+// by method and kind of request ("LIST", "GET c3", "PATCH c3"); before, it may act.
+type countingProxy struct {
+	*httptest.Server
+	mu     sync.Mutex
+	counts map[string]int
+}
+
+func newCountingProxy(t *testing.T, cfg *rest.Config, before func(key string)) *countingProxy {
+	t.Helper()
+	rp, err := env.ReverseProxy()
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &countingProxy{counts: map[string]int{}}
+	p.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		key := ""
+		switch {
+		case strings.HasSuffix(r.URL.Path, "/configmaps") && r.Method == http.MethodGet:
+			key = "LIST"
+		case strings.Contains(r.URL.Path, "/configmaps/"):
+			key = r.Method + " " + r.URL.Path[strings.LastIndex(r.URL.Path, "/")+1:]
+		}
+		if key != "" {
+			p.mu.Lock()
+			p.counts[key]++
+			p.mu.Unlock()
+			if before != nil {
+				before(key)
+			}
+		}
+		rp.ServeHTTP(w, r)
+	}))
+	t.Cleanup(p.Close)
+	return p
+}
+
+func (p *countingProxy) count(prefix string) int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	n := 0
+	for k, v := range p.counts {
+		if strings.HasPrefix(k, prefix) {
+			n += v
+		}
+	}
+	return n
+}
+
+func proxyClients(t *testing.T, p *countingProxy) *Clients {
+	t.Helper()
+	c, err := NewClients(&rest.Config{Host: p.URL}, 4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// Twelve live objects of one namespace are read with one LIST, not twelve GETs; an
+// object the list does not hold is new, without a GET to confirm it.
+func TestManyObjectsOfANamespaceAreReadByOneList(t *testing.T) {
+	s := newListScene(t, "list-many", 12, 0)
+	p := newCountingProxy(t, env.Config, nil)
+	results := Run(context.Background(), proxyClients(t, p), s.objs, Options{FieldManager: "kubectl", RequestTimeout: 10 * time.Second})
+	s.check(t, results)
+	if lists, gets, patches := p.count("LIST"), p.count("GET "), p.count("PATCH "); lists != 1 || gets != 0 || patches != len(s.objs) {
+		t.Errorf("%d LISTs, %d GETs, %d PATCHes; want 1, 0, %d", lists, gets, patches, len(s.objs))
+	}
+	// Fewer than listMin objects are read one by one.
+	few := newListScene(t, "list-few", listMin-3, 0)
+	p = newCountingProxy(t, env.Config, nil)
+	few.check(t, Run(context.Background(), proxyClients(t, p), few.objs, Options{FieldManager: "kubectl", RequestTimeout: 10 * time.Second}))
+	if lists := p.count("LIST"); lists != 0 {
+		t.Errorf("%d objects: %d LISTs, want GETs", len(few.objs), lists)
+	}
+}
+
+// An object that changes between the LIST and its dry run is read again with a GET
+// and previewed against what it is now, never against the listed copy.
+func TestObjectChangedAfterTheListIsReadAgain(t *testing.T) {
+	s := newListScene(t, "list-race", 10, 0)
+	direct := dynamic.NewForConfigOrDie(env.Config)
+	var once sync.Once
+	p := newCountingProxy(t, env.Config, func(key string) {
+		if key != "PATCH c3" {
+			return
+		}
+		once.Do(func() {
+			live, err := direct.Resource(cmGVR).Namespace(s.ns).Get(context.Background(), "c3", metav1.GetOptions{})
+			if err == nil {
+				live.SetAnnotations(map[string]string{"racer": "1"})
+				_, err = direct.Resource(cmGVR).Namespace(s.ns).Update(context.Background(), live, metav1.UpdateOptions{FieldManager: "someone"})
+			}
+			if err != nil {
+				t.Errorf("racing update: %v", err)
+			}
+		})
+	})
+	results := Run(context.Background(), proxyClients(t, p), s.objs, Options{FieldManager: "kubectl", RequestTimeout: 10 * time.Second})
+	s.check(t, results)
+	for _, r := range results {
+		if r.ID.Name != "c3" {
+			continue
+		}
+		if r.Live.GetAnnotations()["racer"] != "1" || r.Live.GetResourceVersion() != r.Merged.GetResourceVersion() {
+			t.Errorf("c3 previewed against the listed copy: live %v rv %s, merged rv %s", r.Live.GetAnnotations(), r.Live.GetResourceVersion(), r.Merged.GetResourceVersion())
+		}
+	}
+	if gets, patches := p.count("GET c3"), p.count("PATCH c3"); gets != 1 || patches != 2 {
+		t.Errorf("c3: %d GETs, %d PATCHes; want 1 and 2 (read again once)", gets, patches)
+	}
+}
+
+// A user who may get but not list gets the whole report, by GETs, and is told once.
+func TestListForbiddenFallsBackToGets(t *testing.T) {
+	s := newListScene(t, "list-forbidden", 9, 0)
+	direct := dynamic.NewForConfigOrDie(env.Config)
+	role := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "Role",
+		"metadata": map[string]any{"name": "get-patch", "namespace": s.ns},
+		"rules":    []any{map[string]any{"apiGroups": []any{""}, "resources": []any{"configmaps"}, "verbs": []any{"get", "patch", "create"}}}}}
+	binding := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "RoleBinding",
+		"metadata": map[string]any{"name": "get-patch", "namespace": s.ns},
+		"roleRef":  map[string]any{"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": "get-patch"},
+		"subjects": []any{map[string]any{"kind": "User", "name": "no-list", "apiGroup": "rbac.authorization.k8s.io"}}}}
+	for gvr, obj := range map[string]*unstructured.Unstructured{"roles": role, "rolebindings": binding} {
+		res := direct.Resource(rbacGVR(gvr)).Namespace(s.ns)
+		if _, err := res.Create(context.Background(), obj, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	kubeconfig, err := env.AddUser("no-list")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := NewClients(cfg, 4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var warnings []string
+	opts := Options{FieldManager: "kubectl", RequestTimeout: 10 * time.Second, Warnf: func(f string, a ...any) { warnings = append(warnings, fmt.Sprintf(f, a...)) }}
+	s.check(t, Run(context.Background(), c, s.objs, opts))
+	s.check(t, Run(context.Background(), c, s.objs, opts))
+	if len(warnings) != 1 || !strings.Contains(warnings[0], "may not list configmaps in namespace list-forbidden") {
+		t.Errorf("warnings: %q; want one saying the list was refused", warnings)
+	}
+}
+
+// In a namespace holding far more objects of the resource than are previewed, a LIST
+// would read them all: the first page's remainingItemCount says so, and drift reads
+// the previewed ones with GETs.
+func TestCrowdedNamespaceIsReadByGets(t *testing.T) {
+	s := newListScene(t, "list-crowded", listMin, listPage+listSpare*(listMin+2))
+	p := newCountingProxy(t, env.Config, nil)
+	s.check(t, Run(context.Background(), proxyClients(t, p), s.objs, Options{FieldManager: "kubectl", RequestTimeout: 10 * time.Second}))
+	if lists, gets := p.count("LIST"), p.count("GET "); lists != 1 || gets < listMin {
+		t.Errorf("%d LISTs (one first page), %d GETs; want the previewed objects read by GET", lists, gets)
+	}
+}
+
+func rbacGVR(resource string) schema.GroupVersionResource {
+	return schema.GroupVersionResource{Group: "rbac.authorization.k8s.io", Version: "v1", Resource: resource}
+}
