@@ -88,6 +88,7 @@ func prefetch(ctx context.Context, c *Clients, results []Result, skip func(int) 
 			for _, i := range idx {
 				results[i].listed = &listed{obj: items[results[i].ID.Name]}
 			}
+			clear(items) // the objects not previewed go with the pages
 			return nil
 		})
 	}
@@ -124,8 +125,10 @@ func listAll(ctx context.Context, c *Clients, k listKey, want int, opts Options)
 				return nil, nil
 			}
 		}
-		for i := range page.Items {
-			items[page.Items[i].GetName()] = &page.Items[i]
+		for _, it := range page.Items {
+			// A copy of the item (its map is shared): a pointer into page.Items would
+			// keep every object of the page alive, those not previewed too.
+			items[it.GetName()] = &it
 		}
 		if cont = page.GetContinue(); cont == "" {
 			return items, nil
@@ -137,10 +140,12 @@ func listAll(ctx context.Context, c *Clients, k listKey, want int, opts Options)
 // a LIST read if there is one, else a GET (from the watch cache on the first attempt).
 func read(ctx context.Context, c *Clients, res dynamic.ResourceInterface, r *Result, attempt int, opts Options) (*unstructured.Unstructured, error) {
 	if attempt == 1 && r.listed != nil {
-		if r.listed.obj == nil {
+		obj := r.listed.obj
+		r.listed = nil // used once: a second attempt reads again
+		if obj == nil {
 			return nil, nil
 		}
-		return r.listed.obj, nil
+		return obj, nil
 	}
 	return Retry(ctx, c, func(ctx context.Context) (*unstructured.Unstructured, error) {
 		return get(ctx, res, r.ID.Name, attempt == 1, opts)
