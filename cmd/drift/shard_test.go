@@ -76,7 +76,7 @@ func TestShardsMergeIntoTheRun(t *testing.T) {
 		for i := 1; i <= n; i++ {
 			f := filepath.Join(dir, fmt.Sprintf("%d-of-%d.json", i, n))
 			o := drift(t, append(args, "--shard", fmt.Sprintf("%d/%d", i, n), "-o", "json", "--out", f)...)
-			if o.code == 0 || o.stderr != "" && strings.Contains(o.stderr, "error:") {
+			if o.code == 0 || strings.Contains(o.stderr, "drift: error:") {
 				t.Fatalf("shard %d/%d: exit %d\n%s", i, n, o.code, o.stderr)
 			}
 			files = append(files, f)

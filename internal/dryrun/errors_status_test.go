@@ -83,8 +83,11 @@ func TestAdmissionRefusalIsNotRBAC(t *testing.T) {
 	}
 }
 
-func TestRBACRefusalIsForbidden(t *testing.T) {
-	kubeconfig, err := env.AddUser("nobody-status")
+// userClients are clients of a new user of the test API server, with no
+// permissions but those a test grants.
+func userClients(t *testing.T, name string) *Clients {
+	t.Helper()
+	kubeconfig, err := env.AddUser(name)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -96,6 +99,11 @@ func TestRBACRefusalIsForbidden(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return c
+}
+
+func TestRBACRefusalIsForbidden(t *testing.T) {
+	c := userClients(t, "nobody-status")
 	r := previewObject(t, c, configMap("unreadable", "v"))
 	wantReason(t, r, reason.Forbidden, "nobody-status may not get configmaps in namespace default", "grant")
 }

@@ -59,7 +59,7 @@ func stall(d time.Duration) fault {
 }
 
 // faultProxy forwards to the test API server, injecting faults into requests for
-// ConfigMaps, and counts them.
+// ConfigMaps, and counts them, LISTs of ConfigMaps too (as "LIST", without faults).
 type faultProxy struct {
 	*httptest.Server
 	mu     sync.Mutex
@@ -77,6 +77,11 @@ func newFaultProxy(t *testing.T, inject func(method, name string, n int) fault) 
 	}
 	p := &faultProxy{counts: map[string]int{}, inject: inject}
 	p.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if strings.HasSuffix(r.URL.Path, "/configmaps") && r.Method == http.MethodGet {
+			p.mu.Lock()
+			p.counts["LIST"]++
+			p.mu.Unlock()
+		}
 		if i := strings.Index(r.URL.Path, "/configmaps/"); i >= 0 {
 			name := r.URL.Path[i+len("/configmaps/"):]
 			p.mu.Lock()
@@ -114,6 +119,19 @@ func (p *faultProxy) clients(t *testing.T) *Clients {
 		return ctx.Err()
 	}
 	return c
+}
+
+// total is the count of requests whose key starts with prefix ("GET ": every GET).
+func (p *faultProxy) total(prefix string) int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	n := 0
+	for k, v := range p.counts {
+		if strings.HasPrefix(k, prefix) {
+			n += v
+		}
+	}
+	return n
 }
 
 func (p *faultProxy) waited() []time.Duration {

@@ -2,7 +2,6 @@ package dryrun
 
 import (
 	"context"
-	"sync"
 
 	"golang.org/x/sync/errgroup"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -67,7 +66,6 @@ func prefetch(ctx context.Context, c *Clients, results []Result, skip func(int) 
 	}
 	g := &errgroup.Group{}
 	g.SetLimit(opts.Concurrency)
-	var warnOnce sync.Once
 	for k, idx := range groups {
 		if len(idx) < listMin {
 			continue
@@ -76,10 +74,9 @@ func prefetch(ctx context.Context, c *Clients, results []Result, skip func(int) 
 			items, err := listAll(ctx, c, k, len(idx), opts)
 			switch {
 			case apierrors.IsForbidden(err):
+				// Said once per cluster: the first refusal turns LISTs off for the run.
 				if !c.listForbidden.Swap(true) && opts.Warnf != nil {
-					warnOnce.Do(func() {
-						opts.Warnf("may not list %s%s: drift reads each object with a GET instead (grant list for fewer requests)", k.gvr.GroupResource(), inNamespace(k.namespace))
-					})
+					opts.Warnf("may not list %s%s: drift reads each object with a GET instead (grant list for fewer requests)", k.gvr.GroupResource(), inNamespace(k.namespace))
 				}
 				return nil
 			case err != nil || items == nil:

@@ -5,9 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"net/http/httptest"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -17,8 +15,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/dynamic"
-	"k8s.io/client-go/rest"
-	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/drift-gitops/drift/internal/render"
 )
@@ -91,78 +87,20 @@ func (s listScene) check(t *testing.T, results []Result) {
 	}
 }
 
-// countingProxy forwards to the test API server and counts requests for ConfigMaps
-// by method and kind of request ("LIST", "GET c3", "PATCH c3"); before, it may act.
-type countingProxy struct {
-	*httptest.Server
-	mu     sync.Mutex
-	counts map[string]int
-}
-
-func newCountingProxy(t *testing.T, cfg *rest.Config, before func(key string)) *countingProxy {
-	t.Helper()
-	rp, err := env.ReverseProxy()
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := &countingProxy{counts: map[string]int{}}
-	p.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		key := ""
-		switch {
-		case strings.HasSuffix(r.URL.Path, "/configmaps") && r.Method == http.MethodGet:
-			key = "LIST"
-		case strings.Contains(r.URL.Path, "/configmaps/"):
-			key = r.Method + " " + r.URL.Path[strings.LastIndex(r.URL.Path, "/")+1:]
-		}
-		if key != "" {
-			p.mu.Lock()
-			p.counts[key]++
-			p.mu.Unlock()
-			if before != nil {
-				before(key)
-			}
-		}
-		rp.ServeHTTP(w, r)
-	}))
-	t.Cleanup(p.Close)
-	return p
-}
-
-func (p *countingProxy) count(prefix string) int {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	n := 0
-	for k, v := range p.counts {
-		if strings.HasPrefix(k, prefix) {
-			n += v
-		}
-	}
-	return n
-}
-
-func proxyClients(t *testing.T, p *countingProxy) *Clients {
-	t.Helper()
-	c, err := NewClients(&rest.Config{Host: p.URL}, 4)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return c
-}
-
 // Twelve live objects of one namespace are read with one LIST, not twelve GETs; an
 // object the list does not hold is new, without a GET to confirm it.
 func TestManyObjectsOfANamespaceAreReadByOneList(t *testing.T) {
 	s := newListScene(t, "list-many", 12, 0)
-	p := newCountingProxy(t, env.Config, nil)
-	results := Run(context.Background(), proxyClients(t, p), s.objs, Options{FieldManager: "kubectl", RequestTimeout: 10 * time.Second})
+	p := newFaultProxy(t, noFaults)
+	results := Run(context.Background(), p.clients(t), s.objs, Options{FieldManager: "kubectl", RequestTimeout: 10 * time.Second})
 	s.check(t, results)
-	if lists, gets, patches := p.count("LIST"), p.count("GET "), p.count("PATCH "); lists != 1 || gets != 0 || patches != len(s.objs) {
+	if lists, gets, patches := p.count("LIST"), p.total("GET "), p.total("PATCH "); lists != 1 || gets != 0 || patches != len(s.objs) {
 		t.Errorf("%d LISTs, %d GETs, %d PATCHes; want 1, 0, %d", lists, gets, patches, len(s.objs))
 	}
 	// Fewer than listMin objects are read one by one.
 	few := newListScene(t, "list-few", listMin-3, 0)
-	p = newCountingProxy(t, env.Config, nil)
-	few.check(t, Run(context.Background(), proxyClients(t, p), few.objs, Options{FieldManager: "kubectl", RequestTimeout: 10 * time.Second}))
+	p = newFaultProxy(t, noFaults)
+	few.check(t, Run(context.Background(), p.clients(t), few.objs, Options{FieldManager: "kubectl", RequestTimeout: 10 * time.Second}))
 	if lists := p.count("LIST"); lists != 0 {
 		t.Errorf("%d objects: %d LISTs, want GETs", len(few.objs), lists)
 	}
@@ -173,23 +111,22 @@ func TestManyObjectsOfANamespaceAreReadByOneList(t *testing.T) {
 func TestObjectChangedAfterTheListIsReadAgain(t *testing.T) {
 	s := newListScene(t, "list-race", 10, 0)
 	direct := dynamic.NewForConfigOrDie(env.Config)
-	var once sync.Once
-	p := newCountingProxy(t, env.Config, func(key string) {
-		if key != "PATCH c3" {
-			return
+	p := newFaultProxy(t, func(method, name string, n int) fault {
+		if method != http.MethodPatch || name != "c3" || n != 1 {
+			return nil
 		}
-		once.Do(func() {
-			live, err := direct.Resource(cmGVR).Namespace(s.ns).Get(context.Background(), "c3", metav1.GetOptions{})
-			if err == nil {
-				live.SetAnnotations(map[string]string{"racer": "1"})
-				_, err = direct.Resource(cmGVR).Namespace(s.ns).Update(context.Background(), live, metav1.UpdateOptions{FieldManager: "someone"})
-			}
-			if err != nil {
-				t.Errorf("racing update: %v", err)
-			}
-		})
+		// The object changes after the list, before its dry run.
+		live, err := direct.Resource(cmGVR).Namespace(s.ns).Get(context.Background(), "c3", metav1.GetOptions{})
+		if err == nil {
+			live.SetAnnotations(map[string]string{"racer": "1"})
+			_, err = direct.Resource(cmGVR).Namespace(s.ns).Update(context.Background(), live, metav1.UpdateOptions{FieldManager: "someone"})
+		}
+		if err != nil {
+			t.Errorf("racing update: %v", err)
+		}
+		return nil
 	})
-	results := Run(context.Background(), proxyClients(t, p), s.objs, Options{FieldManager: "kubectl", RequestTimeout: 10 * time.Second})
+	results := Run(context.Background(), p.clients(t), s.objs, Options{FieldManager: "kubectl", RequestTimeout: 10 * time.Second})
 	s.check(t, results)
 	for _, r := range results {
 		if r.ID.Name != "c3" {
@@ -221,18 +158,7 @@ func TestListForbiddenFallsBackToGets(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	kubeconfig, err := env.AddUser("no-list")
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
-	if err != nil {
-		t.Fatal(err)
-	}
-	c, err := NewClients(cfg, 4)
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := userClients(t, "no-list")
 	var warnings []string
 	opts := Options{FieldManager: "kubectl", RequestTimeout: 10 * time.Second, Warnf: func(f string, a ...any) { warnings = append(warnings, fmt.Sprintf(f, a...)) }}
 	s.check(t, Run(context.Background(), c, s.objs, opts))
@@ -247,12 +173,14 @@ func TestListForbiddenFallsBackToGets(t *testing.T) {
 // the previewed ones with GETs.
 func TestCrowdedNamespaceIsReadByGets(t *testing.T) {
 	s := newListScene(t, "list-crowded", listMin, listPage+listSpare*(listMin+2))
-	p := newCountingProxy(t, env.Config, nil)
-	s.check(t, Run(context.Background(), proxyClients(t, p), s.objs, Options{FieldManager: "kubectl", RequestTimeout: 10 * time.Second}))
-	if lists, gets := p.count("LIST"), p.count("GET "); lists != 1 || gets < listMin {
+	p := newFaultProxy(t, noFaults)
+	s.check(t, Run(context.Background(), p.clients(t), s.objs, Options{FieldManager: "kubectl", RequestTimeout: 10 * time.Second}))
+	if lists, gets := p.count("LIST"), p.total("GET "); lists != 1 || gets < listMin {
 		t.Errorf("%d LISTs (one first page), %d GETs; want the previewed objects read by GET", lists, gets)
 	}
 }
+
+func noFaults(string, string, int) fault { return nil }
 
 func rbacGVR(resource string) schema.GroupVersionResource {
 	return schema.GroupVersionResource{Group: "rbac.authorization.k8s.io", Version: "v1", Resource: resource}

@@ -12,41 +12,60 @@ import (
 // manifests each, as the plain renderer does: walk, then read each file.
 const benchDirs = 10
 
-func BenchmarkReadTree(b *testing.B) {
-	r, err := gitfixture.Init(b.TempDir())
+// committed is a repository opened after one commit of files.
+func committed(tb testing.TB, files map[string]string) *Repo {
+	tb.Helper()
+	r, err := gitfixture.Init(tb.TempDir())
 	if err != nil {
-		b.Fatal(err)
+		tb.Fatal(err)
 	}
+	if _, err := r.CommitFiles(files, "files"); err != nil {
+		tb.Fatal(err)
+	}
+	repo, err := Open(r.Dir)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return repo
+}
+
+// readAll reads every file below root; check, when set, sees each one's content.
+func readAll(fsys fs.FS, root string, check func(name string, data []byte) error) (int, error) {
+	n := 0
+	err := fs.WalkDir(fsys, root, func(name string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		data, err := fs.ReadFile(fsys, name)
+		if err != nil {
+			return err
+		}
+		if check != nil {
+			if err := check(name, data); err != nil {
+				return err
+			}
+		}
+		n++
+		return nil
+	})
+	return n, err
+}
+
+func BenchmarkReadTree(b *testing.B) {
 	files := map[string]string{}
 	for d := 0; d < benchDirs; d++ {
 		for i := 0; i < 10000/benchDirs; i++ {
 			files[fmt.Sprintf("apps/ns-%d/cm-%04d.yaml", d, i)] = fmt.Sprintf("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: cm-%d}\n", i)
 		}
 	}
-	if _, err := r.CommitFiles(files, "many"); err != nil {
-		b.Fatal(err)
-	}
-	repo, err := Open(r.Dir)
-	if err != nil {
-		b.Fatal(err)
-	}
+	repo := committed(b, files)
 	b.ResetTimer()
 	for range b.N {
 		snap, err := repo.Snapshot("HEAD")
 		if err != nil {
 			b.Fatal(err)
 		}
-		n := 0
-		err = fs.WalkDir(snap.FS, ".", func(name string, d fs.DirEntry, err error) error {
-			if err != nil || d.IsDir() {
-				return err
-			}
-			if _, err := fs.ReadFile(snap.FS, name); err != nil {
-				return err
-			}
-			n++
-			return nil
-		})
+		n, err := readAll(snap.FS, ".", nil)
 		if err != nil || n != 10000 {
 			b.Fatalf("read %d files: %v", n, err)
 		}
@@ -58,36 +77,16 @@ func BenchmarkReadTree(b *testing.B) {
 // for each file: 1,000 times each here, quadratic in the directory's size).
 func TestReadingADirectoryDecodesEachTreeOnce(t *testing.T) {
 	t.Parallel()
-	r, err := gitfixture.Init(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
 	files := map[string]string{"other/x.yaml": "x: 1\n"}
 	for i := range 1000 {
 		files[fmt.Sprintf("apps/big/f%04d.yaml", i)] = fmt.Sprintf("n: %d\n", i)
 	}
-	if _, err := r.CommitFiles(files, "files"); err != nil {
-		t.Fatal(err)
-	}
-	repo, err := Open(r.Dir)
-	if err != nil {
-		t.Fatal(err)
-	}
+	repo := committed(t, files)
 	snap, err := repo.Snapshot("HEAD")
 	if err != nil {
 		t.Fatal(err)
 	}
-	read := 0
-	err = fs.WalkDir(snap.FS, "apps", func(name string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			return err
-		}
-		if _, err := fs.ReadFile(snap.FS, name); err != nil {
-			return err
-		}
-		read++
-		return nil
-	})
+	read, err := readAll(snap.FS, "apps", nil)
 	if err != nil || read != 1000 {
 		t.Fatalf("read %d files: %v", read, err)
 	}
@@ -101,21 +100,11 @@ func TestReadingADirectoryDecodesEachTreeOnce(t *testing.T) {
 // targets rendering in parallel do: every reader sees every file with its content.
 // (Run with -race, it also checks the tree cache's locking.)
 func TestConcurrentReadsSeeOneTree(t *testing.T) {
-	r, err := gitfixture.Init(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
 	files := map[string]string{}
 	for i := 0; i < 200; i++ {
 		files[fmt.Sprintf("d%d/sub/f%03d.yaml", i%7, i)] = fmt.Sprintf("n: %d\n", i)
 	}
-	if _, err := r.CommitFiles(files, "files"); err != nil {
-		t.Fatal(err)
-	}
-	repo, err := Open(r.Dir)
-	if err != nil {
-		t.Fatal(err)
-	}
+	repo := committed(t, files)
 	snap, err := repo.Snapshot("HEAD")
 	if err != nil {
 		t.Fatal(err)
@@ -123,19 +112,10 @@ func TestConcurrentReadsSeeOneTree(t *testing.T) {
 	errs := make(chan error, 8)
 	for range 8 {
 		go func() {
-			seen := 0
-			err := fs.WalkDir(snap.FS, ".", func(name string, d fs.DirEntry, err error) error {
-				if err != nil || d.IsDir() {
-					return err
-				}
-				data, err := fs.ReadFile(snap.FS, name)
-				if err != nil {
-					return err
-				}
+			seen, err := readAll(snap.FS, ".", func(name string, data []byte) error {
 				if string(data) != files[name] {
 					return fmt.Errorf("%s: read %q, want %q", name, data, files[name])
 				}
-				seen++
 				return nil
 			})
 			if err == nil && seen != len(files) {
