@@ -86,13 +86,7 @@ func (o *commonOptions) merge(cmd *cobra.Command, files []string) error {
 	}
 	// A merged report holds the diffs, not the objects an external diff program
 	// (KUBECTL_EXTERNAL_DIFF) would compare: the diffs are shown as they are.
-	getenv := o.getenv
-	o.getenv = func(name string) string {
-		if name == report.ExternalDiffEnv {
-			return ""
-		}
-		return getenv(name)
-	}
+	o.noObjects = true
 	return o.finish(cmd.Context(), rep)
 }
 

@@ -53,6 +53,10 @@ type commonOptions struct {
 	// errMu keeps warnings from servers started side by side whole.
 	errMu sync.Mutex
 
+	// noObjects marks a report read back from JSON (drift report merge): it has the
+	// diffs but not the objects KUBECTL_EXTERNAL_DIFF compares.
+	noObjects bool
+
 	// getenv reads the environment (KUBECTL_EXTERNAL_DIFF, NO_COLOR); tests replace it.
 	getenv func(string) string
 	// scrub removes credentials, Secret and masked values from everything the run

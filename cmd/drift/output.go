@@ -32,11 +32,15 @@ func (o *commonOptions) write(ctx context.Context, rep *report.Report) error {
 		}
 		file, out = f, f
 	}
+	externalDiff := o.getenv(report.ExternalDiffEnv)
+	if o.noObjects {
+		externalDiff = ""
+	}
 	err := report.Write(ctx, out, rep, report.WriteOptions{
 		Format:        o.Output,
 		ShowUnchanged: o.ShowUnchanged,
 		Color:         isTerminal(out) && o.getenv("NO_COLOR") == "",
-		ExternalDiff:  o.getenv(report.ExternalDiffEnv),
+		ExternalDiff:  externalDiff,
 		Stderr:        o.streams.ErrOut,
 	})
 	if file != nil {
