@@ -107,7 +107,7 @@ func listAll(ctx context.Context, c *Clients, k listKey, want int, opts Options)
 		res = c.Dynamic.Resource(k.gvr).Namespace(k.namespace)
 	}
 	items := map[string]*unstructured.Unstructured{}
-	cont := ""
+	cont, read := "", 0
 	for {
 		page, err := Retry(ctx, c, func(ctx context.Context) (*unstructured.UnstructuredList, error) {
 			ctx, cancel := context.WithTimeout(ctx, opts.RequestTimeout)
@@ -117,10 +117,14 @@ func listAll(ctx context.Context, c *Clients, k listKey, want int, opts Options)
 		if err != nil {
 			return nil, err
 		}
-		if cont == "" {
-			if rem := page.GetRemainingItemCount(); rem != nil && int(*rem)+len(page.Items) > listSpare*want+listPage {
-				return nil, nil
-			}
+		// Too many: the first page's remainingItemCount says so, or, where the server
+		// does not count, the pages read so far.
+		limit := listSpare*want + listPage
+		if rem := page.GetRemainingItemCount(); cont == "" && rem != nil && int(*rem)+len(page.Items) > limit {
+			return nil, nil
+		}
+		if read += len(page.Items); read > limit {
+			return nil, nil
 		}
 		for _, it := range page.Items {
 			// A copy of the item (its map is shared): a pointer into page.Items would
