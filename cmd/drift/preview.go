@@ -8,6 +8,7 @@ import (
 	"github.com/drift-gitops/drift/internal/plan"
 	"github.com/drift-gitops/drift/internal/preview"
 	"github.com/drift-gitops/drift/internal/render"
+	"github.com/drift-gitops/drift/internal/report"
 )
 
 // ephemeralCluster is --cluster's value for a throwaway local API server.
@@ -31,7 +32,22 @@ func (o *commonOptions) previewDeps(cache *render.Cache, progress *progress, clu
 		Progress: progress.update,
 		Warnf:    o.warnf,
 		Secrets:  o.scrub.AddSecrets,
+		Report:   report.NewBuilder(o.reportOptions(), reportCluster(cluster)),
 	}
+}
+
+// reportOptions are what the report may show; the preview builds entries with them
+// and report.Build the rest, over the same scrubber.
+func (o *commonOptions) reportOptions() report.Options {
+	return report.Options{ShowSecrets: o.ShowSecrets, Scrubber: o.scrub}
+}
+
+// reportCluster is the report's cluster field for diff's --cluster.
+func reportCluster(cluster string) string {
+	if cluster == ephemeralCluster {
+		return report.ClusterEphemeral
+	}
+	return ""
 }
 
 // previewOptions are the flags as what to preview.

@@ -63,17 +63,15 @@ func (o *commonOptions) preview(ctx context.Context, m mode) error {
 		return err
 	}
 	defer pv.Stop()
-	in := report.Input{Ref: pl.Ref, Commit: head.Commit, Base: m.base, Drift: m.drift, Config: pl.Config.Change, Targets: pv.Inputs()}
+	in := report.Input{Ref: pl.Ref, Commit: head.Commit, Base: m.base, Drift: m.drift, Config: pl.Config.Change,
+		Targets: pv.Inputs(), Cluster: reportCluster(m.cluster)}
 	if base != nil {
 		in.BaseCommit = base.Commit
-	}
-	if m.cluster == ephemeralCluster {
-		in.Cluster = report.ClusterEphemeral
 	}
 	if o.shard.Sharded() {
 		in.Shard = &report.Shard{Index: o.shard.Index, Count: o.shard.Count, Plan: pv.Digest()}
 	}
-	rep, err := report.Build(in, report.Options{ShowSecrets: o.ShowSecrets, Scrubber: o.scrub})
+	rep, err := report.Build(in, o.reportOptions())
 	if err != nil {
 		return err
 	}

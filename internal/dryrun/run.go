@@ -53,8 +53,8 @@ type Options struct {
 	Warnf func(format string, args ...any)
 	// Finished, when set, is called with each object's result as soon as its preview
 	// is done, from the worker that previewed it; it may drop from the result what its
-	// reader will not need, so that a large run holds less.
-	Finished func(r *Result)
+	// reader will not need, so that a large run holds less. i is the object's index.
+	Finished func(i int, r *Result)
 	// Skip, when set, names the objects (by index) that another runner previews
 	// (drift --shard): they are planned with the rest, so that identities and
 	// duplicates are resolved over all objects, but never sent; their results hold
@@ -73,30 +73,45 @@ const maxVersionRetries = 3
 // never stops early: an object whose preview fails gets an error result, and when ctx
 // ends the objects not yet previewed are marked not checked.
 func Run(ctx context.Context, c *Clients, objs []render.Object, opts Options) []Result {
+	results := Plan(c, objs, opts)
+	Send(ctx, c, results, opts)
+	return results
+}
+
+// Plan resolves each object's kind to a resource, defaults its namespace, and fails
+// what cannot be sent (duplicates, unknown kinds, kinds of aggregated API servers),
+// without a request but for discovery. Its results hold identities only; Send fills
+// them in.
+func Plan(c *Clients, objs []render.Object, opts Options) []Result {
 	opts = opts.withDefaults()
 	results := plan(c, objs, opts.Namespace, opts.Pending)
 	if !opts.DryRunAggregated {
 		holdAggregated(c, results)
 	}
+	return results
+}
+
+// Send previews the planned results that planning did not fail and opts.Skip does not
+// name, at most opts.Concurrency at a time; it may be called more than once on the
+// same results with different Skips (preview sends Secrets first).
+func Send(ctx context.Context, c *Clients, results []Result, opts Options) {
+	opts = opts.withDefaults()
 	prefetch(ctx, c, results, opts.Skip, opts)
 	var mu sync.Mutex
 	done := 0
-	total := len(results)
-	if opts.Skip != nil {
-		total = 0
-		for i := range results {
-			if !opts.Skip(i) {
-				total++
-			}
+	total := 0
+	for i := range results {
+		if opts.Skip == nil || !opts.Skip(i) {
+			total++
 		}
 	}
-	forEachPlanned(results, opts.Concurrency, opts.Skip, func(r *Result) {
+	forEachPlanned(results, opts.Concurrency, opts.Skip, func(i int, r *Result) {
 		if ctx.Err() != nil {
 			r.Err = notChecked(ctx)
 		} else {
 			preview(ctx, c, r, opts)
 			if opts.Finished != nil {
-				opts.Finished(r)
+				opts.Finished(i, r)
 			}
 		}
 		if opts.Progress != nil {
@@ -106,14 +121,13 @@ func Run(ctx context.Context, c *Clients, objs []render.Object, opts Options) []
 			mu.Unlock()
 		}
 	})
-	return results
 }
 
 // forEachPlanned runs fn on every result that planning did not already fail and
 // skip (if set) does not name, at most concurrency at a time. This is the one worker
 // pool of the stage; each call writes only its own result, so order never depends on
 // timing.
-func forEachPlanned(results []Result, concurrency int, skip func(int) bool, fn func(r *Result)) {
+func forEachPlanned(results []Result, concurrency int, skip func(int) bool, fn func(i int, r *Result)) {
 	g := &errgroup.Group{}
 	g.SetLimit(concurrency)
 	for i := range results {
@@ -121,7 +135,7 @@ func forEachPlanned(results []Result, concurrency int, skip func(int) bool, fn f
 			continue
 		}
 		g.Go(func() error {
-			fn(&results[i])
+			fn(i, &results[i])
 			return nil
 		})
 	}

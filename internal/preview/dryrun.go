@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"strings"
-	"sync"
 
 	"github.com/drift-gitops/drift/internal/dryrun"
 	"github.com/drift-gitops/drift/internal/object"
@@ -13,9 +12,19 @@ import (
 	"github.com/drift-gitops/drift/internal/render"
 )
 
-// dryRun previews every rendered target on its cluster, one target after another,
-// with what the change creates on each cluster (namespaces, CRDs) known to all of
-// that cluster's targets, then finds what pruning deletes.
+// dryRun previews every rendered target on its cluster, with what the change creates
+// on each cluster (namespaces, CRDs) known to all of that cluster's targets, and finds
+// what pruning deletes. In order:
+//
+//  1. every object is planned (its identity resolved), so that objects two targets
+//     share, what pruning deletes and the names of the whole run are known;
+//  2. pruning and Helm's deletions are read, and the base's predictions of what the
+//     pull request changes (splitDrift);
+//  3. Secrets and masked objects are previewed, so that every value the report must
+//     scrub is known;
+//  4. the rest is previewed, each object's report entry built as soon as its dry run
+//     returns and its objects dropped then (with deps.Report; without, the results
+//     are kept whole for report.Build).
 func (r *runner) dryRun(ctx context.Context, p *Preview) {
 	total, first := 0, 0
 	for i, t := range p.Targets {
@@ -30,8 +39,6 @@ func (r *runner) dryRun(ctx context.Context, p *Preview) {
 		}
 		first += len(t.Rendered.Objects)
 	}
-	var mu sync.Mutex
-	offset := 0
 	pending := map[*cluster]*dryrun.Pending{}
 	for _, g := range p.groups {
 		var objs []render.Object
@@ -44,44 +51,61 @@ func (r *runner) dryRun(ctx context.Context, p *Preview) {
 			pending[g.cluster] = dryrun.PendingFrom(objs)
 		}
 	}
+	var targets []*Target
 	for _, t := range p.Targets {
-		if t.Rendered == nil {
-			continue
-		}
-		base := offset
-		opts := t.dryRunOptions(r.opts)
-		if r.deps.Progress != nil {
-			opts.Progress = func(done, _ int) {
-				mu.Lock()
-				defer mu.Unlock()
-				r.deps.Progress(base+done, total)
-			}
-		}
-		opts.Absent, opts.Pending = t.conn.absent, pending[t.conn]
-		if r.opts.Shard.Sharded() {
-			opts.Skip = func(i int) bool { return !t.owns(i) }
-		}
-		opts.Finished, opts.Warnf = t.Rules.Trim, r.deps.Warnf
-		t.Results = dryrun.Run(ctx, t.conn.Clients, t.Rendered.Objects, opts)
-		if t.helm != nil && len(t.Rendered.Failures) == 0 && ctx.Err() == nil && t.ownsTarget {
-			t.helmDeletes = dryrun.HelmDeletes(ctx, t.conn.Clients, t.helm, t.Results, opts)
-		}
-		for i := range t.Rendered.Objects {
-			if t.owns(i) {
-				offset++
-			}
-		}
-		if r.opts.Prune && ctx.Err() == nil && t.ownsTarget {
-			pr := prune.Find(ctx, t.conn.Clients, t.Rendered, t.Results, prune.Options{
-				Namespace: t.namespaceIn(t.conn), RequestTimeout: t.conn.RequestTimeout, ApplySet: t.ApplySet})
-			t.Pruned = &pr
+		if t.Rendered != nil {
+			t.Results = dryrun.Plan(t.conn.Clients, t.Rendered.Objects, r.planOptions(t, pending))
+			targets = append(targets, t)
 		}
 	}
 	warnSharedObjects(p)
+	for _, t := range targets {
+		r.findDeletes(ctx, t)
+	}
+	if r.base != nil && r.opts.SplitDrift && !r.opts.Ephemeral {
+		r.splitDrift(ctx, p)
+	}
+	s := newStream(r.deps, total)
+	s.prepare(targets)
+	for _, t := range targets {
+		s.send(ctx, t, r.planOptions(t, pending), s.sensitive(t), false)
+	}
+	s.prepareSensitive(targets)
+	for _, t := range targets {
+		s.send(ctx, t, r.planOptions(t, pending), s.rest(t), true)
+		t.addShared(-1)
+	}
+}
+
+// planOptions are how a target's objects are planned and previewed on its cluster.
+func (r *runner) planOptions(t *Target, pending map[*cluster]*dryrun.Pending) dryrun.Options {
+	opts := t.dryRunOptions(r.opts)
+	opts.Absent, opts.Pending = t.conn.absent, pending[t.conn]
+	opts.Warnf = r.deps.Warnf
+	return opts
+}
+
+// findDeletes reads what applying the target deletes: the objects its Helm release
+// drops and, with pruning, its inventories' objects it no longer renders. Only the
+// planned identities are needed.
+func (r *runner) findDeletes(ctx context.Context, t *Target) {
+	if ctx.Err() != nil || !t.ownsTarget {
+		return
+	}
+	opts := t.dryRunOptions(r.opts)
+	if t.helm != nil && len(t.Rendered.Failures) == 0 {
+		t.helmDeletes = dryrun.HelmDeletes(ctx, t.conn.Clients, t.helm, t.Results, opts)
+	}
+	if r.opts.Prune {
+		pr := prune.Find(ctx, t.conn.Clients, t.Rendered, t.Results, prune.Options{
+			Namespace: t.namespaceIn(t.conn), RequestTimeout: t.conn.RequestTimeout, ApplySet: t.ApplySet})
+		t.Pruned = &pr
+	}
 }
 
 // warnSharedObjects warns about an object that two targets deploy to the same
-// cluster: whichever applies last wins, and each undoes the other.
+// cluster: whichever applies last wins, and each undoes the other. The warning of an
+// object to send follows what its preview warns (Target.addShared).
 func warnSharedObjects(p *Preview) {
 	for _, g := range p.groups {
 		owners := map[object.Key][]string{}
@@ -105,10 +129,33 @@ func warnSharedObjects(p *Preview) {
 						others = append(others, n)
 					}
 				}
-				r.Warnings = append(r.Warnings, dryrun.Message{Reason: reason.Duplicate, Message: fmt.Sprintf(
+				w := dryrun.Message{Reason: reason.Duplicate, Message: fmt.Sprintf(
 					"target %s also deploys this object to the same cluster: whichever applies last wins; keep it in one target",
-					strings.Join(others, ", "))})
+					strings.Join(others, ", "))}
+				if r.Err != nil { // never sent
+					r.Warnings = append(r.Warnings, w)
+					continue
+				}
+				if t.shared == nil {
+					t.shared = make([]*dryrun.Message, len(t.Results))
+				}
+				t.shared[i] = &w
 			}
 		}
+	}
+}
+
+// addShared adds the i-th object's shared-object warning, once its preview is done;
+// i < 0 adds those of the objects whose preview never ran (the run ended first).
+func (t *Target) addShared(i int) {
+	if i >= 0 {
+		if i < len(t.shared) && t.shared[i] != nil {
+			t.Results[i].Warnings = append(t.Results[i].Warnings, *t.shared[i])
+			t.shared[i] = nil
+		}
+		return
+	}
+	for j := range t.shared {
+		t.addShared(j)
 	}
 }

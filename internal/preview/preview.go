@@ -36,6 +36,10 @@ type Deps struct {
 	Warnf func(format string, args ...any)
 	// Secrets is told the objects whose Secret values a warning may quote.
 	Secrets func(objs ...*unstructured.Unstructured)
+	// Report, when set, builds each object's report entry as soon as its preview is
+	// done, and the objects are dropped then (Inputs carries the entries); report.Build
+	// must then use the same Scrubber. Without it, results are kept whole.
+	Report *report.Builder
 }
 
 // Options say how to preview.
@@ -94,9 +98,6 @@ func Run(ctx context.Context, deps Deps, opts Options, targets []plan.Target, he
 		}
 	}
 	r.dryRun(ctx, p)
-	if base != nil && opts.SplitDrift && !opts.Ephemeral {
-		r.splitDrift(ctx, p)
-	}
 	return p, nil
 }
 

@@ -41,6 +41,14 @@ type Target struct {
 	helm        *dryrun.HelmRelease
 	helmDeletes []dryrun.Result
 
+	// shared are the warnings of objects another target deploys to the same
+	// cluster, by index, added once each one's preview is done (nil: none).
+	shared []*dryrun.Message
+	// previewed marks, by index, the objects whose preview ran; built holds the
+	// report entries built as they returned (streaming), whose results were dropped.
+	previewed []bool
+	built     []report.Built
+
 	// shard is the run's share this runner previews: first numbers the target's
 	// first object among all targets' objects, and ownsTarget says whether the
 	// target-wide work (failures, pruning, notes) is this runner's.
@@ -136,6 +144,8 @@ func (t *Target) input() report.TargetInput {
 		switch {
 		case !t.owns(i):
 			in.Elsewhere = append(in.Elsewhere, head)
+		case i < len(t.built) && t.built[i].Len() > 0:
+			in.Built.Add(t.built[i])
 		case t.BasePredictions != nil:
 			in.Split = append(in.Split, report.Split{Head: head, Base: t.BasePredictions[i]})
 		default:

@@ -54,6 +54,9 @@ type TargetInput struct {
 	// prediction to compare with (what pruning deletes), diffed against the live
 	// object.
 	Split []Split
+	// Built are the entries of objects whose results were dropped once their entries
+	// were built (preview.Run streams them); built with the same Scrubber.
+	Built Built
 	// Elsewhere are the target's objects another shard previews (drift --shard): not
 	// reported here, but their names and values are the run's, so that this shard's
 	// part is scrubbed as a whole run's report is.
@@ -108,25 +111,13 @@ type Options struct {
 
 // Build classifies every result and computes its diff. Every message, diff and dumped
 // object is scrubbed of every value of every Secret and masked field of the run, in
-// whatever object's message it is quoted.
+// whatever object's message it is quoted. Entries built ahead (TargetInput.Built) are
+// taken as they are.
 func Build(in Input, opts Options) (*Report, error) {
-	sc := opts.Scrubber
-	if sc == nil {
-		sc = NewScrubber()
-	}
+	b := NewBuilder(opts, in.Cluster)
 	for _, ti := range in.Targets {
-		sc.addPublic(ti.Name)
-		for _, r := range append(ti.allResults(), ti.Elsewhere...) {
-			sc.addPublic(r.ID.Name, r.ID.Namespace)
-			if !opts.ShowSecrets {
-				sc.addResult(r, ti.Rules)
-			}
-		}
-		for _, k := range ti.Kept {
-			sc.addPublic(k.ID.Name, k.ID.Namespace)
-		}
+		b.Prepare(ti)
 	}
-	ephemeral := in.Cluster == ClusterEphemeral
 	rep := &Report{SchemaVersion: SchemaVersion, Ref: in.Ref, Commit: in.Commit, Cluster: in.Cluster,
 		Base: in.Base, BaseCommit: in.BaseCommit, Targets: []Target{}, Config: configChange(in.Config), Shard: in.Shard}
 	if in.Drift {
@@ -137,41 +128,12 @@ func Build(in Input, opts Options) (*Report, error) {
 		for _, f := range ti.Failures {
 			t.Objects = append(t.Objects, fromFailure(f))
 		}
-		split := ti.Split != nil
-		add := func(r dryrun.Result, sd sides, story string) error {
-			o, err := fromResult(r, opts, ti.Rules, sc, sd, ephemeral)
-			if err != nil {
-				return err
-			}
-			if o.Story = story; story == StoryDrift {
-				if o.Category != Unchanged {
-					t.Drift = append(t.Drift, o)
-				}
-				return nil
-			}
-			t.Objects = append(t.Objects, o)
-			return nil
+		built, err := b.Entries(ti)
+		if err != nil {
+			return nil, err
 		}
-		for _, r := range ti.Results {
-			sd, story := sidesApply, ""
-			if split {
-				sd, story = sidesChangeLive, StoryChange
-			}
-			if err := add(r, sd, story); err != nil {
-				return nil, err
-			}
-		}
-		for _, sp := range ti.Split {
-			change, sd, drift := sp.stories()
-			if err := add(change, sd, StoryChange); err != nil {
-				return nil, err
-			}
-			if drift != nil {
-				if err := add(*drift, sidesDrift, StoryDrift); err != nil {
-					return nil, err
-				}
-			}
-		}
+		t.Objects = append(append(t.Objects, ti.Built.objects...), built.objects...)
+		t.Drift = append(append(t.Drift, ti.Built.drift...), built.drift...)
 		sortObjects(t.Objects)
 		sortObjects(t.Drift)
 		for _, k := range ti.Kept {
@@ -183,9 +145,110 @@ func Build(in Input, opts Options) (*Report, error) {
 		rep.Targets = append(rep.Targets, t)
 	}
 	sort.SliceStable(rep.Targets, func(i, j int) bool { return rep.Targets[i].Name < rep.Targets[j].Name })
-	sc.scrubReport(rep)
+	b.sc.scrubReport(rep)
 	rep.Complete = rep.Summary.Error == 0
 	return rep, nil
+}
+
+// Builder builds a report's entries. preview.Run holds one to build each object's
+// entry as soon as its dry run returns and drop the objects then (what keeps a run of
+// 10,000 objects small); Build builds the rest with another over the same Scrubber.
+//
+// An entry is scrubbed of the values its builder's scrubber knows when it is built,
+// so every target must be prepared (Prepare), with the previews of its Secrets and
+// masked objects (Sensitive), before the first entry is built.
+type Builder struct {
+	opts      Options
+	sc        *Scrubber
+	ephemeral bool
+}
+
+// NewBuilder returns a builder with opts' scrubber (a new one if unset), for a report
+// on cluster (ClusterEphemeral: a throwaway server drift loaded itself).
+func NewBuilder(opts Options, cluster string) *Builder {
+	if opts.Scrubber == nil {
+		opts.Scrubber = NewScrubber()
+	}
+	return &Builder{opts: opts, sc: opts.Scrubber, ephemeral: cluster == ClusterEphemeral}
+}
+
+// Prepare tells the scrubber a target's names, which the report shows anyway, and
+// the values of its Secrets and masked fields on every side its results hold.
+func (b *Builder) Prepare(ti TargetInput) {
+	b.sc.addPublic(ti.Name)
+	for _, r := range append(ti.allResults(), ti.Elsewhere...) {
+		b.sc.addPublic(r.ID.Name, r.ID.Namespace)
+		if !b.opts.ShowSecrets {
+			b.sc.addResult(r, ti.Rules)
+		}
+	}
+	for _, k := range ti.Kept {
+		b.sc.addPublic(k.ID.Name, k.ID.Namespace)
+	}
+}
+
+// Sensitive reports whether the scrubber must know an object's previewed values
+// before any entry is built: a Secret's, or an object's whose fields a mask rule
+// masks. Other objects' values are never scrubbed from elsewhere.
+func (b *Builder) Sensitive(id object.ID, rules Rules) bool {
+	if b.opts.ShowSecrets {
+		return false
+	}
+	return (id.Group == "" && id.Kind == "Secret") || len(rules.maskFor(id)) > 0
+}
+
+// Built are entries built ahead of Build, by a Builder's Entries.
+type Built struct{ objects, drift []Object }
+
+// Add appends more built entries.
+func (x *Built) Add(more Built) {
+	x.objects = append(x.objects, more.objects...)
+	x.drift = append(x.drift, more.drift...)
+}
+
+// Len is the number of entries built.
+func (x Built) Len() int { return len(x.objects) + len(x.drift) }
+
+// Entries builds the entries of a target input's results and splits (not of its
+// failures, kept objects or notes), in their order.
+func (b *Builder) Entries(ti TargetInput) (Built, error) {
+	var out Built
+	split := ti.Split != nil
+	add := func(r dryrun.Result, sd sides, story string) error {
+		o, err := fromResult(r, b.opts, ti.Rules, b.sc, sd, b.ephemeral)
+		if err != nil {
+			return err
+		}
+		if o.Story = story; story == StoryDrift {
+			if o.Category != Unchanged {
+				out.drift = append(out.drift, o)
+			}
+			return nil
+		}
+		out.objects = append(out.objects, o)
+		return nil
+	}
+	for _, r := range ti.Results {
+		sd, story := sidesApply, ""
+		if split {
+			sd, story = sidesChangeLive, StoryChange
+		}
+		if err := add(r, sd, story); err != nil {
+			return out, err
+		}
+	}
+	for _, sp := range ti.Split {
+		change, sd, drift := sp.stories()
+		if err := add(change, sd, StoryChange); err != nil {
+			return out, err
+		}
+		if drift != nil {
+			if err := add(*drift, sidesDrift, StoryDrift); err != nil {
+				return out, err
+			}
+		}
+	}
+	return out, nil
 }
 
 func (s *Summary) count(category string) {

@@ -1,0 +1,131 @@
+package preview
+
+import (
+	"context"
+	"runtime"
+	"sync"
+
+	"golang.org/x/sync/errgroup"
+
+	"github.com/drift-gitops/drift/internal/dryrun"
+	"github.com/drift-gitops/drift/internal/report"
+)
+
+// stream sends the planned objects and, with a report builder, builds each object's
+// report entry as soon as its preview is done, then drops the live object and the
+// prediction: a run of 10,000 objects holds their entries (YAML and diffs), not
+// 20,000 decoded objects until the end.
+//
+// An entry is scrubbed of the values known when it is built, so objects are sent in
+// two rounds: first Secrets and masked objects (whose values the scrubber must know),
+// then the rest, whose entries are built as they return.
+type stream struct {
+	deps Deps
+	// b is nil without streaming: everything is sent in the first round and kept.
+	b *report.Builder
+
+	mu          sync.Mutex
+	done, total int
+}
+
+func newStream(deps Deps, total int) *stream {
+	return &stream{deps: deps, b: deps.Report, total: total}
+}
+
+// prepare tells the builder every target's names and the values it knows before
+// anything is sent: rendered Secrets, what pruning deletes, the base's predictions.
+func (s *stream) prepare(targets []*Target) {
+	if s.b == nil {
+		return
+	}
+	for _, t := range targets {
+		s.b.Prepare(t.input())
+	}
+}
+
+// sensitive names, by index, what the first round does not send: another shard's
+// objects and, when streaming, those whose values need not be known first.
+func (s *stream) sensitive(t *Target) func(int) bool {
+	return func(i int) bool {
+		return !t.owns(i) || (s.b != nil && !s.b.Sensitive(t.Results[i].ID, t.Rules))
+	}
+}
+
+// rest names what the second round does not send: what the first sent.
+func (s *stream) rest(t *Target) func(int) bool {
+	return func(i int) bool {
+		return !t.owns(i) || s.b == nil || s.b.Sensitive(t.Results[i].ID, t.Rules)
+	}
+}
+
+// send previews the target's planned objects that skip does not name and, when
+// build is set and streaming, builds their entries as they return.
+func (s *stream) send(ctx context.Context, t *Target, opts dryrun.Options, skip func(int) bool, build bool) {
+	if t.previewed == nil {
+		t.previewed = make([]bool, len(t.Results))
+		t.built = make([]report.Built, len(t.Results))
+	}
+	opts.Skip = skip
+	opts.Progress = func(int, int) {
+		if s.deps.Progress == nil {
+			return
+		}
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		s.done++
+		s.deps.Progress(s.done, s.total)
+	}
+	opts.Finished = func(i int, r *dryrun.Result) {
+		t.Rules.Trim(r)
+		t.addShared(i)
+		t.previewed[i] = true
+		if build && s.b != nil {
+			s.build(t, i)
+		}
+	}
+	dryrun.Send(ctx, t.conn.Clients, t.Results, opts)
+}
+
+// prepareSensitive tells the builder the values the first round read, then builds
+// the first round's entries.
+func (s *stream) prepareSensitive(targets []*Target) {
+	if s.b == nil {
+		return
+	}
+	for _, t := range targets {
+		s.b.Prepare(t.input())
+	}
+	g := &errgroup.Group{}
+	g.SetLimit(runtime.GOMAXPROCS(0))
+	for _, t := range targets {
+		for i := range t.Results {
+			if t.previewed[i] && s.b.Sensitive(t.Results[i].ID, t.Rules) {
+				g.Go(func() error { s.build(t, i); return nil })
+			}
+		}
+	}
+	_ = g.Wait()
+}
+
+// build builds the entry of the target's i-th object and drops what it was built
+// from. An object whose entry cannot be built is kept whole: report.Build says why.
+func (s *stream) build(t *Target, i int) {
+	r := &t.Results[i]
+	ti := report.TargetInput{Name: t.Name, Rules: t.Rules}
+	var base *dryrun.Result
+	if t.BasePredictions != nil {
+		base = t.BasePredictions[i]
+		ti.Split = []report.Split{{Head: *r, Base: base}}
+	} else {
+		ti.Results = []dryrun.Result{*r}
+	}
+	built, err := s.b.Entries(ti)
+	if err != nil {
+		return
+	}
+	t.built[i] = built
+	r.Live, r.Merged = nil, nil
+	if base != nil {
+		base.Live, base.Merged = nil, nil
+	}
+}

@@ -1,0 +1,165 @@
+package preview
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/drift-gitops/drift/internal/config"
+	"github.com/drift-gitops/drift/internal/dryrun"
+	"github.com/drift-gitops/drift/internal/gitfixture"
+	"github.com/drift-gitops/drift/internal/golden"
+	"github.com/drift-gitops/drift/internal/plan"
+	"github.com/drift-gitops/drift/internal/prune"
+	"github.com/drift-gitops/drift/internal/render"
+	"github.com/drift-gitops/drift/internal/report"
+	"github.com/drift-gitops/drift/internal/source"
+)
+
+// TestStreamedEntriesMakeTheSameReport: with a report builder, each object's entry is
+// built as its preview returns and its objects are dropped; the report is byte for
+// byte the one built from whole results at the end. The run holds what makes that
+// hard: a ConfigMap quoting a Secret's live value, its rendered value, the value of
+// a Secret only pruning reads, and a masked field's value; an object two targets
+// share; enough ConfigMaps for a LIST; a pull request's change told apart from drift.
+func TestStreamedEntriesMakeTheSameReport(t *testing.T) {
+	ctx := context.Background()
+	ns := "stream"
+	cs := kubernetes.NewForConfigOrDie(env.Config)
+	mustCreate := func(err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	_, err := cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{})
+	mustCreate(err)
+	setID := prune.ApplySetID("parent", ns, "ConfigMap", "")
+	member := map[string]string{"applyset.kubernetes.io/part-of": setID}
+	create := metav1.CreateOptions{FieldManager: "kubectl"}
+	_, err = cs.CoreV1().Secrets(ns).Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "db"},
+		StringData: map[string]string{"password": "live-password-1234"}}, create)
+	mustCreate(err)
+	_, err = cs.CoreV1().Secrets(ns).Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "old", Labels: member},
+		StringData: map[string]string{"password": "pruned-password-9012"}}, create)
+	mustCreate(err)
+	parent := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "parent", Labels: map[string]string{"applyset.kubernetes.io/id": setID},
+		Annotations: map[string]string{"applyset.kubernetes.io/tooling": "kubectl/v1.32", "applyset.kubernetes.io/contains-group-kinds": "Secret"}}}
+	_, err = cs.CoreV1().ConfigMaps(ns).Create(ctx, parent, create)
+	mustCreate(err)
+	for i := range 10 {
+		_, err = cs.CoreV1().ConfigMaps(ns).Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("c%d", i)},
+			Data: map[string]string{"color": "red"}}, create)
+		mustCreate(err)
+	}
+
+	drift := "targets:\n- {name: a, path: a}\n- {name: b, path: b}\nmask:\n- {kind: ConfigMap, name: masked, paths: [/data/token]}\n"
+	parentYAML := fmt.Sprintf("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: parent\n  namespace: %s\n  labels: {applyset.kubernetes.io/id: %s}\n"+
+		"  annotations: {applyset.kubernetes.io/tooling: kubectl/v1.32, applyset.kubernetes.io/contains-group-kinds: Secret}\n", ns, setID)
+	secret := func(pw string) string {
+		return fmt.Sprintf("apiVersion: v1\nkind: Secret\nmetadata: {name: db, namespace: %s}\nstringData: {password: %s}\n", ns, pw)
+	}
+	files := map[string]string{"drift.yaml": drift, "a/parent.yaml": parentYAML, "a/db.yaml": secret("live-password-1234"), "b/c0.yaml": cm(ns, "c0", "red")}
+	for i := range 10 {
+		files[fmt.Sprintf("a/c%d.yaml", i)] = cm(ns, fmt.Sprintf("c%d", i), "blue")
+	}
+	r, err := gitfixture.Init(t.TempDir())
+	mustCreate(err)
+	_, err = r.CommitFiles(files, "base")
+	mustCreate(err)
+	baseCommit, _ := r.Git("rev-parse", "HEAD")
+	_, err = r.CommitFiles(map[string]string{
+		"a/db.yaml": secret("head-password-5678"),
+		"a/c1.yaml": cm(ns, "c1", "green"),
+		"a/quotes.yaml": fmt.Sprintf("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: quotes, namespace: %s}\n"+
+			"data: {live: live-password-1234, head: head-password-5678, pruned: pruned-password-9012, masked: masked-token-3456}\n", ns),
+		"a/masked.yaml": fmt.Sprintf("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: masked, namespace: %s}\ndata: {token: masked-token-3456}\n", ns),
+	}, "head")
+	mustCreate(err)
+	repo, err := source.Open(r.Dir)
+	mustCreate(err)
+	head, err := repo.Snapshot("HEAD")
+	mustCreate(err)
+	base, err := repo.Snapshot(strings.TrimSpace(baseCommit))
+	mustCreate(err)
+	cfg, err := config.Parse("drift.yaml", []byte(drift))
+	mustCreate(err)
+	targets := plan.Targets(&plan.Config{Use: cfg, Base: cfg}, repo.Dir, nil, plan.Overrides{})
+
+	run := func(t *testing.T, split, stream bool) (string, *Preview) {
+		t.Helper()
+		sc := report.NewScrubber()
+		deps := Deps{
+			Connect: func(ctx context.Context, key plan.ClusterKey) (*dryrun.Connection, error) {
+				clients, err := dryrun.NewClients(env.Config, 4)
+				return &dryrun.Connection{Clients: clients, Namespace: ns, RequestTimeout: dryrun.DefaultRequestTimeout}, err
+			},
+			Cache: &render.Cache{},
+		}
+		if stream {
+			deps.Report = report.NewBuilder(report.Options{Scrubber: sc}, "")
+		}
+		b := base
+		if !split {
+			b = nil
+		}
+		p, err := Run(ctx, deps, Options{Concurrency: 4, Prune: true, SplitDrift: split}, targets, head, b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(p.Stop)
+		rep, err := report.Build(report.Input{Targets: p.Inputs()}, report.Options{Scrubber: sc})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out bytes.Buffer
+		if err := report.WriteJSON(&out, rep); err != nil {
+			t.Fatal(err)
+		}
+		if err := report.WriteText(&out, rep, report.TextOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		return out.String(), p
+	}
+	for _, split := range []bool{false, true} {
+		t.Run(fmt.Sprintf("split=%v", split), func(t *testing.T) {
+			whole, _ := run(t, split, false)
+			streamed, p := run(t, split, true)
+			if streamed != whole {
+				t.Errorf("the streamed report differs from the whole one:\n%s", golden.Diff(whole, streamed))
+			}
+			for _, leak := range []string{"live-password-1234", "head-password-5678", "pruned-password-9012", "masked-token-3456"} {
+				if strings.Contains(streamed, leak) {
+					t.Errorf("the report leaks %q", leak)
+				}
+			}
+			for _, want := range []string{"- v1 Secret stream/old", "~ v1 ConfigMap stream/c1", "also deploys this object"} {
+				if !strings.Contains(streamed, want) {
+					t.Errorf("the report lacks %q:\n%s", want, streamed)
+				}
+			}
+			held := 0
+			for _, tg := range p.Targets {
+				for _, res := range tg.Results {
+					if res.Live != nil || res.Merged != nil {
+						held++
+					}
+				}
+				for _, res := range tg.BasePredictions {
+					if res != nil && (res.Live != nil || res.Merged != nil) {
+						held++
+					}
+				}
+			}
+			if held != 0 {
+				t.Errorf("%d results still hold their objects once their entries were built", held)
+			}
+		})
+	}
+}
