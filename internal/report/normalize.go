@@ -2,7 +2,6 @@ package report
 
 import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"sigs.k8s.io/yaml"
 
 	"github.com/drift-gitops/drift/internal/dryrun"
 )
@@ -59,17 +58,6 @@ func dropGeneratedJobLabels(u *unstructured.Unstructured) {
 }
 
 // toYAML renders an object with sorted keys, as kubectl diff does; nil is empty.
-func toYAML(u *unstructured.Unstructured) (string, error) {
-	if u == nil {
-		return "", nil
-	}
-	b, err := yaml.Marshal(u.Object)
-	if err != nil {
-		return "", err
-	}
-	return string(b), nil
-}
-
 func isSecret(u *unstructured.Unstructured) bool {
 	if u == nil {
 		return false
