@@ -2,8 +2,10 @@ package preview
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
+	"sync"
 
 	"github.com/drift-gitops/drift/internal/dryrun"
 	"github.com/drift-gitops/drift/internal/object"
@@ -12,75 +14,108 @@ import (
 	"github.com/drift-gitops/drift/internal/render"
 )
 
-// dryRun previews every rendered target on its cluster, with what the change creates
-// on each cluster (namespaces, CRDs) known to all of that cluster's targets, and finds
-// what pruning deletes. In order:
+// previewAll renders every target and previews each cluster's targets as soon as
+// they are rendered, while other clusters' targets still render. For each cluster,
+// with what its targets create (namespaces, CRDs) known to all of them:
 //
 //  1. every object is planned (its identity resolved), so that objects two targets
-//     share, what pruning deletes and the names of the whole run are known;
+//     share, what pruning deletes and the names of the run are known;
 //  2. pruning and Helm's deletions are read, and the base's predictions of what the
-//     pull request changes (splitDrift);
-//  3. Secrets and masked objects are previewed, so that every value the report must
-//     scrub is known;
+//     pull request changes (split);
+//  3. Secrets and masked objects are previewed, and the builder told every value;
 //  4. the rest is previewed, each object's report entry built as soon as its dry run
 //     returns and its objects dropped then (with deps.Report; without, the results
-//     are kept whole for report.Build).
-func (r *runner) dryRun(ctx context.Context, p *Preview) {
-	total, first := 0, 0
+//     are kept whole for report.Build). Entries are built once every cluster has
+//     passed step 3, since any Secret of the run is scrubbed from every entry; what
+//     returns before waits.
+//
+// A sharded run renders everything first: which objects a shard owns is counted
+// across all targets.
+func (r *runner) previewAll(ctx context.Context, p *Preview) error {
+	rendered := r.startRenders(p)
+	if r.opts.Shard.Sharded() {
+		rendered.Wait()
+	}
+	r.number(p)
+	s := newStream(r.deps, len(p.groups))
+	errs := make([]error, len(p.groups))
+	var wg sync.WaitGroup
+	for i, g := range p.groups {
+		wg.Go(func() {
+			rendered.waitFor(g)
+			errs[i] = r.previewCluster(ctx, g, s)
+		})
+	}
+	wg.Wait()
+	rendered.Wait()
+	return errors.Join(errs...)
+}
+
+// number gives each target its share of a sharded run: the number of its first
+// object among all targets' objects, and whether it owns its target-wide work.
+func (r *runner) number(p *Preview) {
+	first := 0
 	for i, t := range p.Targets {
 		t.shard, t.first, t.ownsTarget = r.opts.Shard, first, r.opts.Shard.Owns(i)
-		if t.Rendered == nil {
-			continue
-		}
-		for j := range t.Rendered.Objects {
-			if t.owns(j) {
-				total++
-			}
-		}
-		first += len(t.Rendered.Objects)
-	}
-	pending := map[*cluster]*dryrun.Pending{}
-	for _, g := range p.groups {
-		var objs []render.Object
-		for _, t := range g.targets {
-			if t.Rendered != nil {
-				objs = append(objs, t.Rendered.Objects...)
-			}
-		}
-		if g.cluster != nil {
-			pending[g.cluster] = dryrun.PendingFrom(objs)
+		if r.opts.Shard.Sharded() && t.Rendered != nil { // renders are done only when sharded
+			first += len(t.Rendered.Objects)
 		}
 	}
+}
+
+// previewCluster previews one cluster's rendered targets (steps 1 to 4 above).
+func (r *runner) previewCluster(ctx context.Context, g *clusterGroup, s *stream) (err error) {
+	arrived := false
+	defer func() {
+		if !arrived {
+			s.arrive()
+		}
+	}()
+	if g.cluster == nil {
+		return nil
+	}
+	if r.opts.Ephemeral {
+		if err := r.seedHeadScaffolding(ctx, g.cluster, g.targets); err != nil {
+			return err
+		}
+	}
+	var objs []render.Object
 	var targets []*Target
-	for _, t := range p.Targets {
+	for _, t := range g.targets {
 		if t.Rendered != nil {
-			t.Results = dryrun.Plan(t.conn.Clients, t.Rendered.Objects, r.planOptions(t, pending))
+			objs = append(objs, t.Rendered.Objects...)
 			targets = append(targets, t)
 		}
 	}
-	warnSharedObjects(p)
+	pending := dryrun.PendingFrom(objs)
+	for _, t := range targets {
+		t.Results = dryrun.Plan(t.conn.Clients, t.Rendered.Objects, r.planOptions(t, pending))
+	}
+	warnSharedObjects(g)
 	for _, t := range targets {
 		r.findDeletes(ctx, t)
+		if r.base != nil && r.opts.SplitDrift && !r.opts.Ephemeral {
+			r.splitDrift(ctx, t)
+		}
+		s.count(t)
 	}
-	if r.base != nil && r.opts.SplitDrift && !r.opts.Ephemeral {
-		r.splitDrift(ctx, p)
-	}
-	s := newStream(r.deps, total)
-	s.prepare(targets)
 	for _, t := range targets {
 		s.send(ctx, t, r.planOptions(t, pending), s.sensitive(t), false)
 	}
-	s.prepareSensitive(targets)
+	s.prepare(targets)
+	arrived = true
+	s.arrive(targets...)
 	for _, t := range targets {
 		s.send(ctx, t, r.planOptions(t, pending), s.rest(t), true)
 		t.addShared(-1)
 	}
+	return nil
 }
 
 // planOptions are how a target's objects are planned and previewed on its cluster.
-func (r *runner) planOptions(t *Target, pending map[*cluster]*dryrun.Pending) dryrun.Options {
+func (r *runner) planOptions(t *Target, pending *dryrun.Pending) dryrun.Options {
 	opts := t.dryRunOptions(r.opts)
-	opts.Absent, opts.Pending = t.conn.absent, pending[t.conn]
+	opts.Absent, opts.Pending = t.conn.absent, pending
 	opts.Warnf = r.deps.Warnf
 	return opts
 }
@@ -106,41 +141,39 @@ func (r *runner) findDeletes(ctx context.Context, t *Target) {
 // warnSharedObjects warns about an object that two targets deploy to the same
 // cluster: whichever applies last wins, and each undoes the other. The warning of an
 // object to send follows what its preview warns (Target.addShared).
-func warnSharedObjects(p *Preview) {
-	for _, g := range p.groups {
-		owners := map[object.Key][]string{}
-		for _, t := range g.targets {
-			for _, r := range t.Results {
-				if r.Err == nil || r.Err.Reason != reason.Duplicate {
-					owners[r.ID.Key()] = append(owners[r.ID.Key()], t.Name)
-				}
+func warnSharedObjects(g *clusterGroup) {
+	owners := map[object.Key][]string{}
+	for _, t := range g.targets {
+		for _, r := range t.Results {
+			if r.Err == nil || r.Err.Reason != reason.Duplicate {
+				owners[r.ID.Key()] = append(owners[r.ID.Key()], t.Name)
 			}
 		}
-		for _, t := range g.targets {
-			for i := range t.Results {
-				r := &t.Results[i]
-				names := owners[r.ID.Key()]
-				if len(names) < 2 {
-					continue
-				}
-				var others []string
-				for _, n := range names {
-					if n != t.Name {
-						others = append(others, n)
-					}
-				}
-				w := dryrun.Message{Reason: reason.Duplicate, Message: fmt.Sprintf(
-					"target %s also deploys this object to the same cluster: whichever applies last wins; keep it in one target",
-					strings.Join(others, ", "))}
-				if r.Err != nil { // never sent
-					r.Warnings = append(r.Warnings, w)
-					continue
-				}
-				if t.shared == nil {
-					t.shared = make([]*dryrun.Message, len(t.Results))
-				}
-				t.shared[i] = &w
+	}
+	for _, t := range g.targets {
+		for i := range t.Results {
+			r := &t.Results[i]
+			names := owners[r.ID.Key()]
+			if len(names) < 2 {
+				continue
 			}
+			var others []string
+			for _, n := range names {
+				if n != t.Name {
+					others = append(others, n)
+				}
+			}
+			w := dryrun.Message{Reason: reason.Duplicate, Message: fmt.Sprintf(
+				"target %s also deploys this object to the same cluster: whichever applies last wins; keep it in one target",
+				strings.Join(others, ", "))}
+			if r.Err != nil { // never sent
+				r.Warnings = append(r.Warnings, w)
+				continue
+			}
+			if t.shared == nil {
+				t.shared = make([]*dryrun.Message, len(t.Results))
+			}
+			t.shared[i] = &w
 		}
 	}
 }

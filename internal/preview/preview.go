@@ -88,16 +88,10 @@ func Run(ctx context.Context, deps Deps, opts Options, targets []plan.Target, he
 		return nil, err
 	}
 	r.readHelmReleases(p)
-	r.renderAll(p)
-	if opts.Ephemeral {
-		for _, g := range p.groups {
-			if err := r.seedHeadScaffolding(ctx, g.cluster, g.targets); err != nil {
-				p.Stop()
-				return nil, err
-			}
-		}
+	if err := r.previewAll(ctx, p); err != nil {
+		p.Stop()
+		return nil, err
 	}
-	r.dryRun(ctx, p)
 	return p, nil
 }
 

@@ -3,8 +3,8 @@ package preview
 import (
 	"fmt"
 	"runtime"
+	"sync"
 
-	"golang.org/x/sync/errgroup"
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/drift-gitops/drift/internal/dryrun"
@@ -37,22 +37,59 @@ func (r *runner) readHelmReleases(p *Preview) {
 	}
 }
 
-// renderAll renders every target to preview, in parallel and through the cache.
-func (r *runner) renderAll(p *Preview) {
-	g := &errgroup.Group{}
-	g.SetLimit(runtime.GOMAXPROCS(0))
+// renders are the targets' renders under way.
+type renders struct {
+	all    sync.WaitGroup
+	groups map[*clusterGroup]*sync.WaitGroup
+}
+
+// startRenders starts rendering every target to preview, GOMAXPROCS at a time and
+// through the cache, in plan order.
+func (r *runner) startRenders(p *Preview) *renders {
+	rs := &renders{groups: map[*clusterGroup]*sync.WaitGroup{}}
+	group := map[*Target]*sync.WaitGroup{}
+	for _, g := range p.groups {
+		wg := &sync.WaitGroup{}
+		rs.groups[g] = wg
+		for _, t := range g.targets {
+			group[t] = wg
+		}
+	}
+	var todo []*Target
 	for _, t := range p.Targets {
-		if t.Skipped != "" || t.conn == nil {
+		if t.Skipped != "" || t.conn == nil || group[t] == nil {
 			continue
 		}
-		g.Go(func() error {
-			if err := r.head.CheckPaths([]string{t.Spec.Path}); err != nil {
-				t.renderErr = err
-				return nil
+		group[t].Add(1)
+		todo = append(todo, t)
+	}
+	next := make(chan *Target, len(todo))
+	for _, t := range todo {
+		next <- t
+	}
+	close(next)
+	for range min(runtime.GOMAXPROCS(0), len(todo)) {
+		rs.all.Go(func() {
+			for t := range next {
+				r.render(t)
+				group[t].Done()
 			}
-			t.Rendered, t.renderErr = r.deps.Cache.RenderSnapshot(r.head, t.renderSpec(t.conn))
-			return nil
 		})
 	}
-	_ = g.Wait()
+	return rs
+}
+
+// waitFor waits until the targets of g are rendered.
+func (rs *renders) waitFor(g *clusterGroup) { rs.groups[g].Wait() }
+
+// Wait waits until every target is rendered.
+func (rs *renders) Wait() { rs.all.Wait() }
+
+// render renders a target from the head.
+func (r *runner) render(t *Target) {
+	if err := r.head.CheckPaths([]string{t.Spec.Path}); err != nil {
+		t.renderErr = err
+		return
+	}
+	t.Rendered, t.renderErr = r.deps.Cache.RenderSnapshot(r.head, t.renderSpec(t.conn))
 }

@@ -11,49 +11,47 @@ import (
 )
 
 // splitDrift tells a pull request's own changes apart from drift already in the
-// cluster. It previews the base's render of each previewed target on the same
-// cluster: only the objects the pull request changes are sent again, since an object
-// rendered identically in base and head has the same prediction.
-func (r *runner) splitDrift(ctx context.Context, p *Preview) {
-	for _, t := range p.Targets {
-		if t.Rendered == nil || t.conn == nil || ctx.Err() != nil {
+// cluster. It previews the base's render of the target on the same cluster: only the
+// objects the pull request changes are sent again, since an object rendered
+// identically in base and head has the same prediction.
+func (r *runner) splitDrift(ctx context.Context, t *Target) {
+	if t.Rendered == nil || t.conn == nil || ctx.Err() != nil {
+		return
+	}
+	if r.base.CheckPaths([]string{t.Spec.Path}) != nil {
+		return // a new target: everything in it is the pull request's
+	}
+	bres, err := r.deps.Cache.RenderSnapshot(r.base, t.renderSpec(t.conn))
+	if err != nil || len(bres.Failures) > 0 {
+		t.splitNote = "drift already in the cluster could not be told apart from this change: the base does not render cleanly"
+		return
+	}
+	head := map[object.Key]int{}
+	for i, res := range t.Results {
+		if t.owns(i) { // another shard tells its objects apart
+			head[res.Object.ID().Key()] = i
+		}
+	}
+	t.BasePredictions = make([]*dryrun.Result, len(t.Results))
+	var toRun []render.Object
+	var at []int
+	for _, b := range bres.Objects {
+		i, ok := head[b.ID().Key()]
+		if !ok {
+			continue // removed by the pull request: pruning reports it
+		}
+		if equality.Semantic.DeepEqual(b.Obj.Object, t.Results[i].Object.Obj.Object) {
+			t.BasePredictions[i] = &t.Results[i]
 			continue
 		}
-		if r.base.CheckPaths([]string{t.Spec.Path}) != nil {
-			continue // a new target: everything in it is the pull request's
-		}
-		bres, err := r.deps.Cache.RenderSnapshot(r.base, t.renderSpec(t.conn))
-		if err != nil || len(bres.Failures) > 0 {
-			t.splitNote = "drift already in the cluster could not be told apart from this change: the base does not render cleanly"
-			continue
-		}
-		head := map[object.Key]int{}
-		for i, res := range t.Results {
-			if t.owns(i) { // another shard tells its objects apart
-				head[res.Object.ID().Key()] = i
-			}
-		}
-		t.BasePredictions = make([]*dryrun.Result, len(t.Results))
-		var toRun []render.Object
-		var at []int
-		for _, b := range bres.Objects {
-			i, ok := head[b.ID().Key()]
-			if !ok {
-				continue // removed by the pull request: pruning reports it
-			}
-			if equality.Semantic.DeepEqual(b.Obj.Object, t.Results[i].Object.Obj.Object) {
-				t.BasePredictions[i] = &t.Results[i]
-				continue
-			}
-			toRun = append(toRun, b)
-			at = append(at, i)
-		}
-		if len(toRun) == 0 {
-			continue
-		}
-		res := dryrun.Run(ctx, t.conn.Clients, toRun, t.dryRunOptions(r.opts))
-		for j := range res {
-			t.BasePredictions[at[j]] = &res[j]
-		}
+		toRun = append(toRun, b)
+		at = append(at, i)
+	}
+	if len(toRun) == 0 {
+		return
+	}
+	res := dryrun.Run(ctx, t.conn.Clients, toRun, t.dryRunOptions(r.opts))
+	for j := range res {
+		t.BasePredictions[at[j]] = &res[j]
 	}
 }

@@ -16,9 +16,11 @@ import (
 // prediction: a run of 10,000 objects holds their entries (YAML and diffs), not
 // 20,000 decoded objects until the end.
 //
-// An entry is scrubbed of the values known when it is built, so objects are sent in
-// two rounds: first Secrets and masked objects (whose values the scrubber must know),
-// then the rest, whose entries are built as they return.
+// An entry is scrubbed of the values known when it is built, so each cluster's
+// objects are sent in two rounds: first Secrets and masked objects (whose values the
+// scrubber must know), then the rest. Entries are built once every cluster has sent
+// its first round and told the builder its values and names (arrive); results that
+// return before then wait in a queue.
 type stream struct {
 	deps Deps
 	// b is nil without streaming: everything is sent in the first round and kept.
@@ -26,14 +28,41 @@ type stream struct {
 
 	mu          sync.Mutex
 	done, total int
+	// waiting counts the clusters yet to arrive; open is set once none is.
+	waiting int
+	open    bool
+	// arrived are the targets whose first round is done; queue the objects of the
+	// second round that returned before the stream opened.
+	arrived []*Target
+	queue   []queued
 }
 
-func newStream(deps Deps, total int) *stream {
-	return &stream{deps: deps, b: deps.Report, total: total}
+// queued is an object whose entry waits for the stream to open.
+type queued struct {
+	t *Target
+	i int
 }
 
-// prepare tells the builder every target's names and the values it knows before
-// anything is sent: rendered Secrets, what pruning deletes, the base's predictions.
+func newStream(deps Deps, clusters int) *stream {
+	return &stream{deps: deps, b: deps.Report, waiting: clusters}
+}
+
+// count adds the target's objects this runner previews to the progress total.
+func (s *stream) count(t *Target) {
+	n := 0
+	for i := range t.Results {
+		if t.owns(i) {
+			n++
+		}
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.total += n
+}
+
+// prepare tells the builder the targets' names and the values they hold once their
+// first round is done: rendered Secrets, what pruning deletes, the base's
+// predictions, the live Secrets and masked objects.
 func (s *stream) prepare(targets []*Target) {
 	if s.b == nil {
 		return
@@ -41,6 +70,35 @@ func (s *stream) prepare(targets []*Target) {
 	for _, t := range targets {
 		s.b.Prepare(t.input())
 	}
+}
+
+// arrive records that a cluster's first round is done and prepared (a cluster that
+// failed arrives with no targets). The last to arrive opens the stream: it builds
+// the first rounds' entries and those queued.
+func (s *stream) arrive(targets ...*Target) {
+	s.mu.Lock()
+	s.arrived = append(s.arrived, targets...)
+	if s.waiting--; s.waiting > 0 || s.b == nil {
+		s.mu.Unlock()
+		return
+	}
+	s.open = true
+	todo := s.queue
+	s.queue = nil
+	for _, t := range s.arrived {
+		for i := range t.Results {
+			if t.previewed != nil && t.previewed[i] && s.b.Sensitive(t.Results[i].ID, t.Rules) {
+				todo = append(todo, queued{t, i})
+			}
+		}
+	}
+	s.mu.Unlock()
+	g := &errgroup.Group{}
+	g.SetLimit(runtime.GOMAXPROCS(0))
+	for _, q := range todo {
+		g.Go(func() error { s.build(q.t, q.i); return nil })
+	}
+	_ = g.Wait()
 }
 
 // sensitive names, by index, what the first round does not send: another shard's
@@ -79,32 +137,19 @@ func (s *stream) send(ctx context.Context, t *Target, opts dryrun.Options, skip 
 		t.Rules.Trim(r)
 		t.addShared(i)
 		t.previewed[i] = true
-		if build && s.b != nil {
-			s.build(t, i)
+		if !build || s.b == nil {
+			return
 		}
+		s.mu.Lock()
+		if !s.open {
+			s.queue = append(s.queue, queued{t, i})
+			s.mu.Unlock()
+			return
+		}
+		s.mu.Unlock()
+		s.build(t, i)
 	}
 	dryrun.Send(ctx, t.conn.Clients, t.Results, opts)
-}
-
-// prepareSensitive tells the builder the values the first round read, then builds
-// the first round's entries.
-func (s *stream) prepareSensitive(targets []*Target) {
-	if s.b == nil {
-		return
-	}
-	for _, t := range targets {
-		s.b.Prepare(t.input())
-	}
-	g := &errgroup.Group{}
-	g.SetLimit(runtime.GOMAXPROCS(0))
-	for _, t := range targets {
-		for i := range t.Results {
-			if t.previewed[i] && s.b.Sensitive(t.Results[i].ID, t.Rules) {
-				g.Go(func() error { s.build(t, i); return nil })
-			}
-		}
-	}
-	_ = g.Wait()
 }
 
 // build builds the entry of the target's i-th object and drops what it was built

@@ -4,8 +4,12 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"io/fs"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -161,5 +165,85 @@ func TestStreamedEntriesMakeTheSameReport(t *testing.T) {
 				t.Errorf("%d results still hold their objects once their entries were built", held)
 			}
 		})
+	}
+}
+
+// blockingFS holds back reading files under dir until release is closed, or for 20
+// seconds, and says whether it had to give up.
+type blockingFS struct {
+	fs.FS
+	dir     string
+	release chan struct{}
+	gaveUp  atomic.Bool
+}
+
+func (b *blockingFS) Open(name string) (fs.File, error) {
+	if strings.HasPrefix(name, b.dir+"/") {
+		select {
+		case <-b.release:
+		case <-time.After(20 * time.Second):
+			b.gaveUp.Store(true)
+		}
+	}
+	return b.FS.Open(name)
+}
+
+// TestAClustersObjectsAreSentWhileAnotherClusterStillRenders: the objects of a
+// target are previewed while a target of another cluster is still rendering (its
+// files are held back until the first object is previewed), and the report is whole.
+func TestAClustersObjectsAreSentWhileAnotherClusterStillRenders(t *testing.T) {
+	ctx := context.Background()
+	ns := "overlap"
+	cs := kubernetes.NewForConfigOrDie(env.Config)
+	if _, err := cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	drift := "targets:\n- {name: a, path: a, context: one}\n- {name: b, path: b, context: two, renderer: plain}\n"
+	r, err := gitfixture.Init(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.CommitFiles(map[string]string{"drift.yaml": drift, "a/left.yaml": cm(ns, "left", "blue"), "b/right.yaml": cm(ns, "right", "blue")}, "head"); err != nil {
+		t.Fatal(err)
+	}
+	repo, err := source.Open(r.Dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	head, err := repo.Snapshot("HEAD")
+	if err != nil {
+		t.Fatal(err)
+	}
+	held := &blockingFS{FS: head.FS, dir: "b", release: make(chan struct{})}
+	head.FS = held
+	cfg, err := config.Parse("drift.yaml", []byte(drift))
+	if err != nil {
+		t.Fatal(err)
+	}
+	targets := plan.Targets(&plan.Config{Use: cfg, Base: cfg}, repo.Dir, nil, plan.Overrides{})
+	var once sync.Once
+	deps := Deps{
+		Connect: func(ctx context.Context, key plan.ClusterKey) (*dryrun.Connection, error) {
+			clients, err := dryrun.NewClients(env.Config, 4)
+			return &dryrun.Connection{Clients: clients, Namespace: ns, RequestTimeout: dryrun.DefaultRequestTimeout}, err
+		},
+		Cache:    &render.Cache{},
+		Progress: func(done, total int) { once.Do(func() { close(held.release) }) },
+		Report:   report.NewBuilder(report.Options{}, ""),
+	}
+	p, err := Run(ctx, deps, Options{Concurrency: 4}, targets, head, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Stop()
+	if held.gaveUp.Load() {
+		t.Error("target b's files were read only after 20 seconds: no object was previewed while it rendered")
+	}
+	rep, err := report.Build(report.Input{Targets: p.Inputs()}, report.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Summary.Add != 2 || rep.Summary.Error != 0 {
+		t.Errorf("summary %+v, want the two ConfigMaps added", rep.Summary)
 	}
 }
