@@ -64,6 +64,7 @@ type faultProxy struct {
 	*httptest.Server
 	mu     sync.Mutex
 	counts map[string]int  // "GET name" -> requests
+	log    []string        // "LIST ns" and "PATCH ns", in the order they came
 	waits  []time.Duration // what the clients waited between retries, in order
 	// inject picks the fault for the n-th request (1-based) of one method and object.
 	inject func(method, name string, n int) fault
@@ -77,9 +78,19 @@ func newFaultProxy(t *testing.T, inject func(method, name string, n int) fault) 
 	}
 	p := &faultProxy{counts: map[string]int{}, inject: inject}
 	p.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		ns := ""
+		if parts := strings.Split(r.URL.Path, "/"); len(parts) > 4 && parts[3] == "namespaces" {
+			ns = parts[4]
+		}
 		if strings.HasSuffix(r.URL.Path, "/configmaps") && r.Method == http.MethodGet {
 			p.mu.Lock()
 			p.counts["LIST"]++
+			p.log = append(p.log, "LIST "+ns)
+			p.mu.Unlock()
+		}
+		if strings.Contains(r.URL.Path, "/configmaps/") && r.Method == http.MethodPatch {
+			p.mu.Lock()
+			p.log = append(p.log, "PATCH "+ns)
 			p.mu.Unlock()
 		}
 		if i := strings.Index(r.URL.Path, "/configmaps/"); i >= 0 {

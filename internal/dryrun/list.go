@@ -2,8 +2,9 @@ package dryrun
 
 import (
 	"context"
+	"sync"
 
-	"golang.org/x/sync/errgroup"
+	"golang.org/x/sync/semaphore"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -37,18 +38,66 @@ type listKey struct {
 	namespace string
 }
 
-// listed is a live copy read by LIST: obj is nil when the list did not hold it.
-type listed struct {
-	obj *unstructured.Unstructured
+// listGroup is one LIST, of a resource in a namespace, whose items are the live
+// copies of several objects to preview. It is read when its turn in the window
+// comes, and dropped once each of its objects took its copy.
+type listGroup struct {
+	key  listKey
+	want int
+	// done is closed once the list was read or given up on; items is then set
+	// (nil: read each object with a GET instead).
+	done chan struct{}
+
+	mu    sync.Mutex
+	items map[string]*unstructured.Unstructured
+	// left counts the objects that have not taken their copy; holding says the
+	// group holds its weight (want, at most the window) of the window.
+	left    int
+	holding bool
+	window  *semaphore.Weighted
 }
 
-// prefetch reads by LIST the live copies of the results that share a resource and
-// namespace with at least listMin others, and hands each its copy (Result.listed).
-func prefetch(ctx context.Context, c *Clients, results []Result, skip func(int) bool, opts Options) {
-	if c.listForbidden.Load() {
-		return
+// weight is what the group holds of the window.
+func (g *listGroup) weight() int64 { return min(int64(g.want), listWindow) }
+
+// take hands an object its copy: ok is false when the list was not read (GET it).
+// Every object of the group takes once, read or not, so the group leaves the window.
+func (g *listGroup) take(name string) (obj *unstructured.Unstructured, ok bool) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	obj, ok = g.items[name]
+	ok = ok || g.items != nil
+	delete(g.items, name)
+	if g.left--; g.left == 0 {
+		g.items = nil // the objects not previewed go with it
+		if g.holding {
+			g.holding = false
+			g.window.Release(g.weight())
+		}
 	}
-	groups := map[listKey][]int{}
+	return obj, ok
+}
+
+// listWindow bounds the live copies that lists read ahead of the objects that use
+// them, so that a large run holds a few namespaces' copies at a time, not every one;
+// within it, lists are read side by side.
+var listWindow int64 = 2000
+
+// planLists groups the results to send by resource and namespace, hands each group
+// of at least listMin a LIST (Result.list), and starts reading the lists in the
+// order their objects come, at most listWindow objects ahead. It returns the order to send results
+// in: each group's objects together, where its first object was.
+func planLists(ctx context.Context, c *Clients, results []Result, skip func(int) bool, opts Options) []int {
+	order := make([]int, 0, len(results))
+	if c.listForbidden.Load() {
+		for i := range results {
+			order = append(order, i)
+		}
+		return order
+	}
+	byKey := map[listKey]*listGroup{}
+	groupOf := make([]*listGroup, len(results))
+	members := map[*listGroup][]int{}
 	for i := range results {
 		r := &results[i]
 		if r.Err != nil || r.pendingCRD != nil || r.Object.Obj.GetName() == "" || (skip != nil && skip(i)) {
@@ -62,34 +111,83 @@ func prefetch(ctx context.Context, c *Clients, results []Result, skip func(int) 
 		if mapping.Scope.Name() == meta.RESTScopeNameNamespace {
 			k.namespace = r.ID.Namespace
 		}
-		groups[k] = append(groups[k], i)
+		g := byKey[k]
+		if g == nil {
+			g = &listGroup{key: k, done: make(chan struct{})}
+			byKey[k] = g
+		}
+		groupOf[i] = g
+		members[g] = append(members[g], i)
 	}
-	g := &errgroup.Group{}
-	g.SetLimit(opts.Concurrency)
-	for k, idx := range groups {
-		if len(idx) < listMin {
+	window := semaphore.NewWeighted(listWindow)
+	var lists []*listGroup
+	placed := map[*listGroup]bool{}
+	for i := range results {
+		g := groupOf[i]
+		if g == nil {
+			order = append(order, i)
 			continue
 		}
-		g.Go(func() error {
-			items, err := listAll(ctx, c, k, len(idx), opts)
-			switch {
-			case apierrors.IsForbidden(err):
-				// Said once per cluster: the first refusal turns LISTs off for the run.
-				if !c.listForbidden.Swap(true) && opts.Warnf != nil {
-					opts.Warnf("may not list %s%s: drift reads each object with a GET instead (grant list for fewer requests)", k.gvr.GroupResource(), inNamespace(k.namespace))
-				}
-				return nil
-			case err != nil || items == nil:
-				return nil // GETs, which report what goes wrong object by object
+		if placed[g] {
+			continue
+		}
+		placed[g] = true
+		order = append(order, members[g]...)
+		if len(members[g]) >= listMin {
+			g.want, g.left, g.window = len(members[g]), len(members[g]), window
+			for _, j := range members[g] {
+				results[j].list = g
 			}
-			for _, i := range idx {
-				results[i].listed = &listed{obj: items[results[i].ID.Name]}
-			}
-			clear(items) // the objects not previewed go with the pages
-			return nil
-		})
+			lists = append(lists, g)
+		}
 	}
-	_ = g.Wait()
+	go readLists(ctx, c, lists, opts)
+	return order
+}
+
+// readLists starts the lists in order, each once the window has room for it; a list
+// whose objects all went without it (an error before their read) is not read.
+func readLists(ctx context.Context, c *Clients, lists []*listGroup, opts Options) {
+	for _, g := range lists {
+		if !g.enter(ctx, c) {
+			close(g.done)
+			continue
+		}
+		go g.read(ctx, c, opts)
+	}
+}
+
+// read reads the group's list and hands its items over (none: GETs).
+func (g *listGroup) read(ctx context.Context, c *Clients, opts Options) {
+	items, err := listAll(ctx, c, g.key, g.want, opts)
+	if apierrors.IsForbidden(err) {
+		// Said once per cluster: the first refusal turns LISTs off for the run.
+		if !c.listForbidden.Swap(true) && opts.Warnf != nil {
+			opts.Warnf("may not list %s%s: drift reads each object with a GET instead (grant list for fewer requests)", g.key.gvr.GroupResource(), inNamespace(g.key.namespace))
+		}
+	}
+	g.mu.Lock()
+	if err == nil && g.left > 0 {
+		g.items = items // nil when the namespace is too crowded: GETs
+	}
+	g.mu.Unlock()
+	close(g.done)
+}
+
+// enter takes room in the window for the group's list, unless the list is not
+// needed or may not be read.
+func (g *listGroup) enter(ctx context.Context, c *Clients) bool {
+	if g.window.Acquire(ctx, g.weight()) != nil {
+		return false
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.left == 0 || c.listForbidden.Load() {
+		g.window.Release(g.weight())
+		return false
+	}
+	g.holding = true
+	return true
 }
 
 func inNamespace(ns string) string {
@@ -140,13 +238,17 @@ func listAll(ctx context.Context, c *Clients, k listKey, want int, opts Options)
 // read returns the live object for an attempt at previewing r: on the first, the copy
 // a LIST read if there is one, else a GET (from the watch cache on the first attempt).
 func read(ctx context.Context, c *Clients, res dynamic.ResourceInterface, r *Result, attempt int, opts Options) (*unstructured.Unstructured, error) {
-	if attempt == 1 && r.listed != nil {
-		obj := r.listed.obj
-		r.listed = nil // used once: a second attempt reads again
-		if obj == nil {
-			return nil, nil
+	if g := r.list; attempt == 1 && g != nil {
+		r.list = nil // used once: a second attempt reads again
+		select {
+		case <-g.done:
+		case <-ctx.Done():
+			g.take(r.ID.Name)
+			return nil, context.Cause(ctx)
 		}
-		return obj, nil
+		if obj, ok := g.take(r.ID.Name); ok {
+			return obj, nil
+		}
 	}
 	return Retry(ctx, c, func(ctx context.Context) (*unstructured.Unstructured, error) {
 		return get(ctx, res, r.ID.Name, attempt == 1, opts)

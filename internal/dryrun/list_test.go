@@ -106,6 +106,61 @@ func TestManyObjectsOfANamespaceAreReadByOneList(t *testing.T) {
 	}
 }
 
+// Objects of more namespaces than the window holds, interleaved in the input, sent
+// one at a time: each namespace's objects go together, its LIST is read at most
+// listWindow objects ahead of them (so a run holds a few namespaces' live copies, not
+// all), and nothing waits for a list that cannot be read yet.
+func TestListsAreReadAFewNamespacesAhead(t *testing.T) {
+	defer func(w int64) { listWindow = w }(listWindow)
+	listWindow = 4 * listMin // four namespaces' objects
+	const ahead = 4
+	const namespaces = ahead + 3
+	var scenes []listScene
+	for n := range namespaces {
+		scenes = append(scenes, newListScene(t, fmt.Sprintf("list-window-%d", n), listMin, 0))
+	}
+	var objs []render.Object
+	for i := range scenes[0].objs {
+		for _, s := range scenes {
+			objs = append(objs, s.objs[i])
+		}
+	}
+	p := newFaultProxy(t, noFaults)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	results := Run(ctx, p.clients(t), objs, Options{FieldManager: "kubectl", RequestTimeout: 10 * time.Second, Concurrency: 1})
+	for _, s := range scenes {
+		var mine []Result
+		for _, r := range results {
+			if r.ID.Namespace == s.ns {
+				mine = append(mine, r)
+			}
+		}
+		s.check(t, mine)
+	}
+	if lists, gets := p.count("LIST"), p.total("GET "); lists != namespaces || gets != 0 {
+		t.Errorf("%d LISTs, %d GETs; want %d, 0", lists, gets, namespaces)
+	}
+	patched := map[string]int{}
+	complete, lists := 0, 0
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, e := range p.log {
+		what, ns, _ := strings.Cut(e, " ")
+		if what == "PATCH" {
+			if patched[ns]++; patched[ns] == len(scenes[0].objs) {
+				complete++
+			}
+			continue
+		}
+		// The group before leaves the window when its last object takes its copy,
+		// just before that object's PATCH: one more may be under way.
+		if lists++; lists-complete > ahead+1 {
+			t.Fatalf("LIST %d (%s) read with only %d namespaces done: more than %d ahead\n%s", lists, ns, complete, ahead, strings.Join(p.log, "\n"))
+		}
+	}
+}
+
 // An object that changes between the LIST and its dry run is read again with a GET
 // and previewed against what it is now, never against the listed copy.
 func TestObjectChangedAfterTheListIsReadAgain(t *testing.T) {

@@ -29,8 +29,8 @@ type Result struct {
 	// pendingCRD is set when the object's kind is defined by a CRD of the change itself.
 	pendingCRD *PendingCRD
 	pendingVer *crdVersion
-	// listed is the live copy a LIST read (see prefetch), used by the first attempt.
-	listed *listed
+	// list is the LIST that reads the live copy for the first attempt (planLists).
+	list *listGroup
 }
 
 // Message is a human message with a stable machine-readable reason.

@@ -96,7 +96,7 @@ func Plan(c *Clients, objs []render.Object, opts Options) []Result {
 // same results with different Skips (preview sends Secrets first).
 func Send(ctx context.Context, c *Clients, results []Result, opts Options) {
 	opts = opts.withDefaults()
-	prefetch(ctx, c, results, opts.Skip, opts)
+	order := planLists(ctx, c, results, opts.Skip, opts)
 	var mu sync.Mutex
 	done := 0
 	total := 0
@@ -105,14 +105,19 @@ func Send(ctx context.Context, c *Clients, results []Result, opts Options) {
 			total++
 		}
 	}
-	forEachPlanned(results, opts.Concurrency, opts.Skip, func(i int, r *Result) {
-		if ctx.Err() != nil {
-			r.Err = notChecked(ctx)
-		} else {
+	forEachPlanned(results, order, opts.Concurrency, opts.Skip, func(i int, r *Result) {
+		ran := ctx.Err() == nil
+		if ran {
 			preview(ctx, c, r, opts)
-			if opts.Finished != nil {
-				opts.Finished(i, r)
-			}
+		} else {
+			r.Err = notChecked(ctx)
+		}
+		if r.list != nil { // never read: its list may go
+			r.list.take(r.ID.Name)
+			r.list = nil
+		}
+		if ran && opts.Finished != nil {
+			opts.Finished(i, r)
 		}
 		if opts.Progress != nil {
 			mu.Lock()
@@ -124,13 +129,20 @@ func Send(ctx context.Context, c *Clients, results []Result, opts Options) {
 }
 
 // forEachPlanned runs fn on every result that planning did not already fail and
-// skip (if set) does not name, at most concurrency at a time. This is the one worker
+// skip (if set) does not name, in order (nil: input order), at most concurrency at a
+// time. This is the one worker
 // pool of the stage; each call writes only its own result, so order never depends on
 // timing.
-func forEachPlanned(results []Result, concurrency int, skip func(int) bool, fn func(i int, r *Result)) {
+func forEachPlanned(results []Result, order []int, concurrency int, skip func(int) bool, fn func(i int, r *Result)) {
+	if order == nil {
+		order = make([]int, len(results))
+		for i := range order {
+			order[i] = i
+		}
+	}
 	g := &errgroup.Group{}
 	g.SetLimit(concurrency)
-	for i := range results {
+	for _, i := range order {
 		if results[i].Err != nil || (skip != nil && skip(i)) {
 			continue
 		}

@@ -45,7 +45,7 @@ func Seed(ctx context.Context, c *Clients, objs []render.Object, opts Options) [
 
 func seedAll(ctx context.Context, c *Clients, objs []render.Object, opts Options) []Result {
 	results := plan(c, objs, opts.Namespace, nil)
-	forEachPlanned(results, opts.Concurrency, nil, func(_ int, r *Result) {
+	forEachPlanned(results, nil, opts.Concurrency, nil, func(_ int, r *Result) {
 		res, err := resourceFor(c, r.ID)
 		if err != nil {
 			r.Err = mappingError(r.ID, err)
