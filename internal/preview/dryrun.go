@@ -38,6 +38,7 @@ func (r *runner) previewAll(ctx context.Context, p *Preview) error {
 	}
 	r.number(p)
 	s := newStream(r.deps, len(p.groups))
+	s.name(p.Targets)
 	errs := make([]error, len(p.groups))
 	var wg sync.WaitGroup
 	for i, g := range p.groups {

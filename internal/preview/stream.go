@@ -47,6 +47,17 @@ func newStream(deps Deps, clusters int) *stream {
 	return &stream{deps: deps, b: deps.Report, waiting: clusters}
 }
 
+// name tells the builder every target's name, which the report shows anyway, those
+// skipped or not reached included, before any entry is built.
+func (s *stream) name(targets []*Target) {
+	if s.b == nil {
+		return
+	}
+	for _, t := range targets {
+		s.b.Prepare(report.TargetInput{Name: t.Name})
+	}
+}
+
 // count adds the target's objects this runner previews to the progress total.
 func (s *stream) count(t *Target) {
 	n := 0

@@ -3,6 +3,7 @@ package preview
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io/fs"
 	"strings"
@@ -31,7 +32,9 @@ import (
 // byte the one built from whole results at the end. The run holds what makes that
 // hard: a ConfigMap quoting a Secret's live value, its rendered value, the value of
 // a Secret only pruning reads, and a masked field's value; an object two targets
-// share; enough ConfigMaps for a LIST; a pull request's change told apart from drift.
+// share; enough ConfigMaps for a LIST; a pull request's change told apart from drift;
+// a Secret value that is also the name of a target whose cluster cannot be reached
+// (names are shown, so not scrubbed, whether or not the target was previewed).
 func TestStreamedEntriesMakeTheSameReport(t *testing.T) {
 	ctx := context.Background()
 	ns := "stream"
@@ -63,7 +66,7 @@ func TestStreamedEntriesMakeTheSameReport(t *testing.T) {
 		mustCreate(err)
 	}
 
-	drift := "targets:\n- {name: a, path: a}\n- {name: b, path: b}\nmask:\n- {kind: ConfigMap, name: masked, paths: [/data/token]}\n"
+	drift := "targets:\n- {name: a, path: a}\n- {name: b, path: b}\n- {name: remote-secret-name, path: b, context: far}\nmask:\n- {kind: ConfigMap, name: masked, paths: [/data/token]}\n"
 	parentYAML := fmt.Sprintf("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: parent\n  namespace: %s\n  labels: {applyset.kubernetes.io/id: %s}\n"+
 		"  annotations: {applyset.kubernetes.io/tooling: kubectl/v1.32, applyset.kubernetes.io/contains-group-kinds: Secret}\n", ns, setID)
 	secret := func(pw string) string {
@@ -82,7 +85,8 @@ func TestStreamedEntriesMakeTheSameReport(t *testing.T) {
 		"a/db.yaml": secret("head-password-5678"),
 		"a/c1.yaml": cm(ns, "c1", "green"),
 		"a/quotes.yaml": fmt.Sprintf("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: quotes, namespace: %s}\n"+
-			"data: {live: live-password-1234, head: head-password-5678, pruned: pruned-password-9012, masked: masked-token-3456}\n", ns),
+			"data: {live: live-password-1234, head: head-password-5678, pruned: pruned-password-9012, masked: masked-token-3456, named: remote-secret-name}\n", ns),
+		"a/named.yaml": fmt.Sprintf("apiVersion: v1\nkind: Secret\nmetadata: {name: named, namespace: %s}\nstringData: {v: remote-secret-name}\n", ns),
 		"a/masked.yaml": fmt.Sprintf("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: masked, namespace: %s}\ndata: {token: masked-token-3456}\n", ns),
 	}, "head")
 	mustCreate(err)
@@ -101,6 +105,9 @@ func TestStreamedEntriesMakeTheSameReport(t *testing.T) {
 		sc := report.NewScrubber()
 		deps := Deps{
 			Connect: func(ctx context.Context, key plan.ClusterKey) (*dryrun.Connection, error) {
+				if key.Context == "far" {
+					return nil, errors.New("dial tcp: no route to host")
+				}
 				clients, err := dryrun.NewClients(env.Config, 4)
 				return &dryrun.Connection{Clients: clients, Namespace: ns, RequestTimeout: dryrun.DefaultRequestTimeout}, err
 			},
@@ -143,7 +150,7 @@ func TestStreamedEntriesMakeTheSameReport(t *testing.T) {
 					t.Errorf("the report leaks %q", leak)
 				}
 			}
-			for _, want := range []string{"- v1 Secret stream/old", "~ v1 ConfigMap stream/c1", "also deploys this object"} {
+			for _, want := range []string{"- v1 Secret stream/old", "~ v1 ConfigMap stream/c1", "also deploys this object", "named: remote-secret-name"} {
 				if !strings.Contains(streamed, want) {
 					t.Errorf("the report lacks %q:\n%s", want, streamed)
 				}
