@@ -86,7 +86,7 @@ func TestStreamedEntriesMakeTheSameReport(t *testing.T) {
 		"a/c1.yaml": cm(ns, "c1", "green"),
 		"a/quotes.yaml": fmt.Sprintf("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: quotes, namespace: %s}\n"+
 			"data: {live: live-password-1234, head: head-password-5678, pruned: pruned-password-9012, masked: masked-token-3456, named: remote-secret-name}\n", ns),
-		"a/named.yaml": fmt.Sprintf("apiVersion: v1\nkind: Secret\nmetadata: {name: named, namespace: %s}\nstringData: {v: remote-secret-name}\n", ns),
+		"a/named.yaml":  fmt.Sprintf("apiVersion: v1\nkind: Secret\nmetadata: {name: named, namespace: %s}\nstringData: {v: remote-secret-name}\n", ns),
 		"a/masked.yaml": fmt.Sprintf("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: masked, namespace: %s}\ndata: {token: masked-token-3456}\n", ns),
 	}, "head")
 	mustCreate(err)
