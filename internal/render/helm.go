@@ -2,6 +2,7 @@ package render
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"io/fs"
 	"path"
@@ -102,7 +103,11 @@ func helm(fsys fs.FS, dir string, opts HelmOptions, limits Limits, lookup *rest.
 		vals = mergeValues(vals, v)
 	}
 	if opts.Values != nil {
-		vals = mergeValues(vals, opts.Values)
+		v, err := valuesAsRead(opts.Values)
+		if err != nil {
+			return fail(chartFile, reason.Invalid, "%s: values: %v", what, err)
+		}
+		vals = mergeValues(vals, v)
 	}
 	if err := chartutil.ProcessDependenciesWithMerge(ch, vals); err != nil {
 		return fail(chartFile, reason.RenderFailed, "%s: dependencies: %v", what, err)
@@ -296,6 +301,19 @@ func templateSource(err error, chartName, dir, fallback string) string {
 		return chartSource(m[1], chartName, dir)
 	}
 	return fallback
+}
+
+// valuesAsRead returns values given inline (drift.yaml's helm.values) as Helm reads a
+// values file, and as Argo CD and Flux pass values on: through JSON, so that every
+// number is a float64. Charts that test `kindIs "float64"` or print numbers then render
+// as with helm -f (an int 100 and a float64 100 are different to templates).
+func valuesAsRead(v map[string]any) (map[string]any, error) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]any{}
+	return out, json.Unmarshal(b, &out)
 }
 
 // mergeValues merges src over dst, recursing into maps, as helm -f a -f b does.

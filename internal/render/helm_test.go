@@ -1,6 +1,7 @@
 package render
 
 import (
+	"reflect"
 	"strings"
 	"testing"
 	"testing/fstest"
@@ -161,5 +162,31 @@ func TestHelmValuesMayClimbInsideTheRepository(t *testing.T) {
 	}
 	if !res.Inputs.Touched("envs/prod/values.yaml") || !res.Inputs.Touched("charts/app/templates/cm.yaml") {
 		t.Errorf("inputs = %+v", res.Inputs)
+	}
+}
+
+// Values given inline reach templates as a values file's do: numbers as float64, as
+// `helm -f` reads them (podinfo tests kindIs "float64" before printing a number).
+func TestHelmInlineValuesAreReadAsAValuesFile(t *testing.T) {
+	tmpl := "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cm\ndata:\n  kind: {{ kindOf .Values.ttl | quote }}\n" +
+		"  {{- if kindIs \"float64\" .Values.ttl }}\n  ttl: {{ .Values.ttl | quote }}\n  {{- end }}\n  ratio: {{ .Values.nested.ratio | quote }}\n"
+	fsys := fstest.MapFS{
+		"app/Chart.yaml":        file(chartYAML),
+		"app/templates/cm.yaml": file(tmpl),
+		"app/ci.yaml":           file("ttl: 100\nnested: {ratio: 2}\n"),
+	}
+	fromFile := Helm(fsys, "app", HelmOptions{ReleaseName: "r", ValuesFiles: []string{"ci.yaml"}})
+	inline := Helm(fsys, "app", HelmOptions{ReleaseName: "r", Values: map[string]any{"ttl": 100, "nested": map[string]any{"ratio": int64(2)}}})
+	for name, res := range map[string]*Result{"values file": fromFile, "inline": inline} {
+		if len(res.Failures) > 0 || len(res.Objects) != 1 {
+			t.Fatalf("%s: objects %v failures %v", name, res.Objects, res.Failures)
+		}
+	}
+	want, got := fromFile.Objects[0].Obj.Object["data"], inline.Objects[0].Obj.Object["data"]
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("inline values render %v, a values file %v", got, want)
+	}
+	if d, _ := want.(map[string]any); d["kind"] != "float64" || d["ttl"] != "100" {
+		t.Errorf("a values file's number should be a float64: %v", want)
 	}
 }
