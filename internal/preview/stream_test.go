@@ -254,3 +254,16 @@ func TestAClustersObjectsAreSentWhileAnotherClusterStillRenders(t *testing.T) {
 		t.Errorf("summary %+v, want the two ConfigMaps added", rep.Summary)
 	}
 }
+
+// Helm options on a target that renders with another renderer are one error from
+// drift.yaml, not silently dropped; on a chart they are used.
+func TestHelmOptionsOnAnotherRendererAreAnError(t *testing.T) {
+	entry := &config.Target{Name: "web", Path: "web", Helm: &config.HelmTarget{ValuesFiles: []string{"prod.yaml"}}}
+	for renderer, want := range map[string]bool{render.RendererKustomize: true, render.RendererPlain: true, render.RendererHelm: false} {
+		tg := &Target{Target: plan.Target{Name: "web", Entry: entry, Spec: render.Spec{Path: "web"}}, Renderer: renderer, Rendered: &render.Result{}}
+		f, got := tg.optionsUnused()
+		if got != want || (got && !strings.Contains(f.Message, "target web sets helm options, but web renders with "+renderer)) {
+			t.Errorf("%s: %v %q", renderer, got, f.Message)
+		}
+	}
+}

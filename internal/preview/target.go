@@ -1,6 +1,7 @@
 package preview
 
 import (
+	"fmt"
 	"path"
 
 	"github.com/drift-gitops/drift/internal/config"
@@ -171,6 +172,9 @@ func (t *Target) input() report.TargetInput {
 	if t.renderErr != nil {
 		in.Failures = append(in.Failures, render.Failure{Source: displayRepoPath(t.Spec.Path), Reason: reason.Invalid, Message: t.renderErr.Error()})
 	}
+	if f, ok := t.optionsUnused(); ok {
+		in.Failures = append(in.Failures, f)
+	}
 	if t.Rendered != nil {
 		in.Failures = append(in.Failures, t.Rendered.Failures...)
 		in.Notes = append(in.Notes, t.Rendered.Notes...)
@@ -185,6 +189,22 @@ func (t *Target) input() report.TargetInput {
 		}
 	}
 	return in
+}
+
+// optionsUnused is the failure of a target whose drift.yaml entry sets Helm options
+// while it renders with another renderer, which would ignore them.
+func (t *Target) optionsUnused() (render.Failure, bool) {
+	if t.Entry == nil || t.Entry.Helm == nil || t.Rendered == nil || t.Renderer == render.RendererHelm {
+		return render.Failure{}, false
+	}
+	for _, f := range t.Rendered.Failures {
+		if f.Source == displayRepoPath(t.Spec.Path) && f.Doc == 0 {
+			return render.Failure{}, false // the target as a whole failed, and says why (a chart without Chart.yaml)
+		}
+	}
+	return render.Failure{Source: config.FileName, Reason: reason.Invalid, Message: fmt.Sprintf(
+		"target %s sets helm options, but %s renders with %s, which ignores them: remove helm: from the target, or set renderer: helm if %s is a chart",
+		t.Name, displayRepoPath(t.Spec.Path), t.Renderer, displayRepoPath(t.Spec.Path))}, true
 }
 
 func displayRepoPath(p string) string {

@@ -20,6 +20,9 @@ const (
 	Refused Reason = "refused"
 	// RenderFailed: kustomize or Helm could not build the target.
 	RenderFailed Reason = "render-failed"
+	// NothingRendered: a target renders no object because its manifests are in a
+	// format drift does not render (jsonnet, CUE, ...).
+	NothingRendered Reason = "nothing-rendered"
 	// HelmHook marks a Helm hook that stays in the cluster after it ran.
 	HelmHook Reason = "helm-hook"
 	// HelmCRD marks a CRD from a chart's crds/ directory.
@@ -111,6 +114,7 @@ var table = map[Reason]entry{
 	TooLarge:             {ErrorKind, "split the document; the API server refuses objects over 3 MiB"},
 	Refused:              {ErrorKind, "vendor or pre-render it: drift never runs code from the repository or fetches anything"},
 	RenderFailed:         {ErrorKind, "fix the kustomization or chart named; `kustomize build` or `helm template` show the same error"},
+	NothingRendered:      {ErrorKind, "render the manifests to YAML before drift reads them, or leave the path out"},
 	HelmHook:             {WarningKind, ""},
 	HelmCRD:              {WarningKind, ""},
 	Invalid:              {ErrorKind, "fix the object: the real apply would be refused the same way"},

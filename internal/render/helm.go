@@ -77,7 +77,7 @@ func helm(fsys fs.FS, dir string, opts HelmOptions, limits Limits, lookup *rest.
 		return fail(chartFile, reason.RenderFailed, "cannot load the chart in %s: %v", displayDir(dir), err)
 	}
 	what := fmt.Sprintf("chart %s (%s)", ch.Name(), displayDir(dir))
-	if err := checkVendored(ch, dir); err != nil {
+	if err := checkVendored(fsys, ch, dir); err != nil {
 		return fail(chartFile, reason.RenderFailed, "%s: %v", what, err)
 	}
 
@@ -249,8 +249,9 @@ func chartFiles(fsys fs.FS, dir string) ([]*loader.BufferedFile, error) {
 }
 
 // checkVendored makes sure every dependency the chart declares is in its charts/
-// directory: drift never fetches charts.
-func checkVendored(ch *chart.Chart, dir string) error {
+// directory: drift never fetches charts. When a .gitignore on the way to the chart
+// leaves charts/ out of the commit, it says so.
+func checkVendored(fsys fs.FS, ch *chart.Chart, dir string) error {
 	var missing []string
 	for _, d := range ch.Metadata.Dependencies {
 		found := false
@@ -267,8 +268,34 @@ func checkVendored(ch *chart.Chart, dir string) error {
 	if len(missing) == 0 {
 		return nil
 	}
-	return fmt.Errorf("dependency %s is declared in Chart.yaml but not vendored in %s: run `helm dependency build %s` and commit the charts/ directory (drift never downloads charts)",
-		strings.Join(missing, ", "), joinRepo(dir, "charts")+"/", displayDir(dir))
+	why := ""
+	if gi := ignoresCharts(fsys, dir); gi != "" {
+		why = fmt.Sprintf(" (%s leaves charts/ out of the commit: drift reads the commit, not the work tree)", gi)
+	}
+	return fmt.Errorf("dependency %s is declared in Chart.yaml but not vendored in %s%s: run `helm dependency build %s` and commit the charts/ directory (drift never downloads charts)",
+		strings.Join(missing, ", "), joinRepo(dir, "charts")+"/", why, displayDir(dir))
+}
+
+// ignoresCharts names the .gitignore, in the chart's directory or one above it, with
+// a pattern that leaves a chart's charts/ directory or its archives out of git.
+func ignoresCharts(fsys fs.FS, dir string) string {
+	for d := dir; ; d = path.Dir(d) {
+		if d == "." || d == "/" {
+			d = ""
+		}
+		name := joinRepo(d, ".gitignore")
+		if data, err := fs.ReadFile(fsys, name); err == nil {
+			for _, line := range strings.Split(string(data), "\n") {
+				switch strings.TrimSuffix(strings.TrimPrefix(strings.TrimPrefix(strings.TrimSpace(line), "**/"), "/"), "/") {
+				case "charts", "charts/*", "charts/*.tgz", "*.tgz":
+					return name
+				}
+			}
+		}
+		if d == "" {
+			return ""
+		}
+	}
 }
 
 // valuesPath resolves a values file written relative to the chart directory,

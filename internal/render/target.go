@@ -56,6 +56,9 @@ func Render(fsys fs.FS, spec Spec) (*Result, error) {
 func renderWith(fsys fs.FS, spec Spec, limits Limits, lookup *rest.Config) (*Result, error) {
 	if spec.Renderer == "" {
 		spec.Renderer = Detect(fsys, spec.Path)
+		if f, ok := unbuiltChart(fsys, spec.Path); ok && spec.Renderer == RendererPlain {
+			return &Result{Failures: []Failure{f}, Inputs: Inputs{Trees: []string{cleanDir(spec.Path)}}}, nil
+		}
 	}
 	var res *Result
 	var err error
@@ -70,6 +73,9 @@ func renderWith(fsys fs.FS, spec Spec, limits Limits, lookup *rest.Config) (*Res
 		return nil, fmt.Errorf("unknown renderer %q: use plain, kustomize or helm", spec.Renderer)
 	}
 	capObjects(res, spec, limits.Objects)
+	if err == nil {
+		explainEmpty(fsys, spec, res)
+	}
 	return res, err
 }
 
