@@ -3,6 +3,7 @@ package preview
 import (
 	"context"
 	"fmt"
+	"io/fs"
 	"sync"
 
 	"github.com/drift-gitops/drift/internal/dryrun"
@@ -55,6 +56,10 @@ func (r *runner) connect(ctx context.Context, targets []plan.Target) (*Preview, 
 		rt := &Target{Target: t, Renderer: t.Spec.Renderer}
 		if rt.Renderer == "" && t.Skipped == "" {
 			rt.Renderer = render.Detect(r.head.FS, t.Spec.Path)
+			if rt.Applier == "flux" && rt.Renderer == render.RendererPlain && isDir(r.head.FS, t.Spec.Path) {
+				// Flux builds a directory without a kustomization file with kustomize.
+				rt.Renderer, rt.Spec.Renderer, rt.Spec.AsFlux = render.RendererKustomize, render.RendererKustomize, true
+			}
 		}
 		p.Targets = append(p.Targets, rt)
 		if t.Skipped != "" || t.Refused != "" {
@@ -93,4 +98,13 @@ func (r *runner) connect(ctx context.Context, targets []plan.Target) (*Preview, 
 		}
 	}
 	return p, nil
+}
+
+// isDir reports whether p is a directory of fsys ("" the root).
+func isDir(fsys fs.FS, p string) bool {
+	if p == "" {
+		p = "."
+	}
+	info, err := fs.Stat(fsys, p)
+	return err == nil && info.IsDir()
 }

@@ -26,6 +26,10 @@ type Spec struct {
 	Renderer string
 	// Helm holds the options of a helm target.
 	Helm HelmOptions
+	// AsFlux builds a kustomize target as Flux's kustomize-controller does: a
+	// directory without a kustomization file over one generated as Flux generates it
+	// (KustomizeAsFlux).
+	AsFlux bool `json:",omitempty"`
 }
 
 // Detect picks the renderer for a path: a directory with a kustomization file is
@@ -66,7 +70,11 @@ func renderWith(fsys fs.FS, spec Spec, limits Limits, lookup *rest.Config) (*Res
 	case RendererPlain:
 		res, err = Plain(fsys, Options{Paths: []string{spec.Path}})
 	case RendererKustomize:
-		res = Kustomize(fsys, spec.Path)
+		if spec.AsFlux {
+			res = KustomizeAsFlux(fsys, spec.Path)
+		} else {
+			res = Kustomize(fsys, spec.Path)
+		}
 	case RendererHelm:
 		res = helm(fsys, spec.Path, spec.Helm, limits, lookup)
 	default:
