@@ -148,3 +148,36 @@ func TestEphemeralCleansUpAfterSuccessErrorAndSIGTERM(t *testing.T) {
 		assertCleanedUp(t, tmp)
 	})
 }
+
+// A target's namespace that the repository does not render is created in the
+// ephemeral server, as the cluster has it (else nothing could be deployed there),
+// and the target says so; a head that then renders that Namespace adds it.
+func TestEphemeralCreatesTheNamespaceATargetDeploysInto(t *testing.T) {
+	cm := func(name, color string) string {
+		return "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: " + name + "}\ndata: {color: " + color + "}\n"
+	}
+	r := repo(t, map[string]string{
+		"drift.yaml":  "targets:\n- {name: mon, path: mon, namespace: monitoring}\n- {name: log, path: log, namespace: logging}\n",
+		"mon/cm.yaml": cm("x", "blue"),
+		"log/cm.yaml": cm("logs", "blue"),
+	})
+	if _, err := r.Git("tag", "base"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.CommitFiles(map[string]string{"mon/cm.yaml": cm("x", "green"), "log/ns.yaml": "apiVersion: v1\nkind: Namespace\nmetadata: {name: logging}\n"}, "head"); err != nil {
+		t.Fatal(err)
+	}
+	rep, o := driftJSON(t, "diff", "--repo", r.Dir, "--cluster", "ephemeral", "--base", "base", "--ref", "main")
+	if o.code != 1 {
+		t.Fatalf("exit %d, want 1\n%s", o.code, o.stderr)
+	}
+	want := map[string]string{"ConfigMap/x": "modify", "ConfigMap/logs": "unchanged", "Namespace/logging": "add"}
+	if got := categories(rep); !equalMaps(got, want) {
+		t.Fatalf("categories = %v\nwant %v", got, want)
+	}
+	for _, tg := range rep.Targets {
+		if tg.Name == "mon" && !strings.Contains(strings.Join(tg.Notes, "\n"), "namespace monitoring is created in the ephemeral server") {
+			t.Errorf("target mon: notes %q", tg.Notes)
+		}
+	}
+}

@@ -17,8 +17,10 @@ type cluster struct {
 	*dryrun.Connection
 	// absent lists objects the server holds only so others can be previewed.
 	absent map[object.Key]bool
-	// seeded lists what an ephemeral server was loaded with.
-	seeded map[object.Key]bool
+	// seeded lists what an ephemeral server was loaded with; assumed, the targets'
+	// namespaces it was given though nothing renders them.
+	seeded  map[object.Key]bool
+	assumed map[object.Key]bool
 	// stop releases the cluster (stops an ephemeral server); nil for live clusters.
 	stop func()
 	// lookupKey names the cluster to the render cache when a Helm target's lookup

@@ -2,9 +2,12 @@ package preview
 
 import (
 	"context"
+	"fmt"
 
 	"golang.org/x/sync/errgroup"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
+	"github.com/drift-gitops/drift/internal/config"
 	"github.com/drift-gitops/drift/internal/dryrun"
 	"github.com/drift-gitops/drift/internal/dryrun/ephemeral"
 	"github.com/drift-gitops/drift/internal/object"
@@ -24,7 +27,7 @@ func (r *runner) startEphemerals(ctx context.Context, p *Preview) error {
 			if r.opts.Namespace != "" {
 				conn.Namespace = r.opts.Namespace
 			}
-			cl := &cluster{Connection: conn, absent: map[object.Key]bool{}, seeded: map[object.Key]bool{}, stop: stop}
+			cl := &cluster{Connection: conn, absent: map[object.Key]bool{}, seeded: map[object.Key]bool{}, assumed: map[object.Key]bool{}, stop: stop}
 			grp.cluster = cl
 			for _, t := range grp.targets {
 				t.conn = cl
@@ -76,6 +79,7 @@ func (r *runner) seedBase(ctx context.Context, cl *cluster, targets, others []*T
 	if r.base != nil {
 		batches = r.baseBatches(cl, targets)
 	}
+	scaffolding = append(scaffolding, r.targetNamespaces(cl, targets)...)
 	r.seedReport(ephemeral.Load(ctx, cl.Clients, scaffolding, r.scaffoldOpts(cl), batches, r.deps.Warnf))
 	if ctx.Err() != nil {
 		if r.base == nil {
@@ -84,6 +88,37 @@ func (r *runner) seedBase(ctx context.Context, cl *cluster, targets, others []*T
 		return interrupted(ctx, "loading the base into the ephemeral server")
 	}
 	return nil
+}
+
+// targetNamespaces are the Namespaces the targets deploy into (a target's
+// namespace, a Helm release's) that neither the base nor another target renders:
+// the cluster has them, or the applier could not deploy there, so the ephemeral
+// server gets them too, and each such target says so in a note. Called once the
+// base's scaffolding is known; a head that renders one of them later reports it as
+// an addition (seedHeadScaffolding).
+func (r *runner) targetNamespaces(cl *cluster, targets []*Target) []render.Object {
+	var out []render.Object
+	for _, t := range targets {
+		ns := t.Namespace
+		if t.Spec.Helm.ReleaseNamespace != "" && t.Renderer == render.RendererHelm {
+			ns = t.Spec.Helm.ReleaseNamespace
+		}
+		if ns == "" {
+			continue
+		}
+		obj := render.Object{Obj: &unstructured.Unstructured{Object: map[string]any{
+			"apiVersion": "v1", "kind": "Namespace", "metadata": map[string]any{"name": ns}}}, Source: config.FileName}
+		k := obj.ID().Key()
+		if !cl.seeded[k] {
+			out = append(out, obj)
+			cl.seeded[k], cl.assumed[k] = true, true
+			cl.absent[k] = r.base == nil
+		}
+		if cl.assumed[k] {
+			t.notes = append(t.notes, fmt.Sprintf("namespace %s is created in the ephemeral server: the target deploys into it and the repository does not render it, so the cluster is taken to have it", ns))
+		}
+	}
+	return out
 }
 
 // baseBatches renders each target in the base, to be loaded as its applier leaves
@@ -128,9 +163,13 @@ func (r *runner) seedHeadScaffolding(ctx context.Context, cl *cluster, targets [
 		}
 		for _, obj := range t.Rendered.Objects {
 			k := obj.ID().Key()
-			if object.IsScaffolding(obj.ID().GroupKind()) && !cl.seeded[k] {
+			switch {
+			case object.IsScaffolding(obj.ID().GroupKind()) && !cl.seeded[k]:
 				scaffolding = append(scaffolding, obj)
 				cl.absent[k], cl.seeded[k] = true, true
+			case cl.assumed[k]:
+				// A target's namespace drift created, which the head itself adds.
+				cl.absent[k] = true
 			}
 		}
 	}

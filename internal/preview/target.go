@@ -35,8 +35,10 @@ type Target struct {
 	// its cluster could not be reached.
 	renderErr error
 	connErr   error
-	// splitNote says why the change could not be told apart from drift.
+	// splitNote says why the change could not be told apart from drift; notes are
+	// the target's other notes (what an ephemeral server was given for it).
 	splitNote string
+	notes     []string
 	// helm is the deployed revision of the release the helm applier upgrades (nil:
 	// an install, or another applier); helmDeletes what the upgrade deletes.
 	helm        *dryrun.HelmRelease
@@ -162,6 +164,7 @@ func (t *Target) input() report.TargetInput {
 	if t.splitNote != "" {
 		in.Notes = append(in.Notes, t.splitNote)
 	}
+	in.Notes = append(in.Notes, t.notes...)
 	if t.Refused != "" {
 		in.Failures = append(in.Failures, render.Failure{Source: config.FileName, Reason: reason.Refused, Message: "not previewed: " + t.Refused})
 	}
