@@ -17,7 +17,7 @@ type detectOptions struct {
 }
 
 // diffOnlyFlags are drift diff's flags drift detect has not, named when it is given one.
-var diffOnlyFlags = []string{"base", "cluster", "config-from", "no-split-drift"}
+var diffOnlyFlags = []string{"base", "cluster", "crds-from-context", "config-from", "no-split-drift"}
 
 // newDetectCommand is drift diff for a scheduled job: the tracked branch against the
 // live cluster, every difference reported as drift.
@@ -51,7 +51,7 @@ Exit status: 0 no drift, 1 drift, 2 errors (the report is then incomplete).`,
 	cmd.SetFlagErrorFunc(func(_ *cobra.Command, err error) error {
 		for _, name := range diffOnlyFlags {
 			if err.Error() == "unknown flag: --"+name {
-				return fmt.Errorf("%w: drift detect checks --ref (default: the default branch) against the live cluster of each target; use drift diff for --base, --cluster, --config-from and --no-split-drift", err)
+				return fmt.Errorf("%w: drift detect checks --ref (default: the default branch) against the live cluster of each target; use drift diff for --base, --cluster, --crds-from-context, --config-from and --no-split-drift", err)
 			}
 		}
 		return err

@@ -12,10 +12,11 @@ import (
 type diffOptions struct {
 	commonOptions
 
-	Cluster      string
-	Base         string
-	ConfigFrom   string
-	NoSplitDrift bool
+	Cluster         string
+	Base            string
+	ConfigFrom      string
+	NoSplitDrift    bool
+	CRDsFromContext string
 }
 
 // newDiffCommand previews what applying a git ref would change in its clusters.
@@ -49,7 +50,7 @@ Exit status: 0 no changes, 1 changes, 2 errors (the report is then incomplete).`
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return o.run(cmd.Context(), mode{base: o.Base, cluster: o.Cluster, configFrom: o.ConfigFrom,
-				splitDrift: o.Base != "" && !o.NoSplitDrift})
+				splitDrift: o.Base != "" && !o.NoSplitDrift, crdsFromContext: o.CRDsFromContext})
 		},
 	}
 	f := cmd.Flags()
@@ -57,6 +58,7 @@ Exit status: 0 no changes, 1 changes, 2 errors (the report is then incomplete).`
 	f.StringVar(&o.Cluster, "cluster", "", `kubeconfig cluster to use, or "ephemeral" for a throwaway local API server seeded with --base`)
 	f.StringVar(&o.Base, "base", "", "diff only the targets whose inputs changed since this ref; with --cluster ephemeral, also the ref loaded into the server first (what is deployed)")
 	f.StringVar(&o.ConfigFrom, "config-from", plan.ConfigFromBase, "with --base, where rules, clusters and appliers come from: base (the trusted side of a pull request) or head (everything from the previewed ref; trusted local runs only)")
+	f.StringVar(&o.CRDsFromContext, "crds-from-context", "", "with --cluster ephemeral: load the CustomResourceDefinitions of this kube context's cluster into the ephemeral server (read-only: a LIST), so custom resources of CRDs the repository does not hold are checked")
 	f.BoolVar(&o.NoSplitDrift, "no-split-drift", false, "with --base on a live cluster: do not tell the change apart from drift already in the cluster (saves the base's dry-runs)")
 	return cmd
 }

@@ -8,6 +8,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"k8s.io/client-go/tools/clientcmd"
 )
 
 const crdTmpl = `apiVersion: apiextensions.k8s.io/v1
@@ -179,5 +181,38 @@ func TestEphemeralCreatesTheNamespaceATargetDeploysInto(t *testing.T) {
 		if tg.Name == "mon" && !strings.Contains(strings.Join(tg.Notes, "\n"), "namespace monitoring is created in the ephemeral server") {
 			t.Errorf("target mon: notes %q", tg.Notes)
 		}
+	}
+}
+
+// Custom resources of a CRD the repository does not hold are checked on an ephemeral
+// server given the CRD, from drift.yaml's ephemeral.crds or a live cluster's
+// (--crds-from-context); without it they are unknown kinds.
+func TestEphemeralServersGetTheCRDsTheClustersHave(t *testing.T) {
+	crd := strings.NewReplacer("widgets", "gadgets", "Widget", "Gadget", "widget", "gadget").Replace(crdTmpl)
+	apply(t, "kubectl", crd)
+	kc, err := clientcmd.LoadFromFile(env.Kubeconfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	gadget := "apiVersion: example.com/v1\nkind: Gadget\nmetadata: {name: g, namespace: default}\nspec: {size: 3}\n"
+	r := repo(t, map[string]string{"apps/gadget.yaml": gadget, "crds/gadget.yaml": crd, "drift.yaml": "targets: [{name: apps, path: apps}]\n"})
+	args := []string{"diff", "--repo", r.Dir, "--cluster", "ephemeral", "--ref", "main"}
+	rep, o := driftJSON(t, args...)
+	if o.code != 2 || find(t, rep, "Gadget", "g").ErrorReason != "unknown-kind" {
+		t.Fatalf("without the CRD: exit %d, %+v\n%s", o.code, find(t, rep, "Gadget", "g"), o.stderr)
+	}
+	rep, o = driftJSON(t, append(args, "--crds-from-context", kc.CurrentContext)...)
+	if o.code != 1 || find(t, rep, "Gadget", "g").Category != "add" {
+		t.Fatalf("--crds-from-context: exit %d, %+v\n%s", o.code, find(t, rep, "Gadget", "g"), o.stderr)
+	}
+	if _, err := r.CommitFiles(map[string]string{"drift.yaml": "targets: [{name: apps, path: apps}]\nephemeral: {crds: [crds]}\n"}, "crds"); err != nil {
+		t.Fatal(err)
+	}
+	rep, o = driftJSON(t, args...)
+	if o.code != 1 || find(t, rep, "Gadget", "g").Category != "add" || len(rep.Targets) != 1 {
+		t.Fatalf("ephemeral.crds: exit %d, %+v\n%s", o.code, rep.Targets, o.stderr)
+	}
+	if o := drift(t, "diff", "--repo", r.Dir, "--ref", "main", "--crds-from-context", kc.CurrentContext); o.code != 2 || !strings.Contains(o.stderr, "use it with --cluster ephemeral") {
+		t.Errorf("--crds-from-context on a live cluster: exit %d\n%s", o.code, o.stderr)
 	}
 }

@@ -25,6 +25,8 @@ type mode struct {
 	// drift is detect's: --ref defaults to the default branch, and every difference
 	// is reported as drift.
 	drift bool
+	// crdsFromContext is diff's --crds-from-context.
+	crdsFromContext string
 }
 
 // run renders, previews and reports, and returns an exitStatus for changes or errors.
@@ -56,8 +58,12 @@ func (o *commonOptions) preview(ctx context.Context, m mode) error {
 		return err
 	}
 	head, base := pl.Head, pl.Base
+	popts := o.previewOptions(m)
+	if popts.CRDs, err = o.ephemeralCRDs(ctx, m, pl); err != nil {
+		return err
+	}
 	progress := newProgress(o.streams.ErrOut, "previewing")
-	pv, err := preview.Run(ctx, o.previewDeps(pl.Cache, progress, m.cluster), o.previewOptions(m), pl.Targets, head, base)
+	pv, err := preview.Run(ctx, o.previewDeps(pl.Cache, progress, m.cluster), popts, pl.Targets, head, base)
 	progress.done()
 	if err != nil {
 		return err

@@ -27,6 +27,16 @@ type Config struct {
 	// Ignore and Mask apply to every target, before the target's own.
 	Ignore []IgnoreRule `yaml:"ignore,omitempty" json:"ignore,omitempty"`
 	Mask   []MaskRule   `yaml:"mask,omitempty" json:"mask,omitempty"`
+	// Ephemeral configures --cluster ephemeral.
+	Ephemeral *Ephemeral `yaml:"ephemeral,omitempty" json:"ephemeral,omitempty"`
+}
+
+// Ephemeral configures the throwaway API servers of --cluster ephemeral.
+type Ephemeral struct {
+	// CRDs are files or directories of the repository holding
+	// CustomResourceDefinitions the clusters have but the repository does not deploy,
+	// loaded into each ephemeral server so that their custom resources are checked.
+	CRDs []string `yaml:"crds,omitempty" json:"crds,omitempty"`
 }
 
 // Defaults are the settings targets inherit.

@@ -44,10 +44,11 @@ func Trusted(base, head *Config) Trust {
 		base = &Config{}
 	}
 	out := &Config{
-		Version:  head.Version,
-		Defaults: Defaults{Context: base.Defaults.Context, FieldManager: base.Defaults.FieldManager, Applier: base.Defaults.Applier, Namespace: head.Defaults.Namespace},
-		Ignore:   base.Ignore,
-		Mask:     base.Mask,
+		Version:   head.Version,
+		Defaults:  Defaults{Context: base.Defaults.Context, FieldManager: base.Defaults.FieldManager, Applier: base.Defaults.Applier, Namespace: head.Defaults.Namespace},
+		Ignore:    base.Ignore,
+		Mask:      base.Mask,
+		Ephemeral: base.Ephemeral,
 	}
 	note := func(format string, args ...any) { tr.NotApplied = append(tr.NotApplied, fmt.Sprintf(format, args...)) }
 	if !same(base.Ignore, head.Ignore) {
@@ -55,6 +56,9 @@ func Trusted(base, head *Config) Trust {
 	}
 	if !same(base.Mask, head.Mask) {
 		note("the top-level mask rules")
+	}
+	if !same(base.Ephemeral, head.Ephemeral) {
+		note("ephemeral.crds")
 	}
 	if base.Defaults.Context != head.Defaults.Context {
 		note("defaults.context")

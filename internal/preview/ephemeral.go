@@ -79,6 +79,13 @@ func (r *runner) seedBase(ctx context.Context, cl *cluster, targets, others []*T
 	if r.base != nil {
 		batches = r.baseBatches(cl, targets)
 	}
+	for _, crd := range r.opts.CRDs {
+		if k := crd.ID().Key(); !cl.seeded[k] {
+			scaffolding = append(scaffolding, crd)
+			cl.seeded[k] = true
+			cl.absent[k] = false
+		}
+	}
 	scaffolding = append(scaffolding, r.targetNamespaces(cl, targets)...)
 	r.seedReport(ephemeral.Load(ctx, cl.Clients, scaffolding, r.scaffoldOpts(cl), batches, r.deps.Warnf))
 	if ctx.Err() != nil {

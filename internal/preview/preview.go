@@ -59,6 +59,9 @@ type Options struct {
 	FieldManager string
 	// Namespace is an ephemeral server's default namespace ("" for default).
 	Namespace string
+	// CRDs are loaded into every ephemeral server beside what the base renders: the
+	// clusters have them (drift.yaml's ephemeral.crds, --crds-from-context).
+	CRDs []render.Object
 	// Shard is this runner's share of the run (the zero Shard: all of it). Every
 	// shard renders every target; it previews its share of the objects and, of the
 	// targets it owns, what is target-wide (render failures, pruning, notes).

@@ -1,0 +1,36 @@
+package main
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/drift-gitops/drift/internal/dryrun"
+	"github.com/drift-gitops/drift/internal/dryrun/ephemeral"
+	"github.com/drift-gitops/drift/internal/plan"
+	"github.com/drift-gitops/drift/internal/render"
+)
+
+// ephemeralCRDs are the CustomResourceDefinitions loaded into ephemeral servers beside
+// the repository's: drift.yaml's ephemeral.crds and --crds-from-context's cluster's.
+func (o *commonOptions) ephemeralCRDs(ctx context.Context, m mode, pl *plan.Plan) ([]render.Object, error) {
+	if m.cluster != ephemeralCluster {
+		if m.crdsFromContext != "" {
+			return nil, fmt.Errorf("--crds-from-context loads CRDs into an ephemeral server: use it with --cluster ephemeral")
+		}
+		return nil, nil
+	}
+	crds, err := pl.EphemeralCRDs()
+	if err != nil || m.crdsFromContext == "" {
+		return crds, err
+	}
+	cfg, err := dryrun.FlagsFor(o.kube, "", m.crdsFromContext).ToRESTConfig()
+	if err != nil {
+		return nil, fmt.Errorf("--crds-from-context %s: %w", m.crdsFromContext, err)
+	}
+	o.scrub.AddCredential(cfg.BearerToken, cfg.Password, string(cfg.KeyData))
+	live, err := ephemeral.CRDsFrom(ctx, cfg, "context "+m.crdsFromContext)
+	if err != nil {
+		return nil, fmt.Errorf("--crds-from-context %s: %w", m.crdsFromContext, err)
+	}
+	return append(crds, live...), nil
+}
