@@ -98,7 +98,8 @@ func (s *stream) arrive(targets ...*Target) {
 	s.queue = nil
 	for _, t := range s.arrived {
 		for i := range t.Results {
-			if t.previewed != nil && t.previewed[i] && s.b.Sensitive(t.Results[i].ID, t.Rules) {
+			// Sensitive first: the second round writes the other objects' flags.
+			if s.b.Sensitive(t.Results[i].ID, t.Rules) && t.previewed != nil && t.previewed[i] {
 				todo = append(todo, queued{t, i})
 			}
 		}
