@@ -22,8 +22,9 @@ import (
 // whose tree is then kustomize's to build. Files the source-controller leaves out of
 // the artifact by default (version control and CI files) are not listed.
 
-// fluxExcluded are the default exclusions of Flux's source-controller
-// (fluxcd/pkg/sourceignore: VCS, CI and extra patterns) that can hold YAML.
+// fluxExcludedDirs and fluxExcludedFiles are the default exclusions of Flux's
+// source-controller (fluxcd/pkg/sourceignore: VCS, CI and extra patterns) that can
+// hold YAML.
 var fluxExcludedDirs = map[string]bool{".git": true, ".github": true, ".circleci": true}
 
 var fluxExcludedFiles = map[string]bool{
