@@ -60,9 +60,11 @@ func (r *runner) connect(ctx context.Context, targets []plan.Target) (*Preview, 
 			rt.Renderer = render.Detect(r.head.FS, t.Spec.Path)
 			if rt.Applier == "flux" && rt.Renderer == render.RendererPlain && isDir(r.head.FS, t.Spec.Path) {
 				// Flux builds a directory without a kustomization file with kustomize.
-				rt.Renderer, rt.Spec.Renderer, rt.Spec.AsFlux = render.RendererKustomize, render.RendererKustomize, true
+				rt.Renderer, rt.Spec.Renderer = render.RendererKustomize, render.RendererKustomize
 			}
 		}
+		// Flux builds without kustomize's load restrictions.
+		rt.Spec.AsFlux = rt.Applier == "flux" && rt.Renderer == render.RendererKustomize
 		p.Targets = append(p.Targets, rt)
 		if t.Skipped != "" || t.Refused != "" {
 			continue

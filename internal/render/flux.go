@@ -32,18 +32,21 @@ var fluxExcludedFiles = map[string]bool{
 	"codeship-services.yml": true, "codeship-steps.yml": true, ".goreleaser.yml": true, ".sops.yaml": true, ".flux.yaml": true,
 }
 
-// KustomizeAsFlux builds dir as Flux's kustomize-controller does.
+// KustomizeAsFlux builds dir as Flux's kustomize-controller does: without kustomize's
+// load restrictions (a kustomization may read any file of the repository, not only
+// those in or below its directory), and over a generated kustomization when dir has
+// none.
 func KustomizeAsFlux(fsys fs.FS, dir string) *Result {
 	dir = cleanDir(dir)
 	if findKustomization(fsys, dir) != "" {
-		return Kustomize(fsys, dir)
+		return kustomize(fsys, dir, kustypes.LoadRestrictionsNone)
 	}
 	data, err := fluxKustomization(fsys, dir)
 	if err != nil {
 		return &Result{Failures: []Failure{{Source: displayDir(dir), Reason: reason.RenderFailed,
 			Message: "Flux would not build it either: " + err.Error()}}, Inputs: Inputs{Trees: []string{dir}}}
 	}
-	res := Kustomize(withFile{FS: fsys, name: joinRepo(dir, "kustomization.yaml"), data: data}, dir)
+	res := kustomize(withFile{FS: fsys, name: joinRepo(dir, "kustomization.yaml"), data: data}, dir, kustypes.LoadRestrictionsNone)
 	res.Notes = append(res.Notes, fmt.Sprintf("%s has no kustomization file: built as Flux builds it, over a kustomization of its YAML files and of its subdirectories that have one", displayDir(dir)))
 	res.Inputs.Trees = append(res.Inputs.Trees, dir)
 	return res

@@ -12,8 +12,9 @@ import (
 )
 
 // A Flux Kustomization's path without a kustomization file, laid out as
-// flux2-kustomize-helm-example's clusters/staging: drift's build equals Flux's own
-// (fluxcd/pkg/kustomize: its generator, then its build), object by object; plain
+// flux2-kustomize-helm-example's clusters/staging, and one whose kustomization reads
+// a file above it: drift's build equals Flux's own (fluxcd/pkg/kustomize: its
+// generator, then its build, without load restrictions), object by object; plain
 // reading would have taken flux-system's kustomization.yaml for an object.
 func TestADirectoryIsBuiltAsFluxBuildsIt(t *testing.T) {
 	ks := func(name, path string) string {
@@ -28,6 +29,8 @@ func TestADirectoryIsBuiltAsFluxBuildsIt(t *testing.T) {
 		"clusters/staging/README.md":                      "# staging\n",
 		"clusters/staging/values.json":                    "{\"not\": \"read\"}\n",
 		"clusters/empty/.keep":                            "",
+		"apps/staging/kustomization.yaml":                 "resources: [../common/cm.yaml]\nnamePrefix: staging-\n",
+		"apps/common/cm.yaml":                             "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: common, namespace: default}\n",
 	}
 	root := t.TempDir()
 	for name, content := range files {
@@ -40,12 +43,12 @@ func TestADirectoryIsBuiltAsFluxBuildsIt(t *testing.T) {
 		}
 	}
 	fsys := os.DirFS(root)
-	for _, dir := range []string{"clusters/staging", "clusters/empty"} {
+	for _, dir := range []string{"clusters/staging", "clusters/empty", "apps/staging"} {
 		got := KustomizeAsFlux(fsys, dir)
 		if len(got.Failures) > 0 {
 			t.Fatalf("%s: %+v", dir, got.Failures)
 		}
-		if len(got.Notes) != 1 || !strings.Contains(got.Notes[0], "built as Flux builds it") {
+		if generated := dir != "apps/staging"; generated != (len(got.Notes) == 1 && strings.Contains(got.Notes[0], "built as Flux builds it")) {
 			t.Errorf("%s: notes %q", dir, got.Notes)
 		}
 
@@ -80,5 +83,10 @@ func TestADirectoryIsBuiltAsFluxBuildsIt(t *testing.T) {
 	}
 	if n := len(KustomizeAsFlux(fsys, "clusters/staging").Objects); n != 5 {
 		t.Errorf("%d objects, want 5: three Kustomizations, the GitRepository, the ConfigMap", n)
+	}
+	// kustomize build's own restrictions refuse the file above the kustomization, which
+	// Flux reads.
+	if res := Kustomize(fsys, "apps/staging"); len(res.Failures) == 0 {
+		t.Errorf("kustomize build with its default restrictions read ../common/cm.yaml: %v", res.Objects)
 	}
 }

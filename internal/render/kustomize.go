@@ -26,6 +26,13 @@ const originAnnotation = "config.kubernetes.io/origin"
 // *RefusedError in the result's failures). Each object's Source is the resource file
 // it came from when kustomize knows it, else the kustomization.
 func Kustomize(fsys fs.FS, dir string) *Result {
+	return kustomize(fsys, dir, types.LoadRestrictionsRootOnly)
+}
+
+// kustomize builds dir with kustomize's load restrictions: kustomize build's default
+// (RootOnly: a kustomization reads files in or below its own directory), or none, as
+// Flux's kustomize-controller builds (any file of the repository).
+func kustomize(fsys fs.FS, dir string, restrictions types.LoadRestrictions) *Result {
 	dir = cleanDir(dir)
 	// Until kustomize has run, the whole directory counts as input.
 	res := &Result{Inputs: Inputs{Trees: []string{dir}}}
@@ -58,7 +65,7 @@ func Kustomize(fsys fs.FS, dir string) *Result {
 		return res
 	}
 	opts := krusty.MakeDefaultOptions()
-	opts.LoadRestrictions = types.LoadRestrictionsRootOnly
+	opts.LoadRestrictions = restrictions
 	opts.PluginConfig = types.DisabledPluginConfig()
 	m, err := krusty.MakeKustomizer(opts).Run(kfs, "/"+strings.TrimPrefix(dir, "."))
 	files, dirs := kfs.inputs()
