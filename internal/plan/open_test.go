@@ -100,3 +100,55 @@ func TestOpenDefaultRef(t *testing.T) {
 		t.Errorf("default ref %q, base %v, targets %+v", p.Ref, p.Base, p.Targets)
 	}
 }
+
+// A Flux target's kustomization reads a file above its directory, as Flux allows: it
+// builds, and the file is one of its inputs, so a pull request that changes only that
+// file selects the target; a kubectl target's build refuses the file, as kustomize
+// build does; a Flux directory without a kustomization is built with kustomize.
+func TestAFluxTargetsInputsAreWhatFluxBuildsRead(t *testing.T) {
+	t.Parallel()
+	g, err := gitfixture.Init(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := g.CommitFiles(map[string]string{
+		"apps/staging/kustomization.yaml": "resources: [../common/cm.yaml]\n",
+		"apps/common/cm.yaml":             "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: common}\n",
+		"clusters/staging/cm.yaml":        "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: top}\n",
+	}, "base"); err != nil {
+		t.Fatal(err)
+	}
+	repo, err := source.Open(g.Dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	head, err := repo.Snapshot("HEAD")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cache := &render.Cache{}
+	for _, tc := range []struct {
+		applier, path, renderer string
+		reads                   bool
+	}{
+		{"flux", "apps/staging", render.RendererKustomize, true},
+		{"kubectl", "apps/staging", render.RendererKustomize, false},
+		{"flux", "clusters/staging", render.RendererKustomize, false},
+		{"kubectl", "clusters/staging", render.RendererPlain, false},
+	} {
+		tg := Target{Applier: tc.applier, Spec: render.Spec{Path: tc.path}}
+		if spec := SpecFor(tg, head.FS); spec.Renderer != tc.renderer || spec.AsFlux != (tc.applier == "flux") {
+			t.Errorf("%s %s: spec %+v, want renderer %s", tc.applier, tc.path, spec, tc.renderer)
+		}
+		res, err := cache.RenderSnapshot(head, SpecFor(tg, head.FS))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if builds := len(res.Failures) == 0; builds != (tc.applier == "flux" || tc.renderer == render.RendererPlain) {
+			t.Errorf("%s %s: failures %+v", tc.applier, tc.path, res.Failures)
+		}
+		if got := InputsOf(tg, head, cache).Touched("apps/common/cm.yaml"); tc.reads && !got {
+			t.Errorf("%s %s: apps/common/cm.yaml is not an input", tc.applier, tc.path)
+		}
+	}
+}

@@ -3,6 +3,7 @@ package plan
 import (
 	"encoding/json"
 	"fmt"
+	"io/fs"
 	"path"
 	"sort"
 	"strings"
@@ -97,13 +98,9 @@ func SelectChanged(targets []Target, head, base *source.Snapshot, baseCfg *confi
 
 // InputsOf returns what a target's rendering depends on.
 func InputsOf(t Target, head *source.Snapshot, cache *render.Cache) render.Inputs {
-	renderer := t.Spec.Renderer
-	if renderer == "" {
-		renderer = render.Detect(head.FS, t.Spec.Path)
-	}
-	switch renderer {
+	spec := SpecFor(t, head.FS)
+	switch spec.Renderer {
 	case render.RendererKustomize:
-		spec := t.Spec
 		spec.Helm = render.HelmOptions{}
 		res, err := cache.RenderSnapshot(head, spec)
 		if err == nil && len(res.Failures) == 0 {
@@ -125,4 +122,29 @@ func InputsOf(t Target, head *source.Snapshot, cache *render.Cache) render.Input
 		return in
 	}
 	return render.Inputs{Trees: []string{t.Spec.Path}}
+}
+
+// SpecFor is the target's render spec with its renderer decided as its applier builds
+// the path: detected when drift.yaml does not say, and for Flux (applier flux) a
+// directory without a kustomization file built with kustomize, as Flux builds it, and
+// any kustomization without kustomize's load restrictions (render.KustomizeAsFlux).
+func SpecFor(t Target, fsys fs.FS) render.Spec {
+	spec := t.Spec
+	if spec.Renderer == "" {
+		spec.Renderer = render.Detect(fsys, spec.Path)
+		if t.Applier == "flux" && spec.Renderer == render.RendererPlain && isDir(fsys, spec.Path) {
+			spec.Renderer = render.RendererKustomize
+		}
+	}
+	spec.AsFlux = t.Applier == "flux" && spec.Renderer == render.RendererKustomize
+	return spec
+}
+
+// isDir reports whether p is a directory of fsys ("" the root).
+func isDir(fsys fs.FS, p string) bool {
+	if p == "" {
+		p = "."
+	}
+	info, err := fs.Stat(fsys, p)
+	return err == nil && info.IsDir()
 }

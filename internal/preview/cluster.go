@@ -3,13 +3,11 @@ package preview
 import (
 	"context"
 	"fmt"
-	"io/fs"
 	"sync"
 
 	"github.com/drift-gitops/drift/internal/dryrun"
 	"github.com/drift-gitops/drift/internal/object"
 	"github.com/drift-gitops/drift/internal/plan"
-	"github.com/drift-gitops/drift/internal/render"
 )
 
 // cluster is a cluster of the run, live or ephemeral.
@@ -56,15 +54,14 @@ func (r *runner) connect(ctx context.Context, targets []plan.Target) (*Preview, 
 	byKey := map[plan.ClusterKey]*clusterGroup{}
 	for _, t := range targets {
 		rt := &Target{Target: t, Renderer: t.Spec.Renderer}
-		if rt.Renderer == "" && t.Skipped == "" {
-			rt.Renderer = render.Detect(r.head.FS, t.Spec.Path)
-			if rt.Applier == "flux" && rt.Renderer == render.RendererPlain && isDir(r.head.FS, t.Spec.Path) {
-				// Flux builds a directory without a kustomization file with kustomize.
-				rt.Renderer, rt.Spec.Renderer = render.RendererKustomize, render.RendererKustomize
+		if t.Skipped == "" {
+			// Flux builds a directory without a kustomization file with kustomize.
+			spec := plan.SpecFor(t, r.head.FS)
+			rt.Renderer, rt.Spec.AsFlux = spec.Renderer, spec.AsFlux
+			if spec.AsFlux {
+				rt.Spec.Renderer = spec.Renderer
 			}
 		}
-		// Flux builds without kustomize's load restrictions.
-		rt.Spec.AsFlux = rt.Applier == "flux" && rt.Renderer == render.RendererKustomize
 		p.Targets = append(p.Targets, rt)
 		if t.Skipped != "" || t.Refused != "" {
 			continue
@@ -102,13 +99,4 @@ func (r *runner) connect(ctx context.Context, targets []plan.Target) (*Preview, 
 		}
 	}
 	return p, nil
-}
-
-// isDir reports whether p is a directory of fsys ("" the root).
-func isDir(fsys fs.FS, p string) bool {
-	if p == "" {
-		p = "."
-	}
-	info, err := fs.Stat(fsys, p)
-	return err == nil && info.IsDir()
 }
