@@ -85,8 +85,9 @@ var listWindow int64 = 2000
 
 // planLists groups the results to send by resource and namespace, hands each group
 // of at least listMin a LIST (Result.list), and starts reading the lists in the
-// order their objects come, at most listWindow objects ahead. It returns the order to send results
-// in: each group's objects together, where its first object was.
+// order their objects come, at most listWindow objects ahead. It returns the order
+// to send results in: each group's objects together, where its first object was,
+// so that the objects holding the window's room are always the next to be sent.
 func planLists(ctx context.Context, c *Clients, results []Result, skip func(int) bool, opts Options) []int {
 	order := make([]int, 0, len(results))
 	if c.listForbidden.Load() {
