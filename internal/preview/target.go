@@ -205,7 +205,7 @@ func (t *Target) optionsUnused() (render.Failure, bool) {
 			return render.Failure{}, false // the target as a whole failed, and says why (a chart without Chart.yaml)
 		}
 	}
-	return render.Failure{Source: config.FileName, Reason: reason.Invalid, Message: fmt.Sprintf(
+	return render.Failure{Source: config.FileName, Reason: reason.Config, Message: fmt.Sprintf(
 		"target %s sets helm options, but %s renders with %s, which ignores them: remove helm: from the target, or set renderer: helm if %s is a chart",
 		t.Name, displayRepoPath(t.Spec.Path), t.Renderer, displayRepoPath(t.Spec.Path))}, true
 }

@@ -23,6 +23,9 @@ const (
 	// NothingRendered: a target renders no object because its manifests are in a
 	// format drift does not render (jsonnet, CUE, ...).
 	NothingRendered Reason = "nothing-rendered"
+	// Config: drift.yaml says something about a target that cannot hold (Helm options
+	// on a target that is not a chart).
+	Config Reason = "config"
 	// HelmHook marks a Helm hook that stays in the cluster after it ran.
 	HelmHook Reason = "helm-hook"
 	// HelmCRD marks a CRD from a chart's crds/ directory.
@@ -115,6 +118,7 @@ var table = map[Reason]entry{
 	Refused:              {ErrorKind, "vendor or pre-render it: drift never runs code from the repository or fetches anything"},
 	RenderFailed:         {ErrorKind, "fix the kustomization or chart named; `kustomize build` or `helm template` show the same error"},
 	NothingRendered:      {ErrorKind, "render the manifests to YAML before drift reads them, or leave the path out"},
+	Config:               {ErrorKind, "fix the target's entry in drift.yaml as the message says"},
 	HelmHook:             {WarningKind, ""},
 	HelmCRD:              {WarningKind, ""},
 	Invalid:              {ErrorKind, "fix the object: the real apply would be refused the same way"},
