@@ -5,12 +5,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/drift-gitops/drift/internal/config"
-	"github.com/drift-gitops/drift/internal/dryrun"
 	"github.com/drift-gitops/drift/internal/gitfixture"
-	"github.com/drift-gitops/drift/internal/plan"
 	"github.com/drift-gitops/drift/internal/render"
-	"github.com/drift-gitops/drift/internal/source"
 )
 
 // A Flux target whose path has no kustomization file is built as Flux builds it (a
@@ -32,27 +28,9 @@ func TestAFluxTargetWithoutKustomizationIsBuiltAsFluxBuildsIt(t *testing.T) {
 	}, "head"); err != nil {
 		t.Fatal(err)
 	}
-	repo, err := source.Open(r.Dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	head, err := repo.Snapshot("HEAD")
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg, err := config.Parse("drift.yaml", []byte(drift))
-	if err != nil {
-		t.Fatal(err)
-	}
-	targets := plan.Targets(&plan.Config{Use: cfg, Base: cfg}, repo.Dir, nil, plan.Overrides{})
-	deps := Deps{
-		Connect: func(ctx context.Context, key plan.ClusterKey) (*dryrun.Connection, error) {
-			clients, err := dryrun.NewClients(env.Config, 4)
-			return &dryrun.Connection{Clients: clients, Namespace: "default", RequestTimeout: dryrun.DefaultRequestTimeout}, err
-		},
-		Cache: &render.Cache{},
-	}
-	p, err := Run(context.Background(), deps, Options{Concurrency: 4}, targets, head, nil)
+	targets, snaps := planned(t, r.Dir, drift, "HEAD")
+	deps := Deps{Connect: connectLive("default"), Cache: &render.Cache{}}
+	p, err := Run(context.Background(), deps, Options{Concurrency: 4}, targets, snaps[0], nil)
 	if err != nil {
 		t.Fatal(err)
 	}

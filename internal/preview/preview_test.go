@@ -14,14 +14,12 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/kubernetes"
 
-	"github.com/drift-gitops/drift/internal/config"
 	"github.com/drift-gitops/drift/internal/dryrun"
 	"github.com/drift-gitops/drift/internal/gitfixture"
 	"github.com/drift-gitops/drift/internal/plan"
 	"github.com/drift-gitops/drift/internal/reason"
 	"github.com/drift-gitops/drift/internal/render"
 	"github.com/drift-gitops/drift/internal/report"
-	"github.com/drift-gitops/drift/internal/source"
 	"github.com/drift-gitops/drift/internal/testenv"
 )
 
@@ -68,23 +66,8 @@ func TestPreviewRunsTargetsOnTheirClusters(t *testing.T) {
 		"b/ns.yaml": "apiVersion: v1\nkind: Namespace\nmetadata: {name: " + newNS + "}\n", "b/cm.yaml": cm(newNS, "pending", "blue") + "---\n" + cm(ns, "x", "green")}, "head"); err != nil {
 		t.Fatal(err)
 	}
-	repo, err := source.Open(r.Dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	head, err := repo.Snapshot("HEAD")
-	if err != nil {
-		t.Fatal(err)
-	}
-	base, err := repo.Snapshot(strings.TrimSpace(baseCommit))
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg, err := config.Parse("drift.yaml", []byte(drift))
-	if err != nil {
-		t.Fatal(err)
-	}
-	targets := plan.Targets(&plan.Config{Use: cfg, Base: cfg}, repo.Dir, nil, plan.Overrides{})
+	targets, snaps := planned(t, r.Dir, drift, "HEAD", strings.TrimSpace(baseCommit))
+	head, base := snaps[0], snaps[1]
 
 	var mu sync.Mutex
 	connects := map[plan.ClusterKey]int{}

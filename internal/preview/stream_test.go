@@ -22,9 +22,9 @@ import (
 	"github.com/drift-gitops/drift/internal/golden"
 	"github.com/drift-gitops/drift/internal/plan"
 	"github.com/drift-gitops/drift/internal/prune"
+	"github.com/drift-gitops/drift/internal/reason"
 	"github.com/drift-gitops/drift/internal/render"
 	"github.com/drift-gitops/drift/internal/report"
-	"github.com/drift-gitops/drift/internal/source"
 )
 
 // TestStreamedEntriesMakeTheSameReport: with a report builder, each object's entry is
@@ -90,15 +90,8 @@ func TestStreamedEntriesMakeTheSameReport(t *testing.T) {
 		"a/masked.yaml": fmt.Sprintf("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: masked, namespace: %s}\ndata: {token: masked-token-3456}\n", ns),
 	}, "head")
 	mustCreate(err)
-	repo, err := source.Open(r.Dir)
-	mustCreate(err)
-	head, err := repo.Snapshot("HEAD")
-	mustCreate(err)
-	base, err := repo.Snapshot(strings.TrimSpace(baseCommit))
-	mustCreate(err)
-	cfg, err := config.Parse("drift.yaml", []byte(drift))
-	mustCreate(err)
-	targets := plan.Targets(&plan.Config{Use: cfg, Base: cfg}, repo.Dir, nil, plan.Overrides{})
+	targets, snaps := planned(t, r.Dir, drift, "HEAD", strings.TrimSpace(baseCommit))
+	head, base := snaps[0], snaps[1]
 
 	run := func(t *testing.T, split, stream bool) (string, *Preview) {
 		t.Helper()
@@ -108,8 +101,7 @@ func TestStreamedEntriesMakeTheSameReport(t *testing.T) {
 				if key.Context == "far" {
 					return nil, errors.New("dial tcp: no route to host")
 				}
-				clients, err := dryrun.NewClients(env.Config, 4)
-				return &dryrun.Connection{Clients: clients, Namespace: ns, RequestTimeout: dryrun.DefaultRequestTimeout}, err
+				return connectLive(ns)(ctx, key)
 			},
 			Cache: &render.Cache{},
 		}
@@ -213,27 +205,13 @@ func TestAClustersObjectsAreSentWhileAnotherClusterStillRenders(t *testing.T) {
 	if _, err := r.CommitFiles(map[string]string{"drift.yaml": drift, "a/left.yaml": cm(ns, "left", "blue"), "b/right.yaml": cm(ns, "right", "blue")}, "head"); err != nil {
 		t.Fatal(err)
 	}
-	repo, err := source.Open(r.Dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	head, err := repo.Snapshot("HEAD")
-	if err != nil {
-		t.Fatal(err)
-	}
+	targets, snaps := planned(t, r.Dir, drift, "HEAD")
+	head := snaps[0]
 	held := &blockingFS{FS: head.FS, dir: "b", release: make(chan struct{})}
 	head.FS = held
-	cfg, err := config.Parse("drift.yaml", []byte(drift))
-	if err != nil {
-		t.Fatal(err)
-	}
-	targets := plan.Targets(&plan.Config{Use: cfg, Base: cfg}, repo.Dir, nil, plan.Overrides{})
 	var once sync.Once
 	deps := Deps{
-		Connect: func(ctx context.Context, key plan.ClusterKey) (*dryrun.Connection, error) {
-			clients, err := dryrun.NewClients(env.Config, 4)
-			return &dryrun.Connection{Clients: clients, Namespace: ns, RequestTimeout: dryrun.DefaultRequestTimeout}, err
-		},
+		Connect:  connectLive(ns),
 		Cache:    &render.Cache{},
 		Progress: func(done, total int) { once.Do(func() { close(held.release) }) },
 		Report:   report.NewBuilder(report.Options{}, ""),
@@ -262,7 +240,7 @@ func TestHelmOptionsOnAnotherRendererAreAnError(t *testing.T) {
 	for renderer, want := range map[string]bool{render.RendererKustomize: true, render.RendererPlain: true, render.RendererHelm: false} {
 		tg := &Target{Target: plan.Target{Name: "web", Entry: entry, Spec: render.Spec{Path: "web"}}, Renderer: renderer, Rendered: &render.Result{}}
 		f, got := tg.optionsUnused()
-		if got != want || (got && !strings.Contains(f.Message, "target web sets helm options, but web renders with "+renderer)) {
+		if got != want || (got && (f.Reason != reason.Config || !strings.Contains(f.Message, "target web sets helm options, but web renders with "+renderer))) {
 			t.Errorf("%s: %v %q", renderer, got, f.Message)
 		}
 	}

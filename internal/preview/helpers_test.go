@@ -1,0 +1,43 @@
+package preview
+
+import (
+	"context"
+	"testing"
+
+	"github.com/drift-gitops/drift/internal/config"
+	"github.com/drift-gitops/drift/internal/dryrun"
+	"github.com/drift-gitops/drift/internal/plan"
+	"github.com/drift-gitops/drift/internal/source"
+)
+
+// planned opens the repository in dir, plans drift's targets (its drift.yaml is
+// drift, trusted whole) and returns them with a snapshot of each of refs.
+func planned(t *testing.T, dir, drift string, refs ...string) ([]plan.Target, []*source.Snapshot) {
+	t.Helper()
+	repo, err := source.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var snaps []*source.Snapshot
+	for _, ref := range refs {
+		snap, err := repo.Snapshot(ref)
+		if err != nil {
+			t.Fatal(err)
+		}
+		snaps = append(snaps, snap)
+	}
+	cfg, err := config.Parse("drift.yaml", []byte(drift))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return plan.Targets(&plan.Config{Use: cfg, Base: cfg}, repo.Dir, nil, plan.Overrides{}), snaps
+}
+
+// connectLive connects every cluster to the test API server, ns its default
+// namespace.
+func connectLive(ns string) func(context.Context, plan.ClusterKey) (*dryrun.Connection, error) {
+	return func(context.Context, plan.ClusterKey) (*dryrun.Connection, error) {
+		clients, err := dryrun.NewClients(env.Config, 4)
+		return &dryrun.Connection{Clients: clients, Namespace: ns, RequestTimeout: dryrun.DefaultRequestTimeout}, err
+	}
+}
