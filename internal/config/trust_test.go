@@ -2,6 +2,7 @@ package config
 
 import (
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -137,5 +138,21 @@ func TestEveryTargetKeyIsClassified(t *testing.T) {
 	}
 	if n := reflect.TypeOf(Config{}).NumField() + reflect.TypeOf(Defaults{}).NumField(); n != 10 {
 		t.Errorf("Config and Defaults have %d fields, Trusted knows 10: classify the new one in Trusted", n)
+	}
+}
+
+// ephemeral.crds decides how custom resources are checked on an ephemeral server: a
+// pull request cannot add, change or drop it.
+func TestEphemeralCRDsComeFromTheBase(t *testing.T) {
+	t.Parallel()
+	base := &Config{Targets: []Target{{Name: "a", Path: "a"}}, Ephemeral: &Ephemeral{CRDs: []string{"crds"}}}
+	for _, head := range []*Config{
+		{Targets: base.Targets, Ephemeral: &Ephemeral{CRDs: []string{"permissive-crds"}}},
+		{Targets: base.Targets},
+	} {
+		tr := Trusted(base, head)
+		if !reflect.DeepEqual(tr.Config.Ephemeral, base.Ephemeral) || !slices.Contains(tr.NotApplied, "ephemeral.crds") {
+			t.Errorf("head %+v: ephemeral %+v, not applied %q", head.Ephemeral, tr.Config.Ephemeral, tr.NotApplied)
+		}
 	}
 }
