@@ -7,6 +7,7 @@ import (
 	"sync"
 
 	"k8s.io/client-go/rest"
+	kustypes "sigs.k8s.io/kustomize/api/types"
 
 	"github.com/drift-gitops/drift/internal/source"
 )
@@ -30,6 +31,45 @@ type Spec struct {
 	// directory without a kustomization file over one generated as Flux generates it
 	// (KustomizeAsFlux).
 	AsFlux bool `json:",omitempty"`
+	// Kustomize is what an applier sets on a kustomize target's kustomization before
+	// building it: Argo CD's kustomize options (its `kustomize edit` calls) and a Flux
+	// Kustomization's spec (its generator). Nil leaves the kustomization as it is.
+	Kustomize *KustomizeOptions `json:",omitempty"`
+	// Directory is Argo CD's directory options for a plain target; nil reads the
+	// directory as drift does (recursively).
+	Directory *DirectoryOptions `json:",omitempty"`
+	// Substitute is a Flux Kustomization's postBuild variables (substituteFrom read,
+	// substitute over them), replaced in the built objects as Flux replaces them; nil
+	// substitutes nothing.
+	Substitute map[string]string `json:",omitempty"`
+}
+
+// KustomizeOptions are edits to a kustomization, made as `kustomize edit` makes them
+// (Argo CD) and as Flux's generator makes them, before the build.
+type KustomizeOptions struct {
+	NamePrefix string `json:",omitempty"`
+	NameSuffix string `json:",omitempty"`
+	// Namespace replaces the kustomization's namespace (Argo CD's kustomize.namespace,
+	// Flux's targetNamespace).
+	Namespace string `json:",omitempty"`
+	// Images replace the kustomization's image of the same name, or are added.
+	Images []kustypes.Image `json:",omitempty"`
+	// CommonLabels and CommonAnnotations are added over the kustomization's own.
+	CommonLabels      map[string]string `json:",omitempty"`
+	CommonAnnotations map[string]string `json:",omitempty"`
+	// Patches and Components are added after the kustomization's own.
+	Patches    []kustypes.Patch `json:",omitempty"`
+	Components []string         `json:",omitempty"`
+}
+
+// DirectoryOptions are Argo CD's options for a directory of manifests.
+type DirectoryOptions struct {
+	// Recurse reads subdirectories too (Argo CD's default is not to).
+	Recurse bool `json:",omitempty"`
+	// Include and Exclude are Argo CD's globs over paths relative to the directory
+	// ({a,b} alternatives allowed); empty includes everything, excludes nothing.
+	Include string `json:",omitempty"`
+	Exclude string `json:",omitempty"`
 }
 
 // Detect picks the renderer for a path: a directory with a kustomization file is
