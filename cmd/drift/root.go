@@ -53,6 +53,6 @@ unchanged, delete or error, with a unified diff.`,
 	root.SetOut(streams.Out)
 	root.SetErr(streams.ErrOut)
 	root.CompletionOptions.DisableDefaultCmd = true
-	root.AddCommand(newDiffCommand(streams), newDetectCommand(streams), newReportCommand(streams), newSetupCommand(streams), newVersionCommand(streams))
+	root.AddCommand(newDiffCommand(streams), newDetectCommand(streams), newReportCommand(streams), newSetupCommand(streams), newTargetsCommand(streams), newVersionCommand(streams))
 	return root
 }

@@ -57,6 +57,7 @@ func (o *commonOptions) preview(ctx context.Context, m mode) error {
 	if err != nil {
 		return err
 	}
+	o.scrub.AddSecretValues(pl.Secrets...)
 	head, base := pl.Head, pl.Base
 	popts := o.previewOptions(m)
 	if popts.CRDs, err = o.ephemeralCRDs(ctx, m, pl); err != nil {
@@ -70,7 +71,7 @@ func (o *commonOptions) preview(ctx context.Context, m mode) error {
 	}
 	defer pv.Stop()
 	in := report.Input{Ref: pl.Ref, Commit: head.Commit, Base: m.base, Drift: m.drift, Config: pl.Config.Change,
-		Targets: pv.Inputs(), Cluster: reportCluster(m.cluster)}
+		Targets: append(discoveryInput(pl), pv.Inputs()...), Cluster: reportCluster(m.cluster)}
 	if base != nil {
 		in.BaseCommit = base.Commit
 	}
@@ -113,3 +114,12 @@ type runTimeout time.Duration
 func (d runTimeout) Error() string { return fmt.Sprintf("timed out after %s", time.Duration(d)) }
 
 func (runTimeout) Is(target error) bool { return target == context.DeadlineExceeded }
+
+// discoveryInput is the report's entry for the files that look like Argo CD or Flux
+// objects but cannot be read: errors, so the run is incomplete (none: nil).
+func discoveryInput(pl *plan.Plan) []report.TargetInput {
+	if len(pl.DiscoveryFailures) == 0 {
+		return nil
+	}
+	return []report.TargetInput{{Name: "discovery", Path: ".", Failures: pl.DiscoveryFailures}}
+}

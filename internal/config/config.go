@@ -9,6 +9,7 @@ import (
 	"io"
 	"path"
 	"regexp"
+	"sort"
 	"strings"
 
 	"gopkg.in/yaml.v3"
@@ -29,6 +30,16 @@ type Config struct {
 	Mask   []MaskRule   `yaml:"mask,omitempty" json:"mask,omitempty"`
 	// Ephemeral configures --cluster ephemeral.
 	Ephemeral *Ephemeral `yaml:"ephemeral,omitempty" json:"ephemeral,omitempty"`
+	// Discover adds the targets the repository's Argo CD and Flux objects define
+	// (always on without drift.yaml); a target here with a discovered target's name
+	// and no path sets that target's fields.
+	Discover bool `yaml:"discover,omitempty" json:"discover,omitempty"`
+	// Clusters maps the clusters discovered objects name (an Argo CD destination's
+	// name or server, a Flux kubeConfig Secret's name) to kube contexts.
+	Clusters map[string]string `yaml:"clusters,omitempty" json:"clusters,omitempty"`
+	// RepoURLs are URLs this repository is known by, beside its git remotes: Argo CD
+	// and Flux sources with one of them render from the ref previewed.
+	RepoURLs []string `yaml:"repoURLs,omitempty" json:"repoURLs,omitempty"`
 }
 
 // Ephemeral configures the throwaway API servers of --cluster ephemeral.
@@ -301,8 +312,8 @@ func (c *Config) validate(file string) error {
 	if c.Version != 0 && c.Version != 1 {
 		return fmt.Errorf("%s: version %d is not supported: this drift reads version 1", file, c.Version)
 	}
-	if len(c.Targets) == 0 {
-		return fmt.Errorf("%s: no targets: list at least one under targets: (see docs/config.md)", file)
+	if len(c.Targets) == 0 && !c.Discover {
+		return fmt.Errorf("%s: no targets: list at least one under targets:, or set discover: true (see docs/config.md)", file)
 	}
 	var errs []string
 	if c.Defaults.Applier != "" && !knownApplier(c.Defaults.Applier) {
@@ -327,7 +338,10 @@ func (c *Config) validate(file string) error {
 			bad("name %q is already used by target %d", t.Name, seen[t.Name])
 		}
 		seen[t.Name] = i + 1
-		if err := checkRepoPath(t.Path); err != nil {
+		if t.Path == "" && c.Discover {
+			// Sets the fields of the discovered target of that name (checked when the
+			// targets are discovered).
+		} else if err := checkRepoPath(t.Path); err != nil {
 			bad("path %s", err)
 		}
 		switch t.Renderer {
@@ -373,6 +387,11 @@ func (c *Config) validate(file string) error {
 		errs = append(errs, checkRules(where, t.Ignore, t.Mask)...)
 	}
 	errs = append(errs, checkRules(file, c.Ignore, c.Mask)...)
+	for _, key := range sortedKeys(c.Clusters) {
+		if c.Clusters[key] == "" {
+			errs = append(errs, fmt.Sprintf("%s: clusters: %s maps to no context: give the kube context drift previews it on", file, key))
+		}
+	}
 	if len(errs) > 0 {
 		return errors.New(strings.Join(errs, "\n"))
 	}
@@ -450,4 +469,13 @@ func orDefault(applier string) string {
 		return "kubectl-server-side (the default)"
 	}
 	return applier
+}
+
+func sortedKeys(m map[string]string) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
 }

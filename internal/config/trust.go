@@ -31,8 +31,10 @@ type Trust struct {
 // Trusted merges a pull request's drift.yaml (head) into the trusted one (base, read
 // from the base ref). The head decides what is rendered: which targets there are, their
 // paths, renderers, namespaces and Helm options. The base decides how objects are
-// checked: noise rules (ignore, mask), clusters (contexts), field managers, apply modes,
-// ApplySets and aggregated APIs. A target the base does not know takes the base's
+// checked: noise rules (ignore, mask), clusters (contexts, and the contexts discovered
+// objects' clusters map to), field managers, apply modes, ApplySets, aggregated APIs
+// and the URLs this repository is known by. Whether targets are discovered is the
+// head's, as its targets are. A target the base does not know takes the base's
 // defaults for those, and may use only a context the base already names. Either side
 // may be nil (no drift.yaml there).
 func Trusted(base, head *Config) Trust {
@@ -49,6 +51,9 @@ func Trusted(base, head *Config) Trust {
 		Ignore:    base.Ignore,
 		Mask:      base.Mask,
 		Ephemeral: base.Ephemeral,
+		Discover:  head.Discover,
+		Clusters:  base.Clusters,
+		RepoURLs:  base.RepoURLs,
 	}
 	note := func(format string, args ...any) { tr.NotApplied = append(tr.NotApplied, fmt.Sprintf(format, args...)) }
 	if !same(base.Ignore, head.Ignore) {
@@ -59,6 +64,12 @@ func Trusted(base, head *Config) Trust {
 	}
 	if !same(base.Ephemeral, head.Ephemeral) {
 		note("ephemeral.crds")
+	}
+	if !same(base.Clusters, head.Clusters) {
+		note("clusters")
+	}
+	if !same(base.RepoURLs, head.RepoURLs) {
+		note("repoURLs")
 	}
 	if base.Defaults.Context != head.Defaults.Context {
 		note("defaults.context")

@@ -49,6 +49,9 @@ func preview(ctx context.Context, c *Clients, r *Result, opts Options) {
 		previewGenerated(ctx, c, res, r, opts)
 		return
 	}
+	if createdWhenMissing(r.Object) && previewCreatedWhenMissing(ctx, c, res, r, opts) {
+		return
+	}
 	switch opts.Profile.Method {
 	case ClientSide:
 		previewClientSide(ctx, c, res, r, opts)

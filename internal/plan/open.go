@@ -3,6 +3,7 @@ package plan
 import (
 	"fmt"
 
+	"github.com/drift-gitops/drift/internal/discover"
 	"github.com/drift-gitops/drift/internal/render"
 	"github.com/drift-gitops/drift/internal/source"
 )
@@ -43,6 +44,12 @@ type Plan struct {
 	Config     *Config
 	Targets    []Target
 	Cache      *render.Cache
+	// Secrets are values of the repository's Secrets that discovered targets'
+	// definitions read (substitution variables, Helm values): never to be shown.
+	Secrets []string
+	// DiscoveryFailures are files that look like Argo CD or Flux objects but cannot
+	// be read.
+	DiscoveryFailures []render.Failure
 }
 
 // Open opens the repository, the ref and the base, reads drift.yaml and plans the
@@ -79,11 +86,25 @@ func Open(req Request) (*Plan, error) {
 	if len(req.Paths) == 0 {
 		paths = nil // drift.yaml's targets, or the directory drift runs in
 	}
-	p.Targets = Targets(p.Config, repo.Dir, paths, req.Overrides)
-	if err := SelectNamed(p.Targets, req.Names); err != nil {
+	if p.Cache, err = req.NewCache(repo); err != nil {
 		return nil, err
 	}
-	if p.Cache, err = req.NewCache(repo); err != nil {
+	var found *discover.Result
+	if discovers(p.Config) {
+		if found, err = Discover(repo, p, req.Base, paths); err != nil {
+			return nil, err
+		}
+		p.Secrets = found.Secrets
+	}
+	if found != nil && found.Found {
+		if p.Targets, err = Discovered(p.Config, found, len(paths) == 0, req.Overrides); err != nil {
+			return nil, err
+		}
+		p.DiscoveryFailures = found.Failures
+	} else {
+		p.Targets = Targets(p.Config, repo.Dir, paths, req.Overrides)
+	}
+	if err := SelectNamed(p.Targets, req.Names); err != nil {
 		return nil, err
 	}
 	if p.Base != nil {

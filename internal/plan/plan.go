@@ -36,6 +36,21 @@ type Target struct {
 	ArgoCD *config.ArgoCDTarget
 	// ApplySet names an ApplySet parent the repository does not render.
 	ApplySet string
+	// More are further sources rendered beside Spec (an Argo CD Application with
+	// several sources), in order.
+	More []render.Spec
+	// From says where a discovered target is defined ("" for drift.yaml's and paths'):
+	// "apps/guestbook.yaml document 1", "rendered by Application/root (...)".
+	From string
+	// Parent is the discovered target whose render defines this one ("" none).
+	Parent string
+	// Definition are the repository files a discovered target's definition reads (its
+	// own file, values and substitution sources).
+	Definition []string
+	// CreateNamespace is the namespace the applier creates when it is missing ("" none).
+	CreateNamespace string
+	// Notes say what drift does differently from the applier, or leaves out.
+	Notes []string
 	// Skipped says why the target is not previewed.
 	Skipped string
 	// Refused says why the target cannot be previewed (an error in the report).

@@ -76,12 +76,29 @@ func SelectChanged(targets []Target, head, base *source.Snapshot, baseCfg *confi
 	if err != nil {
 		return err
 	}
+	byName := map[string]*Target{}
+	for i := range targets {
+		byName[targets[i].Name] = &targets[i]
+	}
 	for i := range targets {
 		t := &targets[i]
 		if t.Skipped != "" || entryChanged(*t, baseCfg) {
 			continue
 		}
 		inputs := InputsOf(*t, head, cache)
+		seen := map[string]bool{t.Name: true}
+		for parent := t.Parent; parent != "" && !seen[parent]; {
+			seen[parent] = true
+			p := byName[parent]
+			if p == nil {
+				break
+			}
+			pi := InputsOf(*p, head, cache)
+			inputs.Trees = append(inputs.Trees, pi.Trees...)
+			inputs.Files = append(inputs.Files, pi.Files...)
+			inputs.Dirs = append(inputs.Dirs, pi.Dirs...)
+			parent = p.Parent
+		}
 		touched := false
 		for _, p := range changed {
 			if inputs.Touched(p) {
@@ -96,8 +113,25 @@ func SelectChanged(targets []Target, head, base *source.Snapshot, baseCfg *confi
 	return nil
 }
 
-// InputsOf returns what a target's rendering depends on.
+// InputsOf returns what a target's rendering depends on: what each of its specs
+// reads, the files its discovered definition reads, and what the target that
+// renders its definition depends on.
 func InputsOf(t Target, head *source.Snapshot, cache *render.Cache) render.Inputs {
+	var in render.Inputs
+	for _, spec := range append([]render.Spec{t.Spec}, t.More...) {
+		tt := t
+		tt.Spec = spec
+		si := specInputs(tt, head, cache)
+		in.Trees = append(in.Trees, si.Trees...)
+		in.Files = append(in.Files, si.Files...)
+		in.Dirs = append(in.Dirs, si.Dirs...)
+	}
+	in.Files = append(in.Files, t.Definition...)
+	return in
+}
+
+// specInputs returns what rendering the target's Spec depends on.
+func specInputs(t Target, head *source.Snapshot, cache *render.Cache) render.Inputs {
 	spec := SpecFor(t, head.FS)
 	switch spec.Renderer {
 	case render.RendererKustomize:

@@ -61,7 +61,7 @@ func (r *runner) seedBase(ctx context.Context, cl *cluster, targets, others []*T
 		if t.Renderer == "" {
 			t.Renderer = render.Detect(from.FS, t.Spec.Path)
 		}
-		res, err := r.deps.Cache.RenderSnapshot(from, t.renderSpec(cl))
+		res, err := r.renderIn(from, t, cl)
 		if err != nil {
 			continue
 		}
@@ -136,7 +136,7 @@ func (r *runner) baseBatches(cl *cluster, targets []*Target) []ephemeral.Batch {
 		if r.base.CheckPaths([]string{t.Spec.Path}) != nil {
 			continue // the target is new
 		}
-		res, err := r.deps.Cache.RenderSnapshot(r.base, t.renderSpec(cl))
+		res, err := r.renderIn(r.base, t, cl)
 		if err != nil {
 			r.deps.Warnf("target %s cannot be rendered in the base (%s): %v", t.Name, r.base.Describe(), err)
 			continue

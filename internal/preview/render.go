@@ -5,9 +5,13 @@ import (
 	"runtime"
 	"sync"
 
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/drift-gitops/drift/internal/dryrun"
+	"github.com/drift-gitops/drift/internal/reason"
+	"github.com/drift-gitops/drift/internal/render"
+	"github.com/drift-gitops/drift/internal/source"
 )
 
 // readHelmReleases prepares the targets the helm applier upgrades: each reads its
@@ -91,5 +95,44 @@ func (r *runner) render(t *Target) {
 		t.renderErr = err
 		return
 	}
-	t.Rendered, t.renderErr = r.deps.Cache.RenderSnapshot(r.head, t.renderSpec(t.conn))
+	t.Rendered, t.renderErr = r.renderIn(r.head, t, t.conn)
+}
+
+// renderIn renders a target in a snapshot for a cluster: each of its sources, one
+// after the other, and the namespace its applier creates when nothing renders it
+// (Argo CD's CreateNamespace=true, a HelmRelease's install.createNamespace), as the
+// applier applies it: the bare Namespace, first.
+func (r *runner) renderIn(snap *source.Snapshot, t *Target, cl *cluster) (*render.Result, error) {
+	res, err := r.deps.Cache.RenderSnapshot(snap, t.renderSpec(cl))
+	if err != nil || (len(t.More) == 0 && t.CreateNamespace == "") {
+		return res, err
+	}
+	out := &render.Result{Objects: append([]render.Object(nil), res.Objects...), Failures: append([]render.Failure(nil), res.Failures...),
+		Notes: append([]string(nil), res.Notes...), Inputs: res.Inputs}
+	for _, spec := range t.More {
+		more, err := r.deps.Cache.RenderSnapshot(snap, t.completeSpec(spec, cl))
+		if err != nil {
+			return nil, err
+		}
+		out.Objects = append(out.Objects, more.Objects...)
+		out.Failures = append(out.Failures, more.Failures...)
+		out.Notes = append(out.Notes, more.Notes...)
+	}
+	if ns := t.CreateNamespace; ns != "" && !rendersNamespace(out.Objects, ns) {
+		obj := render.Object{Obj: &unstructured.Unstructured{Object: map[string]any{
+			"apiVersion": "v1", "kind": "Namespace", "metadata": map[string]any{"name": ns}}}, Source: firstOf(t.From, t.Name)}
+		obj.Notes = []render.Note{{Reason: reason.NamespaceCreated, Message: fmt.Sprintf("%s creates namespace %s when it is missing", t.Applier, ns)}}
+		out.Objects = append([]render.Object{obj}, out.Objects...)
+	}
+	return out, nil
+}
+
+// rendersNamespace reports whether objs hold Namespace ns.
+func rendersNamespace(objs []render.Object, ns string) bool {
+	for _, o := range objs {
+		if o.Obj.GetKind() == "Namespace" && o.Obj.GetAPIVersion() == "v1" && o.Obj.GetName() == ns {
+			return true
+		}
+	}
+	return false
 }

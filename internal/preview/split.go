@@ -21,7 +21,7 @@ func (r *runner) splitDrift(ctx context.Context, t *Target) {
 	if r.base.CheckPaths([]string{t.Spec.Path}) != nil {
 		return // a new target: everything in it is the pull request's
 	}
-	bres, err := r.deps.Cache.RenderSnapshot(r.base, t.renderSpec(t.conn))
+	bres, err := r.renderIn(r.base, t, t.conn)
 	if err != nil || len(bres.Failures) > 0 {
 		t.splitNote = "drift already in the cluster could not be told apart from this change: the base does not render cleanly"
 		return

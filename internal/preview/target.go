@@ -113,8 +113,10 @@ func (t *Target) namespaceIn(cl *cluster) string {
 
 // renderSpec completes the target's render spec with what its cluster says: the Helm
 // release namespace and the capabilities.
-func (t *Target) renderSpec(cl *cluster) render.Spec {
-	spec := t.Spec
+func (t *Target) renderSpec(cl *cluster) render.Spec { return t.completeSpec(t.Spec, cl) }
+
+// completeSpec is renderSpec of one of the target's specs.
+func (t *Target) completeSpec(spec render.Spec, cl *cluster) render.Spec {
 	renderer := spec.Renderer
 	if renderer == "" {
 		renderer = t.Renderer
@@ -165,8 +167,9 @@ func (t *Target) input() report.TargetInput {
 		in.Notes = append(in.Notes, t.splitNote)
 	}
 	in.Notes = append(in.Notes, t.notes...)
-	if t.Refused != "" {
-		in.Failures = append(in.Failures, render.Failure{Source: config.FileName, Reason: reason.Refused, Message: "not previewed: " + t.Refused})
+	in.Notes = append(in.Notes, t.Notes...)
+	if t.Refused != "" && t.Skipped == "" {
+		in.Failures = append(in.Failures, render.Failure{Source: firstOf(t.From, config.FileName), Reason: reason.Refused, Message: "not previewed: " + t.Refused})
 	}
 	if t.connErr != nil {
 		in.Failures = append(in.Failures, render.Failure{Source: displayRepoPath(t.Spec.Path), Reason: reason.Unavailable,

@@ -30,6 +30,10 @@ const (
 	HelmHook Reason = "helm-hook"
 	// HelmCRD marks a CRD from a chart's crds/ directory.
 	HelmCRD Reason = "helm-crd"
+	// NamespaceCreated marks a Namespace the applier creates when it is missing (Argo
+	// CD's CreateNamespace=true, a HelmRelease's install.createNamespace), which the
+	// repository does not render.
+	NamespaceCreated Reason = "namespace-created"
 )
 
 // Rendering or the API server.
@@ -121,6 +125,7 @@ var table = map[Reason]entry{
 	Config:               {ErrorKind, "fix the target's entry in drift.yaml as the message says"},
 	HelmHook:             {WarningKind, ""},
 	HelmCRD:              {WarningKind, ""},
+	NamespaceCreated:     {WarningKind, ""},
 	Invalid:              {ErrorKind, "fix the object: the real apply would be refused the same way"},
 	Duplicate:            {ErrorKind | WarningKind, "define the object once"},
 	Conflict:             {ErrorKind | WarningKind, "another field manager owns these fields: take them over with --force-conflicts, or stop setting them"},

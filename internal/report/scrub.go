@@ -63,6 +63,15 @@ func (s *Scrubber) AddCredential(values ...string) {
 	}
 }
 
+// AddSecretValues adds values read from Secrets outside the report's objects (a Flux
+// Kustomization's substitution variables, a HelmRelease's values): scrubbed as Secret
+// values are, names and literals left alone.
+func (s *Scrubber) AddSecretValues(values ...string) {
+	for _, v := range values {
+		s.addString(v)
+	}
+}
+
 // addPublic marks names the report shows anyway.
 func (s *Scrubber) addPublic(names ...string) {
 	s.mu.Lock()

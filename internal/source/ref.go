@@ -129,3 +129,38 @@ func (r *Repo) DefaultBranch() string {
 	}
 	return "HEAD"
 }
+
+// RemoteURLs are the URLs of the repository's git remotes, in order of their names:
+// the URLs Argo CD and Flux objects know this repository by.
+func (r *Repo) RemoteURLs() []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	remotes, err := r.git.Remotes()
+	if err != nil {
+		return nil
+	}
+	sort.Slice(remotes, func(i, j int) bool { return remotes[i].Config().Name < remotes[j].Config().Name })
+	var out []string
+	for _, rm := range remotes {
+		out = append(out, rm.Config().URLs...)
+	}
+	return out
+}
+
+// Branches are the names a ref is known by as a branch: the branch HEAD is on when
+// ref is "" (the work tree) or HEAD, else ref itself without a remote's prefix.
+func (r *Repo) Branches(ref string) []string {
+	if ref != "" && ref != "HEAD" {
+		if _, name, ok := strings.Cut(ref, "/"); ok && strings.HasPrefix(ref, "origin/") {
+			return []string{ref, name}
+		}
+		return []string{ref}
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	head, err := r.git.Reference(plumbing.HEAD, false)
+	if err != nil || head.Type() != plumbing.SymbolicReference {
+		return nil
+	}
+	return []string{head.Target().Short()}
+}

@@ -1,0 +1,119 @@
+package main
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/drift-gitops/drift/internal/gitfixture"
+	"github.com/drift-gitops/drift/internal/golden"
+	"github.com/drift-gitops/drift/internal/report"
+)
+
+// discoveredRepo commits the test repository testdata/<dir> on main, known by the
+// remote URL url.
+func discoveredRepo(t *testing.T, dir, url string) *gitfixture.Repo {
+	t.Helper()
+	r, err := gitfixture.Init(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.CommitTree(filepath.Join("..", "..", "testdata", dir), dir); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.Git("remote", "add", "origin", url); err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+func targetNamed(rep *report.Report, name string) *report.Target {
+	for i := range rep.Targets {
+		if rep.Targets[i].Name == name {
+			return &rep.Targets[i]
+		}
+	}
+	return nil
+}
+
+// The user: an Argo CD repository without drift.yaml, a ConfigMap under an
+// Application's path changed from blue to green. drift finds the Application through
+// the root Application's chart, previews exactly that target, and shows the change.
+func TestAnArgoCDRepositoryIsPreviewedWithoutDriftYAML(t *testing.T) {
+	r := discoveredRepo(t, "argocd", "https://github.com/example/gitops.git")
+	// As Argo CD synced the base: kubectl apply (client-side) as argocd-controller,
+	// with its tracking annotation. The Service was never synced: drift, not change.
+	cmd := exec.Command("kubectl", "--kubeconfig", env.Kubeconfig, "apply", "--field-manager", "argocd-controller", "-f", "-")
+	cmd.Stdin = strings.NewReader("apiVersion: v1\nkind: Namespace\nmetadata: {name: guestbook}\n---\n" +
+		"apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: guestbook-ui\n  namespace: guestbook\n" +
+		"  annotations: {argocd.argoproj.io/tracking-id: 'guestbook:/ConfigMap:guestbook/guestbook-ui'}\ndata: {color: blue}\n")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("kubectl apply: %v\n%s", err, out)
+	}
+	if _, err := r.Git("checkout", "-q", "-b", "green"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.CommitFiles(map[string]string{"guestbook/guestbook-ui.yaml": strings.Replace(readTestdata(t, "argocd/guestbook/guestbook-ui.yaml"), "color: blue", "color: green", 1)}, "green"); err != nil {
+		t.Fatal(err)
+	}
+	rep, o := driftJSON(t, "diff", "--repo", r.Dir, "--ref", "HEAD", "--base", "main")
+	if o.code != exitChanges {
+		t.Fatalf("exit %d, want 1\n%s\n%s", o.code, o.stdout, o.stderr)
+	}
+	gb := targetNamed(rep, "Application/guestbook")
+	if gb == nil || gb.Skipped != "" || gb.Path != "guestbook" || gb.Applier != "argocd" {
+		t.Fatalf("Application/guestbook: %+v", gb)
+	}
+	cats := map[string]string{}
+	for _, obj := range gb.Objects {
+		cats[obj.Kind+"/"+obj.Name] = obj.Category
+	}
+	if cats["ConfigMap/guestbook-ui"] != "modify" || cats["Service/guestbook-ui"] != "unchanged" || cats["Namespace/guestbook"] != "unchanged" || len(cats) != 3 {
+		t.Errorf("guestbook objects: %v", cats)
+	}
+	if len(gb.Drift) != 1 || gb.Drift[0].Kind != "Service" || gb.Drift[0].Category != "add" {
+		t.Errorf("the Service Argo CD never synced is not drift: %+v", gb.Drift)
+	}
+	for _, obj := range gb.Objects {
+		if len(obj.Warnings) > 0 && obj.Kind != "Namespace" {
+			t.Errorf("%s %s: warnings %+v", obj.Kind, obj.Name, obj.Warnings)
+		}
+	}
+	for _, tg := range rep.Targets {
+		if tg.Name != "Application/guestbook" && !strings.HasPrefix(tg.Skipped, "its inputs are unchanged") && tg.Skipped == "" {
+			t.Errorf("%s was previewed, yet its inputs did not change", tg.Name)
+		}
+	}
+	if cm := find(t, rep, "ConfigMap", "guestbook-ui"); !strings.Contains(cm.Diff, "-  color: blue") || !strings.Contains(cm.Diff, "+  color: green") {
+		t.Errorf("diff:\n%s", cm.Diff)
+	}
+}
+
+// drift targets lists what discovery found, where each is defined and why some are
+// not previewed.
+func TestDriftTargetsListsDiscoveredTargets(t *testing.T) {
+	argo := discoveredRepo(t, "argocd", "git@github.com:example/gitops.git")
+	o := drift(t, "targets", "--repo", argo.Dir)
+	if o.code != 0 {
+		t.Fatalf("exit %d\n%s", o.code, o.stderr)
+	}
+	golden.Check(t, "targets-argocd.txt", []byte(o.stdout))
+	flux := discoveredRepo(t, "flux", "ssh://git@github.com/example/fleet")
+	o = drift(t, "targets", "--repo", flux.Dir, "--path", "clusters/staging")
+	if o.code != 0 {
+		t.Fatalf("exit %d\n%s", o.code, o.stderr)
+	}
+	golden.Check(t, "targets-flux-staging.txt", []byte(o.stdout))
+}
+
+// readTestdata reads a file of the module's testdata/.
+func readTestdata(t *testing.T, name string) string {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join("..", "..", "testdata", name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(data)
+}

@@ -1,0 +1,374 @@
+package discover
+
+import (
+	"bytes"
+	"fmt"
+	"io/fs"
+	"path"
+	"sort"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/drift-gitops/drift/internal/render"
+)
+
+// DefaultDepth bounds how far discovery follows objects that render objects.
+const DefaultDepth = 5
+
+// Options say where to look and how to render what is found.
+type Options struct {
+	// Paths are the repository paths whose files are searched ("" or none: the whole
+	// repository).
+	Paths []string
+	// RepoURLs are the URLs this repository is known by (its git remotes, drift.yaml's
+	// repoURLs): a source with one of them renders from the ref previewed.
+	RepoURLs []string
+	// Revisions are the revisions that mean the ref previewed, beside "" and HEAD: the
+	// default branch, the base and the head branch of a pull request.
+	Revisions []string
+	// Render renders a spec of the snapshot discovered (through the run's cache), to
+	// follow what a target renders.
+	Render func(render.Spec) (*render.Result, error)
+	// Depth bounds the following (DefaultDepth when 0).
+	Depth int
+}
+
+// Result is what discovery found.
+type Result struct {
+	// Targets are in the order they are applied: a Flux object after what it
+	// depends on, otherwise by name.
+	Targets []Target
+	// Failures are files that look like Argo CD or Flux objects but cannot be read.
+	Failures []render.Failure
+	// Found says whether the searched files hold any Argo CD or Flux object.
+	Found bool
+	// Secrets are the values of Secrets the targets' definitions read: they must never
+	// appear in the report.
+	Secrets []string
+}
+
+// found is an applier object and where it was met.
+type found struct {
+	obj render.Object
+	// near is the render the object came from (nil: the repository's files).
+	near   []render.Object
+	from   string
+	parent string
+	depth  int
+}
+
+// Discover searches fsys for Argo CD and Flux objects and follows what they render.
+func Discover(fsys fs.FS, opts Options) (*Result, error) {
+	if opts.Depth == 0 {
+		opts.Depth = DefaultDepth
+	}
+	charts := chartDirs{fsys: fsys, known: map[string]bool{}}
+	files, err := candidates(fsys, opts.Paths, charts)
+	if err != nil {
+		return nil, err
+	}
+	out := &Result{}
+	any := false
+	for _, v := range files {
+		any = any || v
+	}
+	if !any {
+		return out, nil
+	}
+	out.Found = true
+	// The objects Argo CD and Flux objects refer to (sources, ConfigMaps, Secrets)
+	// may be anywhere in the repository.
+	everywhere, err := candidates(fsys, nil, charts)
+	if err != nil {
+		return nil, err
+	}
+	d := &discovery{fsys: fsys, opts: opts, pool: newPool(nil, opts.Paths), byName: map[string]int{}}
+	var queue []found
+	for _, name := range sortedKeys(everywhere) {
+		// File by file: a repository with a directory per cluster defines one object
+		// in several files, which is not an error here.
+		res, err := render.Plain(fsys, render.Options{Paths: []string{name}})
+		if err != nil {
+			return nil, err
+		}
+		d.pool.add(res.Objects)
+		if !files[name] || !everywhere[name] {
+			continue
+		}
+		out.Failures = append(out.Failures, res.Failures...)
+		for _, o := range res.Objects {
+			if isApplierObject(o.Obj) {
+				queue = append(queue, found{obj: o, from: o.Where()})
+			}
+		}
+	}
+	for len(queue) > 0 {
+		f := queue[0]
+		queue = queue[1:]
+		for _, t := range d.targetsOf(f) {
+			if !d.add(t) || t.Skipped != "" || t.Refused != "" {
+				continue
+			}
+			if f.depth+1 > opts.Depth {
+				continue
+			}
+			for _, child := range d.children(t) {
+				child.depth = f.depth + 1
+				queue = append(queue, child)
+			}
+		}
+	}
+	out.Targets = ordered(d.targets)
+	out.Secrets = d.secrets
+	return out, nil
+}
+
+// discovery is one run of Discover.
+type discovery struct {
+	fsys    fs.FS
+	opts    Options
+	pool    *pool
+	targets []Target
+	byName  map[string]int
+	// secrets are the values of the repository's Secrets a target's definition reads
+	// (substitution variables, values), for the report's scrubber.
+	secrets []string
+	// near is the render the object being read came from.
+	near []render.Object
+}
+
+// targetsOf turns an applier object into targets: one for an Application,
+// Kustomization or HelmRelease, one per generated Application for an ApplicationSet.
+func (d *discovery) targetsOf(f found) []Target {
+	d.near = f.near
+	var ts []Target
+	switch f.obj.Obj.GetKind() {
+	case KindApplication:
+		ts = []Target{d.application(f.obj.Obj)}
+	case KindApplicationSet:
+		ts = d.applicationSet(f.obj.Obj)
+	case KindKustomization:
+		ts = []Target{d.kustomization(f.obj.Obj)}
+	case KindHelmRelease:
+		ts = []Target{d.helmRelease(f.obj.Obj)}
+	}
+	for i := range ts {
+		if ts[i].From == "" {
+			ts[i].From = f.from
+		}
+		ts[i].Parent = f.parent
+		if f.obj.Source != "" && f.parent == "" {
+			ts[i].Inputs = append(ts[i].Inputs, f.obj.Source)
+		}
+	}
+	return ts
+}
+
+// add records a target; false when the same object was met before. Two different
+// definitions of one object for one cluster make both refused.
+func (d *discovery) add(t Target) bool {
+	key := t.Name + "\x00" + t.Cluster
+	i, seen := d.byName[key]
+	if !seen {
+		d.byName[key] = len(d.targets)
+		d.targets = append(d.targets, t)
+		return true
+	}
+	prev := &d.targets[i]
+	if prev.definition == t.definition {
+		// Written in a file and rendered by another target too (a Flux cluster's
+		// directory, which its flux-system Kustomization builds): that target applies it.
+		if prev.Parent == "" && t.Parent != "" && t.Parent != t.Name {
+			prev.Parent = t.Parent
+		}
+		return false
+	}
+	if prev.Refused == "" || !strings.Contains(prev.Refused, "is defined more than once") {
+		prev.Refused = fmt.Sprintf("%s %s is defined more than once for %s, differently: at %s", t.Kind, objectName(t.Namespace, t.ObjectName), clusterName(t.Cluster), prev.From)
+	}
+	prev.Refused += " and at " + t.From
+	prev.Skipped = ""
+	return false
+}
+
+// children are the applier objects a target renders.
+func (d *discovery) children(t Target) []found {
+	var out []found
+	for _, spec := range t.Specs {
+		res, err := d.opts.Render(spec)
+		if err != nil || res == nil {
+			continue
+		}
+		d.pool.add(res.Objects)
+		for _, o := range res.Objects {
+			if isApplierObject(o.Obj) {
+				out = append(out, found{obj: o, near: res.Objects, from: "rendered by " + t.Name + " (" + o.Where() + ")", parent: t.Name})
+			}
+		}
+	}
+	return out
+}
+
+// ordered sorts targets as they are applied: those defined in the repository's files
+// first, then what each renders, by name within each level, each Flux object moved
+// after those it depends on; the explanation of a conflict is finished here.
+func ordered(ts []Target) []Target {
+	for i := range ts {
+		if strings.Contains(ts[i].Refused, "is defined more than once") {
+			ts[i].Refused += ": each place is another cluster's? Run drift on one cluster's directory (--path, with --context), or name the clusters in drift.yaml's clusters map"
+		}
+	}
+	depth := map[string]int{}
+	parent := map[string]string{}
+	for _, t := range ts {
+		parent[t.Name] = t.Parent
+	}
+	for _, t := range ts {
+		for p := t.Parent; p != "" && depth[t.Name] < len(ts); p = parent[p] {
+			depth[t.Name]++
+		}
+	}
+	sort.SliceStable(ts, func(i, j int) bool {
+		if depth[ts[i].Name] != depth[ts[j].Name] {
+			return depth[ts[i].Name] < depth[ts[j].Name]
+		}
+		return ts[i].Name < ts[j].Name
+	})
+	index := map[string]int{}
+	for i, t := range ts {
+		index[t.Name] = i
+	}
+	var out []Target
+	state := map[string]int{} // 1 visiting, 2 done
+	var visit func(i int)
+	visit = func(i int) {
+		t := ts[i]
+		if state[t.Name] != 0 {
+			return
+		}
+		state[t.Name] = 1
+		for _, dep := range t.DependsOn {
+			if j, ok := index[dep]; ok && state[dep] == 0 {
+				visit(j)
+			}
+		}
+		state[t.Name] = 2
+		out = append(out, t)
+	}
+	for i := range ts {
+		visit(i)
+	}
+	return out
+}
+
+// isApplierObject reports whether obj is an object discovery reads.
+func isApplierObject(obj *unstructured.Unstructured) bool {
+	group := strings.SplitN(obj.GetAPIVersion(), "/", 2)[0]
+	switch obj.GetKind() {
+	case KindApplication, KindApplicationSet:
+		return group == "argoproj.io"
+	case KindKustomization:
+		return group == "kustomize.toolkit.fluxcd.io"
+	case KindHelmRelease:
+		return group == "helm.toolkit.fluxcd.io"
+	}
+	return false
+}
+
+// candidates are the manifest files under paths, true for those that name an Argo CD
+// or Flux API group, read as text so that a repository without any is not decoded
+// twice. A chart's files are
+// templates, never applied as written: what they define is found by rendering the
+// chart.
+func candidates(fsys fs.FS, paths []string, charts chartDirs) (map[string]bool, error) {
+	if len(paths) == 0 {
+		paths = []string{""}
+	}
+	out := map[string]bool{}
+	for _, p := range paths {
+		root := strings.TrimSuffix(strings.TrimPrefix(p, "./"), "/")
+		if root == "" {
+			root = "."
+		}
+		err := fs.WalkDir(fsys, root, func(name string, e fs.DirEntry, err error) error {
+			if err != nil {
+				return err
+			}
+			if e.IsDir() {
+				if name != root && strings.HasPrefix(e.Name(), ".") {
+					return fs.SkipDir
+				}
+				return nil
+			}
+			switch path.Ext(name) {
+			case ".yaml", ".yml", ".json":
+			default:
+				return nil
+			}
+			if charts.inChart(name) {
+				return nil
+			}
+			if info, err := e.Info(); err != nil || info.Size() > render.DefaultMaxFileBytes {
+				return nil // the render says what is wrong with it
+			}
+			data, err := fs.ReadFile(fsys, name)
+			if err != nil {
+				return nil // the render says what is wrong with it
+			}
+			out[name] = namesApplierGroup(data)
+			return nil
+		})
+		if err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// namesApplierGroup reports whether a file mentions Argo CD's or Flux's API groups.
+func namesApplierGroup(data []byte) bool {
+	for _, g := range []string{"argoproj.io/", "kustomize.toolkit.fluxcd.io/", "helm.toolkit.fluxcd.io/"} {
+		if bytes.Contains(data, []byte(g)) {
+			return true
+		}
+	}
+	return false
+}
+
+// objectName is namespace/name, or name for a cluster-scoped or unnamespaced object.
+func objectName(ns, name string) string {
+	if ns == "" {
+		return name
+	}
+	return ns + "/" + name
+}
+
+// clusterName names a cluster key in messages.
+func clusterName(key string) string {
+	if key == "" {
+		return "the cluster drift runs against"
+	}
+	return "cluster " + key
+}
+
+// chartDirs tells whether a file is part of a Helm chart (a directory above it holds
+// Chart.yaml).
+type chartDirs struct {
+	fsys  fs.FS
+	known map[string]bool
+}
+
+func (c chartDirs) inChart(file string) bool {
+	dir := path.Dir(file)
+	if dir == "." {
+		return false
+	}
+	if v, ok := c.known[dir]; ok {
+		return v
+	}
+	_, err := fs.Stat(c.fsys, path.Join(dir, "Chart.yaml"))
+	v := err == nil || c.inChart(dir)
+	c.known[dir] = v
+	return v
+}

@@ -1,0 +1,309 @@
+package discover
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	kustypes "sigs.k8s.io/kustomize/api/types"
+	"sigs.k8s.io/yaml"
+
+	"github.com/drift-gitops/drift/internal/config"
+	"github.com/drift-gitops/drift/internal/render"
+)
+
+// fluxTargetName names a Flux object's target.
+func fluxTargetName(kind, ns, name string) string { return kind + "/" + ns + "/" + name }
+
+// kustomization turns a Flux Kustomization into a target: its path built as
+// kustomize-controller builds it, with the spec's edits and postBuild substitution.
+func (d *discovery) kustomization(obj *unstructured.Unstructured) Target {
+	ns := obj.GetNamespace()
+	t := Target{Kind: KindKustomization, Namespace: ns, ObjectName: obj.GetName(), Applier: "flux",
+		Name: fluxTargetName(KindKustomization, ns, obj.GetName()), definition: definitionOf(obj),
+		Flux: &config.FluxTarget{Name: obj.GetName(), Namespace: ns}}
+	var k fluxKustomization
+	if err := fromObject(obj, &k); err != nil {
+		t.Refused = fmt.Sprintf("Kustomization %s cannot be read: %v", objectName(ns, t.ObjectName), err)
+		return t
+	}
+	s := k.Spec
+	t.Cluster = kubeConfigKey(s.KubeConfig)
+	t.Prune = s.Prune
+	t.DestNamespace = s.TargetNamespace
+	t.DependsOn = dependsOn(KindKustomization, ns, s.DependsOn)
+	if s.Suspend {
+		t.Skipped = "it is suspended: Flux does not apply it"
+		return t
+	}
+	if why, err := d.fluxSource(s.SourceRef, ns); err != nil || why != "" {
+		t.Skipped, t.Refused = why, errText(err)
+		return t
+	}
+	spec := render.Spec{Path: repoPath(s.Path), Renderer: render.RendererKustomize, AsFlux: true}
+	if s.TargetNamespace != "" || s.NamePrefix != "" || s.NameSuffix != "" || len(s.Patches) > 0 || len(s.Images) > 0 || len(s.Components) > 0 {
+		ko := &render.KustomizeOptions{Namespace: s.TargetNamespace, NamePrefix: s.NamePrefix, NameSuffix: s.NameSuffix, Components: s.Components}
+		for _, p := range s.Patches {
+			kp := kustypes.Patch{Patch: p.Patch}
+			if p.Target != nil {
+				kp.Target = &kustypes.Selector{ResId: resID(p.Target.Group, p.Target.Version, p.Target.Kind, p.Target.Name, p.Target.Namespace),
+					LabelSelector: p.Target.LabelSelector, AnnotationSelector: p.Target.AnnotationSelector}
+			}
+			ko.Patches = append(ko.Patches, kp)
+		}
+		for _, img := range s.Images {
+			ko.Images = append(ko.Images, kustypes.Image{Name: img.Name, NewName: img.NewName, NewTag: img.NewTag, Digest: img.Digest})
+		}
+		spec.Kustomize = ko
+	}
+	if s.CommonMetadata != nil {
+		t.Notes = append(t.Notes, "commonMetadata is not applied by drift: its labels and annotations are missing from the preview")
+	}
+	if pb := s.PostBuild; pb != nil {
+		vars := map[string]string{}
+		for _, ref := range pb.SubstituteFrom {
+			data, o, ok, err := d.pool.data(ref.Kind, ns, ref.Name, d.near)
+			switch {
+			case err != nil:
+				t.Refused = "postBuild.substituteFrom: " + err.Error()
+				return t
+			case !ok && ref.Optional:
+				continue
+			case !ok:
+				t.Refused = fmt.Sprintf("postBuild.substituteFrom names %s %s, which the repository does not hold: drift reads substitution variables from the repository only (mark it optional: true if Flux may go without it)", ref.Kind, objectName(ns, ref.Name))
+				return t
+			}
+			for _, key := range sortedKeys(data) {
+				vars[key] = data[key]
+				if ref.Kind == "Secret" {
+					d.secrets = append(d.secrets, data[key])
+				}
+			}
+			t.Inputs = append(t.Inputs, o.Source)
+		}
+		for _, key := range sortedKeys(pb.Substitute) {
+			vars[key] = pb.Substitute[key]
+		}
+		spec.Substitute = vars
+	}
+	t.Specs = []render.Spec{spec}
+	return t
+}
+
+// helmRelease turns a Flux HelmRelease into a target: its chart rendered as
+// helm-controller installs or upgrades it.
+func (d *discovery) helmRelease(obj *unstructured.Unstructured) Target {
+	ns := obj.GetNamespace()
+	t := Target{Kind: KindHelmRelease, Namespace: ns, ObjectName: obj.GetName(), Applier: "helm",
+		Name: fluxTargetName(KindHelmRelease, ns, obj.GetName()), definition: definitionOf(obj)}
+	var hr fluxHelmRelease
+	if err := fromObject(obj, &hr); err != nil {
+		t.Refused = fmt.Sprintf("HelmRelease %s cannot be read: %v", objectName(ns, t.ObjectName), err)
+		return t
+	}
+	s := hr.Spec
+	t.Cluster = kubeConfigKey(s.KubeConfig)
+	t.DependsOn = dependsOn(KindHelmRelease, ns, s.DependsOn)
+	t.Prune = true // an upgrade deletes what the chart no longer renders
+	relNS := firstNonEmpty(s.TargetNamespace, ns)
+	t.DestNamespace = relNS
+	opts := render.HelmOptions{ReleaseName: helmReleaseName(s.ReleaseName, s.TargetNamespace, obj.GetName()), ReleaseNamespace: relNS}
+	if s.Install != nil && s.Install.CreateNamespace {
+		t.CreateNamespace = relNS
+	}
+	if len(s.PostRenderers) > 0 {
+		t.Notes = append(t.Notes, "postRenderers are not applied by drift: what they patch is previewed as the chart renders it")
+	}
+	if s.StorageNamespace != "" && s.StorageNamespace != relNS {
+		t.Notes = append(t.Notes, fmt.Sprintf("the release is stored in namespace %s: drift reads the deployed revision from %s", s.StorageNamespace, relNS))
+	}
+	var chartDir string
+	switch {
+	case s.ChartRef != nil:
+		t.Skipped = fmt.Sprintf("its chart comes from %s %s (remote charts are not yet fetched for HelmReleases)", s.ChartRef.Kind, objectName(firstNonEmpty(s.ChartRef.Namespace, ns), s.ChartRef.Name))
+		return t
+	case s.Chart == nil:
+		t.Refused = fmt.Sprintf("HelmRelease %s has neither chart nor chartRef", objectName(ns, t.ObjectName))
+		return t
+	case s.Chart.Spec.SourceRef.Kind != "GitRepository":
+		ref := s.Chart.Spec.SourceRef
+		t.Skipped = fmt.Sprintf("its chart %s %s comes from %s %s (remote charts are not yet fetched for HelmReleases)", s.Chart.Spec.Chart, s.Chart.Spec.Version, ref.Kind, objectName(firstNonEmpty(ref.Namespace, ns), ref.Name))
+		return t
+	default:
+		if why, err := d.fluxSource(s.Chart.Spec.SourceRef, ns); err != nil || why != "" {
+			t.Skipped, t.Refused = why, errText(err)
+			return t
+		}
+		chartDir = repoPath(s.Chart.Spec.Chart)
+		vfs := s.Chart.Spec.ValuesFiles
+		if s.Chart.Spec.ValuesFile != "" && len(vfs) == 0 {
+			vfs = []string{s.Chart.Spec.ValuesFile}
+		}
+		for _, vf := range vfs {
+			// Flux's values files are paths in the source, not in the chart.
+			opts.ValuesFiles = append(opts.ValuesFiles, relPath(chartDir, vf))
+			t.Inputs = append(t.Inputs, repoPath(vf))
+		}
+	}
+	values := map[string]any{}
+	for _, ref := range s.ValuesFrom {
+		data, o, ok, err := d.pool.data(ref.Kind, ns, ref.Name, d.near)
+		switch {
+		case err != nil:
+			t.Refused = "valuesFrom: " + err.Error()
+			return t
+		case !ok && ref.Optional:
+			continue
+		case !ok:
+			t.Refused = fmt.Sprintf("valuesFrom names %s %s, which the repository does not hold: drift reads values from the repository only (mark it optional: true if Flux may go without it)", ref.Kind, objectName(ns, ref.Name))
+			return t
+		}
+		key := firstNonEmpty(ref.ValuesKey, "values.yaml")
+		v, has := data[key]
+		if !has {
+			if ref.Optional {
+				continue
+			}
+			t.Refused = fmt.Sprintf("valuesFrom: %s %s has no key %s", ref.Kind, objectName(ns, ref.Name), key)
+			return t
+		}
+		if ref.Kind == "Secret" {
+			d.secrets = append(d.secrets, v)
+		}
+		t.Inputs = append(t.Inputs, o.Source)
+		if ref.TargetPath != "" {
+			if err := setValue(values, ref.TargetPath, v, false); err != nil {
+				t.Refused = fmt.Sprintf("valuesFrom %s %s targetPath %s: %v", ref.Kind, ref.Name, ref.TargetPath, err)
+				return t
+			}
+			continue
+		}
+		var m map[string]any
+		if err := yaml.Unmarshal([]byte(v), &m); err != nil {
+			t.Refused = fmt.Sprintf("valuesFrom %s %s key %s is not YAML", ref.Kind, objectName(ns, ref.Name), key)
+			return t
+		}
+		values = mergeMaps(values, m)
+	}
+	values = mergeMaps(values, s.Values)
+	if len(values) > 0 {
+		opts.Values = values
+	}
+	t.Specs = []render.Spec{{Path: chartDir, Renderer: render.RendererHelm, Helm: opts}}
+	return t
+}
+
+// helmReleaseName is the release helm-controller installs: releaseName, else the
+// HelmRelease's name after its target namespace, shortened past Helm's 53
+// characters as helm-controller shortens it.
+func helmReleaseName(releaseName, targetNS, name string) string {
+	n := releaseName
+	if n == "" {
+		n = name
+		if targetNS != "" {
+			n = targetNS + "-" + name
+		}
+	}
+	if len(n) <= 53 {
+		return n
+	}
+	sum := sha256.Sum256([]byte(n))
+	return n[:40] + "-" + hex.EncodeToString(sum[:])[:12]
+}
+
+// fluxSource says why a Flux source is not this repository at the ref previewed
+// ("" when it is). A GitRepository is this repository when its URL is, or when it is
+// the flux-system GitRepository flux bootstrap writes into the repository it syncs.
+func (d *discovery) fluxSource(ref crossRef, ns string) (string, error) {
+	refNS := firstNonEmpty(ref.Namespace, ns)
+	if ref.Kind != "GitRepository" {
+		return fmt.Sprintf("its source is %s %s, not this repository", ref.Kind, objectName(refNS, ref.Name)), nil
+	}
+	o, ok, err := d.pool.get("GitRepository", refNS, ref.Name, d.near)
+	if err != nil {
+		return "", err
+	}
+	if !ok {
+		return fmt.Sprintf("its source GitRepository %s is not in the repository, so drift cannot tell it is this one (add its URL to drift.yaml's repoURLs)", objectName(refNS, ref.Name)), nil
+	}
+	var g gitRepository
+	if err := fromObject(o.Obj, &g); err != nil {
+		return fmt.Sprintf("its source GitRepository %s cannot be read (%s): %v", objectName(refNS, ref.Name), o.Where(), err), nil
+	}
+	bootstrap := ref.Name == "flux-system" && refNS == "flux-system"
+	if !bootstrap && !d.isThisRepo(g.Spec.URL) {
+		return fmt.Sprintf("its source GitRepository %s is %s, not this repository (if it is, add the URL to drift.yaml's repoURLs)", objectName(refNS, ref.Name), g.Spec.URL), nil
+	}
+	if r := g.Spec.Ref; r != nil {
+		switch {
+		case r.Commit != "":
+			return fmt.Sprintf("its source GitRepository %s is pinned to commit %s, not the one previewed", objectName(refNS, ref.Name), r.Commit), nil
+		case r.Tag != "", r.Semver != "":
+			return fmt.Sprintf("its source GitRepository %s follows tag %s, not the ref previewed", objectName(refNS, ref.Name), firstNonEmpty(r.Tag, r.Semver)), nil
+		case r.Name != "" && !d.isPreviewedRevision(r.Name):
+			return fmt.Sprintf("its source GitRepository %s follows %s, not the ref previewed", objectName(refNS, ref.Name), r.Name), nil
+		case r.Branch != "" && !d.isPreviewedRevision(r.Branch):
+			return fmt.Sprintf("its source GitRepository %s follows branch %s, not the ref previewed", objectName(refNS, ref.Name), r.Branch), nil
+		}
+	}
+	return "", nil
+}
+
+// kubeConfigKey is the cluster key of a Flux object's kubeConfig ("" none).
+func kubeConfigKey(k *kubeConfigRef) string {
+	switch {
+	case k == nil:
+		return ""
+	case k.SecretRef != nil:
+		return k.SecretRef.Name
+	case k.ConfigMapRef != nil:
+		return k.ConfigMapRef.Name
+	}
+	return ""
+}
+
+// dependsOn names the targets of a Flux object's dependencies (of its own kind).
+func dependsOn(kind, ns string, refs []crossRef) []string {
+	var out []string
+	for _, r := range refs {
+		out = append(out, fluxTargetName(kind, firstNonEmpty(r.Namespace, ns), r.Name))
+	}
+	return out
+}
+
+// mergeMaps merges src over dst, maps deeply, as Helm and helm-controller merge
+// values.
+func mergeMaps(dst, src map[string]any) map[string]any {
+	out := make(map[string]any, len(dst))
+	for k, v := range dst {
+		out[k] = v
+	}
+	for k, v := range src {
+		if sm, ok := v.(map[string]any); ok {
+			if dm, ok := out[k].(map[string]any); ok {
+				out[k] = mergeMaps(dm, sm)
+				continue
+			}
+		}
+		out[k] = v
+	}
+	return out
+}
+
+func firstNonEmpty(vals ...string) string {
+	for _, v := range vals {
+		if v != "" {
+			return v
+		}
+	}
+	return ""
+}
+
+// errText is an error's message ("" for none).
+func errText(err error) string {
+	if err == nil {
+		return ""
+	}
+	return err.Error()
+}

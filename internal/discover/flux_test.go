@@ -1,0 +1,82 @@
+package discover
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/drift-gitops/drift/internal/render"
+)
+
+var staging = Options{Paths: []string{"clusters/staging"}, Revisions: []string{"main"}}
+
+func TestFluxKustomizationsAndHelmReleasesAreFollowedFromACluster(t *testing.T) {
+	res := discoverIn(t, "flux", staging)
+	got := strings.Join(names(res), "\n")
+	// infra-configs before apps, which depends on it.
+	want := strings.Join([]string{
+		"Kustomization/flux-system/flux-system", "Kustomization/flux-system/infra-configs", "Kustomization/flux-system/apps",
+		"HelmRelease/podinfo/podinfo", "HelmRelease/podinfo/redis",
+	}, "\n")
+	if got != want {
+		t.Fatalf("targets:\n%s\nwant:\n%s", got, want)
+	}
+	ts := byName(res)
+	apps := ts["Kustomization/flux-system/apps"]
+	spec := apps.Specs[0]
+	if spec.Path != "apps/staging" || spec.Renderer != render.RendererKustomize || !spec.AsFlux || apps.Applier != "flux" || !apps.Prune {
+		t.Errorf("apps: %+v %+v", apps, spec)
+	}
+	if spec.Substitute["domain"] != "staging.example.com" || spec.Substitute["cluster_env"] != "staging" || len(spec.Substitute) != 2 {
+		t.Errorf("apps substitutes %v: substituteFrom must be the staging cluster's cluster-vars", spec.Substitute)
+	}
+	if strings.Join(apps.DependsOn, ",") != "Kustomization/flux-system/infra-configs" {
+		t.Errorf("apps depends on %v", apps.DependsOn)
+	}
+	if apps.Flux == nil || apps.Flux.Name != "apps" || apps.Flux.Namespace != "flux-system" {
+		t.Errorf("apps flux: %+v", apps.Flux)
+	}
+	if !contains(apps.Inputs, "clusters/staging/apps.yaml") || !contains(apps.Inputs, "clusters/staging/cluster-vars.yaml") {
+		t.Errorf("apps inputs: %v", apps.Inputs)
+	}
+
+	pod := ts["HelmRelease/podinfo/podinfo"]
+	h := pod.Specs[0].Helm
+	if pod.Parent != "Kustomization/flux-system/apps" || pod.Specs[0].Path != "charts/podinfo" || pod.Applier != "helm" ||
+		h.ReleaseName != "podinfo" || h.ReleaseNamespace != "podinfo" {
+		t.Errorf("podinfo: %+v %+v", pod, h)
+	}
+	if h.Values["replicaCount"] != float64(2) || h.Values["ui"].(map[string]any)["color"] != "#34577c" {
+		t.Errorf("podinfo values (valuesFrom, then values): %v", h.Values)
+	}
+	if s := ts["HelmRelease/podinfo/redis"].Skipped; !strings.Contains(s, "HelmRepository flux-system/bitnami") {
+		t.Errorf("redis: %q", s)
+	}
+}
+
+func TestOneClusterPerDirectoryIsAConflictWithoutPaths(t *testing.T) {
+	res := discoverIn(t, "flux", Options{Revisions: []string{"main"}})
+	apps := byName(res)["Kustomization/flux-system/apps"]
+	if !strings.Contains(apps.Refused, "is defined more than once") || !strings.Contains(apps.Refused, "clusters/production/apps.yaml") ||
+		!strings.Contains(apps.Refused, "clusters/staging/apps.yaml") || !strings.Contains(apps.Refused, "--path") {
+		t.Errorf("apps: %q", apps.Refused)
+	}
+}
+
+func TestHelmReleaseNamesAreShortenedAsHelmControllerDoes(t *testing.T) {
+	if n := helmReleaseName("", "team", "web"); n != "team-web" {
+		t.Errorf("target namespace: %s", n)
+	}
+	long := helmReleaseName("", "", strings.Repeat("a", 60))
+	if len(long) != 53 || !strings.HasPrefix(long, strings.Repeat("a", 40)+"-") {
+		t.Errorf("long name: %s", long)
+	}
+}
+
+func contains(list []string, s string) bool {
+	for _, v := range list {
+		if v == s {
+			return true
+		}
+	}
+	return false
+}

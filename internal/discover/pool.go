@@ -1,0 +1,113 @@
+package discover
+
+import (
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/drift-gitops/drift/internal/render"
+)
+
+// pool holds the objects the repository writes or its targets render that Argo CD
+// and Flux objects refer to: Flux sources, and the ConfigMaps and Secrets of
+// postBuild.substituteFrom and valuesFrom. A repository with a directory per cluster
+// holds one such object several times, so a reference is resolved nearest first: in
+// the render that holds the referring object, then in the paths searched, then
+// anywhere, where two different definitions are an error.
+type pool struct {
+	objs  map[string][]render.Object
+	paths []string
+}
+
+func newPool(objs []render.Object, paths []string) *pool {
+	p := &pool{objs: map[string][]render.Object{}, paths: paths}
+	p.add(objs)
+	return p
+}
+
+// add records objects met in the repository's files or in a render.
+func (p *pool) add(objs []render.Object) {
+	for _, o := range objs {
+		key := poolKey(o.Obj.GetKind(), o.Obj.GetNamespace(), o.Obj.GetName())
+		p.objs[key] = append(p.objs[key], o)
+	}
+}
+
+func poolKey(kind, ns, name string) string { return kind + "\x00" + ns + "\x00" + name }
+
+// get finds an object by kind, namespace and name, nearest to near (the render the
+// referring object came from).
+func (p *pool) get(kind, ns, name string, near []render.Object) (render.Object, bool, error) {
+	for _, o := range near {
+		if o.Obj.GetKind() == kind && o.Obj.GetNamespace() == ns && o.Obj.GetName() == name {
+			return o, true, nil
+		}
+	}
+	all := p.objs[poolKey(kind, ns, name)]
+	if len(p.paths) > 0 {
+		var in []render.Object
+		for _, o := range all {
+			if underAny(o.Source, p.paths) {
+				in = append(in, o)
+			}
+		}
+		if len(in) > 0 {
+			all = in
+		}
+	}
+	if len(all) == 0 {
+		return render.Object{}, false, nil
+	}
+	first, _ := json.Marshal(all[0].Obj.Object)
+	var places []string
+	for _, o := range all {
+		places = append(places, o.Where())
+		if b, _ := json.Marshal(o.Obj.Object); string(b) != string(first) {
+			return render.Object{}, true, fmt.Errorf("%s %s is defined differently in several places (%s): run drift on one cluster's directory with --path",
+				kind, objectName(ns, name), strings.Join(places, ", ")+", "+o.Where())
+		}
+	}
+	return all[0], true, nil
+}
+
+// data is a ConfigMap's or Secret's data as strings (a Secret's decoded), and where
+// it was found; ok is false when the repository holds no such object.
+func (p *pool) data(kind, ns, name string, near []render.Object) (map[string]string, render.Object, bool, error) {
+	o, ok, err := p.get(kind, ns, name, near)
+	if !ok || err != nil {
+		return nil, o, ok, err
+	}
+	out := map[string]string{}
+	data, _ := o.Obj.Object["data"].(map[string]any)
+	for k, v := range data {
+		s, _ := v.(string)
+		if kind == "Secret" {
+			b, err := base64.StdEncoding.DecodeString(s)
+			if err != nil {
+				return nil, o, true, fmt.Errorf("%s: Secret %s key %s is not base64", o.Where(), objectName(ns, name), k)
+			}
+			s = string(b)
+		}
+		out[k] = s
+	}
+	if kind == "Secret" {
+		sd, _ := o.Obj.Object["stringData"].(map[string]any)
+		for k, v := range sd {
+			s, _ := v.(string)
+			out[k] = s
+		}
+	}
+	return out, o, true, nil
+}
+
+// underAny reports whether a repository file is under one of paths.
+func underAny(file string, paths []string) bool {
+	for _, p := range paths {
+		p = strings.TrimSuffix(strings.TrimPrefix(p, "./"), "/")
+		if p == "" || p == "." || file == p || strings.HasPrefix(file, p+"/") {
+			return true
+		}
+	}
+	return false
+}

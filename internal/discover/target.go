@@ -1,0 +1,65 @@
+package discover
+
+import (
+	"github.com/drift-gitops/drift/internal/config"
+	"github.com/drift-gitops/drift/internal/render"
+)
+
+// Kinds of the objects discovery reads.
+const (
+	KindApplication    = "Application"
+	KindApplicationSet = "ApplicationSet"
+	KindKustomization  = "Kustomization"
+	KindHelmRelease    = "HelmRelease"
+)
+
+// Target is one Application, Kustomization or HelmRelease as drift previews it.
+type Target struct {
+	// Name identifies the target in reports and for --target: the object's kind,
+	// namespace (left out for Argo CD's own) and name, "Application/guestbook",
+	// "Kustomization/flux-system/apps".
+	Name string
+	// Kind, Namespace and ObjectName are the applier object's.
+	Kind, Namespace, ObjectName string
+	// From says where the object is defined: "apps/guestbook.yaml document 1", or
+	// which target renders or generates it.
+	From string
+	// Parent is the target whose render holds the object ("" for one written in the
+	// repository's files).
+	Parent string
+	// Specs are what to render, one per source (an Application may have several).
+	Specs []render.Spec
+	// DestNamespace is the default namespace of what is rendered ("" the cluster's).
+	DestNamespace string
+	// Cluster names the cluster: "" is the one drift runs against (Argo CD's
+	// in-cluster destination, a Flux object without kubeConfig); otherwise the key
+	// drift.yaml's clusters map gives a context for (an Argo CD destination's name or
+	// server, a Flux kubeConfig Secret's name).
+	Cluster string
+	// Applier is the applier profile that applies it.
+	Applier string
+	ArgoCD  *config.ArgoCDTarget
+	Flux    *config.FluxTarget
+	// CreateNamespace is the namespace the applier creates before applying, when it
+	// does not exist ("" none): Argo CD's CreateNamespace=true, a HelmRelease's
+	// install.createNamespace.
+	CreateNamespace string
+	// Ignore are the object's own ignore rules (Argo CD's ignoreDifferences).
+	Ignore []config.IgnoreRule
+	// Prune says the applier deletes what it no longer renders.
+	Prune bool
+	// DependsOn names the targets that are applied first (Flux dependsOn).
+	DependsOn []string
+	// Inputs are the repository files the definition itself reads (the object's file,
+	// values and substitution sources), beside what its render reads.
+	Inputs []string
+	// Notes are what drift does differently from the applier, or leaves out.
+	Notes []string
+	// Skipped says why it is not previewed (another repository's source); Refused why
+	// it cannot be (an error in the report).
+	Skipped string
+	Refused string
+	// definition is the object's spec as JSON, to tell one object reached twice from
+	// two definitions of it.
+	definition string
+}

@@ -1,0 +1,147 @@
+package plan
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/drift-gitops/drift/internal/config"
+	"github.com/drift-gitops/drift/internal/discover"
+	"github.com/drift-gitops/drift/internal/render"
+	"github.com/drift-gitops/drift/internal/report"
+	"github.com/drift-gitops/drift/internal/source"
+)
+
+// discovers reports whether the run reads its targets from the repository's Argo CD
+// and Flux objects: always without drift.yaml, and when drift.yaml says discover.
+func discovers(cfg *Config) bool {
+	return cfg == nil || cfg.Use == nil || cfg.Use.Discover
+}
+
+// Discover finds the Argo CD and Flux objects under paths (none: the whole
+// repository) of the head and what they render.
+func Discover(repo *source.Repo, p *Plan, base string, paths []string) (*discover.Result, error) {
+	urls := repo.RemoteURLs()
+	revisions := append(repo.Branches(p.Ref), strings.TrimPrefix(repo.DefaultBranch(), "origin/"))
+	if base != "" {
+		revisions = append(revisions, repo.Branches(base)...)
+	}
+	if p.Config != nil && p.Config.Use != nil {
+		urls = append(urls, p.Config.Use.RepoURLs...)
+	}
+	return discover.Discover(p.Head.FS, discover.Options{
+		Paths: paths, RepoURLs: urls, Revisions: revisions,
+		Render: func(spec render.Spec) (*render.Result, error) { return p.Cache.RenderSnapshot(p.Head, spec) },
+	})
+}
+
+// Discovered turns the discovered targets into the run's, with drift.yaml's
+// defaults, clusters and rules, and the entries of drift.yaml that name a discovered
+// target (without a path) setting its fields; withConfig adds drift.yaml's targets
+// that have a path.
+func Discovered(cfg *Config, found *discover.Result, withConfig bool, ov Overrides) ([]Target, error) {
+	c := &config.Config{}
+	if cfg != nil && cfg.Use != nil {
+		c = cfg.Use
+	}
+	global := report.Rules{Ignore: c.Ignore, Mask: c.Mask}
+	entries := map[string]*config.Target{}
+	var out []Target
+	if withConfig {
+		for i := range c.Targets {
+			if c.Targets[i].Path == "" {
+				entries[c.Targets[i].Name] = &c.Targets[i]
+			}
+		}
+		for _, t := range Targets(cfg, "", nil, ov) {
+			if t.Entry != nil && t.Entry.Path != "" {
+				out = append(out, t)
+			}
+		}
+	}
+	names := map[string]bool{}
+	for _, t := range out {
+		names[t.Name] = true
+	}
+	for _, dt := range found.Targets {
+		if names[dt.Name] {
+			return nil, fmt.Errorf("%s: target %s is also an %s the repository defines (%s): rename the drift.yaml target, or remove its path to set fields of the discovered one", config.FileName, dt.Name, dt.Kind, dt.From)
+		}
+		names[dt.Name] = true
+		t := fromDiscovered(dt, c, global)
+		if e := entries[dt.Name]; e != nil {
+			t = withEntry(t, e, c.Defaults)
+			delete(entries, dt.Name)
+		}
+		out = append(out, ov.apply(t))
+	}
+	if len(entries) > 0 {
+		var unknown, known []string
+		for name := range entries {
+			unknown = append(unknown, name)
+		}
+		for _, dt := range found.Targets {
+			known = append(known, dt.Name)
+		}
+		sort.Strings(unknown)
+		return nil, fmt.Errorf("%s: target %s has no path and names no discovered target; the discovered targets are: %s", config.FileName, strings.Join(unknown, ", "), strings.Join(known, ", "))
+	}
+	return out, nil
+}
+
+// fromDiscovered is a discovered target as the run's.
+func fromDiscovered(dt discover.Target, c *config.Config, global report.Rules) Target {
+	t := Target{
+		Name: dt.Name, Namespace: dt.DestNamespace, Applier: dt.Applier, ArgoCD: dt.ArgoCD, Flux: dt.Flux,
+		From: dt.From, Parent: dt.Parent, Definition: dt.Inputs, CreateNamespace: dt.CreateNamespace, Notes: dt.Notes,
+		Skipped: dt.Skipped, Refused: dt.Refused,
+		Rules: report.Rules{Ignore: append(append([]config.IgnoreRule{}, global.Ignore...), dt.Ignore...), Mask: global.Mask},
+	}
+	if len(dt.Specs) > 0 {
+		t.Spec, t.More = dt.Specs[0], dt.Specs[1:]
+	}
+	switch ctx, ok := c.Clusters[dt.Cluster]; {
+	case dt.Cluster == "":
+		t.Cluster.Context = c.Defaults.Context
+	case ok:
+		t.Cluster.Context = ctx
+	case t.Refused == "" && t.Skipped == "":
+		t.Refused = fmt.Sprintf("%s %s deploys to cluster %s, which drift.yaml's clusters map does not name: add clusters: {%q: <kube context>} to drift.yaml on the base branch",
+			dt.Kind, dt.ObjectName, dt.Cluster, dt.Cluster)
+	}
+	return t
+}
+
+// withEntry sets a discovered target's fields from the drift.yaml entry that names
+// it: its cluster, field manager, applier, applier options, rules and namespace.
+func withEntry(t Target, e *config.Target, d config.Defaults) Target {
+	t.Entry = e
+	if e.Context != "" {
+		t.Cluster.Context = e.Context
+	}
+	if e.FieldManager != "" {
+		t.FieldManager, t.OwnManager = e.FieldManager, true
+	}
+	if a := e.ApplierOf(config.Defaults{}); a != "" {
+		t.Applier = a
+	}
+	if e.ArgoCD != nil {
+		a := *e.ArgoCD
+		if t.ArgoCD != nil {
+			a.Application = firstOf(a.Application, t.ArgoCD.Application)
+			a.Namespace = firstOf(a.Namespace, t.ArgoCD.Namespace)
+		}
+		t.ArgoCD = &a
+	}
+	if e.Flux != nil {
+		t.Flux = e.Flux
+	}
+	if e.Namespace != "" {
+		t.Namespace = e.Namespace
+	}
+	t.DryRunAggregated = e.DryRunAggregatedAPIs
+	t.ApplySet = e.ApplySet
+	t.Rules.Ignore = append(t.Rules.Ignore, e.Ignore...)
+	t.Rules.Mask = append(t.Rules.Mask, e.Mask...)
+	return t
+}
