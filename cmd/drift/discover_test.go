@@ -117,3 +117,64 @@ func readTestdata(t *testing.T, name string) string {
 	}
 	return string(data)
 }
+
+// installFluxCRDs gives the test API server Flux's kinds, as a cluster with Flux has.
+func installFluxCRDs(t *testing.T) {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join("testdata", "flux-crds.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	apply(t, "kubectl", string(data))
+	out, err := exec.Command("kubectl", "--kubeconfig", env.Kubeconfig, "wait", "--for", "condition=established", "--timeout", "30s",
+		"crd/kustomizations.kustomize.toolkit.fluxcd.io", "crd/gitrepositories.source.toolkit.fluxcd.io",
+		"crd/helmrepositories.source.toolkit.fluxcd.io", "crd/helmreleases.helm.toolkit.fluxcd.io").CombinedOutput()
+	if err != nil {
+		t.Fatalf("kubectl wait: %v\n%s", err, out)
+	}
+}
+
+// A Flux repository without drift.yaml, previewed one cluster's directory at a time:
+// the Kustomizations built as kustomize-controller builds them, with postBuild
+// substitution (a Secret's value among the variables, never shown), the HelmRelease's
+// chart with its values, and the chart from a Helm repository said to be skipped.
+func TestAFluxClusterDirectoryIsPreviewedWithoutDriftYAML(t *testing.T) {
+	installFluxCRDs(t)
+	r := discoveredRepo(t, "flux", "ssh://git@github.com/example/fleet")
+	rep, o := driftJSON(t, "diff", "--repo", r.Dir, "--path", "clusters/staging")
+	if o.code != exitChanges {
+		t.Fatalf("exit %d, want 1\n%s\n%s", o.code, o.stdout, o.stderr)
+	}
+	if strings.Contains(o.stdout, "s3cr3t-t0ken-value") || strings.Contains(o.stderr, "s3cr3t-t0ken-value") {
+		t.Error("a substituteFrom Secret's value is in the output")
+	}
+	var names []string
+	for _, tg := range rep.Targets {
+		names = append(names, tg.Name)
+	}
+	if strings.Join(names, " ") != "HelmRelease/podinfo/podinfo HelmRelease/podinfo/redis Kustomization/flux-system/apps Kustomization/flux-system/flux-system Kustomization/flux-system/infra-configs" {
+		t.Errorf("targets: %v", names)
+	}
+	apps := targetNamed(rep, "Kustomization/flux-system/apps")
+	var host *report.Object
+	for i := range apps.Objects {
+		if apps.Objects[i].Name == "podinfo-host" {
+			host = &apps.Objects[i]
+		}
+	}
+	if host == nil || host.Category != "add" {
+		t.Fatalf("podinfo-host: %+v\n%s", host, o.stdout)
+	}
+	for _, want := range []string{"host: podinfo.staging.example.com", "env: staging", "owner: platform", "literal: ${not_a_var}", "token: '***'"} {
+		if !strings.Contains(host.Diff, want) {
+			t.Errorf("podinfo-host lacks %q:\n%+v", want, *host)
+		}
+	}
+	pod := targetNamed(rep, "HelmRelease/podinfo/podinfo")
+	if pod == nil || pod.Applier != "helm" || len(pod.Objects) != 1 || !strings.Contains(pod.Objects[0].Diff, "color: '#34577c'") || !strings.Contains(pod.Objects[0].Diff, `replicas: "2"`) {
+		t.Errorf("HelmRelease podinfo: %+v", pod)
+	}
+	if redis := targetNamed(rep, "HelmRelease/podinfo/redis"); redis == nil || !strings.Contains(redis.Skipped, "HelmRepository flux-system/bitnami") {
+		t.Errorf("HelmRelease redis: %+v", redis)
+	}
+}

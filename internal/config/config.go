@@ -40,6 +40,15 @@ type Config struct {
 	// RepoURLs are URLs this repository is known by, beside its git remotes: Argo CD
 	// and Flux sources with one of them render from the ref previewed.
 	RepoURLs []string `yaml:"repoURLs,omitempty" json:"repoURLs,omitempty"`
+	// Charts says where drift may fetch Helm charts from.
+	Charts *Charts `yaml:"charts,omitempty" json:"charts,omitempty"`
+}
+
+// Charts are the chart repositories drift may fetch from: nothing else is reached.
+type Charts struct {
+	// Allow lists chart repository URLs (https://… with an index.yaml, or oci://…);
+	// a chart is fetched only from one of them or below it.
+	Allow []string `yaml:"allow,omitempty" json:"allow,omitempty"`
 }
 
 // Ephemeral configures the throwaway API servers of --cluster ephemeral.
@@ -164,6 +173,9 @@ type IgnoreRule struct {
 	Paths []string `yaml:"paths,omitempty" json:"paths,omitempty"`
 	// Managers ignores every field the named field managers own on the live object.
 	Managers []string `yaml:"managers,omitempty" json:"managers,omitempty"`
+	// JQ are jq path expressions whose selection is ignored, as Argo CD's
+	// ignoreDifferences jqPathExpressions: each is run as del(EXPR) on both sides.
+	JQ []string `yaml:"jq,omitempty" json:"jq,omitempty"`
 }
 
 // MaskRule shows the values at Paths of the selected objects as ***, as Secrets are.
@@ -387,6 +399,13 @@ func (c *Config) validate(file string) error {
 		errs = append(errs, checkRules(where, t.Ignore, t.Mask)...)
 	}
 	errs = append(errs, checkRules(file, c.Ignore, c.Mask)...)
+	if c.Charts != nil {
+		for _, u := range c.Charts.Allow {
+			if !strings.HasPrefix(u, "https://") && !strings.HasPrefix(u, "http://") && !strings.HasPrefix(u, "oci://") {
+				errs = append(errs, fmt.Sprintf("%s: charts.allow: %q is not a chart repository URL (https://… or oci://…)", file, u))
+			}
+		}
+	}
 	for _, key := range sortedKeys(c.Clusters) {
 		if c.Clusters[key] == "" {
 			errs = append(errs, fmt.Sprintf("%s: clusters: %s maps to no context: give the kube context drift previews it on", file, key))
@@ -428,8 +447,8 @@ func checkRules(where string, ignore []IgnoreRule, mask []MaskRule) []string {
 		}
 	}
 	for i, r := range ignore {
-		if len(r.Paths) == 0 && len(r.Managers) == 0 {
-			errs = append(errs, fmt.Sprintf("%s: ignore rule %d: give paths, managers or both", where, i+1))
+		if len(r.Paths) == 0 && len(r.Managers) == 0 && len(r.JQ) == 0 {
+			errs = append(errs, fmt.Sprintf("%s: ignore rule %d: give paths, managers or jq", where, i+1))
 		}
 		check("ignore", i, r.Selector, r.Paths)
 	}

@@ -56,7 +56,7 @@ func TestParseErrorsGiveLineAndKey(t *testing.T) {
 		"bad renderer":   {"targets:\n  - {name: a, path: a, renderer: jsonnet}\n", `renderer "jsonnet" is not one of plain, kustomize, helm`},
 		"helm on plain":  {"targets:\n  - {name: a, path: a, renderer: plain, helm: {releaseName: x}}\n", "has helm options but renderer plain"},
 		"bad pointer":    {"targets: [{name: a, path: a}]\nignore:\n  - kind: Deployment\n    paths: [spec.replicas]\n", `path "spec.replicas" is not a JSON pointer`},
-		"empty ignore":   {"targets: [{name: a, path: a}]\nignore:\n  - kind: Deployment\n", "ignore rule 1: give paths, managers or both"},
+		"empty ignore":   {"targets: [{name: a, path: a}]\nignore:\n  - kind: Deployment\n", "ignore rule 1: give paths, managers or jq"},
 		"bad glob":       {"targets: [{name: a, path: a}]\nmask:\n  - name: \"[\"\n    paths: [/data]\n", `pattern "[" is malformed`},
 		"bad name":       {"targets:\n  - {name: \"a b\", path: a}\n", `name "a b" may hold only`},
 	}

@@ -33,7 +33,8 @@ type Trust struct {
 // paths, renderers, namespaces and Helm options. The base decides how objects are
 // checked: noise rules (ignore, mask), clusters (contexts, and the contexts discovered
 // objects' clusters map to), field managers, apply modes, ApplySets, aggregated APIs
-// and the URLs this repository is known by. Whether targets are discovered is the
+// the URLs this repository is known by and the chart repositories drift may fetch
+// from. Whether targets are discovered is the
 // head's, as its targets are. A target the base does not know takes the base's
 // defaults for those, and may use only a context the base already names. Either side
 // may be nil (no drift.yaml there).
@@ -54,6 +55,7 @@ func Trusted(base, head *Config) Trust {
 		Discover:  head.Discover,
 		Clusters:  base.Clusters,
 		RepoURLs:  base.RepoURLs,
+		Charts:    base.Charts,
 	}
 	note := func(format string, args ...any) { tr.NotApplied = append(tr.NotApplied, fmt.Sprintf(format, args...)) }
 	if !same(base.Ignore, head.Ignore) {
@@ -70,6 +72,9 @@ func Trusted(base, head *Config) Trust {
 	}
 	if !same(base.RepoURLs, head.RepoURLs) {
 		note("repoURLs")
+	}
+	if !same(base.Charts, head.Charts) {
+		note("charts.allow")
 	}
 	if base.Defaults.Context != head.Defaults.Context {
 		note("defaults.context")

@@ -136,8 +136,8 @@ func TestEveryTargetKeyIsClassified(t *testing.T) {
 			t.Errorf("Target.%s is neither in renderedTargetFields nor in trustedTargetFields: decide whether a pull request may set it", f.Name)
 		}
 	}
-	if n := reflect.TypeOf(Config{}).NumField() + reflect.TypeOf(Defaults{}).NumField(); n != 13 {
-		t.Errorf("Config and Defaults have %d fields, Trusted knows 13: classify the new one in Trusted", n)
+	if n := reflect.TypeOf(Config{}).NumField() + reflect.TypeOf(Defaults{}).NumField(); n != 14 {
+		t.Errorf("Config and Defaults have %d fields, Trusted knows 14: classify the new one in Trusted", n)
 	}
 }
 
@@ -157,18 +157,22 @@ func TestEphemeralCRDsComeFromTheBase(t *testing.T) {
 	}
 }
 
-// The clusters discovered objects map to, and the URLs that make a source this
-// repository, decide where and what is checked: a pull request cannot change them.
+// The clusters discovered objects map to, the URLs that make a source this
+// repository, and the chart repositories drift may reach decide where and what is
+// checked: a pull request cannot change them.
 // Discovering is the head's, as its targets are.
 func TestDiscoveryClustersAndRepoURLsComeFromTheBase(t *testing.T) {
 	t.Parallel()
-	base := &Config{Discover: true, Clusters: map[string]string{"prod": "prod-ctx"}, RepoURLs: []string{"https://git.example/gitops"}}
-	head := &Config{Clusters: map[string]string{"prod": "attacker-ctx", "staging": "x"}, RepoURLs: []string{"https://git.example/other"}}
+	base := &Config{Discover: true, Clusters: map[string]string{"prod": "prod-ctx"}, RepoURLs: []string{"https://git.example/gitops"},
+		Charts: &Charts{Allow: []string{"https://charts.example/stable"}}}
+	head := &Config{Clusters: map[string]string{"prod": "attacker-ctx", "staging": "x"}, RepoURLs: []string{"https://git.example/other"},
+		Charts: &Charts{Allow: []string{"https://charts.example/stable", "https://attacker.example"}}}
 	tr := Trusted(base, head)
-	if !reflect.DeepEqual(tr.Config.Clusters, base.Clusters) || !reflect.DeepEqual(tr.Config.RepoURLs, base.RepoURLs) || tr.Config.Discover {
+	if !reflect.DeepEqual(tr.Config.Clusters, base.Clusters) || !reflect.DeepEqual(tr.Config.RepoURLs, base.RepoURLs) || tr.Config.Discover ||
+		!reflect.DeepEqual(tr.Config.Charts, base.Charts) {
 		t.Errorf("clusters %v repoURLs %v discover %v", tr.Config.Clusters, tr.Config.RepoURLs, tr.Config.Discover)
 	}
-	if !slices.Contains(tr.NotApplied, "clusters") || !slices.Contains(tr.NotApplied, "repoURLs") {
+	if !slices.Contains(tr.NotApplied, "clusters") || !slices.Contains(tr.NotApplied, "repoURLs") || !slices.Contains(tr.NotApplied, "charts.allow") {
 		t.Errorf("not applied %q", tr.NotApplied)
 	}
 }

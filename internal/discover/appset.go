@@ -139,6 +139,9 @@ func (d *discovery) gitParams(g gitGenerator) ([]map[string]any, string, error) 
 	case len(g.Directories) > 0:
 		var dirs []string
 		err := fs.WalkDir(d.fsys, ".", func(p string, e fs.DirEntry, err error) error {
+			if err != nil && e != nil && e.IsDir() && p != "." {
+				return fs.SkipDir // a submodule: not this repository's
+			}
 			if err != nil || !e.IsDir() || p == "." {
 				return err
 			}
@@ -168,6 +171,9 @@ func (d *discovery) gitParams(g gitGenerator) ([]map[string]any, string, error) 
 	case len(g.Files) > 0:
 		var files []string
 		err := fs.WalkDir(d.fsys, ".", func(p string, e fs.DirEntry, err error) error {
+			if err != nil && e != nil && e.IsDir() && p != "." {
+				return fs.SkipDir // a submodule: not this repository's
+			}
 			if err != nil {
 				return err
 			}

@@ -62,9 +62,6 @@ func (d *discovery) application(obj *unstructured.Unstructured) Target {
 	}
 	for _, id := range spec.IgnoreDifferences {
 		t.Ignore = append(t.Ignore, ignoreRule(id))
-		if len(id.JQPathExpressions) > 0 {
-			t.Notes = append(t.Notes, fmt.Sprintf("ignoreDifferences for %s: jqPathExpressions are not applied by drift; write them as jsonPointers", orAll(id.Kind)))
-		}
 	}
 	sources := spec.Sources
 	if spec.Source != nil && len(sources) == 0 {
@@ -247,6 +244,7 @@ func argoKustomize(k appKustomize) (*render.KustomizeOptions, error) {
 	out := &render.KustomizeOptions{
 		NamePrefix: k.NamePrefix, NameSuffix: k.NameSuffix, Namespace: k.Namespace,
 		CommonLabels: k.CommonLabels, CommonAnnotations: k.CommonAnnotations, Components: k.Components,
+		ForceCommonLabels: k.ForceCommonLabels, ForceCommonAnnotations: k.ForceCommonAnnotations,
 	}
 	for _, s := range k.Images {
 		img, err := parseImage(s)
@@ -276,15 +274,8 @@ func argoKustomize(k appKustomize) (*render.KustomizeOptions, error) {
 func ignoreRule(id ignoreDiff) config.IgnoreRule {
 	return config.IgnoreRule{
 		Selector: config.Selector{Group: id.Group, Kind: id.Kind, Namespace: id.Namespace, Name: id.Name},
-		Paths:    id.JSONPointers, Managers: id.ManagedFieldsManagers,
+		Paths:    id.JSONPointers, Managers: id.ManagedFieldsManagers, JQ: id.JQPathExpressions,
 	}
-}
-
-func orAll(kind string) string {
-	if kind == "" {
-		return "every kind"
-	}
-	return kind
 }
 
 // isThisRepo reports whether a source URL is this repository.

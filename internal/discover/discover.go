@@ -120,7 +120,7 @@ func Discover(fsys fs.FS, opts Options) (*Result, error) {
 		}
 	}
 	out.Targets = ordered(d.targets)
-	out.Secrets = d.secrets
+	out.Secrets = uniqueSorted(d.secrets)
 	return out, nil
 }
 
@@ -293,6 +293,11 @@ func candidates(fsys fs.FS, paths []string, charts chartDirs) (map[string]bool, 
 		}
 		err := fs.WalkDir(fsys, root, func(name string, e fs.DirEntry, err error) error {
 			if err != nil {
+				// A directory that cannot be read (a submodule) is the render's to
+				// report: its files are not the repository's to discover.
+				if e != nil && e.IsDir() && name != root {
+					return fs.SkipDir
+				}
 				return err
 			}
 			if e.IsDir() {
@@ -371,4 +376,18 @@ func (c chartDirs) inChart(file string) bool {
 	v := err == nil || c.inChart(dir)
 	c.known[dir] = v
 	return v
+}
+
+// uniqueSorted is a list without repeats, in order.
+func uniqueSorted(list []string) []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, s := range list {
+		if !seen[s] {
+			seen[s] = true
+			out = append(out, s)
+		}
+	}
+	sort.Strings(out)
+	return out
 }

@@ -43,7 +43,7 @@ func (d *discovery) kustomization(obj *unstructured.Unstructured) Target {
 	}
 	spec := render.Spec{Path: repoPath(s.Path), Renderer: render.RendererKustomize, AsFlux: true}
 	if s.TargetNamespace != "" || s.NamePrefix != "" || s.NameSuffix != "" || len(s.Patches) > 0 || len(s.Images) > 0 || len(s.Components) > 0 {
-		ko := &render.KustomizeOptions{Namespace: s.TargetNamespace, NamePrefix: s.NamePrefix, NameSuffix: s.NameSuffix, Components: s.Components}
+		ko := &render.KustomizeOptions{Namespace: s.TargetNamespace, NamePrefix: s.NamePrefix, NameSuffix: s.NameSuffix, Components: s.Components, MergeImages: true}
 		for _, p := range s.Patches {
 			kp := kustypes.Patch{Patch: p.Patch}
 			if p.Target != nil {

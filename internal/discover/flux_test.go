@@ -26,11 +26,14 @@ func TestFluxKustomizationsAndHelmReleasesAreFollowedFromACluster(t *testing.T) 
 	if spec.Path != "apps/staging" || spec.Renderer != render.RendererKustomize || !spec.AsFlux || apps.Applier != "flux" || !apps.Prune {
 		t.Errorf("apps: %+v %+v", apps, spec)
 	}
-	if spec.Substitute["domain"] != "staging.example.com" || spec.Substitute["cluster_env"] != "staging" || len(spec.Substitute) != 2 {
+	if spec.Substitute["domain"] != "staging.example.com" || spec.Substitute["cluster_env"] != "staging" || spec.Substitute["api_token"] != "s3cr3t-t0ken-value" || len(spec.Substitute) != 3 {
 		t.Errorf("apps substitutes %v: substituteFrom must be the staging cluster's cluster-vars", spec.Substitute)
 	}
 	if strings.Join(apps.DependsOn, ",") != "Kustomization/flux-system/infra-configs" {
 		t.Errorf("apps depends on %v", apps.DependsOn)
+	}
+	if strings.Join(res.Secrets, ",") != "s3cr3t-t0ken-value" {
+		t.Errorf("the Secret values definitions read are not given to the scrubber: %q", res.Secrets)
 	}
 	if apps.Flux == nil || apps.Flux.Name != "apps" || apps.Flux.Namespace != "flux-system" {
 		t.Errorf("apps flux: %+v", apps.Flux)

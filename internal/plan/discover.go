@@ -1,6 +1,7 @@
 package plan
 
 import (
+	"encoding/json"
 	"fmt"
 	"sort"
 	"strings"
@@ -39,7 +40,11 @@ func Discover(repo *source.Repo, p *Plan, base string, paths []string) (*discove
 // defaults, clusters and rules, and the entries of drift.yaml that name a discovered
 // target (without a path) setting its fields; withConfig adds drift.yaml's targets
 // that have a path.
-func Discovered(cfg *Config, found *discover.Result, withConfig bool, ov Overrides) ([]Target, error) {
+//
+// trusted, when not nil, holds each discovered target's ignore rules as the base
+// defines them (a pull request): they replace the change's, so that a change cannot
+// hide what it does by ignoring it.
+func Discovered(cfg *Config, found *discover.Result, withConfig bool, trusted map[string][]config.IgnoreRule, ov Overrides) ([]Target, error) {
 	c := &config.Config{}
 	if cfg != nil && cfg.Use != nil {
 		c = cfg.Use
@@ -68,6 +73,10 @@ func Discovered(cfg *Config, found *discover.Result, withConfig bool, ov Overrid
 			return nil, fmt.Errorf("%s: target %s is also an %s the repository defines (%s): rename the drift.yaml target, or remove its path to set fields of the discovered one", config.FileName, dt.Name, dt.Kind, dt.From)
 		}
 		names[dt.Name] = true
+		if trusted != nil && !sameRules(dt.Ignore, trusted[dt.Name]) {
+			dt.Ignore = trusted[dt.Name]
+			dt.Notes = append(dt.Notes, "the change's ignoreDifferences are not applied: a pull request cannot ignore what it changes, so the base's are used")
+		}
 		t := fromDiscovered(dt, c, global)
 		if e := entries[dt.Name]; e != nil {
 			t = withEntry(t, e, c.Defaults)
@@ -144,4 +153,25 @@ func withEntry(t Target, e *config.Target, d config.Defaults) Target {
 	t.Rules.Ignore = append(t.Rules.Ignore, e.Ignore...)
 	t.Rules.Mask = append(t.Rules.Mask, e.Mask...)
 	return t
+}
+
+// trustedIgnores discovers the base and returns each discovered target's own ignore
+// rules there (Argo CD's ignoreDifferences), by name.
+func trustedIgnores(repo *source.Repo, p *Plan, base string, paths []string) (map[string][]config.IgnoreRule, error) {
+	bp := &Plan{Ref: base, Head: p.Base, Config: p.Config, Cache: p.Cache}
+	found, err := Discover(repo, bp, base, paths)
+	if err != nil {
+		return nil, fmt.Errorf("--base: %w", err)
+	}
+	out := map[string][]config.IgnoreRule{}
+	for _, t := range found.Targets {
+		out[t.Name] = t.Ignore
+	}
+	return out, nil
+}
+
+func sameRules(a, b []config.IgnoreRule) bool {
+	ja, _ := json.Marshal(a)
+	jb, _ := json.Marshal(b)
+	return string(ja) == string(jb) || (len(a) == 0 && len(b) == 0)
 }

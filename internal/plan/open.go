@@ -3,6 +3,7 @@ package plan
 import (
 	"fmt"
 
+	"github.com/drift-gitops/drift/internal/config"
 	"github.com/drift-gitops/drift/internal/discover"
 	"github.com/drift-gitops/drift/internal/render"
 	"github.com/drift-gitops/drift/internal/source"
@@ -97,7 +98,15 @@ func Open(req Request) (*Plan, error) {
 		p.Secrets = found.Secrets
 	}
 	if found != nil && found.Found {
-		if p.Targets, err = Discovered(p.Config, found, len(paths) == 0, req.Overrides); err != nil {
+		var trusted map[string][]config.IgnoreRule
+		if p.Base != nil && req.Config.From != ConfigFromHead {
+			// A pull request's Applications cannot ignore what they change: their
+			// ignoreDifferences come from the base, as drift.yaml's rules do.
+			if trusted, err = trustedIgnores(repo, p, req.Base, paths); err != nil {
+				return nil, err
+			}
+		}
+		if p.Targets, err = Discovered(p.Config, found, len(paths) == 0, trusted, req.Overrides); err != nil {
 			return nil, err
 		}
 		p.DiscoveryFailures = found.Failures

@@ -11,8 +11,6 @@ import (
 	"sigs.k8s.io/kustomize/api/resource"
 	kustypes "sigs.k8s.io/kustomize/api/types"
 	"sigs.k8s.io/yaml"
-
-	"github.com/drift-gitops/drift/internal/reason"
 )
 
 // Flux's kustomize-controller builds a Kustomization's path with kustomize: with the
@@ -37,19 +35,7 @@ var fluxExcludedFiles = map[string]bool{
 // those in or below its directory), and over a generated kustomization when dir has
 // none.
 func KustomizeAsFlux(fsys fs.FS, dir string) *Result {
-	dir = cleanDir(dir)
-	if findKustomization(fsys, dir) != "" {
-		return kustomize(fsys, dir, kustypes.LoadRestrictionsNone)
-	}
-	data, err := fluxKustomization(fsys, dir)
-	if err != nil {
-		return &Result{Failures: []Failure{{Source: displayDir(dir), Reason: reason.RenderFailed,
-			Message: "Flux would not build it either: " + err.Error()}}, Inputs: Inputs{Trees: []string{dir}}}
-	}
-	res := kustomize(withFile{FS: fsys, name: joinRepo(dir, "kustomization.yaml"), data: data}, dir, kustypes.LoadRestrictionsNone)
-	res.Notes = append(res.Notes, fmt.Sprintf("%s has no kustomization file: built as Flux builds it, over a kustomization of its YAML files and of its subdirectories that have one", displayDir(dir)))
-	res.Inputs.Trees = append(res.Inputs.Trees, dir)
-	return res
+	return kustomizeSpec(fsys, Spec{Path: dir, Renderer: RendererKustomize, AsFlux: true})
 }
 
 // fluxKustomization is the kustomization Flux generates for dir.

@@ -1,6 +1,7 @@
 package render
 
 import (
+	"encoding/json"
 	"fmt"
 	"io/fs"
 	"path"
@@ -9,6 +10,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/kustomize/api/krusty"
+	"sigs.k8s.io/kustomize/api/resource"
 	"sigs.k8s.io/kustomize/api/types"
 	"sigs.k8s.io/yaml"
 
@@ -26,13 +28,15 @@ const originAnnotation = "config.kubernetes.io/origin"
 // *RefusedError in the result's failures). Each object's Source is the resource file
 // it came from when kustomize knows it, else the kustomization.
 func Kustomize(fsys fs.FS, dir string) *Result {
-	return kustomize(fsys, dir, types.LoadRestrictionsRootOnly)
+	return kustomize(fsys, dir, types.LoadRestrictionsRootOnly, nil)
 }
 
 // kustomize builds dir with kustomize's load restrictions: kustomize build's default
 // (RootOnly: a kustomization reads files in or below its own directory), or none, as
-// Flux's kustomize-controller builds (any file of the repository).
-func kustomize(fsys fs.FS, dir string, restrictions types.LoadRestrictions) *Result {
+// Flux's kustomize-controller builds (any file of the repository); vars, when not
+// empty, are a Flux Kustomization's postBuild variables, substituted in each resource
+// (postbuild.go).
+func kustomize(fsys fs.FS, dir string, restrictions types.LoadRestrictions, vars map[string]string) *Result {
 	dir = cleanDir(dir)
 	// Until kustomize has run, the whole directory counts as input.
 	res := &Result{Inputs: Inputs{Trees: []string{dir}}}
@@ -58,6 +62,10 @@ func kustomize(fsys fs.FS, dir string, restrictions types.LoadRestrictions) *Res
 		return res
 	}
 
+	if err := checkVariables(vars); err != nil {
+		res.Failures = append(res.Failures, Failure{Source: kfile, Reason: reason.RenderFailed, Message: err.Error()})
+		return res
+	}
 	kfs := newKustFS(fsys)
 	userOrigin, err := trackOrigins(fsys, kfs, kfile)
 	if err != nil {
@@ -89,10 +97,10 @@ func kustomize(fsys fs.FS, dir string, restrictions types.LoadRestrictions) *Res
 				source = joinRepo(dir, o.ConfiguredIn)
 			}
 		}
-		mp, err := r.Map()
+		mp, err := resourceMap(r, vars)
 		if err != nil {
 			res.Failures = append(res.Failures, Failure{Source: source, Reason: reason.RenderFailed,
-				Message: fmt.Sprintf("resource %d of the build cannot be read: %v", i+1, err)})
+				Message: fmt.Sprintf("resource %d of the build (%s %s): %v", i+1, r.GetKind(), r.GetName(), err)})
 			continue
 		}
 		obj := &unstructured.Unstructured{Object: mp}
@@ -171,4 +179,24 @@ func displayDir(dir string) string {
 		return "the repository root"
 	}
 	return dir
+}
+
+// resourceMap is a built resource as a map, after postBuild substitution when there
+// are variables.
+func resourceMap(r *resource.Resource, vars map[string]string) (map[string]any, error) {
+	if len(vars) == 0 {
+		return r.Map()
+	}
+	data, ok, err := substituted(r, vars)
+	if err != nil || !ok {
+		if err != nil {
+			return nil, err
+		}
+		return r.Map()
+	}
+	var mp map[string]any
+	if err := json.Unmarshal(data, &mp); err != nil {
+		return nil, err
+	}
+	return mp, nil
 }

@@ -8,6 +8,8 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/gobwas/glob"
+
 	"github.com/drift-gitops/drift/internal/object"
 	"github.com/drift-gitops/drift/internal/reason"
 	"github.com/drift-gitops/drift/internal/source"
@@ -20,6 +22,10 @@ type Options struct {
 	// MaxDocumentBytes and MaxFileBytes cap hostile input (defaults apply when zero).
 	MaxDocumentBytes int
 	MaxFileBytes     int
+	// Directory reads each directory as Argo CD reads an Application's directory
+	// source: not recursively unless Recurse, with its Include and Exclude globs over
+	// paths relative to the directory (nil: recursively, every manifest).
+	Directory *DirectoryOptions
 }
 
 // maxDepth bounds directory recursion, so symlinked directory loops end.
@@ -52,6 +58,7 @@ func Plain(fsys fs.FS, opts Options) (*Result, error) {
 			return nil, fmt.Errorf("failed to read %s: %w", name, err)
 		}
 		if info.IsDir() {
+			w.base = name
 			if err := w.dir(name, 0); err != nil {
 				return nil, err
 			}
@@ -75,6 +82,8 @@ type walker struct {
 	seen map[string]bool
 	dirs map[string]bool
 	res  *Result
+	// base is the directory being read, which Argo CD's globs are relative to.
+	base string
 }
 
 // realPath is name with its symlinks resolved, where the file system can say.
@@ -143,12 +152,15 @@ func (w *walker) dir(name string, depth int) error {
 			size = info.Size()
 		}
 		if isDir {
+			if d := w.opts.Directory; d != nil && !d.Recurse {
+				continue
+			}
 			if err := w.dir(child, depth+1); err != nil {
 				return err
 			}
 			continue
 		}
-		if isManifest(child) {
+		if isManifest(child) && w.selected(child) {
 			if size < 0 {
 				if info, err := e.Info(); err == nil {
 					size = info.Size()
@@ -158,6 +170,29 @@ func (w *walker) dir(name string, depth int) error {
 		}
 	}
 	return nil
+}
+
+// selected applies Argo CD's include and exclude globs to a file under the base
+// directory, matched as Argo CD matches them (github.com/gobwas/glob, '*' crossing
+// '/', {a,b} alternatives); a glob that does not compile matches nothing, as in Argo CD.
+func (w *walker) selected(name string) bool {
+	d := w.opts.Directory
+	if d == nil {
+		return true
+	}
+	rel := strings.TrimPrefix(name, w.base+"/")
+	if w.base == "." {
+		rel = name
+	}
+	if d.Exclude != "" && globMatch(d.Exclude, rel) {
+		return false
+	}
+	return d.Include == "" || globMatch(d.Include, rel)
+}
+
+func globMatch(pattern, s string) bool {
+	g, err := glob.Compile(pattern)
+	return err == nil && g.Match(s)
 }
 
 // pathCause is err without the fs.PathError around it (the caller names the path),

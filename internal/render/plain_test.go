@@ -2,6 +2,7 @@ package render
 
 import (
 	"fmt"
+	"sort"
 	"strings"
 	"testing"
 	"testing/fstest"
@@ -193,5 +194,43 @@ func TestPlainNamedFileAndMissingPath(t *testing.T) {
 	}
 	if _, err := Plain(fsys, Options{Paths: []string{"README.md"}}); err == nil || !strings.Contains(err.Error(), "not a manifest file") {
 		t.Fatalf("want not a manifest error, got %v", err)
+	}
+}
+
+// An Argo CD directory source: not recursive unless recurse, include and exclude
+// globs over paths relative to the directory, with {a,b} alternatives and '*'
+// crossing '/', as Argo CD's repo server matches them.
+func TestADirectoryIsReadAsArgoCDReadsIt(t *testing.T) {
+	cm := func(name string) string { return "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: " + name + "}\n" }
+	fsys := fstest.MapFS{
+		"app/a.yaml":          {Data: []byte(cm("a"))},
+		"app/b.yml":           {Data: []byte(cm("b"))},
+		"app/c.json":          {Data: []byte(`{"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c"}}`)},
+		"app/sub/d.yaml":      {Data: []byte(cm("d"))},
+		"app/sub/deep/e.yaml": {Data: []byte(cm("e"))},
+	}
+	for _, c := range []struct {
+		dir  DirectoryOptions
+		want string
+	}{
+		{DirectoryOptions{}, "a b c"},
+		{DirectoryOptions{Recurse: true}, "a b c d e"},
+		{DirectoryOptions{Recurse: true, Include: "{a.yaml,sub/*}"}, "a d e"},
+		{DirectoryOptions{Recurse: true, Exclude: "*.json"}, "a b d e"},
+		{DirectoryOptions{Recurse: true, Include: "*.yaml", Exclude: "sub/deep/*"}, "a d"},
+		{DirectoryOptions{Recurse: true, Include: "[unclosed"}, ""},
+	} {
+		res, err := Plain(fsys, Options{Paths: []string{"app"}, Directory: &c.dir})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var names []string
+		for _, o := range res.Objects {
+			names = append(names, o.Obj.GetName())
+		}
+		sort.Strings(names)
+		if got := strings.Join(names, " "); got != c.want {
+			t.Errorf("%+v: %q, want %q", c.dir, got, c.want)
+		}
 	}
 }

@@ -54,9 +54,18 @@ type KustomizeOptions struct {
 	Namespace string `json:",omitempty"`
 	// Images replace the kustomization's image of the same name, or are added.
 	Images []kustypes.Image `json:",omitempty"`
-	// CommonLabels and CommonAnnotations are added over the kustomization's own.
-	CommonLabels      map[string]string `json:",omitempty"`
-	CommonAnnotations map[string]string `json:",omitempty"`
+	// MergeImages sets only the fields an image gives on the kustomization's image of
+	// the same name, its tag and digest together (Flux's generator), instead of
+	// replacing the entry (`kustomize edit set image`, which Argo CD runs).
+	MergeImages bool `json:",omitempty"`
+	// CommonLabels and CommonAnnotations are added to the kustomization's own; one it
+	// already has is replaced only when forced (Argo CD's forceCommonLabels and
+	// forceCommonAnnotations, kustomize edit's --force), else the build fails as
+	// `kustomize edit add` fails.
+	CommonLabels           map[string]string `json:",omitempty"`
+	CommonAnnotations      map[string]string `json:",omitempty"`
+	ForceCommonLabels      bool              `json:",omitempty"`
+	ForceCommonAnnotations bool              `json:",omitempty"`
 	// Patches and Components are added after the kustomization's own.
 	Patches    []kustypes.Patch `json:",omitempty"`
 	Components []string         `json:",omitempty"`
@@ -108,13 +117,9 @@ func renderWith(fsys fs.FS, spec Spec, limits Limits, lookup *rest.Config) (*Res
 	var err error
 	switch spec.Renderer {
 	case RendererPlain:
-		res, err = Plain(fsys, Options{Paths: []string{spec.Path}})
+		res, err = Plain(fsys, Options{Paths: []string{spec.Path}, Directory: spec.Directory})
 	case RendererKustomize:
-		if spec.AsFlux {
-			res = KustomizeAsFlux(fsys, spec.Path)
-		} else {
-			res = Kustomize(fsys, spec.Path)
-		}
+		res = kustomizeSpec(fsys, spec)
 	case RendererHelm:
 		res = helm(fsys, spec.Path, spec.Helm, limits, lookup)
 	default:

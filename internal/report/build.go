@@ -10,6 +10,7 @@ import (
 
 	"github.com/drift-gitops/drift/internal/dryrun"
 	"github.com/drift-gitops/drift/internal/object"
+	"github.com/drift-gitops/drift/internal/reason"
 	"github.com/drift-gitops/drift/internal/render"
 )
 
@@ -315,6 +316,10 @@ func fromResult(r dryrun.Result, opts Options, rules Rules, sc *Scrubber, sd sid
 		markAllocated(r.Object.Obj, live, merged)
 	}
 	applyIgnore(ignored, owned, live, merged)
+	if err := applyJQ(rules.jqFor(r.ID), live, merged); err != nil {
+		o.Category, o.Error, o.ErrorReason = Error, r.ID.Display()+": ignore rule: "+err.Error(), reason.Config
+		return o, nil
+	}
 	if !opts.ShowSecrets && (isSecret(live) || isSecret(merged)) {
 		maskSecrets(live, merged)
 	}

@@ -34,6 +34,17 @@ func (r Rules) ignoreFor(id object.ID) (paths, managers []string) {
 	return paths, managers
 }
 
+// jqFor are the jq path expressions the target's ignore rules give for an object.
+func (r Rules) jqFor(id object.ID) []string {
+	var exprs []string
+	for _, rule := range r.Ignore {
+		if rule.Matches(id.Group, id.Kind, id.Namespace, id.Name) {
+			exprs = append(exprs, rule.JQ...)
+		}
+	}
+	return exprs
+}
+
 func (r Rules) maskFor(id object.ID) []string {
 	var paths []string
 	for _, rule := range r.Mask {
