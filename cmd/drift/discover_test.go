@@ -142,8 +142,10 @@ func TestAFluxClusterDirectoryIsPreviewedWithoutDriftYAML(t *testing.T) {
 	installFluxCRDs(t)
 	r := discoveredRepo(t, "flux", "ssh://git@github.com/example/fleet")
 	rep, o := driftJSON(t, "diff", "--repo", r.Dir, "--path", "clusters/staging")
-	if o.code != exitChanges {
-		t.Fatalf("exit %d, want 1\n%s\n%s", o.code, o.stdout, o.stderr)
+	// The redis chart's repository is not allowed without drift.yaml: an error, not a
+	// silent gap.
+	if o.code != exitError {
+		t.Fatalf("exit %d, want 2\n%s\n%s", o.code, o.stdout, o.stderr)
 	}
 	if strings.Contains(o.stdout, "s3cr3t-t0ken-value") || strings.Contains(o.stderr, "s3cr3t-t0ken-value") {
 		t.Error("a substituteFrom Secret's value is in the output")
@@ -174,7 +176,15 @@ func TestAFluxClusterDirectoryIsPreviewedWithoutDriftYAML(t *testing.T) {
 	if pod == nil || pod.Applier != "helm" || len(pod.Objects) != 1 || !strings.Contains(pod.Objects[0].Diff, "color: '#34577c'") || !strings.Contains(pod.Objects[0].Diff, `replicas: "2"`) {
 		t.Errorf("HelmRelease podinfo: %+v", pod)
 	}
-	if redis := targetNamed(rep, "HelmRelease/podinfo/redis"); redis == nil || !strings.Contains(redis.Skipped, "HelmRepository flux-system/bitnami") {
+	if redis := targetNamed(rep, "HelmRelease/podinfo/redis"); redis == nil || len(redis.Objects) != 1 || redis.Objects[0].ErrorReason != "chart-unavailable" ||
+		!strings.Contains(redis.Objects[0].Error, "chart redis 18.1.2 from https://charts.example.com/bitnami") || !strings.Contains(redis.Objects[0].Error, "charts.allow") {
 		t.Errorf("HelmRelease redis: %+v", redis)
+	}
+	for _, tg := range rep.Targets {
+		for _, obj := range tg.Objects {
+			if obj.Category == "error" && tg.Name != "HelmRelease/podinfo/redis" {
+				t.Errorf("%s: %s %s: %s", tg.Name, obj.Kind, obj.Name, obj.Error)
+			}
+		}
 	}
 }

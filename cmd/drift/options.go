@@ -45,8 +45,9 @@ type commonOptions struct {
 	renderLimits   render.LimitSettings
 	shard          plan.Shard
 
-	// github holds the GitHub side's flags.
+	// github holds the GitHub side's flags; charts how charts are fetched.
 	github githubOptions
+	charts chartOptions
 
 	// flags tells which flags were given on the command line.
 	flags *pflag.FlagSet
@@ -92,6 +93,7 @@ func (o *commonOptions) addFlags(f *pflag.FlagSet) {
 	f.StringArrayVar(&o.Targets, "target", nil, "diff only the drift.yaml targets with this name (repeatable; globs like 'web-*' allowed)")
 	f.StringVar(&o.Shard, "shard", "", "preview only share I of N of the run (such as 2/4), for a matrix of runners; write each share with -o json and combine them with drift report merge")
 	addRenderLimitFlags(f, &o.renderLimits)
+	o.charts.addFlags(f, o.getenv)
 	o.github.addFlags(f)
 	o.kube.AddFlags(f)
 	o.flags = f

@@ -53,6 +53,7 @@ func (o *commonOptions) preview(ctx context.Context, m mode) error {
 		Repo: o.Repo, Ref: o.Ref, DefaultRef: m.drift, Base: m.base, Paths: o.Paths, Names: o.Targets,
 		Config: plan.ConfigSource{File: o.Config, From: m.configFrom}, Overrides: o.overrides(), Warnf: o.warnf,
 		NewCache: func(repo *source.Repo) (*render.Cache, error) { return o.renderCache(ctx, repo) },
+		Charts:   o.charts.fetcher(o.getenv),
 	})
 	if err != nil {
 		return err

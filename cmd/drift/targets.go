@@ -52,6 +52,7 @@ and why a target is skipped or refused. No cluster is contacted.`,
 				Repo: o.Repo, Ref: o.Ref, Paths: o.Paths, Names: o.Targets, Overrides: o.overrides(),
 				Config: plan.ConfigSource{File: o.Config, From: plan.ConfigFromHead}, Warnf: o.warnf,
 				NewCache: func(repo *source.Repo) (*render.Cache, error) { return o.renderCache(cmd.Context(), repo) },
+				Charts:   o.charts.fetcher(o.getenv),
 			})
 			if err != nil {
 				return err
@@ -67,6 +68,7 @@ and why a target is skipped or refused. No cluster is contacted.`,
 	f.StringArrayVar(&o.Targets, "target", nil, "list only the targets with this name (repeatable; globs allowed)")
 	f.StringVarP(&o.Output, "output", "o", "text", "text or json")
 	addRenderLimitFlags(f, &o.renderLimits)
+	o.charts.addFlags(f, o.getenv)
 	o.flags = f
 	return cmd
 }
@@ -88,6 +90,9 @@ func (o *commonOptions) listTargets(pl *plan.Plan) error {
 		}
 		if from == "" {
 			from = "--path"
+		}
+		if c := t.Spec.Helm.Chart; c != nil {
+			path = c.String()
 		}
 		renderer := plan.SpecFor(t, pl.Head.FS).Renderer
 		if t.From != "" && t.Spec.Renderer == "" {

@@ -120,7 +120,7 @@ func (d *discovery) appSourceSpec(app application, s appSource, refs map[string]
 	case len(s.Plugin) > 0 && string(s.Plugin) != "null":
 		return render.Spec{}, "its source uses a config management plugin, which runs programs: drift never runs them", nil
 	case s.Chart != "":
-		return render.Spec{}, fmt.Sprintf("its source is chart %s %s from %s, a chart repository (remote charts are not yet fetched for Applications)", s.Chart, s.TargetRevision, s.RepoURL), nil
+		return argoChart(app, s, refs)
 	case !d.isThisRepo(s.RepoURL):
 		return render.Spec{}, fmt.Sprintf("its source is %s, not this repository", s.RepoURL), nil
 	case !d.isPreviewedRevision(s.TargetRevision):
@@ -163,6 +163,29 @@ func (d *discovery) appSourceSpec(app application, s appSource, refs map[string]
 		spec.Directory = &dir
 	}
 	return spec, "", nil
+}
+
+// argoChart is a source of a chart repository or registry: the chart fetched (by the
+// render cache, from the repositories drift.yaml allows) at targetRevision, with the
+// source's Helm options; values files from a ref source of this repository.
+func argoChart(app application, s appSource, refs map[string]appSource) (render.Spec, string, error) {
+	repoURL := s.RepoURL
+	if !strings.Contains(repoURL, "://") {
+		repoURL = "oci://" + repoURL // Argo CD's OCI Helm repositories are written without a scheme
+	}
+	if s.Helm != nil {
+		for _, vf := range s.Helm.ValueFiles {
+			if !strings.HasPrefix(vf, "$") {
+				return render.Spec{}, "", fmt.Errorf("value file %s is inside the fetched chart %s: drift reads value files from this repository ($ref/...) only", vf, s.Chart)
+			}
+		}
+	}
+	h, err := argoHelm(app, s, refs)
+	if err != nil {
+		return render.Spec{}, "", err
+	}
+	h.Chart = &render.ChartRef{RepoURL: repoURL, Name: s.Chart, Version: s.TargetRevision}
+	return render.Spec{Renderer: render.RendererHelm, Helm: h}, "", nil
 }
 
 // argoHelm is a Helm source's options as Argo CD passes them to helm template: the

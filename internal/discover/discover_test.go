@@ -45,7 +45,7 @@ func TestArgoCDApplicationsAreFollowedFromTheRootApplication(t *testing.T) {
 	got := strings.Join(names(res), "\n")
 	want := strings.Join([]string{
 		"Application/addon-logging", "Application/addon-metrics", "Application/cert-manager",
-		"Application/guestbook-prod", "Application/guestbook-qa", "Application/root", "ApplicationSet/environments",
+		"Application/guestbook-prod", "Application/guestbook-qa", "Application/root", "Application/web", "ApplicationSet/environments",
 		// What the root Application renders.
 		"Application/guestbook", "Application/helm-guestbook", "Application/kustomize-guestbook",
 	}, "\n")
@@ -100,6 +100,11 @@ func TestArgoCDApplicationsAreFollowedFromTheRootApplication(t *testing.T) {
 	}
 	if s := ts["ApplicationSet/environments"].Skipped; !strings.Contains(s, "generator 2") || !strings.Contains(s, "clusters generators") {
 		t.Errorf("the clusters generator is not said to be left out: %q", s)
+	}
+	web := ts["Application/web"]
+	if len(web.Specs) != 1 || web.Specs[0].Helm.Chart == nil || *web.Specs[0].Helm.Chart != (render.ChartRef{RepoURL: "https://charts.example.com/stable", Name: "web", Version: "1.0.0"}) ||
+		strings.Join(web.Specs[0].Helm.ValuesFiles, ",") != "envs/web-values.yaml" || web.Specs[0].Helm.ReleaseName != "web" {
+		t.Errorf("web (a chart with values from a ref source): %+v", web.Specs)
 	}
 	if s := ts["Application/cert-manager"].Skipped; s != "its source is https://github.com/example/other.git, not this repository" {
 		t.Errorf("cert-manager: %q", s)

@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"strings"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	kustypes "sigs.k8s.io/kustomize/api/types"
@@ -37,7 +38,7 @@ func (d *discovery) kustomization(obj *unstructured.Unstructured) Target {
 		t.Skipped = "it is suspended: Flux does not apply it"
 		return t
 	}
-	if why, err := d.fluxSource(s.SourceRef, ns); err != nil || why != "" {
+	if why, err := d.fluxSource(&t, s.SourceRef, ns); err != nil || why != "" {
 		t.Skipped, t.Refused = why, errText(err)
 		return t
 	}
@@ -121,17 +122,32 @@ func (d *discovery) helmRelease(obj *unstructured.Unstructured) Target {
 	var chartDir string
 	switch {
 	case s.ChartRef != nil:
-		t.Skipped = fmt.Sprintf("its chart comes from %s %s (remote charts are not yet fetched for HelmReleases)", s.ChartRef.Kind, objectName(firstNonEmpty(s.ChartRef.Namespace, ns), s.ChartRef.Name))
-		return t
+		ref, err := d.ociRepositoryChart(&t, *s.ChartRef, ns)
+		if err != nil {
+			t.Refused = err.Error()
+			return t
+		}
+		opts.Chart = ref
 	case s.Chart == nil:
 		t.Refused = fmt.Sprintf("HelmRelease %s has neither chart nor chartRef", objectName(ns, t.ObjectName))
 		return t
+	case s.Chart.Spec.SourceRef.Kind == "HelmRepository":
+		ref, err := d.helmRepositoryChart(&t, s.Chart.Spec.SourceRef, ns, s.Chart.Spec.Chart, s.Chart.Spec.Version)
+		if err != nil {
+			t.Refused = err.Error()
+			return t
+		}
+		if len(s.Chart.Spec.ValuesFiles) > 0 || s.Chart.Spec.ValuesFile != "" {
+			t.Refused = fmt.Sprintf("chart.spec.valuesFiles are inside the fetched chart %s: drift does not read them yet", s.Chart.Spec.Chart)
+			return t
+		}
+		opts.Chart = ref
 	case s.Chart.Spec.SourceRef.Kind != "GitRepository":
 		ref := s.Chart.Spec.SourceRef
-		t.Skipped = fmt.Sprintf("its chart %s %s comes from %s %s (remote charts are not yet fetched for HelmReleases)", s.Chart.Spec.Chart, s.Chart.Spec.Version, ref.Kind, objectName(firstNonEmpty(ref.Namespace, ns), ref.Name))
+		t.Skipped = fmt.Sprintf("its chart %s %s comes from %s %s, which drift does not read", s.Chart.Spec.Chart, s.Chart.Spec.Version, ref.Kind, objectName(firstNonEmpty(ref.Namespace, ns), ref.Name))
 		return t
 	default:
-		if why, err := d.fluxSource(s.Chart.Spec.SourceRef, ns); err != nil || why != "" {
+		if why, err := d.fluxSource(&t, s.Chart.Spec.SourceRef, ns); err != nil || why != "" {
 			t.Skipped, t.Refused = why, errText(err)
 			return t
 		}
@@ -194,6 +210,67 @@ func (d *discovery) helmRelease(obj *unstructured.Unstructured) Target {
 	return t
 }
 
+// helmRepositoryChart is a chart of a Flux HelmRepository the repository holds: its
+// URL (oci:// for type oci), the chart's name and version (Flux's default is "*", the
+// latest: a range).
+func (d *discovery) helmRepositoryChart(t *Target, src crossRef, ns, chart, version string) (*render.ChartRef, error) {
+	srcNS := firstNonEmpty(src.Namespace, ns)
+	o, ok, err := d.pool.get("HelmRepository", srcNS, src.Name, d.near)
+	switch {
+	case err != nil:
+		return nil, err
+	case !ok:
+		return nil, fmt.Errorf("its chart comes from HelmRepository %s, which the repository does not hold", objectName(srcNS, src.Name))
+	}
+	var hr struct {
+		Spec struct {
+			URL  string `json:"url"`
+			Type string `json:"type"`
+		} `json:"spec"`
+	}
+	if err := fromObject(o.Obj, &hr); err != nil || hr.Spec.URL == "" {
+		return nil, fmt.Errorf("HelmRepository %s (%s) has no URL", objectName(srcNS, src.Name), o.Where())
+	}
+	t.Inputs = append(t.Inputs, o.Source)
+	return &render.ChartRef{RepoURL: hr.Spec.URL, Name: chart, Version: firstNonEmpty(version, "*")}, nil
+}
+
+// ociRepositoryChart is the chart of a Flux OCIRepository the repository holds: its
+// URL names the chart, its ref the tag or semver range.
+func (d *discovery) ociRepositoryChart(t *Target, src crossRef, ns string) (*render.ChartRef, error) {
+	srcNS := firstNonEmpty(src.Namespace, ns)
+	if src.Kind != "OCIRepository" {
+		return nil, fmt.Errorf("chartRef %s %s is not read by drift (only OCIRepository)", src.Kind, objectName(srcNS, src.Name))
+	}
+	o, ok, err := d.pool.get("OCIRepository", srcNS, src.Name, d.near)
+	switch {
+	case err != nil:
+		return nil, err
+	case !ok:
+		return nil, fmt.Errorf("its chart comes from OCIRepository %s, which the repository does not hold", objectName(srcNS, src.Name))
+	}
+	var or struct {
+		Spec struct {
+			URL string `json:"url"`
+			Ref struct {
+				Tag    string `json:"tag"`
+				Semver string `json:"semver"`
+				Digest string `json:"digest"`
+			} `json:"ref"`
+		} `json:"spec"`
+	}
+	if err := fromObject(o.Obj, &or); err != nil || !strings.HasPrefix(or.Spec.URL, "oci://") {
+		return nil, fmt.Errorf("OCIRepository %s (%s) has no oci:// URL", objectName(srcNS, src.Name), o.Where())
+	}
+	t.Inputs = append(t.Inputs, o.Source)
+	if or.Spec.Ref.Digest != "" {
+		return nil, fmt.Errorf("OCIRepository %s pins a digest, which drift does not fetch by yet: pin a tag", objectName(srcNS, src.Name))
+	}
+	u := strings.TrimSuffix(or.Spec.URL, "/")
+	i := strings.LastIndex(u, "/")
+	return &render.ChartRef{RepoURL: u[:i], Name: u[i+1:], Version: firstNonEmpty(or.Spec.Ref.Tag, or.Spec.Ref.Semver, "latest")}, nil
+}
+
 // helmReleaseName is the release helm-controller installs: releaseName, else the
 // HelmRelease's name after its target namespace, shortened past Helm's 53
 // characters as helm-controller shortens it.
@@ -213,9 +290,9 @@ func helmReleaseName(releaseName, targetNS, name string) string {
 }
 
 // fluxSource says why a Flux source is not this repository at the ref previewed
-// ("" when it is). A GitRepository is this repository when its URL is, or when it is
+// ("" when it is); the source's file is one of the target's inputs. A GitRepository is this repository when its URL is, or when it is
 // the flux-system GitRepository flux bootstrap writes into the repository it syncs.
-func (d *discovery) fluxSource(ref crossRef, ns string) (string, error) {
+func (d *discovery) fluxSource(t *Target, ref crossRef, ns string) (string, error) {
 	refNS := firstNonEmpty(ref.Namespace, ns)
 	if ref.Kind != "GitRepository" {
 		return fmt.Sprintf("its source is %s %s, not this repository", ref.Kind, objectName(refNS, ref.Name)), nil
@@ -227,6 +304,7 @@ func (d *discovery) fluxSource(ref crossRef, ns string) (string, error) {
 	if !ok {
 		return fmt.Sprintf("its source GitRepository %s is not in the repository, so drift cannot tell it is this one (add its URL to drift.yaml's repoURLs)", objectName(refNS, ref.Name)), nil
 	}
+	t.Inputs = append(t.Inputs, o.Source)
 	var g gitRepository
 	if err := fromObject(o.Obj, &g); err != nil {
 		return fmt.Sprintf("its source GitRepository %s cannot be read (%s): %v", objectName(refNS, ref.Name), o.Where(), err), nil

@@ -51,8 +51,10 @@ func TestFluxKustomizationsAndHelmReleasesAreFollowedFromACluster(t *testing.T) 
 	if h.Values["replicaCount"] != float64(2) || h.Values["ui"].(map[string]any)["color"] != "#34577c" {
 		t.Errorf("podinfo values (valuesFrom, then values): %v", h.Values)
 	}
-	if s := ts["HelmRelease/podinfo/redis"].Skipped; !strings.Contains(s, "HelmRepository flux-system/bitnami") {
-		t.Errorf("redis: %q", s)
+	redis := ts["HelmRelease/podinfo/redis"]
+	if c := redis.Specs[0].Helm.Chart; redis.Skipped != "" || redis.Refused != "" || c == nil ||
+		*c != (render.ChartRef{RepoURL: "https://charts.example.com/bitnami", Name: "redis", Version: "18.1.2"}) {
+		t.Errorf("redis: %+v", redis)
 	}
 }
 

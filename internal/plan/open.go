@@ -34,6 +34,9 @@ type Request struct {
 	Warnf func(format string, args ...any)
 	// NewCache returns the run's render cache for the opened repository.
 	NewCache func(*source.Repo) (*render.Cache, error)
+	// Charts returns what fetches charts from the repositories the trusted
+	// configuration allows (nil: no chart is fetched).
+	Charts func(allow []string) render.ChartFetcher
 }
 
 // Plan is what a run previews: the snapshots, drift.yaml as the run reads it, the
@@ -89,6 +92,13 @@ func Open(req Request) (*Plan, error) {
 	}
 	if p.Cache, err = req.NewCache(repo); err != nil {
 		return nil, err
+	}
+	if req.Charts != nil {
+		var allow []string
+		if c := p.Config.Use; c != nil && c.Charts != nil {
+			allow = c.Charts.Allow
+		}
+		p.Cache.Charts = req.Charts(allow)
 	}
 	var found *discover.Result
 	if discovers(p.Config) {

@@ -150,6 +150,9 @@ func specInputs(t Target, head *source.Snapshot, cache *render.Cache) render.Inp
 		return in
 	case render.RendererHelm:
 		in := render.Inputs{Trees: []string{t.Spec.Path}}
+		if t.Spec.Helm.Chart != nil {
+			in.Trees = nil // a fetched chart: its definition and values files count
+		}
 		for _, vf := range t.Spec.Helm.ValuesFiles {
 			in.Files = append(in.Files, path.Join(t.Spec.Path, vf))
 		}

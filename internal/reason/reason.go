@@ -30,6 +30,9 @@ const (
 	HelmHook Reason = "helm-hook"
 	// HelmCRD marks a CRD from a chart's crds/ directory.
 	HelmCRD Reason = "helm-crd"
+	// ChartUnavailable: a chart from a chart repository or registry could not be
+	// used (not allowed, not pinned, not verified, not reachable, not cached offline).
+	ChartUnavailable Reason = "chart-unavailable"
 	// NamespaceCreated marks a Namespace the applier creates when it is missing (Argo
 	// CD's CreateNamespace=true, a HelmRelease's install.createNamespace), which the
 	// repository does not render.
@@ -119,13 +122,14 @@ type entry struct {
 var table = map[Reason]entry{
 	Malformed:            {ErrorKind, "fix the YAML at the named file and document"},
 	TooLarge:             {ErrorKind, "split the document; the API server refuses objects over 3 MiB"},
-	Refused:              {ErrorKind, "vendor or pre-render it: drift never runs code from the repository or fetches anything"},
+	Refused:              {ErrorKind, "vendor or pre-render it: drift never runs code from the repository, and fetches only charts drift.yaml allows"},
 	RenderFailed:         {ErrorKind, "fix the kustomization or chart named; `kustomize build` or `helm template` show the same error"},
 	NothingRendered:      {ErrorKind, "render the manifests to YAML before drift reads them, or leave the path out"},
 	Config:               {ErrorKind, "fix the target's entry in drift.yaml as the message says"},
 	HelmHook:             {WarningKind, ""},
 	HelmCRD:              {WarningKind, ""},
 	NamespaceCreated:     {WarningKind, ""},
+	ChartUnavailable:     {ErrorKind, "allow the chart's repository in charts.allow of drift.yaml on the base branch, pin its version, or give the runner its credentials, as the message says"},
 	Invalid:              {ErrorKind, "fix the object: the real apply would be refused the same way"},
 	Duplicate:            {ErrorKind | WarningKind, "define the object once"},
 	Conflict:             {ErrorKind | WarningKind, "another field manager owns these fields: take them over with --force-conflicts, or stop setting them"},

@@ -40,6 +40,13 @@ type HelmOptions struct {
 	// Cache.AllowLookup. Empty: lookup finds nothing, and templates never reach a
 	// cluster.
 	Lookup string `json:",omitempty"`
+	// Chart, when set, is a chart of a chart repository or OCI registry, rendered
+	// instead of a directory of the repository (the spec's Path is then where its
+	// values files are relative to). The render cache fetches it (Cache.Charts) and
+	// sets Archive, the verified archive, and ChartDigest.
+	Chart       *ChartRef `json:",omitempty"`
+	Archive     string    `json:",omitempty"`
+	ChartDigest string    `json:",omitempty"`
 	// Revision is the release revision rendered: 0 or 1 renders an install
 	// (.Release.IsInstall), a higher one an upgrade to that revision
 	// (.Release.IsUpgrade), as `helm upgrade` renders a release that exists.
@@ -64,21 +71,37 @@ func helm(fsys fs.FS, dir string, opts HelmOptions, limits Limits, lookup *rest.
 		return res
 	}
 	chartFile := joinRepo(dir, "Chart.yaml")
-	files, err := chartFiles(fsys, dir)
-	if err != nil {
-		why := reason.RenderFailed
-		if source.IsOutside(err) {
-			why = reason.Refused
+	var ch *chart.Chart
+	var what string
+	if opts.Chart != nil {
+		// A fetched chart: its files are the archive's; the repository gives only the
+		// values files.
+		res.Inputs.Trees = nil
+		chartFile = opts.Chart.String()
+		if opts.Archive == "" {
+			return fail(chartFile, reason.ChartUnavailable, "%s was not fetched: this is a bug in drift, please report it", opts.Chart)
 		}
-		return fail(chartFile, why, "cannot read the chart: %v", err)
-	}
-	ch, err := loader.LoadFiles(files)
-	if err != nil {
-		return fail(chartFile, reason.RenderFailed, "cannot load the chart in %s: %v", displayDir(dir), err)
-	}
-	what := fmt.Sprintf("chart %s (%s)", ch.Name(), displayDir(dir))
-	if err := checkVendored(fsys, ch, dir); err != nil {
-		return fail(chartFile, reason.RenderFailed, "%s: %v", what, err)
+		var err error
+		if ch, err = loader.LoadFile(opts.Archive); err != nil {
+			return fail(chartFile, reason.RenderFailed, "%s (%s): cannot load the archive: %v", opts.Chart, opts.ChartDigest, err)
+		}
+		what = opts.Chart.String()
+	} else {
+		files, err := chartFiles(fsys, dir)
+		if err != nil {
+			why := reason.RenderFailed
+			if source.IsOutside(err) {
+				why = reason.Refused
+			}
+			return fail(chartFile, why, "cannot read the chart: %v", err)
+		}
+		if ch, err = loader.LoadFiles(files); err != nil {
+			return fail(chartFile, reason.RenderFailed, "cannot load the chart in %s: %v", displayDir(dir), err)
+		}
+		what = fmt.Sprintf("chart %s (%s)", ch.Name(), displayDir(dir))
+		if err := checkVendored(fsys, ch, dir); err != nil {
+			return fail(chartFile, reason.RenderFailed, "%s: %v", what, err)
+		}
 	}
 
 	vals := map[string]any{}

@@ -139,6 +139,10 @@ type Cache struct {
 	// rendering runs in this process (package tests).
 	Isolated *Isolated
 
+	// Charts fetches the charts of chart repositories and registries (nil: none may
+	// be fetched).
+	Charts ChartFetcher
+
 	mu      sync.Mutex
 	entries map[string]*cacheEntry
 	lookups map[string]*lookupCluster
@@ -178,6 +182,19 @@ func (c *Cache) RenderSnapshot(snap *source.Snapshot, spec Spec) (*Result, error
 func (c *Cache) Render(commit string, fsys fs.FS, spec Spec) (*Result, error) {
 	if spec.Renderer == "" {
 		spec.Renderer = Detect(fsys, spec.Path)
+	}
+	if spec.Renderer == RendererHelm && spec.Helm.Chart != nil && spec.Helm.Archive == "" {
+		fetched, extra := c.fetchChart(spec)
+		if extra != nil && len(extra.Failures) > 0 {
+			return extra, nil
+		}
+		res, err := c.Render(commit, fsys, fetched)
+		if err != nil || extra == nil {
+			return res, err
+		}
+		out := *res
+		out.Notes = append(append([]string(nil), res.Notes...), extra.Notes...)
+		return &out, nil
 	}
 	js, err := json.Marshal(spec)
 	if err != nil {

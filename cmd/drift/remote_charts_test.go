@@ -1,0 +1,112 @@
+package main
+
+import (
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"helm.sh/helm/v3/pkg/chart"
+	"helm.sh/helm/v3/pkg/chartutil"
+	"helm.sh/helm/v3/pkg/repo/repotest"
+)
+
+// chartRepository serves a chart repository holding redis 18.1.2 and web 1.0.0, each
+// rendering one ConfigMap from its values.
+func chartRepository(t *testing.T) *repotest.Server {
+	t.Helper()
+	src := t.TempDir()
+	for _, c := range []struct{ name, version, data string }{
+		{"redis", "18.1.2", "maxmemory: {{ .Values.maxmemory | default \"64mb\" | quote }}"},
+		{"web", "1.0.0", "greeting: {{ .Values.greeting | default \"hello\" | quote }}"},
+	} {
+		ch := &chart.Chart{
+			Metadata: &chart.Metadata{APIVersion: chart.APIVersionV2, Name: c.name, Version: c.version},
+			Templates: []*chart.File{{Name: "templates/cm.yaml", Data: []byte("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{ .Release.Name }}-settings\n" +
+				"  namespace: {{ .Release.Namespace }}\ndata:\n  " + c.data + "\n")}},
+		}
+		if _, err := chartutil.Save(ch, src); err != nil {
+			t.Fatal(err)
+		}
+	}
+	srv, err := repotest.NewTempServerWithCleanup(t, filepath.Join(src, "*.tgz"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(srv.Stop)
+	if err := srv.CreateIndex(); err != nil {
+		t.Fatal(err)
+	}
+	return srv
+}
+
+// A HelmRelease of a chart from a HelmRepository, and an Argo CD Application of a
+// chart with values from a ref source: fetched from the repository drift.yaml allows,
+// verified, cached, and rendered with their values. A pull request that points the
+// HelmRepository at another host and allows that host in its own drift.yaml is refused
+// the fetch: the allow list is the base's.
+func TestRemoteChartsAreFetchedFromAllowedRepositoriesOnly(t *testing.T) {
+	t.Setenv("DRIFT_CACHE_DIR", t.TempDir())
+	srv := chartRepository(t)
+	other := chartRepository(t)
+	installFluxCRDs(t)
+	r := discoveredRepo(t, "flux", "ssh://git@github.com/example/fleet")
+	sources := strings.Replace(readTestdata(t, "flux/infrastructure/configs/sources.yaml"), "https://charts.example.com/bitnami", srv.URL(), 1)
+	if _, err := r.CommitFiles(map[string]string{
+		"infrastructure/configs/sources.yaml": sources,
+		"drift.yaml":                          "discover: true\ncharts:\n  allow: [" + srv.URL() + "]\n",
+	}, "charts from the test repository"); err != nil {
+		t.Fatal(err)
+	}
+	rep, o := driftJSON(t, "diff", "--repo", r.Dir, "--path", "clusters/staging")
+	if o.code != exitChanges {
+		t.Fatalf("exit %d, want 1\n%s\n%s", o.code, o.stdout, o.stderr)
+	}
+	redis := targetNamed(rep, "HelmRelease/podinfo/redis")
+	if redis == nil || len(redis.Objects) != 1 || redis.Objects[0].Name != "redis-settings" || redis.Objects[0].Category != "add" ||
+		!strings.Contains(redis.Objects[0].Diff, "maxmemory: 64mb") {
+		t.Fatalf("redis: %+v", redis)
+	}
+
+	// The pull request: another host, allowed only by its own drift.yaml.
+	if _, err := r.Git("checkout", "-q", "-b", "other-host"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.CommitFiles(map[string]string{
+		"infrastructure/configs/sources.yaml": strings.Replace(sources, srv.URL(), other.URL(), 1),
+		"drift.yaml":                          "discover: true\ncharts:\n  allow: [" + srv.URL() + ", " + other.URL() + "]\n",
+	}, "another chart host"); err != nil {
+		t.Fatal(err)
+	}
+	rep, o = driftJSON(t, "diff", "--repo", r.Dir, "--path", "clusters/staging", "--ref", "HEAD", "--base", "main")
+	if o.code != exitError {
+		t.Fatalf("exit %d, want 2\n%s", o.code, o.stderr)
+	}
+	redis = targetNamed(rep, "HelmRelease/podinfo/redis")
+	if redis == nil || len(redis.Objects) != 1 || redis.Objects[0].ErrorReason != "chart-unavailable" || !strings.Contains(redis.Objects[0].Error, "is not in charts.allow") {
+		t.Errorf("redis from a host the pull request adds: %+v", redis)
+	}
+	if rep.Config == nil || !strings.Contains(strings.Join(rep.Config.NotApplied, ","), "charts.allow") {
+		t.Errorf("the report does not say the change's charts.allow was not applied: %+v", rep.Config)
+	}
+}
+
+// An Argo CD Application whose chart comes from a chart repository and whose values
+// come from this repository through a ref source.
+func TestAnArgoCDChartWithValuesFromTheRepository(t *testing.T) {
+	t.Setenv("DRIFT_CACHE_DIR", t.TempDir())
+	srv := chartRepository(t)
+	r := discoveredRepo(t, "argocd", "https://github.com/example/gitops.git")
+	app := strings.Replace(readTestdata(t, "argocd/web-chart.yaml"), "https://charts.example.com/stable", srv.URL(), 1)
+	if _, err := r.CommitFiles(map[string]string{"web-chart.yaml": app, "drift.yaml": "discover: true\ncharts: {allow: [" + srv.URL() + "]}\n"}, "charts"); err != nil {
+		t.Fatal(err)
+	}
+	apply(t, "kubectl", "apiVersion: v1\nkind: Namespace\nmetadata: {name: web}\n")
+	rep, o := driftJSON(t, "diff", "--repo", r.Dir, "--target", "Application/web")
+	if o.code != exitChanges {
+		t.Fatalf("exit %d, want 1\n%s\n%s", o.code, o.stdout, o.stderr)
+	}
+	web := targetNamed(rep, "Application/web")
+	if web == nil || len(web.Objects) != 1 || !strings.Contains(web.Objects[0].Diff, "greeting: hello from the repository") {
+		t.Errorf("web: %+v", web)
+	}
+}

@@ -1,0 +1,233 @@
+package chartrepo
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"helm.sh/helm/v3/pkg/chart"
+	"helm.sh/helm/v3/pkg/chartutil"
+	"helm.sh/helm/v3/pkg/repo"
+	"helm.sh/helm/v3/pkg/repo/repotest"
+)
+
+// saveChart writes an archive of a one-template chart into dir.
+func saveChart(t *testing.T, dir, name, version string) string {
+	t.Helper()
+	ch := &chart.Chart{
+		Metadata:  &chart.Metadata{APIVersion: chart.APIVersionV2, Name: name, Version: version},
+		Templates: []*chart.File{{Name: "templates/cm.yaml", Data: []byte("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: " + name + "}\n")}},
+	}
+	path, err := chartutil.Save(ch, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// counting is a transport that counts the requests it carries.
+type counting struct{ n atomic.Int32 }
+
+func (c *counting) RoundTrip(r *http.Request) (*http.Response, error) {
+	c.n.Add(1)
+	return http.DefaultTransport.RoundTrip(r)
+}
+
+// privateServer serves a chart repository of web 1.0.0 (relative URLs in its index)
+// to requests with basic auth username / password, 401 to others.
+func privateServer(t *testing.T) *httptest.Server {
+	t.Helper()
+	dir := t.TempDir()
+	saveChart(t, dir, "web", "1.0.0")
+	index, err := repo.IndexDirectory(dir, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := index.WriteFile(filepath.Join(dir, "index.yaml"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	files := http.FileServer(http.Dir(dir))
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if u, p, ok := r.BasicAuth(); !ok || u != "username" || p != "password" {
+			http.Error(w, "unauthorized", http.StatusUnauthorized)
+			return
+		}
+		files.ServeHTTP(w, r)
+	}))
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+// chartServer serves a chart repository with web 1.0.0, 1.1.0 and 2.0.0.
+func chartServer(t *testing.T) *repotest.Server {
+	t.Helper()
+	src := t.TempDir()
+	for _, v := range []string{"1.0.0", "1.1.0", "2.0.0"} {
+		saveChart(t, src, "web", v)
+	}
+	srv, err := repotest.NewTempServerWithCleanup(t, filepath.Join(src, "*.tgz"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(srv.Stop)
+	if err := srv.CreateIndex(); err != nil {
+		t.Fatal(err)
+	}
+	return srv
+}
+
+func TestAChartIsFetchedVerifiedAndCached(t *testing.T) {
+	srv := chartServer(t)
+	cache := t.TempDir()
+	requests := &counting{}
+	f := New(Options{Allow: []string{srv.URL()}, CacheDir: cache, Transport: requests})
+	ch, err := f.Fetch(context.Background(), Ref{RepoURL: srv.URL(), Name: "web", Version: "1.1.0"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ch.Version != "1.1.0" || !strings.HasPrefix(ch.Digest, "sha256:") || !strings.HasPrefix(ch.Archive, cache) || ch.Resolved != "" {
+		t.Errorf("chart: %+v", ch)
+	}
+	if _, err := os.Stat(ch.Archive); err != nil {
+		t.Fatal(err)
+	}
+	before := requests.n.Load()
+	if before != 2 {
+		t.Errorf("%d requests, want the index and the archive", before)
+	}
+	// Another run, same cache: no request at all, and offline too.
+	for _, opts := range []Options{{Allow: []string{srv.URL()}, CacheDir: cache, Transport: requests}, {Allow: []string{srv.URL()}, CacheDir: cache, Offline: true, Transport: requests}} {
+		again, err := New(opts).Fetch(context.Background(), Ref{RepoURL: srv.URL(), Name: "web", Version: "1.1.0"})
+		if err != nil || again.Digest != ch.Digest {
+			t.Fatalf("cache hit: %+v %v", again, err)
+		}
+	}
+	if requests.n.Load() != before {
+		t.Errorf("a cached chart made %d requests", requests.n.Load()-before)
+	}
+	_, err = New(Options{Allow: []string{srv.URL()}, CacheDir: cache, Offline: true, Transport: requests}).Fetch(context.Background(), Ref{RepoURL: srv.URL(), Name: "web", Version: "2.0.0"})
+	if err == nil || !strings.Contains(err.Error(), "not in the chart cache") || requests.n.Load() != before {
+		t.Errorf("offline miss: %v (%d requests)", err, requests.n.Load()-before)
+	}
+	// A corrupted cache entry is fetched again, online.
+	if err := os.WriteFile(ch.Archive, []byte("corrupt"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if again, err := New(Options{Allow: []string{srv.URL()}, CacheDir: cache}).Fetch(context.Background(), Ref{RepoURL: srv.URL(), Name: "web", Version: "1.1.0"}); err != nil || again.Digest != ch.Digest {
+		t.Errorf("corrupt cache: %+v %v", again, err)
+	}
+}
+
+func TestATamperedChartIsRefused(t *testing.T) {
+	srv := chartServer(t)
+	// The archive changes after the index was written.
+	saveChart(t, t.TempDir(), "web", "1.0.0")
+	if err := os.WriteFile(filepath.Join(srv.Root(), "web-1.0.0.tgz"), []byte("not the indexed archive"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, err := New(Options{Allow: []string{srv.URL()}, CacheDir: t.TempDir()}).Fetch(context.Background(), Ref{RepoURL: srv.URL(), Name: "web", Version: "1.0.0"})
+	if err == nil || !strings.Contains(err.Error(), "does not match the digest its repository's index gives") {
+		t.Errorf("tampered: %v", err)
+	}
+}
+
+func TestOnlyAllowedRepositoriesAreReached(t *testing.T) {
+	srv := chartServer(t)
+	requests := &counting{}
+	// A repository that is allowed but redirects to one that is not.
+	redirector := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, srv.URL()+r.URL.Path, http.StatusFound)
+	}))
+	t.Cleanup(redirector.Close)
+	f := New(Options{Allow: []string{redirector.URL + "/charts"}, CacheDir: t.TempDir(), Transport: requests})
+	_, err := f.Fetch(context.Background(), Ref{RepoURL: redirector.URL + "/charts", Name: "web", Version: "1.0.0"})
+	if err == nil || !strings.Contains(err.Error(), "which charts.allow does not allow") {
+		t.Errorf("redirect: %v", err)
+	}
+	for _, u := range []string{srv.URL(), redirector.URL + "/chartsmore", redirector.URL} {
+		_, err := f.Fetch(context.Background(), Ref{RepoURL: u, Name: "web", Version: "1.0.0"})
+		if err == nil || !strings.Contains(err.Error(), "is not in charts.allow") {
+			t.Errorf("%s: %v", u, err)
+		}
+	}
+	if requests.n.Load() != 1 { // the index request, whose redirect was refused
+		t.Errorf("%d requests, want the one redirected", requests.n.Load())
+	}
+}
+
+func TestARangeIsResolvedOnlyWhenAsked(t *testing.T) {
+	srv := chartServer(t)
+	ref := Ref{RepoURL: srv.URL(), Name: "web", Version: "^1.0.0"}
+	if _, err := New(Options{Allow: []string{srv.URL()}, CacheDir: t.TempDir()}).Fetch(context.Background(), ref); err == nil || !strings.Contains(err.Error(), "--resolve-ranges") {
+		t.Errorf("unpinned: %v", err)
+	}
+	ch, err := New(Options{Allow: []string{srv.URL()}, CacheDir: t.TempDir(), ResolveRanges: true}).Fetch(context.Background(), ref)
+	if err != nil || ch.Version != "1.1.0" || ch.Resolved != "web ^1.0.0 resolved to 1.1.0" {
+		t.Errorf("resolved: %+v %v", ch, err)
+	}
+}
+
+func TestPrivateRepositoryCredentialsNeverReachOutput(t *testing.T) {
+	srv := privateServer(t)
+	reposFile := func(user, pass string) string {
+		p := filepath.Join(t.TempDir(), "repositories.yaml")
+		data := "apiVersion: \"\"\nrepositories:\n- name: private\n  url: " + srv.URL + "\n  username: " + user + "\n  password: " + pass + "\n"
+		if err := os.WriteFile(p, []byte(data), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	ref := Ref{RepoURL: srv.URL, Name: "web", Version: "1.0.0"}
+	if _, err := New(Options{Allow: []string{srv.URL}, CacheDir: t.TempDir(), RepositoryConfig: reposFile("username", "password")}).Fetch(context.Background(), ref); err != nil {
+		t.Fatalf("with the runner's credentials: %v", err)
+	}
+	_, err := New(Options{Allow: []string{srv.URL}, CacheDir: t.TempDir(), RepositoryConfig: reposFile("s3cr3t-user", "s3cr3t-pass")}).Fetch(context.Background(), ref)
+	if err == nil || !strings.Contains(err.Error(), "401") {
+		t.Fatalf("wrong credentials: %v", err)
+	}
+	if strings.Contains(err.Error(), "s3cr3t") {
+		t.Errorf("credentials in the error: %v", err)
+	}
+	// A repository URL with userinfo in it is printed without.
+	withUser := strings.Replace(srv.URL, "://", "://s3cr3t-user:s3cr3t-pass@", 1)
+	_, err = New(Options{CacheDir: t.TempDir()}).Fetch(context.Background(), Ref{RepoURL: withUser, Name: "web", Version: "1.0.0"})
+	if err == nil || strings.Contains(err.Error(), "s3cr3t") {
+		t.Errorf("userinfo in the error: %v", err)
+	}
+}
+
+// A chart in an OCI registry (repotest's, with basic auth, the runner's credentials
+// in a registry config.json): pulled with Helm's registry client, verified, cached,
+// and a range resolved against the registry's tags.
+func TestAChartIsPulledFromAnOCIRegistry(t *testing.T) {
+	dir := t.TempDir()
+	saveChart(t, dir, "oci-dependent-chart", "0.1.0")
+	srv, err := repotest.NewOCIServer(t, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv.Run(t)
+	repoURL := "oci://" + srv.RegistryURL + "/u/ocitestuser"
+	opts := Options{Allow: []string{repoURL}, CacheDir: t.TempDir(), PlainHTTP: true, RegistryConfig: filepath.Join(dir, "config.json")}
+	ch, err := New(opts).Fetch(context.Background(), Ref{RepoURL: repoURL, Name: "oci-dependent-chart", Version: "0.1.0"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ch.Version != "0.1.0" || !strings.HasPrefix(ch.Digest, "sha256:") {
+		t.Errorf("chart: %+v", ch)
+	}
+	opts.ResolveRanges = true
+	ranged, err := New(opts).Fetch(context.Background(), Ref{RepoURL: repoURL, Name: "oci-dependent-chart", Version: "~0.1"})
+	if err != nil || ranged.Version != "0.1.0" || ranged.Digest != ch.Digest || ranged.Resolved == "" {
+		t.Errorf("range: %+v %v", ranged, err)
+	}
+	opts.Offline = true
+	if cached, err := New(opts).Fetch(context.Background(), Ref{RepoURL: repoURL, Name: "oci-dependent-chart", Version: "0.1.0"}); err != nil || cached.Digest != ch.Digest {
+		t.Errorf("offline: %+v %v", cached, err)
+	}
+}
