@@ -188,3 +188,104 @@ func TestAFluxClusterDirectoryIsPreviewedWithoutDriftYAML(t *testing.T) {
 		}
 	}
 }
+
+// A Kustomization's status.inventory is its inventory: what it lists, the change no
+// longer renders, and carries the Kustomization's labels is deleted (spec.prune:
+// true); what lacks them is kept, as Flux keeps it.
+func TestAFluxKustomizationPrunesWhatItsInventoryListsAndNoLongerRenders(t *testing.T) {
+	installFluxCRDs(t)
+	apply(t, "kustomize-controller", `apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: retired-limits
+  namespace: default
+  labels: {kustomize.toolkit.fluxcd.io/name: infra-configs, kustomize.toolkit.fluxcd.io/namespace: flux-system}
+data: {cpu: "1"}
+---
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: hand-made, namespace: default}
+data: {cpu: "1"}
+---
+apiVersion: kustomize.toolkit.fluxcd.io/v1
+kind: Kustomization
+metadata: {name: infra-configs, namespace: flux-system}
+spec: {path: ./infrastructure/configs, prune: true, sourceRef: {kind: GitRepository, name: flux-system}}
+status:
+  inventory:
+    entries:
+    - {id: default_platform-limits__ConfigMap, v: v1}
+    - {id: default_retired-limits__ConfigMap, v: v1}
+    - {id: default_hand-made__ConfigMap, v: v1}
+`)
+	r := discoveredRepo(t, "flux", "ssh://git@github.com/example/fleet")
+	rep, o := driftJSON(t, "diff", "--repo", r.Dir, "--path", "clusters/staging", "--target", "Kustomization/flux-system/infra-configs")
+	if o.code != exitChanges {
+		t.Fatalf("exit %d, want 1\n%s\n%s", o.code, o.stdout, o.stderr)
+	}
+	infra := targetNamed(rep, "Kustomization/flux-system/infra-configs")
+	cats := map[string]string{}
+	for _, obj := range infra.Objects {
+		cats[obj.Kind+"/"+obj.Name] = obj.Category
+	}
+	if cats["ConfigMap/retired-limits"] != "delete" || cats["ConfigMap/hand-made"] != "" || cats["ConfigMap/platform-limits"] != "add" {
+		t.Errorf("objects: %v", cats)
+	}
+	if len(infra.Kept) != 1 || infra.Kept[0].Name != "hand-made" || !strings.Contains(infra.Kept[0].Reason, "Flux leaves it") {
+		t.Errorf("kept: %+v", infra.Kept)
+	}
+}
+
+// An Application's status.resources is its inventory: the root Application prunes
+// automatically, so an Application it tracks and no longer renders is deleted; one
+// without its tracking is kept.
+func TestAnArgoCDApplicationPrunesWhatItsStatusListsAndNoLongerRenders(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join("testdata", "argocd-crds.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	apply(t, "kubectl", string(data))
+	if out, err := exec.Command("kubectl", "--kubeconfig", env.Kubeconfig, "wait", "--for", "condition=established", "--timeout", "30s",
+		"crd/applications.argoproj.io").CombinedOutput(); err != nil {
+		t.Fatalf("kubectl wait: %v\n%s", err, out)
+	}
+	apply(t, "argocd-controller", `apiVersion: argoproj.io/v1alpha1
+kind: Application
+metadata:
+  name: retired
+  namespace: argocd
+  annotations: {argocd.argoproj.io/tracking-id: 'root:argoproj.io/Application:argocd/retired'}
+spec: {project: default}
+---
+apiVersion: argoproj.io/v1alpha1
+kind: Application
+metadata: {name: by-hand, namespace: argocd}
+spec: {project: default}
+---
+apiVersion: argoproj.io/v1alpha1
+kind: Application
+metadata: {name: root, namespace: argocd}
+spec: {project: default, syncPolicy: {automated: {prune: true}}}
+status:
+  resources:
+  - {group: argoproj.io, version: v1alpha1, kind: Application, namespace: argocd, name: guestbook}
+  - {group: argoproj.io, version: v1alpha1, kind: Application, namespace: argocd, name: retired}
+  - {group: argoproj.io, version: v1alpha1, kind: Application, namespace: argocd, name: by-hand}
+`)
+	r := discoveredRepo(t, "argocd", "https://github.com/example/gitops.git")
+	rep, o := driftJSON(t, "diff", "--repo", r.Dir, "--target", "Application/root")
+	if o.code != exitChanges {
+		t.Fatalf("exit %d, want 1\n%s\n%s", o.code, o.stdout, o.stderr)
+	}
+	root := targetNamed(rep, "Application/root")
+	cats := map[string]string{}
+	for _, obj := range root.Objects {
+		cats[obj.Kind+"/"+obj.Name] = obj.Category
+	}
+	if cats["Application/retired"] != "delete" || cats["Application/by-hand"] != "" || cats["Application/guestbook"] != "add" {
+		t.Errorf("objects: %v", cats)
+	}
+	if len(root.Kept) != 1 || root.Kept[0].Name != "by-hand" || !strings.Contains(root.Kept[0].Reason, "tracking") {
+		t.Errorf("kept: %+v", root.Kept)
+	}
+}

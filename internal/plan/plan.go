@@ -49,6 +49,10 @@ type Target struct {
 	Definition []string
 	// CreateNamespace is the namespace the applier creates when it is missing ("" none).
 	CreateNamespace string
+	// ControllerPrune says whether the Flux Kustomization or Argo CD Application that
+	// applies a discovered target deletes what it no longer applies (nil: unknown,
+	// read from the cluster).
+	ControllerPrune *bool
 	// Notes say what drift does differently from the applier, or leaves out.
 	Notes []string
 	// Skipped says why the target is not previewed.

@@ -134,7 +134,7 @@ func (r *runner) findDeletes(ctx context.Context, t *Target) {
 	}
 	if r.opts.Prune {
 		pr := prune.Find(ctx, t.conn.Clients, t.Rendered, t.Results, prune.Options{
-			Namespace: t.namespaceIn(t.conn), RequestTimeout: t.conn.RequestTimeout, ApplySet: t.ApplySet})
+			Namespace: t.namespaceIn(t.conn), RequestTimeout: t.conn.RequestTimeout, ApplySet: t.ApplySet, Controller: t.controller()})
 		t.Pruned = &pr
 	}
 }

@@ -103,6 +103,22 @@ func (t *Target) owner(cl *cluster) dryrun.Owner {
 	return dryrun.Owner{}
 }
 
+// controller is the controller whose record of what it applied is the target's
+// inventory: the Flux Kustomization or Argo CD Application that applies it (nil for
+// other appliers).
+func (t *Target) controller() *prune.Controller {
+	format := ""
+	switch t.Applier {
+	case "flux":
+		format = prune.FormatFlux
+	case "argocd", "argocd-server-side":
+		format = prune.FormatArgoCD
+	default:
+		return nil
+	}
+	return &prune.Controller{Format: format, Owner: t.owner(t.conn), Prune: t.ControllerPrune, Source: firstOf(t.From, config.FileName)}
+}
+
 // namespaceIn is the target's default namespace on its cluster.
 func (t *Target) namespaceIn(cl *cluster) string {
 	if t.Namespace != "" {

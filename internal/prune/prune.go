@@ -42,6 +42,9 @@ type Options struct {
 	// ApplySet names an ApplySet parent the repository does not render (kubectl apply
 	// --applyset creates it): [RESOURCE][.GROUP]/NAME, in Namespace.
 	ApplySet string
+	// Controller, when set, is the controller whose record of what it applied is
+	// the target's inventory (a Flux Kustomization, an Argo CD Application).
+	Controller *Controller
 }
 
 // Kept is a candidate that will not be deleted, and why.
@@ -96,7 +99,7 @@ func Find(ctx context.Context, c *dryrun.Clients, rendered *render.Result, resul
 			invs = append(invs, *inv)
 		}
 	}
-	if len(invs) == 0 {
+	if len(invs) == 0 && opts.Controller == nil {
 		return out
 	}
 	if len(rendered.Failures) > 0 {
@@ -114,6 +117,14 @@ func Find(ctx context.Context, c *dryrun.Clients, rendered *render.Result, resul
 		case FormatApplySet:
 			p.applySet()
 		}
+	}
+	if ctrl := opts.Controller; ctrl != nil {
+		name := "Kustomization " + ctrl.Owner.Namespace + "/" + ctrl.Owner.Name + " status.inventory"
+		if ctrl.Format == FormatArgoCD {
+			name = "Application " + firstNonEmpty(ctrl.Owner.Namespace, argoNamespace) + "/" + ctrl.Owner.Name + " status.resources"
+		}
+		p := &pruner{ctx: ctx, c: c, opts: opts, inv: inventory{format: ctrl.Format, name: name, obj: render.Object{Source: ctrl.Source}}, set: set, out: &out}
+		p.controller(*ctrl)
 	}
 	sort.SliceStable(out.Deletes, func(i, j int) bool { return object.Less(out.Deletes[i].ID, out.Deletes[j].ID) })
 	sort.SliceStable(out.Kept, func(i, j int) bool { return object.Less(out.Kept[i].ID, out.Kept[j].ID) })
@@ -162,9 +173,12 @@ func (p *pruner) note(format string, args ...any) {
 }
 
 func (p *pruner) fail(format string, args ...any) {
-	id := p.inv.obj.ID()
-	p.out.Failures = append(p.out.Failures, render.Failure{Source: p.inv.obj.Source, Doc: p.inv.obj.Doc, ID: &id,
-		Reason: reason.Inventory, Message: p.inv.name + ": " + fmt.Sprintf(format, args...)})
+	f := render.Failure{Source: p.inv.obj.Source, Doc: p.inv.obj.Doc, Reason: reason.Inventory, Message: p.inv.name + ": " + fmt.Sprintf(format, args...)}
+	if p.inv.obj.Obj != nil { // a controller's record is not a rendered object
+		id := p.inv.obj.ID()
+		f.ID = &id
+	}
+	p.out.Failures = append(p.out.Failures, f)
 }
 
 // resource maps a group and kind to its client, in the entry's namespace.
