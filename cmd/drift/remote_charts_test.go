@@ -110,3 +110,26 @@ func TestAnArgoCDChartWithValuesFromTheRepository(t *testing.T) {
 		t.Errorf("web: %+v", web)
 	}
 }
+
+// A chart of the repository whose dependency is not vendored: fetched from the
+// chart repository drift.yaml allows, at the version Chart.lock pins, as `helm
+// dependency build` would.
+func TestChartDependenciesAreFetchedWhenNotVendored(t *testing.T) {
+	t.Setenv("DRIFT_CACHE_DIR", t.TempDir())
+	srv := chartRepository(t)
+	ns := namespace(t)
+	r := repo(t, map[string]string{
+		"drift.yaml": "charts: {allow: [" + srv.URL() + "]}\ntargets:\n- {name: site, path: site, namespace: " + ns + "}\n",
+		"site/Chart.yaml": "apiVersion: v2\nname: site\nversion: 0.1.0\ndependencies:\n- {name: web, version: '^1.0.0', repository: '" + srv.URL() + "'}\n",
+		"site/Chart.lock": "dependencies:\n- {name: web, version: 1.0.0, repository: '" + srv.URL() + "'}\ndigest: sha256:0\ngenerated: \"2026-01-01T00:00:00Z\"\n",
+		"site/values.yaml": "web:\n  greeting: from the parent chart\n",
+		"site/templates/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: site}\ndata: {a: b}\n",
+	})
+	rep, o := driftJSON(t, "diff", "--repo", r.Dir)
+	if o.code != exitChanges {
+		t.Fatalf("exit %d, want 1\n%s\n%s", o.code, o.stdout, o.stderr)
+	}
+	if web := find(t, rep, "ConfigMap", "site-settings"); !strings.Contains(web.Diff, "greeting: from the parent chart") {
+		t.Errorf("the dependency's ConfigMap:\n%s", web.Diff)
+	}
+}

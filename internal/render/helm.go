@@ -47,6 +47,10 @@ type HelmOptions struct {
 	Chart       *ChartRef `json:",omitempty"`
 	Archive     string    `json:",omitempty"`
 	ChartDigest string    `json:",omitempty"`
+	// Dependencies are the archives of dependencies the chart declares but does not
+	// vendor in charts/, by name, fetched by the render cache from their repositories
+	// as `helm dependency build` would (the version Chart.lock pins, else Chart.yaml's).
+	Dependencies map[string]string `json:",omitempty"`
 	// Revision is the release revision rendered: 0 or 1 renders an install
 	// (.Release.IsInstall), a higher one an upgrade to that revision
 	// (.Release.IsUpgrade), as `helm upgrade` renders a release that exists.
@@ -99,6 +103,9 @@ func helm(fsys fs.FS, dir string, opts HelmOptions, limits Limits, lookup *rest.
 			return fail(chartFile, reason.RenderFailed, "cannot load the chart in %s: %v", displayDir(dir), err)
 		}
 		what = fmt.Sprintf("chart %s (%s)", ch.Name(), displayDir(dir))
+		if err := addFetched(ch, opts.Dependencies); err != nil {
+			return fail(chartFile, reason.ChartUnavailable, "%s: %v", what, err)
+		}
 		if err := checkVendored(fsys, ch, dir); err != nil {
 			return fail(chartFile, reason.RenderFailed, "%s: %v", what, err)
 		}
@@ -272,7 +279,7 @@ func chartFiles(fsys fs.FS, dir string) ([]*loader.BufferedFile, error) {
 }
 
 // checkVendored makes sure every dependency the chart declares is in its charts/
-// directory: drift never fetches charts. When a .gitignore on the way to the chart
+// directory, or was fetched (a chart repository charts.allow lists). When a .gitignore on the way to the chart
 // leaves charts/ out of the commit, it says so.
 func checkVendored(fsys fs.FS, ch *chart.Chart, dir string) error {
 	var missing []string
@@ -295,7 +302,7 @@ func checkVendored(fsys fs.FS, ch *chart.Chart, dir string) error {
 	if gi := ignoresCharts(fsys, dir); gi != "" {
 		why = fmt.Sprintf(" (%s leaves charts/ out of the commit: drift reads the commit, not the work tree)", gi)
 	}
-	return fmt.Errorf("dependency %s is declared in Chart.yaml but not vendored in %s%s: run `helm dependency build %s` and commit the charts/ directory (drift never downloads charts)",
+	return fmt.Errorf("dependency %s is declared in Chart.yaml but not vendored in %s%s: run `helm dependency build %s` and commit the charts/ directory, or list its chart repository in charts.allow of drift.yaml so that drift fetches it",
 		strings.Join(missing, ", "), joinRepo(dir, "charts")+"/", why, displayDir(dir))
 }
 

@@ -3,7 +3,15 @@ package render
 import (
 	"context"
 	"fmt"
+	"io/fs"
+	"maps"
 	"net/url"
+	"slices"
+	"strings"
+
+	"helm.sh/helm/v3/pkg/chart"
+	"helm.sh/helm/v3/pkg/chart/loader"
+	"sigs.k8s.io/yaml"
 
 	"github.com/drift-gitops/drift/internal/reason"
 )
@@ -60,4 +68,94 @@ func (c *Cache) fetchChart(spec Spec) (Spec, *Result) {
 		notes = &Result{Notes: []string{fmt.Sprintf("%s (%s)", fc.Resolved, ref.String())}}
 	}
 	return spec, notes
+}
+
+// addFetched adds the fetched archives of dependencies the chart does not vendor, as
+// `helm dependency build` would put them in charts/.
+func addFetched(ch *chart.Chart, deps map[string]string) error {
+	for _, name := range slices.Sorted(maps.Keys(deps)) {
+		if vendored(ch, name) {
+			continue
+		}
+		sub, err := loader.LoadFile(deps[name])
+		if err != nil {
+			return fmt.Errorf("dependency %s: cannot load the fetched archive: %v", name, err)
+		}
+		ch.AddDependency(sub)
+	}
+	return nil
+}
+
+func vendored(ch *chart.Chart, name string) bool {
+	for _, sub := range ch.Dependencies() {
+		if sub.Name() == name {
+			return true
+		}
+	}
+	return false
+}
+
+// fetchDependencies fetches the dependencies a chart of the repository declares in
+// Chart.yaml from a chart repository or registry but does not vendor in charts/, at
+// the version Chart.lock pins (else Chart.yaml's). Nothing is fetched for a chart
+// whose dependencies are all vendored; a file:// or named repository is left to the
+// render, which says it is missing.
+func (c *Cache) fetchDependencies(fsys fs.FS, spec Spec) (Spec, *Result) {
+	dir := cleanDir(spec.Path)
+	data, err := fs.ReadFile(fsys, joinRepo(dir, "Chart.yaml"))
+	if err != nil {
+		return spec, nil
+	}
+	var meta chart.Metadata
+	if yaml.Unmarshal(data, &meta) != nil || len(meta.Dependencies) == 0 {
+		return spec, nil
+	}
+	locked := map[string]string{}
+	if data, err := fs.ReadFile(fsys, joinRepo(dir, "Chart.lock")); err == nil {
+		var lock chart.Lock
+		if yaml.Unmarshal(data, &lock) == nil {
+			for _, d := range lock.Dependencies {
+				locked[d.Name] = d.Version
+			}
+		}
+	}
+	entries, _ := fs.ReadDir(fsys, joinRepo(dir, "charts"))
+	var out *Result
+	for _, d := range meta.Dependencies {
+		remote := strings.HasPrefix(d.Repository, "https://") || strings.HasPrefix(d.Repository, "http://") || strings.HasPrefix(d.Repository, "oci://")
+		if !remote || vendoredIn(entries, d.Name) {
+			continue
+		}
+		ref := ChartRef{RepoURL: d.Repository, Name: d.Name, Version: firstOf(locked[d.Name], d.Version)}
+		dep := spec
+		dep.Helm.Chart = &ref
+		fetched, extra := c.fetchChart(dep)
+		if extra != nil && len(extra.Failures) > 0 {
+			extra.Failures[0].Source = joinRepo(dir, "Chart.yaml")
+			extra.Failures[0].Message = "dependency " + d.Name + ": " + extra.Failures[0].Message
+			return spec, extra
+		}
+		if spec.Helm.Dependencies == nil {
+			spec.Helm.Dependencies = map[string]string{}
+		}
+		spec.Helm.Dependencies[d.Name] = fetched.Helm.Archive
+		if extra != nil {
+			if out == nil {
+				out = &Result{}
+			}
+			out.Notes = append(out.Notes, extra.Notes...)
+		}
+	}
+	return spec, out
+}
+
+// vendoredIn reports whether charts/ holds the dependency, as a directory or an
+// archive named after it.
+func vendoredIn(entries []fs.DirEntry, name string) bool {
+	for _, e := range entries {
+		if e.Name() == name || (strings.HasPrefix(e.Name(), name+"-") && strings.HasSuffix(e.Name(), ".tgz")) {
+			return true
+		}
+	}
+	return false
 }

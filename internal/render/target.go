@@ -196,6 +196,21 @@ func (c *Cache) Render(commit string, fsys fs.FS, spec Spec) (*Result, error) {
 		out.Notes = append(append([]string(nil), res.Notes...), extra.Notes...)
 		return &out, nil
 	}
+	if spec.Renderer == RendererHelm && spec.Helm.Chart == nil && spec.Helm.Dependencies == nil && c.Charts != nil {
+		fetched, extra := c.fetchDependencies(fsys, spec)
+		if extra != nil && len(extra.Failures) > 0 {
+			return extra, nil
+		}
+		if fetched.Helm.Dependencies != nil {
+			res, err := c.Render(commit, fsys, fetched)
+			if err != nil || extra == nil {
+				return res, err
+			}
+			out := *res
+			out.Notes = append(append([]string(nil), res.Notes...), extra.Notes...)
+			return &out, nil
+		}
+	}
 	js, err := json.Marshal(spec)
 	if err != nil {
 		return nil, fmt.Errorf("render options of %s cannot be encoded: %w", spec.Path, err)
