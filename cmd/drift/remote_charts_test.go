@@ -119,10 +119,10 @@ func TestChartDependenciesAreFetchedWhenNotVendored(t *testing.T) {
 	srv := chartRepository(t)
 	ns := namespace(t)
 	r := repo(t, map[string]string{
-		"drift.yaml": "charts: {allow: [" + srv.URL() + "]}\ntargets:\n- {name: site, path: site, namespace: " + ns + "}\n",
-		"site/Chart.yaml": "apiVersion: v2\nname: site\nversion: 0.1.0\ndependencies:\n- {name: web, version: '^1.0.0', repository: '" + srv.URL() + "'}\n",
-		"site/Chart.lock": "dependencies:\n- {name: web, version: 1.0.0, repository: '" + srv.URL() + "'}\ndigest: sha256:0\ngenerated: \"2026-01-01T00:00:00Z\"\n",
-		"site/values.yaml": "web:\n  greeting: from the parent chart\n",
+		"drift.yaml":             "charts: {allow: [" + srv.URL() + "]}\ntargets:\n- {name: site, path: site, namespace: " + ns + "}\n",
+		"site/Chart.yaml":        "apiVersion: v2\nname: site\nversion: 0.1.0\ndependencies:\n- {name: web, version: '^1.0.0', repository: '" + srv.URL() + "'}\n",
+		"site/Chart.lock":        "dependencies:\n- {name: web, version: 1.0.0, repository: '" + srv.URL() + "'}\ndigest: sha256:0\ngenerated: \"2026-01-01T00:00:00Z\"\n",
+		"site/values.yaml":       "web:\n  greeting: from the parent chart\n",
 		"site/templates/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: site}\ndata: {a: b}\n",
 	})
 	rep, o := driftJSON(t, "diff", "--repo", r.Dir)
