@@ -136,6 +136,8 @@ type discovery struct {
 	secrets []string
 	// near is the render the object being read came from.
 	near []render.Object
+	// sourceIgnore is the spec.ignore of the GitRepository fluxSource last read.
+	sourceIgnore string
 }
 
 // targetsOf turns an applier object into targets: one for an Application,

@@ -42,7 +42,7 @@ func (d *discovery) kustomization(obj *unstructured.Unstructured) Target {
 		t.Skipped, t.Refused = why, errText(err)
 		return t
 	}
-	spec := render.Spec{Path: repoPath(s.Path), Renderer: render.RendererKustomize, AsFlux: true}
+	spec := render.Spec{Path: repoPath(s.Path), Renderer: render.RendererKustomize, AsFlux: true, FluxIgnore: d.sourceIgnore}
 	if s.TargetNamespace != "" || s.NamePrefix != "" || s.NameSuffix != "" || len(s.Patches) > 0 || len(s.Images) > 0 || len(s.Components) > 0 {
 		ko := &render.KustomizeOptions{Namespace: s.TargetNamespace, NamePrefix: s.NamePrefix, NameSuffix: s.NameSuffix, Components: s.Components, MergeImages: true}
 		for _, p := range s.Patches {
@@ -290,9 +290,11 @@ func helmReleaseName(releaseName, targetNS, name string) string {
 }
 
 // fluxSource says why a Flux source is not this repository at the ref previewed
-// ("" when it is); the source's file is one of the target's inputs. A GitRepository is this repository when its URL is, or when it is
+// ("" when it is); the source's file is one of the target's inputs, and its
+// spec.ignore is left in d.sourceIgnore for the build. A GitRepository is this repository when its URL is, or when it is
 // the flux-system GitRepository flux bootstrap writes into the repository it syncs.
 func (d *discovery) fluxSource(t *Target, ref crossRef, ns string) (string, error) {
+	d.sourceIgnore = ""
 	refNS := firstNonEmpty(ref.Namespace, ns)
 	if ref.Kind != "GitRepository" {
 		return fmt.Sprintf("its source is %s %s, not this repository", ref.Kind, objectName(refNS, ref.Name)), nil
@@ -309,6 +311,7 @@ func (d *discovery) fluxSource(t *Target, ref crossRef, ns string) (string, erro
 	if err := fromObject(o.Obj, &g); err != nil {
 		return fmt.Sprintf("its source GitRepository %s cannot be read (%s): %v", objectName(refNS, ref.Name), o.Where(), err), nil
 	}
+	d.sourceIgnore = g.Spec.Ignore
 	bootstrap := ref.Name == "flux-system" && refNS == "flux-system"
 	if !bootstrap && !d.isThisRepo(g.Spec.URL) {
 		return fmt.Sprintf("its source GitRepository %s is %s, not this repository (if it is, add the URL to drift.yaml's repoURLs)", objectName(refNS, ref.Name), g.Spec.URL), nil

@@ -99,8 +99,9 @@ type fluxHelmRelease struct {
 
 type gitRepository struct {
 	Spec struct {
-		URL string `json:"url"`
-		Ref *struct {
+		URL    string `json:"url"`
+		Ignore string `json:"ignore"`
+		Ref    *struct {
 			Branch string `json:"branch"`
 			Tag    string `json:"tag"`
 			Semver string `json:"semver"`

@@ -3,11 +3,14 @@ package render
 import (
 	"context"
 	"encoding/json"
+	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	fluxkustomize "github.com/fluxcd/pkg/kustomize"
+	"github.com/fluxcd/pkg/sourceignore"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	kustypes "sigs.k8s.io/kustomize/api/types"
 	"sigs.k8s.io/kustomize/kyaml/resid"
@@ -120,5 +123,79 @@ func TestAKustomizationSpecIsBuiltAsFluxBuildsIt(t *testing.T) {
 		if len(want) != 3 && dir == "own" || len(want) != 2 && dir == "generated" {
 			t.Errorf("%s: %d objects", dir, len(want))
 		}
+	}
+}
+
+// Files Flux's source-controller leaves out of the artifact (.sourceignore files,
+// each scoped to its directory, the GitRepository's spec.ignore, and Flux's default
+// exclusions) are not built: drift's build of a directory without a kustomization
+// equals Flux's generator given the same ignore rules, and a kustomization naming an
+// ignored file fails as Flux's build would.
+func TestFilesFluxLeavesOutOfTheArtifactAreNotBuilt(t *testing.T) {
+	cm := func(name string) string { return "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: " + name + "}\n" }
+	root := writeTree(t, map[string]string{
+		"app/a.yaml":               cm("a"),
+		"app/b.yaml":               cm("b"),
+		"app/drafts/c.yaml":        cm("c"),
+		"app/keep/d.yaml":          cm("d"),
+		"app/keep/.sourceignore":   "e.yaml\n",
+		"app/keep/e.yaml":          cm("e"),
+		"app/.sops.yaml":           "creation_rules: []\n",
+		".sourceignore":            "app/b.yaml\n",
+		"named/kustomization.yaml": "resources: [../app/b.yaml]\n",
+	})
+	fsys := os.DirFS(root)
+	got := kustomizeSpec(fsys, Spec{Path: "app", Renderer: RendererKustomize, AsFlux: true, FluxIgnore: "app/drafts/\n"})
+	if len(got.Failures) > 0 {
+		t.Fatal(got.Failures)
+	}
+	var have []string
+	for _, o := range got.Objects {
+		have = append(have, o.Obj.GetName())
+	}
+	// Flux: the artifact as source-controller archives it (its sourceignore patterns
+	// read from the directory: the .sourceignore files, then spec.ignore, over the
+	// default exclusions; what they match left out), then the generator and build.
+	work := t.TempDir()
+	if err := os.CopyFS(work, fsys); err != nil {
+		t.Fatal(err)
+	}
+	ps, err := sourceignore.LoadIgnorePatterns(work, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ps = append(ps, sourceignore.ReadPatterns(strings.NewReader("app/drafts/\n"), nil)...)
+	matcher := sourceignore.NewDefaultMatcher(ps, nil)
+	var drop []string
+	_ = filepath.WalkDir(work, func(p string, d fs.DirEntry, err error) error {
+		rel, _ := filepath.Rel(work, p)
+		if err == nil && rel != "." && matcher.Match(strings.Split(rel, string(filepath.Separator)), d.IsDir()) {
+			drop = append(drop, p)
+		}
+		return err
+	})
+	for _, p := range drop {
+		if err := os.RemoveAll(p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ks := unstructured.Unstructured{Object: map[string]any{"spec": map[string]any{"path": "app"}}}
+	if _, err := fluxkustomize.NewGenerator(work, ks).WriteFile(filepath.Join(work, "app")); err != nil {
+		t.Fatal(err)
+	}
+	m, err := fluxkustomize.SecureBuild(work, filepath.Join(work, "app"), false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want []string
+	for _, r := range m.Resources() {
+		want = append(want, r.GetName())
+	}
+	if strings.Join(have, ",") != strings.Join(want, ",") || strings.Join(have, ",") != "a,d" {
+		t.Errorf("drift builds %v, Flux %v (want a,d)", have, want)
+	}
+	named := kustomizeSpec(fsys, Spec{Path: "named", Renderer: RendererKustomize, AsFlux: true})
+	if len(named.Failures) != 1 || !strings.Contains(named.Failures[0].Message, "b.yaml") {
+		t.Errorf("a kustomization naming an ignored file: %+v", named.Failures)
 	}
 }

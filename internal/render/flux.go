@@ -18,17 +18,7 @@ import (
 // (fluxcd/pkg/kustomize's generator): every .yaml and .yml file below the directory,
 // in lexical order, and every subdirectory that has a kustomization file of its own,
 // whose tree is then kustomize's to build. Files the source-controller leaves out of
-// the artifact by default (version control and CI files) are not listed.
-
-// fluxExcludedDirs and fluxExcludedFiles are the default exclusions of Flux's
-// source-controller (fluxcd/pkg/sourceignore: VCS, CI and extra patterns) that can
-// hold YAML.
-var fluxExcludedDirs = map[string]bool{".git": true, ".github": true, ".circleci": true}
-
-var fluxExcludedFiles = map[string]bool{
-	".travis.yml": true, ".gitlab-ci.yml": true, "appveyor.yml": true, ".drone.yml": true, "cloudbuild.yaml": true,
-	"codeship-services.yml": true, "codeship-steps.yml": true, ".goreleaser.yml": true, ".sops.yaml": true, ".flux.yaml": true,
-}
+// the artifact are not there to list (sourceignore.go).
 
 // KustomizeAsFlux builds dir as Flux's kustomize-controller does: without kustomize's
 // load restrictions (a kustomization may read any file of the repository, not only
@@ -51,16 +41,13 @@ func fluxKustomization(fsys fs.FS, dir string) ([]byte, error) {
 			return nil
 		}
 		if d.IsDir() {
-			if fluxExcludedDirs[d.Name()] {
-				return fs.SkipDir
-			}
 			if findKustomization(fsys, p) != "" {
 				resources = append(resources, "./"+relTo(root, p))
 				return fs.SkipDir
 			}
 			return nil
 		}
-		if ext := path.Ext(p); (ext != ".yaml" && ext != ".yml") || fluxExcludedFiles[d.Name()] {
+		if ext := path.Ext(p); ext != ".yaml" && ext != ".yml" {
 			return nil
 		}
 		data, err := fs.ReadFile(fsys, p)

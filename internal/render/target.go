@@ -31,6 +31,9 @@ type Spec struct {
 	// directory without a kustomization file over one generated as Flux generates it
 	// (KustomizeAsFlux).
 	AsFlux bool `json:",omitempty"`
+	// FluxIgnore is the GitRepository's spec.ignore, left out of an AsFlux build
+	// with the repository's .sourceignore files and Flux's default exclusions.
+	FluxIgnore string `json:",omitempty"`
 	// Kustomize is what an applier sets on a kustomize target's kustomization before
 	// building it: Argo CD's kustomize options (its `kustomize edit` calls) and a Flux
 	// Kustomization's spec (its generator). Nil leaves the kustomization as it is.

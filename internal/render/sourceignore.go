@@ -1,0 +1,98 @@
+package render
+
+import (
+	"bytes"
+	"errors"
+	"io/fs"
+	"path"
+	"strings"
+
+	"github.com/fluxcd/pkg/sourceignore"
+	"github.com/fluxcd/pkg/sourceignore/gitignore"
+)
+
+// Flux's source-controller leaves files out of the artifact kustomize-controller
+// builds: its default exclusions (version control, CI, images and archives, SOPS and
+// goreleaser files), the patterns of every .sourceignore file in the repository (each
+// scoped to its directory), and the GitRepository's spec.ignore. A file left out does
+// not exist for the build: a generated kustomization does not list it, and a
+// kustomization that names it fails, as in Flux.
+
+// sourceFS is fsys as Flux's artifact holds it.
+type sourceFS struct {
+	fs.FS
+	m gitignore.Matcher
+}
+
+// fluxSource filters fsys as source-controller filters the artifact; extra is the
+// GitRepository's spec.ignore.
+func fluxSource(fsys fs.FS, extra string) fs.FS {
+	ps := loadSourceIgnore(fsys, ".", nil)
+	if extra != "" {
+		ps = append(ps, sourceignore.ReadPatterns(strings.NewReader(extra), nil)...)
+	}
+	return sourceFS{FS: fsys, m: sourceignore.NewDefaultMatcher(ps, nil)}
+}
+
+// loadSourceIgnore reads the .sourceignore files of dir and below, each scoped to
+// its directory (sourceignore.LoadIgnorePatterns over an fs.FS).
+func loadSourceIgnore(fsys fs.FS, dir string, domain []string) []gitignore.Pattern {
+	var ps []gitignore.Pattern
+	if data, err := fs.ReadFile(fsys, path.Join(dir, sourceignore.IgnoreFile)); err == nil {
+		ps = append(ps, sourceignore.ReadPatterns(bytes.NewReader(data), append([]string(nil), domain...))...)
+	}
+	entries, _ := fs.ReadDir(fsys, dir)
+	for _, e := range entries {
+		if e.IsDir() && e.Name() != ".git" {
+			ps = append(ps, loadSourceIgnore(fsys, path.Join(dir, e.Name()), append(append([]string(nil), domain...), e.Name()))...)
+		}
+	}
+	return ps
+}
+
+func (s sourceFS) ignored(name string, dir bool) bool {
+	if name == "." || name == "" {
+		return false
+	}
+	return s.m.Match(strings.Split(name, "/"), dir)
+}
+
+func (s sourceFS) Open(name string) (fs.File, error) {
+	info, err := fs.Stat(s.FS, name)
+	if err == nil && s.ignored(name, info.IsDir()) {
+		return nil, &fs.PathError{Op: "open", Path: name, Err: errors.Join(fs.ErrNotExist, errSourceIgnored)}
+	}
+	return s.FS.Open(name)
+}
+
+func (s sourceFS) Stat(name string) (fs.FileInfo, error) {
+	info, err := fs.Stat(s.FS, name)
+	if err == nil && s.ignored(name, info.IsDir()) {
+		return nil, &fs.PathError{Op: "stat", Path: name, Err: errors.Join(fs.ErrNotExist, errSourceIgnored)}
+	}
+	return info, err
+}
+
+func (s sourceFS) ReadFile(name string) ([]byte, error) {
+	if _, err := s.Stat(name); err != nil {
+		return nil, err
+	}
+	return fs.ReadFile(s.FS, name)
+}
+
+func (s sourceFS) ReadDir(name string) ([]fs.DirEntry, error) {
+	if _, err := s.Stat(name); err != nil {
+		return nil, err
+	}
+	entries, err := fs.ReadDir(s.FS, name)
+	var out []fs.DirEntry
+	for _, e := range entries {
+		if !s.ignored(path.Join(name, e.Name()), e.IsDir()) {
+			out = append(out, e)
+		}
+	}
+	return out, err
+}
+
+// errSourceIgnored says why a file Flux leaves out is missing.
+var errSourceIgnored = errors.New("left out of Flux's artifact by its source ignore rules (.sourceignore, the GitRepository's spec.ignore, or Flux's default exclusions)")
