@@ -133,3 +133,24 @@ func TestChartDependenciesAreFetchedWhenNotVendored(t *testing.T) {
 		t.Errorf("the dependency's ConfigMap:\n%s", web.Diff)
 	}
 }
+
+// A kustomization's helmCharts entry with a repo: the chart fetched from the
+// repository drift.yaml allows, as `kustomize build --enable-helm` pulls it, and
+// inflated in process.
+func TestKustomizeHelmChartsAreFetchedAndInflated(t *testing.T) {
+	t.Setenv("DRIFT_CACHE_DIR", t.TempDir())
+	srv := chartRepository(t)
+	ns := namespace(t)
+	r := repo(t, map[string]string{
+		"drift.yaml": "charts: {allow: [" + srv.URL() + "]}\ntargets:\n- {name: site, path: site}\n",
+		"site/kustomization.yaml": "namespace: " + ns + "\nhelmCharts:\n- name: web\n  repo: " + srv.URL() + "\n  version: 1.0.0\n  releaseName: site\n" +
+			"  valuesInline: {greeting: inflated}\n",
+	})
+	rep, o := driftJSON(t, "diff", "--repo", r.Dir)
+	if o.code != exitChanges {
+		t.Fatalf("exit %d, want 1\n%s\n%s", o.code, o.stdout, o.stderr)
+	}
+	if web := find(t, rep, "ConfigMap", "site-settings"); web.Namespace != ns || !strings.Contains(web.Diff, "greeting: inflated") {
+		t.Errorf("the inflated ConfigMap: %+v", web)
+	}
+}

@@ -52,7 +52,7 @@ func kustomizeSpec(fsys fs.FS, spec Spec) *Result {
 	if data != nil {
 		target = withFile{FS: fsys, name: name, data: data}
 	}
-	res := kustomize(target, dir, restrictions, spec.Substitute)
+	res := kustomize(target, dir, buildOptions{restrictions: restrictions, vars: spec.Substitute, flux: spec.AsFlux, charts: spec.HelmCharts})
 	if generated {
 		res.Notes = append(res.Notes, fmt.Sprintf("%s has no kustomization file: built as Flux builds it, over a kustomization of its YAML files and of its subdirectories that have one", displayDir(dir)))
 		res.Inputs.Trees = append(res.Inputs.Trees, dir)

@@ -28,15 +28,28 @@ const originAnnotation = "config.kubernetes.io/origin"
 // *RefusedError in the result's failures). Each object's Source is the resource file
 // it came from when kustomize knows it, else the kustomization.
 func Kustomize(fsys fs.FS, dir string) *Result {
-	return kustomize(fsys, dir, types.LoadRestrictionsRootOnly, nil)
+	return kustomize(fsys, dir, buildOptions{restrictions: types.LoadRestrictionsRootOnly})
+}
+
+// buildOptions say how kustomize builds a target.
+type buildOptions struct {
+	// restrictions are kustomize's load restrictions.
+	restrictions types.LoadRestrictions
+	// vars, when not empty, are a Flux Kustomization's postBuild variables,
+	// substituted in each resource (postbuild.go).
+	vars map[string]string
+	// flux builds as kustomize-controller, which does not inflate Helm charts.
+	flux bool
+	// charts are the fetched archives of helmCharts entries, by chartKey.
+	charts map[string]string
 }
 
 // kustomize builds dir with kustomize's load restrictions: kustomize build's default
 // (RootOnly: a kustomization reads files in or below its own directory), or none, as
-// Flux's kustomize-controller builds (any file of the repository); vars, when not
-// empty, are a Flux Kustomization's postBuild variables, substituted in each resource
-// (postbuild.go).
-func kustomize(fsys fs.FS, dir string, restrictions types.LoadRestrictions, vars map[string]string) *Result {
+// Flux's kustomize-controller builds (any file of the repository); helmCharts are
+// inflated in process (helmcharts.go), except for Flux.
+func kustomize(fsys fs.FS, dir string, o buildOptions) *Result {
+	restrictions, vars := o.restrictions, o.vars
 	dir = cleanDir(dir)
 	// Until kustomize has run, the whole directory counts as input.
 	res := &Result{Inputs: Inputs{Trees: []string{dir}}}
@@ -46,7 +59,8 @@ func kustomize(fsys fs.FS, dir string, restrictions types.LoadRestrictions, vars
 			Message: "no kustomization.yaml, kustomization.yml or Kustomization in " + displayDir(dir)})
 		return res
 	}
-	if err := checkKustomization(fsys, dir); err != nil {
+	charts, err := checkKustomization(fsys, dir, !o.flux)
+	if err != nil {
 		why := reason.RenderFailed
 		source := kfile
 		if re, ok := err.(*RefusedError); ok {
@@ -66,6 +80,15 @@ func kustomize(fsys fs.FS, dir string, restrictions types.LoadRestrictions, vars
 		res.Failures = append(res.Failures, Failure{Source: kfile, Reason: reason.RenderFailed, Message: err.Error()})
 		return res
 	}
+	var chartInputs Inputs
+	if len(charts) > 0 {
+		var fails []Failure
+		if fsys, chartInputs, fails = inflateCharts(fsys, charts, o.charts); len(fails) > 0 {
+			res.Failures = append(res.Failures, fails...)
+			res.Inputs.Trees = append(res.Inputs.Trees, chartInputs.Trees...)
+			return res
+		}
+	}
 	kfs := newKustFS(fsys)
 	userOrigin, err := trackOrigins(fsys, kfs, kfile)
 	if err != nil {
@@ -77,7 +100,7 @@ func kustomize(fsys fs.FS, dir string, restrictions types.LoadRestrictions, vars
 	opts.PluginConfig = types.DisabledPluginConfig()
 	m, err := krusty.MakeKustomizer(opts).Run(kfs, "/"+strings.TrimPrefix(dir, "."))
 	files, dirs := kfs.inputs()
-	res.Inputs = Inputs{Files: files, Dirs: dirs}
+	res.Inputs = Inputs{Files: append(files, chartInputs.Files...), Dirs: dirs, Trees: chartInputs.Trees}
 	if err != nil {
 		why := reason.RenderFailed
 		if source.IsOutside(err) {

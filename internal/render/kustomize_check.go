@@ -62,11 +62,24 @@ func joinRepo(dir, name string) string {
 type kustCheck struct {
 	fsys fs.FS
 	seen map[string]bool
+	// helm says whether helmCharts are inflated (drift renders them in process);
+	// charts collects the kustomizations that have them.
+	helm   bool
+	charts []helmCharts
 }
 
-func checkKustomization(fsys fs.FS, dir string) error {
-	c := &kustCheck{fsys: fsys, seen: map[string]bool{}}
-	return c.dir(dir)
+// helmCharts is a kustomization with helmCharts entries.
+type helmCharts struct {
+	file, dir string
+	k         types.Kustomization
+}
+
+// checkKustomization checks the kustomization in dir and all it includes; with
+// helm, their helmCharts entries are returned to be inflated, else refused.
+func checkKustomization(fsys fs.FS, dir string, helm bool) ([]helmCharts, error) {
+	c := &kustCheck{fsys: fsys, seen: map[string]bool{}, helm: helm}
+	err := c.dir(dir)
+	return c.charts, err
 }
 
 func (c *kustCheck) dir(dir string) error {
@@ -88,15 +101,31 @@ func (c *kustCheck) dir(dir string) error {
 	}
 	refuse := func(entry, why string) error { return &RefusedError{File: file, Entry: entry, Why: why} }
 
-	if len(k.HelmCharts) > 0 || len(k.HelmChartInflationGenerator) > 0 || k.HelmGlobals != nil {
-		field := "helmCharts"
-		if len(k.HelmCharts) == 0 {
-			field = "helmChartInflationGenerator"
-			if len(k.HelmChartInflationGenerator) == 0 {
-				field = "helmGlobals"
+	switch {
+	case len(k.HelmChartInflationGenerator) > 0:
+		return refuse("helmChartInflationGenerator", "the old Helm inflation field is not read; write the charts under helmCharts")
+	case (len(k.HelmCharts) > 0 || k.HelmGlobals != nil) && !c.helm:
+		return refuse("helmCharts", "Flux's kustomize-controller does not inflate Helm charts (it builds without --enable-helm), so Flux fails this build too; deploy the chart with a HelmRelease")
+	case len(k.HelmCharts) > 0:
+		if k.HelmGlobals != nil && k.HelmGlobals.ChartHome != "" {
+			if _, err := c.local(dir, k.HelmGlobals.ChartHome); err != nil {
+				return refuse("helmGlobals: chartHome", err.Error())
 			}
 		}
-		return refuse(field, "Helm chart inflation runs helm and fetches charts over the network; vendor the chart into the repository and make it a target of its own (renderer: helm) in drift.yaml")
+		for _, h := range k.HelmCharts {
+			for _, vf := range append([]string{h.ValuesFile}, h.AdditionalValuesFiles...) {
+				if vf == "" {
+					continue
+				}
+				if strings.Contains(vf, "://") {
+					return refuse("helmCharts: valuesFile "+vf, "files are never fetched over the network; put the file in the repository")
+				}
+				if _, err := c.local(dir, vf); err != nil {
+					return refuse("helmCharts: valuesFile "+vf, err.Error())
+				}
+			}
+		}
+		c.charts = append(c.charts, helmCharts{file: file, dir: dir, k: k})
 	}
 	// resources, components and bases: directories (kustomizations) or files. Anything
 	// that is neither in the repository would make kustomize try a git clone.

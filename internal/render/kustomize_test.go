@@ -144,9 +144,9 @@ metadata:
 			"app/deploy.yaml":        file(deploy),
 			"app/plugin.yaml":        file("apiVersion: someteam.example.com/v1\nkind: ChartInflator\nmetadata:\n  name: x\n"),
 		}, "app/plugin.yaml", "transformers: plugin.yaml", "not a kustomize built-in plugin"},
-		{"helmCharts", fstest.MapFS{
-			"app/kustomization.yaml": file("helmCharts:\n- name: redis\n  repo: https://charts.example.com\n  version: 1.0.0\n"),
-		}, "app/kustomization.yaml", "helmCharts", "Helm chart inflation"},
+		{"helmChartInflationGenerator", fstest.MapFS{
+			"app/kustomization.yaml": file("helmChartInflationGenerator:\n- chartName: redis\n  chartRepoUrl: https://charts.example.com\n"),
+		}, "app/kustomization.yaml", "helmChartInflationGenerator", "old Helm inflation field"},
 		{"remote base", fstest.MapFS{
 			"app/kustomization.yaml": file("resources:\n- github.com/example/manifests//base?ref=v1.0.0\n"),
 		}, "app/kustomization.yaml", "resources: github.com/example/manifests//base?ref=v1.0.0", "remote bases are fetched with git"},

@@ -159,3 +159,43 @@ func vendoredIn(entries []fs.DirEntry, name string) bool {
 	}
 	return false
 }
+
+// fetchHelmCharts fetches the charts a kustomize target's helmCharts entries pull
+// (they have a repo, and the chart is not in the chart home), as `kustomize build
+// --enable-helm` would pull them, from repositories charts.allow lists.
+func (c *Cache) fetchHelmCharts(fsys fs.FS, spec Spec) (Spec, *Result) {
+	charts, err := checkKustomization(fsys, cleanDir(spec.Path), true)
+	if err != nil || len(charts) == 0 {
+		return spec, nil // the render says what is wrong
+	}
+	var out *Result
+	for _, hc := range charts {
+		for _, h := range hc.k.HelmCharts {
+			if h.Repo == "" {
+				continue
+			}
+			if info, err := fs.Stat(fsys, chartDir(hc, h)); err == nil && info.IsDir() {
+				continue // vendored in the chart home: kustomize pulls nothing
+			}
+			dep := spec
+			dep.Helm.Chart = &ChartRef{RepoURL: h.Repo, Name: h.Name, Version: chartVersion(h)}
+			fetched, extra := c.fetchChart(dep)
+			if extra != nil && len(extra.Failures) > 0 {
+				extra.Failures[0].Source = hc.file
+				extra.Failures[0].Message = "helmCharts " + h.Name + ": " + extra.Failures[0].Message
+				return spec, extra
+			}
+			if spec.HelmCharts == nil {
+				spec.HelmCharts = map[string]string{}
+			}
+			spec.HelmCharts[chartKey(h)] = fetched.Helm.Archive
+			if extra != nil {
+				if out == nil {
+					out = &Result{}
+				}
+				out.Notes = append(out.Notes, extra.Notes...)
+			}
+		}
+	}
+	return spec, out
+}

@@ -31,6 +31,9 @@ type Spec struct {
 	// directory without a kustomization file over one generated as Flux generates it
 	// (KustomizeAsFlux).
 	AsFlux bool `json:",omitempty"`
+	// HelmCharts are the fetched archives of a kustomization's helmCharts entries
+	// whose charts are not in the repository, by chartKey (set by the render cache).
+	HelmCharts map[string]string `json:",omitempty"`
 	// FluxIgnore is the GitRepository's spec.ignore, left out of an AsFlux build
 	// with the repository's .sourceignore files and Flux's default exclusions.
 	FluxIgnore string `json:",omitempty"`
@@ -199,12 +202,17 @@ func (c *Cache) Render(commit string, fsys fs.FS, spec Spec) (*Result, error) {
 		out.Notes = append(append([]string(nil), res.Notes...), extra.Notes...)
 		return &out, nil
 	}
-	if spec.Renderer == RendererHelm && spec.Helm.Chart == nil && spec.Helm.Dependencies == nil && c.Charts != nil {
-		fetched, extra := c.fetchDependencies(fsys, spec)
+	if c.Charts != nil && (spec.Renderer == RendererHelm && spec.Helm.Chart == nil && spec.Helm.Dependencies == nil ||
+		spec.Renderer == RendererKustomize && !spec.AsFlux && spec.HelmCharts == nil) {
+		fetch := c.fetchDependencies
+		if spec.Renderer == RendererKustomize {
+			fetch = c.fetchHelmCharts
+		}
+		fetched, extra := fetch(fsys, spec)
 		if extra != nil && len(extra.Failures) > 0 {
 			return extra, nil
 		}
-		if fetched.Helm.Dependencies != nil {
+		if fetched.Helm.Dependencies != nil || fetched.HelmCharts != nil {
 			res, err := c.Render(commit, fsys, fetched)
 			if err != nil || extra == nil {
 				return res, err
