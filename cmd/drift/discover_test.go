@@ -289,3 +289,37 @@ status:
 		t.Errorf("kept: %+v", root.Kept)
 	}
 }
+
+// A pull request that edits a HelmRelease's valuesFrom ConfigMap: --base selects the
+// Kustomization that applies the ConfigMap and the HelmRelease whose values change,
+// nothing else, and the HelmRelease reports the chart's object that changes.
+func TestAHelmReleaseValuesChangeSelectsExactlyItsTargets(t *testing.T) {
+	installFluxCRDs(t)
+	apply(t, "kustomize-controller", "apiVersion: v1\nkind: Namespace\nmetadata: {name: podinfo}\n")
+	r := discoveredRepo(t, "flux", "ssh://git@github.com/example/fleet")
+	if _, err := r.Git("checkout", "-q", "-b", "color"); err != nil {
+		t.Fatal(err)
+	}
+	values := strings.Replace(readTestdata(t, "flux/apps/staging/podinfo-values.yaml"), "#34577c", "#ff0000", 1)
+	if _, err := r.CommitFiles(map[string]string{"apps/staging/podinfo-values.yaml": values}, "red"); err != nil {
+		t.Fatal(err)
+	}
+	rep, o := driftJSON(t, "diff", "--repo", r.Dir, "--path", "clusters/staging", "--ref", "HEAD", "--base", "main")
+	if o.code != exitChanges {
+		t.Fatalf("exit %d, want 1\n%s\n%s", o.code, o.stdout, o.stderr)
+	}
+	var selected []string
+	for _, tg := range rep.Targets {
+		if tg.Skipped == "" {
+			selected = append(selected, tg.Name)
+		}
+	}
+	if strings.Join(selected, " ") != "HelmRelease/podinfo/podinfo Kustomization/flux-system/apps" {
+		t.Errorf("selected: %v", selected)
+	}
+	pod := targetNamed(rep, "HelmRelease/podinfo/podinfo")
+	if len(pod.Objects) != 1 || pod.Objects[0].Category != "modify" || !strings.Contains(pod.Objects[0].Diff, "-  color: '#34577c'") ||
+		!strings.Contains(pod.Objects[0].Diff, "+  color: '#ff0000'") {
+		t.Errorf("HelmRelease podinfo: %s %s", pod.Objects[0].Category, pod.Objects[0].Diff)
+	}
+}

@@ -154,3 +154,60 @@ func TestKustomizeHelmChartsAreFetchedAndInflated(t *testing.T) {
 		t.Errorf("the inflated ConfigMap: %+v", web)
 	}
 }
+
+// --base selects exactly the targets a change affects, and each reports exactly the
+// objects that change: a HelmRelease's values changed through its valuesFrom
+// ConfigMap, and an Application's chart bumped to a new version.
+func TestAChangeSelectsExactlyTheDiscoveredTargetsItAffects(t *testing.T) {
+	t.Setenv("DRIFT_CACHE_DIR", t.TempDir())
+	src := t.TempDir()
+	for _, v := range []struct{ version, greeting string }{{"1.0.0", "hello"}, {"1.1.0", "bonjour"}} {
+		ch := &chart.Chart{
+			Metadata: &chart.Metadata{APIVersion: chart.APIVersionV2, Name: "web", Version: v.version},
+			Templates: []*chart.File{{Name: "templates/cm.yaml", Data: []byte("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{ .Release.Name }}-settings\n" +
+				"  namespace: {{ .Release.Namespace }}\ndata:\n  greeting: {{ .Values.greeting | default \"" + v.greeting + "\" | quote }}\n")}},
+		}
+		if _, err := chartutil.Save(ch, src); err != nil {
+			t.Fatal(err)
+		}
+	}
+	srv, err := repotest.NewTempServerWithCleanup(t, filepath.Join(src, "*.tgz"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(srv.Stop)
+	if err := srv.CreateIndex(); err != nil {
+		t.Fatal(err)
+	}
+	r := discoveredRepo(t, "argocd", "https://github.com/example/gitops.git")
+	app := strings.Replace(readTestdata(t, "argocd/web-chart.yaml"), "https://charts.example.com/stable", srv.URL(), 1)
+	app = strings.Replace(app, "      valueFiles:\n      - $values/envs/web-values.yaml\n", "      releaseName: web\n", 1)
+	if _, err := r.CommitFiles(map[string]string{"web-chart.yaml": app, "drift.yaml": "discover: true\ncharts: {allow: [" + srv.URL() + "]}\n"}, "chart 1.0.0"); err != nil {
+		t.Fatal(err)
+	}
+	apply(t, "kubectl", "apiVersion: v1\nkind: Namespace\nmetadata: {name: web}\n")
+	if _, err := r.Git("checkout", "-q", "-b", "bump"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.CommitFiles(map[string]string{"web-chart.yaml": strings.Replace(app, "targetRevision: 1.0.0", "targetRevision: 1.1.0", 1)}, "chart 1.1.0"); err != nil {
+		t.Fatal(err)
+	}
+	rep, o := driftJSON(t, "diff", "--repo", r.Dir, "--ref", "HEAD", "--base", "main")
+	if o.code != exitChanges {
+		t.Fatalf("exit %d, want 1\n%s\n%s", o.code, o.stdout, o.stderr)
+	}
+	for _, tg := range rep.Targets {
+		if tg.Name != "Application/web" && tg.Skipped == "" {
+			t.Errorf("%s was previewed: the change does not touch it", tg.Name)
+		}
+	}
+	web := targetNamed(rep, "Application/web")
+	// The story of the change: the base's chart (1.0.0) said hello, the head's
+	// (1.1.0) says bonjour; that the cluster lacks it is drift, told apart.
+	if web == nil || len(web.Objects) != 1 || web.Objects[0].Category != "modify" || len(web.Drift) != 1 || web.Drift[0].Category != "add" {
+		t.Fatalf("Application/web: %+v", web)
+	}
+	if d := web.Objects[0].Diff; !strings.Contains(d, "-  greeting: hello") || !strings.Contains(d, "+  greeting: bonjour") {
+		t.Errorf("the chart bump's diff:\n%s", d)
+	}
+}

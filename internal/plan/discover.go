@@ -41,10 +41,10 @@ func Discover(repo *source.Repo, p *Plan, base string, paths []string) (*discove
 // target (without a path) setting its fields; withConfig adds drift.yaml's targets
 // that have a path.
 //
-// trusted, when not nil, holds each discovered target's ignore rules as the base
-// defines them (a pull request): they replace the change's, so that a change cannot
-// hide what it does by ignoring it.
-func Discovered(cfg *Config, found *discover.Result, withConfig bool, trusted map[string][]config.IgnoreRule, ov Overrides) ([]Target, error) {
+// base, on a pull request, is the base's discovery: each target's base render is
+// the base's definition of it, and with TrustIgnores its ignore rules are the base's,
+// so that a change cannot hide what it does by ignoring it.
+func Discovered(cfg *Config, found *discover.Result, withConfig bool, base *Baseline, ov Overrides) ([]Target, error) {
 	c := &config.Config{}
 	if cfg != nil && cfg.Use != nil {
 		c = cfg.Use
@@ -73,11 +73,19 @@ func Discovered(cfg *Config, found *discover.Result, withConfig bool, trusted ma
 			return nil, fmt.Errorf("%s: target %s is also an %s the repository defines (%s): rename the drift.yaml target, or remove its path to set fields of the discovered one", config.FileName, dt.Name, dt.Kind, dt.From)
 		}
 		names[dt.Name] = true
-		if trusted != nil && !sameRules(dt.Ignore, trusted[dt.Name]) {
-			dt.Ignore = trusted[dt.Name]
-			dt.Notes = append(dt.Notes, "the change's ignoreDifferences are not applied: a pull request cannot ignore what it changes, so the base's are used")
+		var baseSpecs []render.Spec
+		changed := false
+		if base != nil {
+			b, inBase := base.Targets[dt.Name]
+			changed = !inBase || !sameDefinition(dt, b)
+			if base.TrustIgnores && !sameRules(dt.Ignore, b.Ignore) {
+				dt.Ignore = b.Ignore
+				dt.Notes = append(dt.Notes, "the change's ignoreDifferences are not applied: a pull request cannot ignore what it changes, so the base's are used")
+			}
+			baseSpecs = b.Specs
 		}
 		t := fromDiscovered(dt, c, global)
+		t.BaseSpecs, t.DefinitionChanged = baseSpecs, changed
 		if e := entries[dt.Name]; e != nil {
 			t = withEntry(t, e, c.Defaults)
 			delete(entries, dt.Name)
@@ -155,19 +163,37 @@ func withEntry(t Target, e *config.Target, d config.Defaults) Target {
 	return t
 }
 
-// trustedIgnores discovers the base and returns each discovered target's own ignore
-// rules there (Argo CD's ignoreDifferences), by name.
-func trustedIgnores(repo *source.Repo, p *Plan, base string, paths []string) (map[string][]config.IgnoreRule, error) {
+// Baseline is the base's discovery, for a pull request.
+type Baseline struct {
+	// Targets are the base's discovered targets, by name.
+	Targets map[string]discover.Target
+	// TrustIgnores takes each target's ignore rules from the base.
+	TrustIgnores bool
+	secrets      []string
+}
+
+// discoverBase discovers the base.
+func discoverBase(repo *source.Repo, p *Plan, base string, paths []string) (*Baseline, error) {
 	bp := &Plan{Ref: base, Head: p.Base, Config: p.Config, Cache: p.Cache}
 	found, err := Discover(repo, bp, base, paths)
 	if err != nil {
 		return nil, fmt.Errorf("--base: %w", err)
 	}
-	out := map[string][]config.IgnoreRule{}
+	b := &Baseline{Targets: map[string]discover.Target{}, secrets: found.Secrets}
 	for _, t := range found.Targets {
-		out[t.Name] = t.Ignore
+		b.Targets[t.Name] = t
 	}
-	return out, nil
+	return b, nil
+}
+
+// sameDefinition reports whether a discovered target is defined the same in the
+// base: what it renders, where and how it is applied.
+func sameDefinition(head, base discover.Target) bool {
+	def := func(t discover.Target) string {
+		b, _ := json.Marshal([]any{t.Specs, t.DestNamespace, t.Cluster, t.Applier, t.ArgoCD, t.Flux, t.CreateNamespace, t.Ignore, t.Prune, t.Skipped, t.Refused})
+		return string(b)
+	}
+	return def(head) == def(base)
 }
 
 func sameRules(a, b []config.IgnoreRule) bool {

@@ -3,7 +3,6 @@ package plan
 import (
 	"fmt"
 
-	"github.com/drift-gitops/drift/internal/config"
 	"github.com/drift-gitops/drift/internal/discover"
 	"github.com/drift-gitops/drift/internal/render"
 	"github.com/drift-gitops/drift/internal/source"
@@ -108,15 +107,18 @@ func Open(req Request) (*Plan, error) {
 		p.Secrets = found.Secrets
 	}
 	if found != nil && found.Found {
-		var trusted map[string][]config.IgnoreRule
-		if p.Base != nil && req.Config.From != ConfigFromHead {
+		var base *Baseline
+		if p.Base != nil {
 			// A pull request's Applications cannot ignore what they change: their
-			// ignoreDifferences come from the base, as drift.yaml's rules do.
-			if trusted, err = trustedIgnores(repo, p, req.Base, paths); err != nil {
+			// ignoreDifferences come from the base, as drift.yaml's rules do; and the
+			// base renders each target as the base defines it.
+			if base, err = discoverBase(repo, p, req.Base, paths); err != nil {
 				return nil, err
 			}
+			base.TrustIgnores = req.Config.From != ConfigFromHead
+			p.Secrets = append(p.Secrets, base.secrets...)
 		}
-		if p.Targets, err = Discovered(p.Config, found, len(paths) == 0, trusted, req.Overrides); err != nil {
+		if p.Targets, err = Discovered(p.Config, found, len(paths) == 0, base, req.Overrides); err != nil {
 			return nil, err
 		}
 		p.DiscoveryFailures = found.Failures

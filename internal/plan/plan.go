@@ -39,6 +39,9 @@ type Target struct {
 	// More are further sources rendered beside Spec (an Argo CD Application with
 	// several sources), in order.
 	More []render.Spec
+	// BaseSpecs are what the base renders for a discovered target, as the base
+	// defines it (a chart version the change bumps); nil: the target's own specs.
+	BaseSpecs []render.Spec
 	// From says where a discovered target is defined ("" for drift.yaml's and paths'):
 	// "apps/guestbook.yaml document 1", "rendered by Application/root (...)".
 	From string
@@ -47,6 +50,9 @@ type Target struct {
 	// Definition are the repository files a discovered target's definition reads (its
 	// own file, values and substitution sources).
 	Definition []string
+	// DefinitionChanged says a discovered target is new since the base, or defined
+	// differently there (what it renders, where, how): it counts as changed.
+	DefinitionChanged bool
 	// CreateNamespace is the namespace the applier creates when it is missing ("" none).
 	CreateNamespace string
 	// ControllerPrune says whether the Flux Kustomization or Argo CD Application that

@@ -76,29 +76,12 @@ func SelectChanged(targets []Target, head, base *source.Snapshot, baseCfg *confi
 	if err != nil {
 		return err
 	}
-	byName := map[string]*Target{}
-	for i := range targets {
-		byName[targets[i].Name] = &targets[i]
-	}
 	for i := range targets {
 		t := &targets[i]
-		if t.Skipped != "" || entryChanged(*t, baseCfg) {
+		if t.Skipped != "" || entryChanged(*t, baseCfg) || t.DefinitionChanged {
 			continue
 		}
 		inputs := InputsOf(*t, head, cache)
-		seen := map[string]bool{t.Name: true}
-		for parent := t.Parent; parent != "" && !seen[parent]; {
-			seen[parent] = true
-			p := byName[parent]
-			if p == nil {
-				break
-			}
-			pi := InputsOf(*p, head, cache)
-			inputs.Trees = append(inputs.Trees, pi.Trees...)
-			inputs.Files = append(inputs.Files, pi.Files...)
-			inputs.Dirs = append(inputs.Dirs, pi.Dirs...)
-			parent = p.Parent
-		}
 		touched := false
 		for _, p := range changed {
 			if inputs.Touched(p) {
@@ -114,8 +97,8 @@ func SelectChanged(targets []Target, head, base *source.Snapshot, baseCfg *confi
 }
 
 // InputsOf returns what a target's rendering depends on: what each of its specs
-// reads, the files its discovered definition reads, and what the target that
-// renders its definition depends on.
+// reads, and the files its discovered definition reads. (A discovered target whose
+// definition differs from the base's counts as changed whatever it reads.)
 func InputsOf(t Target, head *source.Snapshot, cache *render.Cache) render.Inputs {
 	var in render.Inputs
 	for _, spec := range append([]render.Spec{t.Spec}, t.More...) {

@@ -103,13 +103,18 @@ func (r *runner) render(t *Target) {
 // (Argo CD's CreateNamespace=true, a HelmRelease's install.createNamespace), as the
 // applier applies it: the bare Namespace, first.
 func (r *runner) renderIn(snap *source.Snapshot, t *Target, cl *cluster) (*render.Result, error) {
-	res, err := r.deps.Cache.RenderSnapshot(snap, t.renderSpec(cl))
-	if err != nil || (len(t.More) == 0 && t.CreateNamespace == "") {
+	first, more := t.renderSpec(cl), t.More
+	if snap == r.base && len(t.BaseSpecs) > 0 {
+		// The base as it defines the target (a discovered target's chart version).
+		first, more = t.completeSpec(t.BaseSpecs[0], cl), t.BaseSpecs[1:]
+	}
+	res, err := r.deps.Cache.RenderSnapshot(snap, first)
+	if err != nil || (len(more) == 0 && t.CreateNamespace == "") {
 		return res, err
 	}
 	out := &render.Result{Objects: append([]render.Object(nil), res.Objects...), Failures: append([]render.Failure(nil), res.Failures...),
 		Notes: append([]string(nil), res.Notes...), Inputs: res.Inputs}
-	for _, spec := range t.More {
+	for _, spec := range more {
 		more, err := r.deps.Cache.RenderSnapshot(snap, t.completeSpec(spec, cl))
 		if err != nil {
 			return nil, err
