@@ -159,7 +159,7 @@ func TestEphemeralCreatesTheNamespaceATargetDeploysInto(t *testing.T) {
 		return "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: " + name + "}\ndata: {color: " + color + "}\n"
 	}
 	r := repo(t, map[string]string{
-		"drift.yaml":  "targets:\n- {name: mon, path: mon, namespace: monitoring}\n- {name: log, path: log, namespace: logging}\n",
+		"drift.yaml":  "targets:\n- {name: mon, path: mon, namespace: monitoring, applier: argocd}\n- {name: log, path: log, namespace: logging}\n",
 		"mon/cm.yaml": cm("x", "blue"),
 		"log/cm.yaml": cm("logs", "blue"),
 	})
@@ -181,6 +181,11 @@ func TestEphemeralCreatesTheNamespaceATargetDeploysInto(t *testing.T) {
 		if tg.Name == "mon" && !strings.Contains(strings.Join(tg.Notes, "\n"), "namespace monitoring is created in the ephemeral server") {
 			t.Errorf("target mon: notes %q", tg.Notes)
 		}
+	}
+	// The base is loaded as Argo CD's client-side sync left it (created, as
+	// argocd-controller): not taken for a server-side applier's.
+	if x := find(t, rep, "ConfigMap", "x"); len(x.Warnings) != 0 {
+		t.Errorf("ConfigMap x: warnings %+v", x.Warnings)
 	}
 }
 

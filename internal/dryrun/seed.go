@@ -5,11 +5,13 @@ import (
 	"fmt"
 	"time"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/dynamic"
 
 	"github.com/drift-gitops/drift/internal/object"
 	"github.com/drift-gitops/drift/internal/reason"
@@ -18,8 +20,9 @@ import (
 
 var crdResource = schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"}
 
-// Seed applies objects for real (server-side apply, forced) into a server that drift
-// owns, such as the ephemeral one, as the profile's applier leaves them: with what
+// Seed writes objects for real into a server that drift owns, such as the ephemeral
+// one, as the profile's applier leaves them (created by a client-side applier, else
+// applied server-side, forced): with what
 // it adds (Flux's labels, Argo CD's tracking, Helm's release metadata, kubectl's
 // last-applied annotation), as its field manager. CustomResourceDefinitions
 // and Namespaces go first, and the REST mapping is refreshed once the CRDs are
@@ -53,12 +56,7 @@ func seedAll(ctx context.Context, c *Clients, objs []render.Object, opts Options
 		}
 		body, err := seedBody(r, opts)
 		if err == nil {
-			force := true
-			_, err = Retry(ctx, c, func(ctx context.Context) (*unstructured.Unstructured, error) {
-				ctx, cancel := context.WithTimeout(ctx, opts.RequestTimeout)
-				defer cancel()
-				return res.Patch(ctx, r.ID.Name, types.ApplyPatchType, body, metav1.PatchOptions{FieldManager: opts.FieldManager, Force: &force})
-			})
+			err = seedOne(ctx, c, res, r.ID.Name, body, opts)
 		}
 		if err != nil {
 			r.Err = requestError(c, "apply", r, err)
@@ -71,6 +69,33 @@ func seedAll(ctx context.Context, c *Clients, objs []render.Object, opts Options
 		}
 	}
 	return failed
+}
+
+// seedOne writes one object as the profile's applier left it: a client-side applier
+// created it (an Update in managedFields, as its manager); the others applied it
+// server-side. An object already there is applied over.
+func seedOne(ctx context.Context, c *Clients, res dynamic.ResourceInterface, name string, body []byte, opts Options) error {
+	if opts.Profile.Method == ClientSide {
+		obj := &unstructured.Unstructured{}
+		if err := obj.UnmarshalJSON(body); err != nil {
+			return err
+		}
+		_, err := Retry(ctx, c, func(ctx context.Context) (*unstructured.Unstructured, error) {
+			ctx, cancel := context.WithTimeout(ctx, opts.RequestTimeout)
+			defer cancel()
+			return res.Create(ctx, obj, metav1.CreateOptions{FieldManager: opts.FieldManager})
+		})
+		if !apierrors.IsAlreadyExists(err) {
+			return err
+		}
+	}
+	force := true
+	_, err := Retry(ctx, c, func(ctx context.Context) (*unstructured.Unstructured, error) {
+		ctx, cancel := context.WithTimeout(ctx, opts.RequestTimeout)
+		defer cancel()
+		return res.Patch(ctx, name, types.ApplyPatchType, body, metav1.PatchOptions{FieldManager: opts.FieldManager, Force: &force})
+	})
+	return err
 }
 
 // crdEstablishedTimeout bounds the wait for a seeded CRD to be served.
