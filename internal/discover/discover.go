@@ -79,9 +79,11 @@ func Discover(fsys fs.FS, opts Options) (*Result, error) {
 	out.Found = true
 	// The objects Argo CD and Flux objects refer to (sources, ConfigMaps, Secrets)
 	// may be anywhere in the repository.
-	everywhere, err := candidates(fsys, nil, charts)
-	if err != nil {
-		return nil, err
+	everywhere := files
+	if len(opts.Paths) > 0 {
+		if everywhere, err = candidates(fsys, nil, charts); err != nil {
+			return nil, err
+		}
 	}
 	d := &discovery{fsys: fsys, opts: opts, pool: newPool(nil, opts.Paths), byName: map[string]int{}}
 	var queue []found
@@ -93,7 +95,7 @@ func Discover(fsys fs.FS, opts Options) (*Result, error) {
 			return nil, err
 		}
 		d.pool.add(res.Objects)
-		if !files[name] || !everywhere[name] {
+		if !files[name] {
 			continue
 		}
 		out.Failures = append(out.Failures, res.Failures...)

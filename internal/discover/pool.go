@@ -26,9 +26,15 @@ func newPool(objs []render.Object, paths []string) *pool {
 	return p
 }
 
+// pooled are the kinds references name: nothing else is kept.
+var pooled = map[string]bool{"ConfigMap": true, "Secret": true, "GitRepository": true, "HelmRepository": true, "OCIRepository": true}
+
 // add records objects met in the repository's files or in a render.
 func (p *pool) add(objs []render.Object) {
 	for _, o := range objs {
+		if !pooled[o.Obj.GetKind()] {
+			continue
+		}
 		key := poolKey(o.Obj.GetKind(), o.Obj.GetNamespace(), o.Obj.GetName())
 		p.objs[key] = append(p.objs[key], o)
 	}
