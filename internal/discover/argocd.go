@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"path"
 	"sort"
+	"strconv"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -167,18 +168,12 @@ func (d *discovery) appSourceSpec(app application, s appSource, refs map[string]
 
 // argoChart is a source of a chart repository or registry: the chart fetched (by the
 // render cache, from the repositories drift.yaml allows) at targetRevision, with the
-// source's Helm options; values files from a ref source of this repository.
+// source's Helm options; values files from a ref source of this repository ($ref/…)
+// or of the chart itself.
 func argoChart(app application, s appSource, refs map[string]appSource) (render.Spec, string, error) {
 	repoURL := s.RepoURL
 	if !strings.Contains(repoURL, "://") {
 		repoURL = "oci://" + repoURL // Argo CD's OCI Helm repositories are written without a scheme
-	}
-	if s.Helm != nil {
-		for _, vf := range s.Helm.ValueFiles {
-			if !strings.HasPrefix(vf, "$") {
-				return render.Spec{}, "", fmt.Errorf("value file %s is inside the fetched chart %s: drift reads value files from this repository ($ref/...) only", vf, s.Chart)
-			}
-		}
 	}
 	h, err := argoHelm(app, s, refs)
 	if err != nil {
@@ -206,6 +201,11 @@ func argoHelm(app application, s appSource, refs map[string]appSource) (render.H
 	}
 	chartDir := repoPath(s.Path)
 	for _, vf := range ah.ValueFiles {
+		if s.Chart != "" && !strings.HasPrefix(vf, "$") {
+			// A file of the fetched chart itself.
+			h.ValuesFiles = append(h.ValuesFiles, render.ChartValuesPrefix+vf)
+			continue
+		}
 		p, err := argoValuesFile(vf, chartDir, refs)
 		if err != nil {
 			return h, err
@@ -287,8 +287,20 @@ func argoKustomize(k appKustomize) (*render.KustomizeOptions, error) {
 		}
 		out.Patches = append(out.Patches, kp)
 	}
-	if len(k.Replicas) > 0 {
-		return nil, fmt.Errorf("kustomize.replicas is not supported by drift yet")
+	for _, raw := range k.Replicas {
+		// Argo CD's count is a number or a string of one (intstr).
+		var r struct {
+			Name  string          `json:"name"`
+			Count json.RawMessage `json:"count"`
+		}
+		if err := json.Unmarshal(raw, &r); err != nil {
+			return nil, fmt.Errorf("kustomize.replicas: %v", err)
+		}
+		n, err := strconv.ParseInt(strings.Trim(string(r.Count), `"`), 10, 64)
+		if err != nil || r.Name == "" {
+			return nil, fmt.Errorf("kustomize.replicas entry %s: give a name and a whole count", raw)
+		}
+		out.Replicas = append(out.Replicas, kustypes.Replica{Name: r.Name, Count: n})
 	}
 	return out, nil
 }

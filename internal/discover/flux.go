@@ -137,11 +137,17 @@ func (d *discovery) helmRelease(obj *unstructured.Unstructured) Target {
 			t.Refused = err.Error()
 			return t
 		}
-		if len(s.Chart.Spec.ValuesFiles) > 0 || s.Chart.Spec.ValuesFile != "" {
-			t.Refused = fmt.Sprintf("chart.spec.valuesFiles are inside the fetched chart %s: drift does not read them yet", s.Chart.Spec.Chart)
-			return t
-		}
 		opts.Chart = ref
+		vfs := s.Chart.Spec.ValuesFiles
+		if s.Chart.Spec.ValuesFile != "" && len(vfs) == 0 {
+			vfs = []string{s.Chart.Spec.ValuesFile}
+		}
+		for _, vf := range vfs {
+			// Files of the fetched chart itself.
+			opts.ValuesFiles = append(opts.ValuesFiles, render.ChartValuesPrefix+vf)
+		}
+		// source-controller packages the chart with them as its values.yaml.
+		opts.ReplaceChartValues = len(vfs) > 0
 	case s.Chart.Spec.SourceRef.Kind != "GitRepository":
 		ref := s.Chart.Spec.SourceRef
 		t.Skipped = fmt.Sprintf("its chart %s %s comes from %s %s, which drift does not read", s.Chart.Spec.Chart, s.Chart.Spec.Version, ref.Kind, objectName(firstNonEmpty(ref.Namespace, ns), ref.Name))
@@ -161,6 +167,8 @@ func (d *discovery) helmRelease(obj *unstructured.Unstructured) Target {
 			opts.ValuesFiles = append(opts.ValuesFiles, relPath(chartDir, vf))
 			t.Inputs = append(t.Inputs, repoPath(vf))
 		}
+		// source-controller packages the chart with them as its values.yaml.
+		opts.ReplaceChartValues = len(vfs) > 0
 	}
 	values := map[string]any{}
 	for _, ref := range s.ValuesFrom {

@@ -137,7 +137,9 @@ func specInputs(t Target, head *source.Snapshot, cache *render.Cache) render.Inp
 			in.Trees = nil // a fetched chart: its definition and values files count
 		}
 		for _, vf := range t.Spec.Helm.ValuesFiles {
-			in.Files = append(in.Files, path.Join(t.Spec.Path, vf))
+			if !strings.HasPrefix(vf, render.ChartValuesPrefix) {
+				in.Files = append(in.Files, path.Join(t.Spec.Path, vf))
+			}
 		}
 		return in
 	}

@@ -102,6 +102,13 @@ func editKustomization(data []byte, o *KustomizeOptions) ([]byte, error) {
 			k.Images[i] = withoutPreserve(img, k.Images[i])
 		}
 	}
+	for _, r := range o.Replicas {
+		if i := slices.IndexFunc(k.Replicas, func(x kustypes.Replica) bool { return x.Name == r.Name }); i >= 0 {
+			k.Replicas[i] = r
+		} else {
+			k.Replicas = append(k.Replicas, r)
+		}
+	}
 	var err error
 	if k.CommonLabels, err = addMetadata("label", k.CommonLabels, o.CommonLabels, o.ForceCommonLabels); err != nil {
 		return nil, err

@@ -51,6 +51,7 @@ func TestArgoCDKustomizeOptionsEditAsKustomizeEditDoes(t *testing.T) {
 	kustomizeEdit(t, fSys, "set", "nameprefix", "--", "staging-")
 	kustomizeEdit(t, fSys, "set", "namesuffix", "--", "-v2")
 	kustomizeEdit(t, fSys, append([]string{"set", "image"}, images...)...)
+	kustomizeEdit(t, fSys, "set", "replicas", "web=4")
 	kustomizeEdit(t, fSys, "add", "label", "env:staging", "tier:front", "--force")
 	kustomizeEdit(t, fSys, "add", "annotation", "--force", "owner:platform")
 	kustomizeEdit(t, fSys, "set", "namespace", "--", "guestbook")
@@ -69,7 +70,8 @@ func TestArgoCDKustomizeOptionsEditAsKustomizeEditDoes(t *testing.T) {
 
 	opts := &KustomizeOptions{NamePrefix: "staging-", NameSuffix: "-v2", Namespace: "guestbook",
 		CommonLabels: map[string]string{"env": "staging", "tier": "front"}, ForceCommonLabels: true, CommonAnnotations: map[string]string{"owner": "platform"},
-		Images: []kustypes.Image{{Name: "nginx", NewTag: "1.27"}, {Name: "redis", NewName: "*", NewTag: "8"}, {Name: "busybox", NewName: "registry.local/busybox", Digest: "sha256:0123"}}}
+		Images:   []kustypes.Image{{Name: "nginx", NewTag: "1.27"}, {Name: "redis", NewName: "*", NewTag: "8"}, {Name: "busybox", NewName: "registry.local/busybox", Digest: "sha256:0123"}},
+		Replicas: []kustypes.Replica{{Name: "web", Count: 4}}}
 	got := kustomizeSpec(os.DirFS(writeTree(t, files)), Spec{Path: "", Renderer: RendererKustomize, Kustomize: opts})
 	if len(got.Failures) > 0 {
 		t.Fatal(got.Failures)
@@ -83,7 +85,7 @@ func TestArgoCDKustomizeOptionsEditAsKustomizeEditDoes(t *testing.T) {
 	if string(hj) != string(wj) {
 		t.Errorf("drift builds\n%s\nkustomize edit + build gives\n%s", hj, wj)
 	}
-	for _, s := range []string{`"image":"nginx:1.27"`, `"image":"mirror/redis:8"`, `"image":"registry.local/busybox@sha256:0123"`, `"env":"staging"`, `"team":"web"`} {
+	for _, s := range []string{`"replicas":4`, `"image":"nginx:1.27"`, `"image":"mirror/redis:8"`, `"image":"registry.local/busybox@sha256:0123"`, `"env":"staging"`, `"team":"web"`} {
 		if !bytes.Contains(wj, []byte(s)) {
 			t.Errorf("the fixture does not exercise %s", s)
 		}

@@ -47,6 +47,14 @@ type HelmOptions struct {
 	Chart       *ChartRef `json:",omitempty"`
 	Archive     string    `json:",omitempty"`
 	ChartDigest string    `json:",omitempty"`
+	// (A fetched chart's ValuesFiles are repository paths, or files of the chart
+	// itself named ChartValuesPrefix + their path in the chart.)
+	//
+	// ReplaceChartValues makes the values files the chart's own values, in place of
+	// its values.yaml, as Flux's source-controller packages a chart with
+	// chart.spec.valuesFiles; Values then go over them.
+	ReplaceChartValues bool `json:",omitempty"`
+	//
 	// Dependencies are the archives of dependencies the chart declares but does not
 	// vendor in charts/, by name, fetched by the render cache from their repositories
 	// as `helm dependency build` would (the version Chart.lock pins, else Chart.yaml's).
@@ -113,6 +121,18 @@ func helm(fsys fs.FS, dir string, opts HelmOptions, limits Limits, lookup *rest.
 
 	vals := map[string]any{}
 	for _, vf := range opts.ValuesFiles {
+		if name, ok := strings.CutPrefix(vf, ChartValuesPrefix); ok && opts.Chart != nil {
+			data := fileOfChart(ch, name)
+			if data == nil {
+				return fail(chartFile, reason.RenderFailed, "%s: values file %s is not in the chart", what, name)
+			}
+			v, err := chartutil.ReadValues(data)
+			if err != nil {
+				return fail(chartFile, reason.RenderFailed, "%s: values file %s is not valid YAML: %v", what, name, err)
+			}
+			vals = mergeValues(vals, v)
+			continue
+		}
 		p, err := valuesPath(dir, vf)
 		if err != nil {
 			return fail(chartFile, reason.Refused, "%s: values file %s %v", what, vf, err)
@@ -131,6 +151,9 @@ func helm(fsys fs.FS, dir string, opts HelmOptions, limits Limits, lookup *rest.
 			return fail(p, reason.RenderFailed, "%s: values file %s is not valid YAML: %v", what, vf, err)
 		}
 		vals = mergeValues(vals, v)
+	}
+	if opts.ReplaceChartValues && len(opts.ValuesFiles) > 0 {
+		ch.Values, vals = vals, map[string]any{}
 	}
 	if opts.Values != nil {
 		v, err := valuesAsRead(opts.Values)

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"helm.sh/helm/v3/pkg/action"
+	"helm.sh/helm/v3/pkg/chart"
 	"helm.sh/helm/v3/pkg/chart/loader"
 	"helm.sh/helm/v3/pkg/chartutil"
 	"sigs.k8s.io/kustomize/api/krusty"
@@ -124,4 +125,37 @@ func contains(list []string, s string) bool {
 		}
 	}
 	return false
+}
+
+// Values files of a fetched chart itself: over the chart's values.yaml as Argo CD's
+// valueFiles pass them to helm template, or in its place as Flux's source-controller
+// packages a chart with chart.spec.valuesFiles.
+func TestValuesFilesOfAFetchedChart(t *testing.T) {
+	dir := t.TempDir()
+	ch := &chart.Chart{
+		Metadata:  &chart.Metadata{APIVersion: chart.APIVersionV2, Name: "web", Version: "1.0.0"},
+		Values:    map[string]any{"color": "blue", "size": "s"},
+		Raw:       []*chart.File{{Name: "values.yaml", Data: []byte("color: blue\nsize: s\n")}},
+		Files:     []*chart.File{{Name: "values-prod.yaml", Data: []byte("color: red\n")}},
+		Templates: []*chart.File{{Name: "templates/cm.yaml", Data: []byte("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: web}\ndata:\n  color: {{ .Values.color | quote }}\n  size: {{ .Values.size | default \"none\" | quote }}\n")}},
+	}
+	archive, err := chartutil.Save(ch, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data := func(replace bool) map[string]any {
+		opts := HelmOptions{ReleaseName: "web", ReleaseNamespace: "web", Chart: &ChartRef{RepoURL: "https://charts.example.com", Name: "web", Version: "1.0.0"},
+			Archive: archive, ValuesFiles: []string{ChartValuesPrefix + "values-prod.yaml"}, ReplaceChartValues: replace}
+		res := Helm(os.DirFS(t.TempDir()), "", opts)
+		if len(res.Failures) > 0 || len(res.Objects) != 1 {
+			t.Fatalf("replace %v: %+v", replace, res.Failures)
+		}
+		return res.Objects[0].Obj.Object["data"].(map[string]any)
+	}
+	if d := data(false); d["color"] != "red" || d["size"] != "s" {
+		t.Errorf("over the chart's values (Argo CD): %v", d)
+	}
+	if d := data(true); d["color"] != "red" || d["size"] != "none" {
+		t.Errorf("in place of the chart's values (Flux): %v", d)
+	}
 }

@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"maps"
 	"net/url"
+	"path"
 	"slices"
 	"strings"
 
@@ -198,4 +199,19 @@ func (c *Cache) fetchHelmCharts(fsys fs.FS, spec Spec) (Spec, *Result) {
 		}
 	}
 	return spec, out
+}
+
+// ChartValuesPrefix marks a values file of a fetched chart that is a file of the chart
+// itself (Argo CD's valueFiles, Flux's chart.spec.valuesFiles), not of the repository.
+const ChartValuesPrefix = "chart:"
+
+// fileOfChart is a file of a loaded chart by its path in the chart (nil: none).
+func fileOfChart(ch *chart.Chart, name string) []byte {
+	name = strings.TrimPrefix(path.Clean("/"+name), "/")
+	for _, f := range ch.Raw {
+		if f.Name == name {
+			return f.Data
+		}
+	}
+	return nil
 }

@@ -72,6 +72,9 @@ type KustomizeOptions struct {
 	CommonAnnotations      map[string]string `json:",omitempty"`
 	ForceCommonLabels      bool              `json:",omitempty"`
 	ForceCommonAnnotations bool              `json:",omitempty"`
+	// Replicas set the count of the named workloads, replacing an entry of the same
+	// name (`kustomize edit set replicas`, Argo CD's kustomize.replicas).
+	Replicas []kustypes.Replica `json:",omitempty"`
 	// Patches and Components are added after the kustomization's own.
 	Patches    []kustypes.Patch `json:",omitempty"`
 	Components []string         `json:",omitempty"`
