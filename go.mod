@@ -20,6 +20,7 @@ require (
 	github.com/sergi/go-diff v1.4.0
 	github.com/spf13/cobra v1.10.2
 	github.com/spf13/pflag v1.0.10
+	github.com/yuin/goldmark v1.8.7
 	go.yaml.in/yaml/v2 v2.4.4
 	golang.org/x/sync v0.24.0
 	golang.org/x/sys v0.49.0

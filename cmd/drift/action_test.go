@@ -53,7 +53,7 @@ func TestActionRunsItsSteps(t *testing.T) {
 			}
 		}
 	}
-	for _, out := range []string{"has-changes", "counts", "report-json"} {
+	for _, out := range []string{"has-changes", "counts", "report-json", "report-html", "risky", "policy-failed"} {
 		if _, ok := action.Outputs[out]; !ok {
 			t.Errorf("output %s is not declared", out)
 		}
@@ -108,6 +108,10 @@ func TestActionRunsItsSteps(t *testing.T) {
 	if code, out, _ := runStep("true"); code != 1 {
 		t.Errorf("fail-on-changes: exit %d\n%s", code, out)
 	}
+	reportHTML := filepath.Join(tmp, "drift", "report.html")
+	if page, err := os.ReadFile(reportHTML); err != nil || !strings.Contains(outputs, "report-html="+reportHTML) || !strings.Contains(string(page), "<h1>drift: 1 to add</h1>") {
+		t.Errorf("no HTML report (%v); outputs:\n%s", err, outputs)
+	}
 
 	// A matrix of two shards, each writing its share's report and publishing
 	// nothing, then a merge step commenting once with the whole run's report.
@@ -136,6 +140,10 @@ func TestActionRunsItsSteps(t *testing.T) {
 	code, out, _ = runStep("false", "DRIFT_INPUT_MODE=merge", "DRIFT_INPUT_REPORTS=")
 	if code != 2 || !strings.Contains(out, "::error::mode: merge needs the reports input") {
 		t.Errorf("merge without reports: exit %d\n%s", code, out)
+	}
+	// A policy the report fails fails the step, whatever fail-on-changes says.
+	if code, out, outputs := runStep("false", "DRIFT_INPUT_FAIL_ON=change, delete"); code != 3 || !strings.Contains(out, "::error title=drift::the change fails the policy") || !strings.Contains(outputs, "policy-failed=true") {
+		t.Errorf("fail-on change: exit %d\n%s\n%s", code, out, outputs)
 	}
 }
 

@@ -33,7 +33,7 @@ type githubOptions struct {
 func (g *githubOptions) addFlags(f *pflag.FlagSet) {
 	f.BoolVar(&g.Comment, "github-comment", false, "post the report to the pull request as one comment, updated on every run, and report a check run (context from GITHUB_* variables)")
 	f.BoolVar(&g.Check, "github-check", true, "with --github-comment: also report a check run named drift (or a commit status) on the head commit")
-	f.BoolVar(&g.FailOnDeletes, "fail-on-deletes", false, "with --github-comment: the check fails when the change deletes objects")
+	f.BoolVar(&g.FailOnDeletes, "fail-on-deletes", false, "fail when the change deletes objects: the same as --fail-on delete")
 	f.StringVar(&g.Token, "github-token", "", "GitHub token (default $GITHUB_TOKEN)")
 	f.StringVar(&g.Repository, "github-repository", "", "owner/name (default $GITHUB_REPOSITORY)")
 	f.IntVar(&g.PR, "github-pr", 0, "pull request number (default: from the event at $GITHUB_EVENT_PATH)")
@@ -49,13 +49,12 @@ func (g *githubOptions) addFlags(f *pflag.FlagSet) {
 // options are the flags as what to publish.
 func (g *githubOptions) options() publish.Options {
 	return publish.Options{
-		JSONReport:    g.JSONReport,
-		Outputs:       g.Outputs,
-		Comment:       g.Comment,
-		Check:         g.Check,
-		FailOnDeletes: g.FailOnDeletes,
-		Issue:         g.Issue,
-		CommentFile:   g.CommentFile,
+		JSONReport:  g.JSONReport,
+		Outputs:     g.Outputs,
+		Comment:     g.Comment,
+		Check:       g.Check,
+		Issue:       g.Issue,
+		CommentFile: g.CommentFile,
 		GitHub: github.Context{Token: g.Token, Repository: g.Repository, APIURL: g.APIURL, PR: g.PR,
 			HeadSHA: g.HeadSHA, Author: g.Author, StepSummary: g.StepSummary},
 	}
@@ -64,7 +63,9 @@ func (g *githubOptions) options() publish.Options {
 // publish publishes the report as the flags say; a refusal from GitHub is returned
 // and the caller decides the exit code.
 func (o *commonOptions) publish(ctx context.Context, rep *report.Report) error {
-	return publish.Run(ctx, rep, o.github.options(), publish.Deps{
+	opts := o.github.options()
+	opts.MarkdownTemplate, opts.HTMLReport, opts.HTMLArtifact = o.report.MarkdownTemplate, o.report.HTML, o.report.HTMLArtifact
+	return publish.Run(ctx, rep, opts, publish.Deps{
 		Getenv: o.getenv,
 		Stderr: o.streams.ErrOut,
 		Warn:   func(msg string) { o.warnf("%s", msg) },

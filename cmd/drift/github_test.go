@@ -112,9 +112,9 @@ func TestEveryGitHubFlagReachesPublish(t *testing.T) {
 	if n != len(args) {
 		t.Fatalf("%d flags, the test sets %d: set the new one", n, len(args))
 	}
-	want := publish.Options{JSONReport: "r.json", Outputs: true, Comment: true, Check: false, FailOnDeletes: true, Issue: true, CommentFile: "c.md",
+	want := publish.Options{JSONReport: "r.json", Outputs: true, Comment: true, Check: false, Issue: true, CommentFile: "c.md",
 		GitHub: github.Context{Token: "tok", Repository: "acme/gitops", APIURL: "https://ghe.example/api/v3", PR: 7, HeadSHA: "abc", Author: "deploy-app[bot]", StepSummary: "s.md"}}
-	if got := g.options(); got != want {
+	if got := g.options(); got != want || !g.FailOnDeletes {
 		t.Errorf("options = %+v\nwant      %+v", got, want)
 	}
 }

@@ -56,6 +56,7 @@ Exit status: 0 no changes, 1 changes, 2 errors (the report is then incomplete).`
 	f.StringVar(&o.OutFile, "out", "", "write the report to this file instead of stdout")
 	f.BoolVar(&o.ShowUnchanged, "show-unchanged", false, "list unchanged objects by name (they are always counted)")
 	o.github.addFlags(f)
+	o.report.addFlags(f, false)
 	f.BoolVar(&o.github.Issue, "github-issue", false, "for shards of drift detect: keep one GitHub issue (label drift) for this target set")
 	o.flags = f
 	return cmd
@@ -65,6 +66,9 @@ Exit status: 0 no changes, 1 changes, 2 errors (the report is then incomplete).`
 func (o *commonOptions) merge(cmd *cobra.Command, files []string) error {
 	if !slices.Contains(report.Formats, o.Output) {
 		return fmt.Errorf("unknown output format %q: use -o text, -o markdown or -o json", o.Output)
+	}
+	if err := o.report.validate(); err != nil {
+		return err
 	}
 	if err := o.github.options().Preflight(o.getenv); err != nil {
 		return err
@@ -83,6 +87,12 @@ func (o *commonOptions) merge(cmd *cobra.Command, files []string) error {
 	rep, err := report.Merge(shards)
 	if err != nil {
 		return err
+	}
+	// Each shard judged itself by drift.yaml's failOn: the whole run is judged by it too.
+	for _, s := range shards {
+		if s.Policy != nil {
+			o.report.configFailOn = append(o.report.configFailOn, s.Policy.FailOn...)
+		}
 	}
 	// A merged report holds the diffs, not the objects an external diff program
 	// (KUBECTL_EXTERNAL_DIFF) would compare: the diffs are shown as they are.

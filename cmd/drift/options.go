@@ -45,9 +45,13 @@ type commonOptions struct {
 	renderLimits   render.LimitSettings
 	shard          plan.Shard
 
-	// github holds the GitHub side's flags; charts how charts are fetched.
+	// github holds the GitHub side's flags; charts how charts are fetched; report how
+	// the report is judged and shown.
 	github githubOptions
-	charts chartOptions
+	report reportFlags
+	// disabledRisks are drift.yaml's risks.disable (trusted: from the base).
+	disabledRisks map[string]bool
+	charts        chartOptions
 
 	// flags tells which flags were given on the command line.
 	flags *pflag.FlagSet
@@ -77,7 +81,7 @@ func (o *commonOptions) addFlags(f *pflag.FlagSet) {
 	f.StringVar(&o.Repo, "repo", ".", "directory inside the git repository to read")
 	f.StringVar(&o.Ref, "ref", "", "git ref to render (branch, origin/main, tag, SHA, HEAD~2, refs/pull/N/merge); default: the work tree as it is on disk")
 	f.StringArrayVar(&o.Paths, "path", nil, "directory or file to render, relative to --repo (repeatable; default: --repo itself)")
-	f.StringVarP(&o.Output, "output", "o", "text", "report format: text, markdown or json")
+	f.StringVarP(&o.Output, "output", "o", "text", "report format: text, markdown, json or changes (field by field)")
 	f.StringVar(&o.OutFile, "out", "", "write the report to this file instead of stdout")
 	f.IntVar(&o.Concurrency, "concurrency", 32, "objects previewed at once")
 	f.StringVar(&o.FieldManager, "field-manager", "", "field manager the real pipeline applies with, where the applier lets you choose it (default: the applier's own, kubectl for kubectl-server-side)")
@@ -95,6 +99,7 @@ func (o *commonOptions) addFlags(f *pflag.FlagSet) {
 	addRenderLimitFlags(f, &o.renderLimits)
 	o.charts.addFlags(f, o.getenv)
 	o.github.addFlags(f)
+	o.report.addFlags(f, true)
 	o.kube.AddFlags(f)
 	o.flags = f
 }
@@ -102,7 +107,10 @@ func (o *commonOptions) addFlags(f *pflag.FlagSet) {
 // validate checks the flags before any work; configFrom is diff's --config-from.
 func (o *commonOptions) validate(configFrom string) error {
 	if !slices.Contains(report.Formats, o.Output) {
-		return fmt.Errorf("unknown output format %q: use -o text, -o markdown or -o json", o.Output)
+		return fmt.Errorf("unknown output format %q: use -o %s", o.Output, strings.Join(report.Formats, ", -o "))
+	}
+	if err := o.report.validate(); err != nil {
+		return err
 	}
 	if o.Concurrency < 1 {
 		return fmt.Errorf("--concurrency must be at least 1, got %d", o.Concurrency)

@@ -37,16 +37,20 @@ func (o *commonOptions) write(ctx context.Context, rep *report.Report) error {
 		externalDiff = ""
 	}
 	err := report.Write(ctx, out, rep, report.WriteOptions{
-		Format:        o.Output,
-		ShowUnchanged: o.ShowUnchanged,
-		Color:         isTerminal(out) && o.getenv("NO_COLOR") == "",
-		ExternalDiff:  externalDiff,
-		Stderr:        o.streams.ErrOut,
+		Format:           o.Output,
+		ShowUnchanged:    o.ShowUnchanged,
+		Color:            o.report.color(out, o.getenv),
+		ExternalDiff:     externalDiff,
+		Stderr:           o.streams.ErrOut,
+		MarkdownTemplate: o.report.MarkdownTemplate,
 	})
 	if file != nil {
 		if cerr := file.Close(); err == nil && cerr != nil {
 			err = fmt.Errorf("failed to write --out file: %w", cerr)
 		}
+	}
+	if o.report.HTML != "" && err == nil {
+		err = writeHTML(o.report.HTML, rep)
 	}
 	if dumpErr != nil {
 		dumpErr = fmt.Errorf("--dump: %w", dumpErr)
@@ -89,4 +93,20 @@ func (p *progress) done() {
 	if p.shown {
 		fmt.Fprint(p.w, "\r\033[K")
 	}
+}
+
+// writeHTML writes the HTML report (--html).
+func writeHTML(name string, rep *report.Report) error {
+	if err := os.MkdirAll(filepath.Dir(name), 0o755); err != nil {
+		return fmt.Errorf("failed to create the directory for --html: %w", err)
+	}
+	f, err := os.Create(name)
+	if err != nil {
+		return fmt.Errorf("failed to create --html file: %w", err)
+	}
+	err = report.WriteHTML(f, rep)
+	if cerr := f.Close(); err == nil && cerr != nil {
+		err = fmt.Errorf("failed to write --html file: %w", cerr)
+	}
+	return err
 }

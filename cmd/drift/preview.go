@@ -39,7 +39,7 @@ func (o *commonOptions) previewDeps(cache *render.Cache, progress *progress, clu
 // reportOptions are what the report may show; the preview builds entries with them
 // and report.Build the rest, over the same scrubber.
 func (o *commonOptions) reportOptions() report.Options {
-	return report.Options{ShowSecrets: o.ShowSecrets, Scrubber: o.scrub}
+	return report.Options{ShowSecrets: o.ShowSecrets, Scrubber: o.scrub, DisabledRisks: o.disabledRisks, Unified: &o.report.Unified}
 }
 
 // reportCluster is the report's cluster field for diff's --cluster.

@@ -9,11 +9,14 @@ import (
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 )
 
-// Exit codes, as kubectl diff: 0 no changes, 1 changes, 2 errors.
+// Exit codes, as kubectl diff: 0 no changes, 1 changes, 2 errors; and 3 when a
+// complete report fails the policy the run was given (--fail-on, failOn).
 const (
 	exitNoChanges = 0
 	exitChanges   = 1
 	exitError     = 2
+	// exitPolicy: the report is complete but fails the policy (--fail-on, failOn).
+	exitPolicy = 3
 )
 
 // exitStatus carries a command's exit code without being an error message.

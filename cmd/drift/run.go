@@ -59,6 +59,15 @@ func (o *commonOptions) preview(ctx context.Context, m mode) error {
 		return err
 	}
 	o.scrub.AddSecretValues(pl.Secrets...)
+	if use := pl.Config.Use; use != nil {
+		o.report.configFailOn = use.FailOn
+		if use.Risks != nil {
+			o.disabledRisks = map[string]bool{}
+			for _, r := range use.Risks.Disable {
+				o.disabledRisks[r] = true
+			}
+		}
+	}
 	head, base := pl.Head, pl.Base
 	popts := o.previewOptions(m)
 	if popts.CRDs, err = o.ephemeralCRDs(ctx, m, pl); err != nil {
@@ -88,6 +97,9 @@ func (o *commonOptions) preview(ctx context.Context, m mode) error {
 
 // finish writes and publishes a report, and returns the exit status it calls for.
 func (o *commonOptions) finish(ctx context.Context, rep *report.Report) error {
+	if err := rep.ApplyPolicy(o.report.policy(o.github.FailOnDeletes)); err != nil {
+		return err
+	}
 	if err := o.write(ctx, rep); err != nil {
 		return err
 	}
@@ -102,6 +114,8 @@ func (o *commonOptions) finish(ctx context.Context, rep *report.Report) error {
 	switch {
 	case !rep.Complete:
 		return exitStatus{exitError}
+	case rep.PolicyFailed():
+		return exitStatus{exitPolicy}
 	case rep.Summary.Changes() > 0:
 		return exitStatus{exitChanges}
 	}

@@ -7,7 +7,8 @@
 # that share of the run and publishes nothing but its JSON report (output report-json);
 # merge mode combines the shards' reports and publishes them as one diff run would.
 # It sets the step outputs either way. drift's exit status 1 (changes) fails the step
-# only with fail-on-changes; 2 (errors, an incomplete report) always does.
+# only with fail-on-changes; 2 (errors, an incomplete report) and 3 (the report fails
+# the policy: fail-on, drift.yaml's failOn) always do.
 set -uo pipefail
 
 ref="${DRIFT_INPUT_REF:-HEAD}"
@@ -52,6 +53,12 @@ esac
 [[ -n "${DRIFT_INPUT_GITHUB_AUTHOR:-}" ]] && args+=(--github-author "$DRIFT_INPUT_GITHUB_AUTHOR")
 args+=(--github-output --json-report "${RUNNER_TEMP:-/tmp}/drift/report.json")
 [[ "${DRIFT_INPUT_FAIL_ON_DELETES:-false}" == "true" ]] && args+=(--fail-on-deletes)
+[[ -n "${DRIFT_INPUT_FAIL_ON:-}" ]] && args+=(--fail-on "${DRIFT_INPUT_FAIL_ON// /}")
+if [[ -z "$shard" ]]; then
+  # The HTML report, uploaded by the next step as an artifact the comment points to.
+  args+=(--html "${RUNNER_TEMP:-/tmp}/drift/report.html")
+  [[ -n "${DRIFT_INPUT_ARTIFACT_NAME:-}" ]] && args+=(--html-artifact "$DRIFT_INPUT_ARTIFACT_NAME")
+fi
 if [[ "$mode" != "merge" ]]; then
   [[ -n "$shard" ]] && args+=(--shard "$shard")
   [[ -n "${DRIFT_INPUT_CONFIG:-}" ]] && args+=(--config "$DRIFT_INPUT_CONFIG")
@@ -70,5 +77,6 @@ status=$?
 case "$status" in
   0) exit 0 ;;
   1) [[ "${DRIFT_INPUT_FAIL_ON_CHANGES:-false}" == "true" ]] && exit 1; exit 0 ;;
+  3) echo "::error title=drift::the change fails the policy (fail-on): see the comment"; exit 3 ;;
   *) echo "::error title=drift::the preview is incomplete (exit $status): see the job summary"; exit "$status" ;;
 esac

@@ -9,10 +9,13 @@ import (
 	"io"
 	"path"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/drift-gitops/drift/internal/risk"
 )
 
 // FileName is the configuration file drift looks for at the repository root.
@@ -42,6 +45,30 @@ type Config struct {
 	RepoURLs []string `yaml:"repoURLs,omitempty" json:"repoURLs,omitempty"`
 	// Charts says where drift may fetch Helm charts from.
 	Charts *Charts `yaml:"charts,omitempty" json:"charts,omitempty"`
+	// Risks configures the risks reports call out.
+	Risks *Risks `yaml:"risks,omitempty" json:"risks,omitempty"`
+	// FailOn is the policy: what makes the run fail (FailOnValues), beside errors.
+	FailOn []string `yaml:"failOn,omitempty" json:"failOn,omitempty"`
+}
+
+// Risks configures the risk rules (docs/report.md#risks).
+type Risks struct {
+	// Disable lists rules switched off.
+	Disable []string `yaml:"disable,omitempty" json:"disable,omitempty"`
+}
+
+// FailOnValues are what a policy (--fail-on, failOn) may fail on: an incomplete
+// report, a risk, a deletion, any change.
+var FailOnValues = []string{"error", "risk", "delete", "change"}
+
+// CheckFailOn validates a policy's values.
+func CheckFailOn(values []string) error {
+	for _, v := range values {
+		if !slices.Contains(FailOnValues, v) {
+			return fmt.Errorf("%q is not one of %s", v, strings.Join(FailOnValues, ", "))
+		}
+	}
+	return nil
 }
 
 // Charts are the chart repositories drift may fetch from: nothing else is reached.
@@ -328,6 +355,14 @@ func (c *Config) validate(file string) error {
 		return fmt.Errorf("%s: no targets: list at least one under targets:, or set discover: true (see docs/config.md)", file)
 	}
 	var errs []string
+	if err := CheckFailOn(c.FailOn); err != nil {
+		errs = append(errs, fmt.Sprintf("%s: failOn: %v", file, err))
+	}
+	if c.Risks != nil {
+		if err := risk.Check(c.Risks.Disable); err != nil {
+			errs = append(errs, fmt.Sprintf("%s: risks.disable: %v", file, err))
+		}
+	}
 	if c.Defaults.Applier != "" && !knownApplier(c.Defaults.Applier) {
 		errs = append(errs, fmt.Sprintf("%s: defaults: applier %q is not one of %s", file, c.Defaults.Applier, strings.Join(Appliers, ", ")))
 	}

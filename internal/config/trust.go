@@ -33,8 +33,8 @@ type Trust struct {
 // paths, renderers, namespaces and Helm options. The base decides how objects are
 // checked: noise rules (ignore, mask), clusters (contexts, and the contexts discovered
 // objects' clusters map to), field managers, apply modes, ApplySets, aggregated APIs
-// the URLs this repository is known by and the chart repositories drift may fetch
-// from. Whether targets are discovered is the
+// the URLs this repository is known by, the chart repositories drift may fetch
+// from, the risk rules and the policy (failOn). Whether targets are discovered is the
 // head's, as its targets are. A target the base does not know takes the base's
 // defaults for those, and may use only a context the base already names. Either side
 // may be nil (no drift.yaml there).
@@ -56,6 +56,8 @@ func Trusted(base, head *Config) Trust {
 		Clusters:  base.Clusters,
 		RepoURLs:  base.RepoURLs,
 		Charts:    base.Charts,
+		Risks:     base.Risks,
+		FailOn:    base.FailOn,
 	}
 	note := func(format string, args ...any) { tr.NotApplied = append(tr.NotApplied, fmt.Sprintf(format, args...)) }
 	if !same(base.Ignore, head.Ignore) {
@@ -75,6 +77,12 @@ func Trusted(base, head *Config) Trust {
 	}
 	if !same(base.Charts, head.Charts) {
 		note("charts.allow")
+	}
+	if !same(base.Risks, head.Risks) {
+		note("risks")
+	}
+	if !same(base.FailOn, head.FailOn) {
+		note("failOn")
 	}
 	if base.Defaults.Context != head.Defaults.Context {
 		note("defaults.context")

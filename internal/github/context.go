@@ -20,6 +20,9 @@ type Context struct {
 	Author string
 	// StepSummary is the file GitHub shows as the job summary ("" outside Actions).
 	StepSummary string
+	// RunURL is the workflow run's page, where its job summaries and artifacts are
+	// ("" outside Actions).
+	RunURL string
 }
 
 // Owner and Repo split Repository.
@@ -37,6 +40,9 @@ func FromEnv(getenv func(string) string) (Context, error) {
 		APIURL:      getenv("GITHUB_API_URL"),
 		StepSummary: getenv("GITHUB_STEP_SUMMARY"),
 		HeadSHA:     getenv("GITHUB_SHA"),
+	}
+	if server, id := getenv("GITHUB_SERVER_URL"), getenv("GITHUB_RUN_ID"); server != "" && c.Repository != "" && id != "" {
+		c.RunURL = strings.TrimSuffix(server, "/") + "/" + c.Repository + "/actions/runs/" + id
 	}
 	if path := getenv("GITHUB_EVENT_PATH"); path != "" {
 		data, err := os.ReadFile(path)

@@ -118,9 +118,10 @@ func (p *Publisher) Comment(ctx context.Context, marker, body string) (string, e
 	return "created", nil
 }
 
-// Check reports the outcome on the head commit: a check run named drift, or, when the
+// Check reports the outcome on the head commit: a check run named drift with the
+// title, the summary and the text (what the comment had no room for), or, when the
 // token may not create check runs, a commit status.
-func (p *Publisher) Check(ctx context.Context, failed bool, title, summary string) (string, error) {
+func (p *Publisher) Check(ctx context.Context, failed bool, title, summary, text string) (string, error) {
 	owner, repo := p.ctx.Owner(), p.ctx.Repo()
 	if p.ctx.HeadSHA == "" {
 		return "", errors.New("cannot report a check: the head commit is unknown (GITHUB_SHA or a pull_request event)")
@@ -129,12 +130,19 @@ func (p *Publisher) Check(ctx context.Context, failed bool, title, summary strin
 	if failed {
 		conclusion = "failure"
 	}
-	if len(summary) > MaxCommentBytes {
+	if len(summary) > MaxCheckOutput {
 		summary = "The full report is in the job summary."
+	}
+	if len(text) > MaxCheckOutput {
+		text = ""
+	}
+	var textp *string
+	if text != "" {
+		textp = &text
 	}
 	_, _, err := p.client.Checks.CreateCheckRun(ctx, owner, repo, gh.CreateCheckRunOptions{
 		Name: "drift", HeadSHA: p.ctx.HeadSHA, Status: gh.String("completed"), Conclusion: &conclusion,
-		Output: &gh.CheckRunOutput{Title: &title, Summary: &summary},
+		Output: &gh.CheckRunOutput{Title: &title, Summary: &summary, Text: textp},
 	})
 	if err == nil {
 		return "check run", nil
@@ -198,3 +206,7 @@ func (p *Publisher) explain(what string, err error) error {
 	}
 	return &Error{Code: code, msg: msg}
 }
+
+// MaxCheckOutput is GitHub's limit on a check run's output summary and text, in
+// characters (drift counts bytes, which is never fewer).
+const MaxCheckOutput = 65535

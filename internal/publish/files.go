@@ -32,7 +32,7 @@ func writeFile(path string, data []byte) error {
 }
 
 // writeOutputs appends the step outputs the Action declares to path ($GITHUB_OUTPUT).
-func writeOutputs(path string, rep *report.Report, jsonReport string) error {
+func writeOutputs(path string, rep *report.Report, jsonReport, htmlReport string) error {
 	if path == "" {
 		return fmt.Errorf("--github-output: GITHUB_OUTPUT is not set (it is in a GitHub Actions step)")
 	}
@@ -41,8 +41,8 @@ func writeOutputs(path string, rep *report.Report, jsonReport string) error {
 		return fmt.Errorf("--github-output: %w", err)
 	}
 	s := rep.Summary
-	_, werr := fmt.Fprintf(f, "has-changes=%t\ncounts=%s\nadd=%d\nmodify=%d\ndelete=%d\nunchanged=%d\nerrors=%d\ncomplete=%t\nreport-json=%s\n",
-		s.Changes() > 0, s.Line(), s.Add, s.Modify, s.Delete, s.Unchanged, s.Error, rep.Complete, jsonReport)
+	_, werr := fmt.Fprintf(f, "has-changes=%t\ncounts=%s\nadd=%d\nmodify=%d\ndelete=%d\nunchanged=%d\nerrors=%d\ncomplete=%t\nrisky=%d\npolicy-failed=%t\nreport-json=%s\nreport-html=%s\n",
+		s.Changes() > 0, s.Line(), s.Add, s.Modify, s.Delete, s.Unchanged, s.Error, rep.Complete, s.Risky, rep.PolicyFailed(), jsonReport, htmlReport)
 	if cerr := f.Close(); werr == nil {
 		werr = cerr
 	}

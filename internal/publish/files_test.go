@@ -21,10 +21,13 @@ func TestOutputsAreAppendedInTheActionsFormat(t *testing.T) {
 	h.env["GITHUB_OUTPUT"] = out
 	jsonReport := h.path("report.json")
 	rep := preview(t, added("a", nil), modified("b", map[string]string{"v": "1"}, map[string]string{"v": "2"}), deleted("c"), failed("d", "denied"))
-	if _, err := h.publish(t, rep, Options{Outputs: true, JSONReport: jsonReport}); err != nil {
+	if err := rep.ApplyPolicy([]string{"delete"}); err != nil {
 		t.Fatal(err)
 	}
-	want := "earlier=1\nhas-changes=true\ncounts=1 to add, 1 to modify, 1 to delete, 0 unchanged, 1 error\nadd=1\nmodify=1\ndelete=1\nunchanged=0\nerrors=1\ncomplete=false\nreport-json=" + jsonReport + "\n"
+	if _, err := h.publish(t, rep, Options{Outputs: true, JSONReport: jsonReport, HTMLReport: "report.html"}); err != nil {
+		t.Fatal(err)
+	}
+	want := "earlier=1\nhas-changes=true\ncounts=1 to add, 1 to modify, 1 to delete, 0 unchanged, 1 error\nadd=1\nmodify=1\ndelete=1\nunchanged=0\nerrors=1\ncomplete=false\nrisky=0\npolicy-failed=true\nreport-json=" + jsonReport + "\nreport-html=report.html\n"
 	if got := read(t, out); got != want {
 		t.Errorf("outputs:\n%s\nwant:\n%s", got, want)
 	}

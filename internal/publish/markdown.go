@@ -16,6 +16,9 @@ var (
 	// summaryOnly is the title and the table: the comment GitHub found too long after
 	// all, and the check run's summary.
 	summaryOnly = report.MarkdownOptions{SummaryOnly: true}
+	// checkText is the check run's text: the details the comment had no room for,
+	// within the check run's own budget.
+	checkText = report.MarkdownOptions{MaxBytes: github.MaxCheckOutput, AfterComment: github.MaxCommentBytes}
 )
 
 // markdown renders each variant of one report on first use and keeps it: a large
@@ -24,20 +27,27 @@ var (
 type markdown struct {
 	rep  *report.Report
 	done map[report.MarkdownOptions]string
+	// fullReport points to the job summary (a link to the run when known), and
+	// template is the user's markdown template: both apply to every variant.
+	fullReport, template string
+	// htmlReport says where the HTML report is, in markdown ("" when nowhere).
+	htmlReport string
 }
 
-func newMarkdown(rep *report.Report) *markdown {
-	return &markdown{rep: rep, done: map[report.MarkdownOptions]string{}}
+func newMarkdown(rep *report.Report, template string) *markdown {
+	return &markdown{rep: rep, done: map[report.MarkdownOptions]string{}, template: template}
 }
 
-func (m *markdown) get(opts report.MarkdownOptions) (string, error) {
-	if s, ok := m.done[opts]; ok {
+func (m *markdown) get(variant report.MarkdownOptions) (string, error) {
+	if s, ok := m.done[variant]; ok {
 		return s, nil
 	}
+	opts := variant
+	opts.FullReport, opts.Template, opts.HTMLReport = m.fullReport, m.template, m.htmlReport
 	var buf bytes.Buffer
 	if err := report.WriteMarkdown(&buf, m.rep, opts); err != nil {
 		return "", err
 	}
-	m.done[opts] = buf.String()
-	return m.done[opts], nil
+	m.done[variant] = buf.String()
+	return m.done[variant], nil
 }

@@ -9,8 +9,9 @@ import (
 )
 
 // TestEachMarkdownVariantIsRenderedOnceAndOnlyWhenNeeded: a run renders the job
-// summary, the comment and the summary alone at most once each (the summary alone
-// serves both the too-long fallback and the check), and none that nothing asked for.
+// summary, the comment, the summary alone and the check's text at most once each (the
+// summary alone serves both the too-long fallback and the check), and none that
+// nothing asked for.
 func TestEachMarkdownVariantIsRenderedOnceAndOnlyWhenNeeded(t *testing.T) {
 	t.Parallel()
 	cases := []struct {
@@ -20,8 +21,8 @@ func TestEachMarkdownVariantIsRenderedOnceAndOnlyWhenNeeded(t *testing.T) {
 		noJob   bool // outside Actions: no GITHUB_STEP_SUMMARY
 		want    []report.MarkdownOptions
 	}{
-		{"comment and check", Options{Comment: true, Check: true}, false, false, []report.MarkdownOptions{jobSummary, commentBody, summaryOnly}},
-		{"too long, then the check", Options{Comment: true, Check: true}, true, false, []report.MarkdownOptions{jobSummary, commentBody, summaryOnly}},
+		{"comment and check", Options{Comment: true, Check: true}, false, false, []report.MarkdownOptions{jobSummary, commentBody, summaryOnly, checkText}},
+		{"too long, then the check", Options{Comment: true, Check: true}, true, false, []report.MarkdownOptions{jobSummary, commentBody, summaryOnly, checkText}},
 		{"comment alone", Options{Comment: true}, false, true, []report.MarkdownOptions{commentBody}},
 		{"comment file", Options{CommentFile: "comment.md"}, false, true, []report.MarkdownOptions{commentBody}},
 		{"job summary", Options{}, false, false, []report.MarkdownOptions{jobSummary}},
@@ -49,7 +50,7 @@ func TestEachMarkdownVariantIsRenderedOnceAndOnlyWhenNeeded(t *testing.T) {
 				t.Fatal(err)
 			}
 			var got []report.MarkdownOptions
-			for _, v := range []report.MarkdownOptions{jobSummary, commentBody, summaryOnly} {
+			for _, v := range []report.MarkdownOptions{jobSummary, commentBody, summaryOnly, checkText} {
 				if _, ok := r.md.done[v]; ok {
 					got = append(got, v)
 				}
@@ -65,7 +66,7 @@ func TestEachMarkdownVariantIsRenderedOnceAndOnlyWhenNeeded(t *testing.T) {
 func TestAVariantIsKept(t *testing.T) {
 	t.Parallel()
 	rep := preview(t, added("a", nil))
-	m := newMarkdown(rep)
+	m := newMarkdown(rep, "")
 	first, err := m.get(summaryOnly)
 	if err != nil {
 		t.Fatal(err)

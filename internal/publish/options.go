@@ -19,9 +19,11 @@ type Options struct {
 	// Check, with Comment, also reports a check run (or a commit status) on the head
 	// commit.
 	Check bool
-	// FailOnDeletes makes the check fail when the change deletes objects; it fails
-	// anyway when the report is incomplete.
-	FailOnDeletes bool
+	// MarkdownTemplate is a user's markdown template file (--markdown-template).
+	MarkdownTemplate string
+	// HTMLReport is the HTML report's file (--html), for the step outputs;
+	// HTMLArtifact the artifact it is uploaded as, which the comment links to.
+	HTMLReport, HTMLArtifact string
 	// Issue keeps the target set's drift issue up to date instead of commenting.
 	Issue bool
 	// CommentFile, when set, is a file to write the comment to, with its marker.

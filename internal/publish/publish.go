@@ -31,7 +31,7 @@ func newRun(rep *report.Report, opts Options, deps Deps) *run {
 	if deps.Stderr == nil {
 		deps.Stderr = io.Discard
 	}
-	return &run{rep: rep, opts: opts, deps: deps, md: newMarkdown(rep)}
+	return &run{rep: rep, opts: opts, deps: deps, md: newMarkdown(rep, opts.MarkdownTemplate)}
 }
 
 func (r *run) publish(ctx context.Context) error {
@@ -42,7 +42,7 @@ func (r *run) publish(ctx context.Context) error {
 		}
 	}
 	if o.Outputs {
-		if err := writeOutputs(r.deps.Getenv("GITHUB_OUTPUT"), r.rep, o.JSONReport); err != nil {
+		if err := writeOutputs(r.deps.Getenv("GITHUB_OUTPUT"), r.rep, o.JSONReport, o.HTMLReport); err != nil {
 			return err
 		}
 	}
@@ -53,6 +53,12 @@ func (r *run) publish(ctx context.Context) error {
 	ghc, err := o.Context(r.deps.Getenv)
 	if err != nil {
 		return err
+	}
+	if ghc.RunURL != "" {
+		r.md.fullReport = "[the job summary](" + ghc.RunURL + ")"
+		if o.HTMLArtifact != "" && o.HTMLReport != "" {
+			r.md.htmlReport = "the artifact `" + o.HTMLArtifact + "` of [this run](" + ghc.RunURL + ")"
+		}
 	}
 	if ghc.StepSummary != "" {
 		md, err := r.md.get(jobSummary)
@@ -115,7 +121,11 @@ func (r *run) comment(ctx context.Context, ghc github.Context, marker string) er
 	if err != nil {
 		return err
 	}
-	how, err = pub.Check(ctx, checkFails(r.rep, r.opts.FailOnDeletes), r.rep.Summary.Headline(), summary)
+	text, err := r.md.get(checkText)
+	if err != nil {
+		return err
+	}
+	how, err = pub.Check(ctx, checkFails(r.rep), r.rep.Summary.Headline(), summary, text)
 	if err != nil {
 		return err
 	}
@@ -123,10 +133,10 @@ func (r *run) comment(ctx context.Context, ghc github.Context, marker string) er
 	return nil
 }
 
-// checkFails says whether the check fails: the report is incomplete, or it deletes
-// objects and FailOnDeletes says that fails.
-func checkFails(rep *report.Report, failOnDeletes bool) bool {
-	return !rep.Complete || (failOnDeletes && rep.Summary.Delete > 0)
+// checkFails says whether the check fails: the report is incomplete, or it fails
+// the policy the run was given (report.ApplyPolicy), as the exit code does.
+func checkFails(rep *report.Report) bool {
+	return !rep.Complete || rep.PolicyFailed()
 }
 
 // publisher is the GitHub client, its warnings passed on.

@@ -65,7 +65,8 @@ func TestCommentIsPostedThenUpdatedWithTheCheckAndTheSummary(t *testing.T) {
 }
 
 // TestCheckConclusion: the check fails when the report is incomplete, and when the
-// change deletes objects only if FailOnDeletes says so; changes alone never fail it.
+// report fails its policy (deletes only when the policy says so); changes alone never
+// fail it.
 func TestCheckConclusion(t *testing.T) {
 	t.Parallel()
 	cases := []struct {
@@ -84,7 +85,13 @@ func TestCheckConclusion(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
 			h := newHarness(t, 3)
-			if _, err := h.publish(t, c.rep(t), Options{Comment: true, Check: true, FailOnDeletes: c.failOnDeletes}); err != nil {
+			rep := c.rep(t)
+			if c.failOnDeletes {
+				if err := rep.ApplyPolicy([]string{"delete"}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if _, err := h.publish(t, rep, Options{Comment: true, Check: true}); err != nil {
 				t.Fatal(err)
 			}
 			if runs := h.srv.CheckRuns; len(runs) != 1 || runs[0]["conclusion"] != c.want {
@@ -107,7 +114,7 @@ func TestCommentTooLongForGitHubFallsBackToTheSummary(t *testing.T) {
 		t.Fatal(err)
 	}
 	c := h.srv.Comments(14)
-	if len(c) != 1 || !strings.Contains(c[0].Body, "The report is too long for a comment") || strings.Contains(c[0].Body, "```diff") {
+	if len(c) != 1 || !strings.Contains(c[0].Body, "The diffs are in the job summary") || strings.Contains(c[0].Body, "```diff") {
 		t.Fatalf("comments = %+v", c)
 	}
 	if len(h.srv.CheckRuns) != 1 || !strings.Contains(said, "drift: created the pull request comment") {
@@ -119,8 +126,9 @@ func TestCommentTooLongForGitHubFallsBackToTheSummary(t *testing.T) {
 }
 
 // TestCommentStaysUnderTheLimit: 200 objects with large diffs: the comment keeps under
-// GitHub's limit with whole diffs only and names what it left out; the job summary
-// has every diff; without Check no check is reported.
+// GitHub's limit with whole diffs only and names what it left out, pointing to the
+// run's job summary; the check run's text holds diffs the comment has not, within its
+// own limit; the job summary has every diff.
 func TestCommentStaysUnderTheLimit(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t, 13)
@@ -129,7 +137,8 @@ func TestCommentStaysUnderTheLimit(t *testing.T) {
 	for i := 0; i < 200; i++ {
 		results = append(results, added(fmt.Sprintf("cm-%03d", i), map[string]string{"blob": fmt.Sprintf("%s%03d", big, i)}))
 	}
-	if _, err := h.publish(t, preview(t, results...), Options{Comment: true}); err != nil {
+	h.env["GITHUB_SERVER_URL"], h.env["GITHUB_RUN_ID"] = "https://github.com", "99"
+	if _, err := h.publish(t, preview(t, results...), Options{Comment: true, Check: true}); err != nil {
 		t.Fatal(err)
 	}
 	c := h.srv.Comments(13)
@@ -137,7 +146,7 @@ func TestCommentStaysUnderTheLimit(t *testing.T) {
 		t.Fatalf("%d comments", len(c))
 	}
 	body := c[0].Body
-	if n := len([]rune(body)); n > 65536 || !strings.Contains(body, "diffs did not fit in this comment") || !strings.Contains(body, "`v1 ConfigMap shop/cm-199` from `cm-199.yaml`: diff left out") {
+	if n := len([]rune(body)); n > 65536 || !strings.Contains(body, "diffs did not fit in this comment") || !strings.Contains(body, "- ➕ `v1 ConfigMap shop/cm-199` · details in [the job summary](https://github.com/acme/gitops/actions/runs/99)") {
 		t.Errorf("comment of %d characters:\n%s", n, body[max(len(body)-600, 0):])
 	}
 	if strings.Count(body, "```diff") == 0 {
@@ -149,8 +158,18 @@ func TestCommentStaysUnderTheLimit(t *testing.T) {
 	if n := strings.Count(read(t, h.summary), "```diff"); n != 200 {
 		t.Errorf("the job summary has %d diffs, want 200", n)
 	}
-	if len(h.srv.CheckRuns)+len(h.srv.Statuses) != 0 {
-		t.Error("a check was reported without Check")
+	if len(h.srv.CheckRuns) != 1 {
+		t.Fatalf("%d check runs", len(h.srv.CheckRuns))
+	}
+	text, _ := h.srv.CheckRuns[0]["output"].(map[string]any)["text"].(string)
+	if n := strings.Count(text, "```diff"); n == 0 || len([]rune(text)) > 65535 {
+		t.Errorf("check text of %d characters with %d diffs", len([]rune(text)), n)
+	}
+	for i := 0; i < 200; i++ {
+		name := fmt.Sprintf("name: cm-%03d\n", i)
+		if strings.Contains(text, name) && strings.Contains(body, name) {
+			t.Errorf("cm-%03d is in both the comment and the check's text", i)
+		}
 	}
 }
 

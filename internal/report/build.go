@@ -12,6 +12,7 @@ import (
 	"github.com/drift-gitops/drift/internal/object"
 	"github.com/drift-gitops/drift/internal/reason"
 	"github.com/drift-gitops/drift/internal/render"
+	"github.com/drift-gitops/drift/internal/risk"
 )
 
 // Input is everything a report is built from.
@@ -108,6 +109,17 @@ type Options struct {
 	// the values of every Secret and masked field of the run, so that the caller can
 	// scrub what it writes besides the report (warnings) of the same values.
 	Scrubber *Scrubber
+	// DisabledRisks are risk rules switched off (drift.yaml's risks.disable).
+	DisabledRisks map[string]bool
+	// Unified, when set, is the diffs' lines of context (-U); DefaultContext otherwise.
+	Unified *int
+}
+
+func (o Options) context() int {
+	if o.Unified == nil || *o.Unified < 0 {
+		return DefaultContext
+	}
+	return *o.Unified
 }
 
 // Build classifies every result and computes its diff. Every message, diff and dumped
@@ -252,6 +264,14 @@ func (b *Builder) Entries(ti TargetInput) (Built, error) {
 	return out, nil
 }
 
+// objectOf is an object's content, nil for an absent side.
+func objectOf(u *unstructured.Unstructured) map[string]any {
+	if u == nil {
+		return nil
+	}
+	return u.Object
+}
+
 func (s *Summary) count(category string) {
 	switch category {
 	case Add:
@@ -303,6 +323,7 @@ func fromResult(r dryrun.Result, opts Options, rules Rules, sc *Scrubber, sd sid
 	}
 	if r.Err != nil {
 		o.Category, o.Error, o.ErrorReason = Error, r.Err.Message, r.Err.Reason
+		o.Risks = risk.Evaluate(risk.Change{ID: o.ID, Category: Error, ErrorReason: string(r.Err.Reason)}, opts.DisabledRisks)
 		return o, nil
 	}
 	isNew := r.Live == nil
@@ -359,8 +380,13 @@ func fromResult(r dryrun.Result, opts Options, rules Rules, sc *Scrubber, sd sid
 		}
 	}
 	if o.Category != Unchanged {
-		o.Diff = unifiedDiff(o.live, o.merged, sd.from+"/"+o.file, sd.to+"/"+o.file)
+		o.Diff = unifiedDiff(o.live, o.merged, sd.from+"/"+o.file, sd.to+"/"+o.file, opts.context())
 	}
+	if o.Category == Modify {
+		o.Changes = fieldChanges(live.Object, merged.Object)
+		o.What = whatChanged(o.Kind, o.Changes)
+	}
+	o.Risks = risk.Evaluate(risk.Change{ID: o.ID, Category: o.Category, Live: objectOf(live), Merged: objectOf(merged)}, opts.DisabledRisks)
 	return o, nil
 }
 

@@ -33,7 +33,7 @@ func configChange(in *ConfigInput) *ConfigChange {
 		return nil
 	}
 	return &ConfigChange{File: in.File, TrustedFrom: in.TrustedFrom, NotApplied: in.NotApplied,
-		Diff: unifiedDiff(in.Base, in.Head, "base/"+in.File, "head/"+in.File)}
+		Diff: unifiedDiff(in.Base, in.Head, "base/"+in.File, "head/"+in.File, DefaultContext)}
 }
 
 // lead is the paragraph's first sentence.

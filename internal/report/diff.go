@@ -7,8 +7,8 @@ import (
 	"github.com/sergi/go-diff/diffmatchpatch"
 )
 
-// contextLines is the unified diff default, as diff -u.
-const contextLines = 3
+// DefaultContext is the unified diff's lines of context by default, as diff -u.
+const DefaultContext = 3
 
 type diffLine struct {
 	op   byte // ' ', '-', '+'
@@ -18,7 +18,7 @@ type diffLine struct {
 // unifiedDiff returns a unified diff of a and b that patch -p1 applies, with headers
 // "--- from" and "+++ to", or "" when they are equal. The line-level edit script comes
 // from go-diff with no time limit, so the same input always gives the same diff.
-func unifiedDiff(a, b, from, to string) string {
+func unifiedDiff(a, b, from, to string, context int) string {
 	if a == b {
 		return ""
 	}
@@ -41,7 +41,7 @@ func unifiedDiff(a, b, from, to string) string {
 	}
 	var sb strings.Builder
 	fmt.Fprintf(&sb, "--- %s\n+++ %s\n", from, to)
-	writeHunks(&sb, ops)
+	writeHunks(&sb, ops, context)
 	return sb.String()
 }
 
@@ -57,7 +57,7 @@ func splitLines(s string) []string {
 	return parts
 }
 
-func writeHunks(sb *strings.Builder, ops []diffLine) {
+func writeHunks(sb *strings.Builder, ops []diffLine, contextLines int) {
 	// oldBefore[i] and newBefore[i]: lines of each side before ops[i].
 	oldBefore := make([]int, len(ops)+1)
 	newBefore := make([]int, len(ops)+1)

@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -73,13 +74,13 @@ func TestUnifiedDiffAppliesWithPatch(t *testing.T) {
 	}
 	for name, c := range cases {
 		t.Run(name, func(t *testing.T) {
-			d := unifiedDiff(c[0], c[1], "live/v1.ConfigMap.x", "merged/v1.ConfigMap.x")
+			d := unifiedDiff(c[0], c[1], "live/v1.ConfigMap.x", "merged/v1.ConfigMap.x", DefaultContext)
 			if got := applyPatch(t, c[0], d, "v1.ConfigMap.x"); got != c[1] {
 				t.Fatalf("patched result differs\nwant:\n%s\ngot:\n%s\ndiff:\n%s", c[1], got, d)
 			}
 		})
 	}
-	if d := unifiedDiff(base, base, "a", "b"); d != "" {
+	if d := unifiedDiff(base, base, "a", "b", DefaultContext); d != "" {
 		t.Fatalf("equal inputs gave a diff: %q", d)
 	}
 }
@@ -95,18 +96,20 @@ func TestUnifiedDiffMatchesGNUDiff(t *testing.T) {
 		"two":    strings.Replace(strings.Replace(base, "line 3\n", "three\n", 1), "line 30\n", "thirty\n", 1),
 		"append": base + "more\n",
 	} {
-		t.Run(name, func(t *testing.T) {
-			dir := t.TempDir()
-			if err := os.WriteFile(filepath.Join(dir, "a"), []byte(base), 0o644); err != nil {
-				t.Fatal(err)
-			}
-			if err := os.WriteFile(filepath.Join(dir, "b"), []byte(b), 0o644); err != nil {
-				t.Fatal(err)
-			}
-			out, _ := exec.Command("diff", "-u", "--label", "a", "--label", "b", filepath.Join(dir, "a"), filepath.Join(dir, "b")).Output()
-			if got := unifiedDiff(base, b, "a", "b"); got != string(out) {
-				t.Fatalf("drift:\n%s\nGNU diff:\n%s", got, out)
-			}
-		})
+		for _, n := range []int{0, 1, 3, 10} {
+			t.Run(fmt.Sprintf("%s -U %d", name, n), func(t *testing.T) {
+				dir := t.TempDir()
+				if err := os.WriteFile(filepath.Join(dir, "a"), []byte(base), 0o644); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.WriteFile(filepath.Join(dir, "b"), []byte(b), 0o644); err != nil {
+					t.Fatal(err)
+				}
+				out, _ := exec.Command("diff", "-U", strconv.Itoa(n), "--label", "a", "--label", "b", filepath.Join(dir, "a"), filepath.Join(dir, "b")).Output()
+				if got := unifiedDiff(base, b, "a", "b", n); got != string(out) {
+					t.Fatalf("drift:\n%s\nGNU diff:\n%s", got, out)
+				}
+			})
+		}
 	}
 }

@@ -2,137 +2,425 @@ package report
 
 import (
 	"bytes"
+	_ "embed"
 	"fmt"
+	"html"
 	"io"
+	"os"
+	"sort"
 	"strings"
+	"text/template"
+
+	"github.com/drift-gitops/drift/internal/reason"
 )
 
 // MarkdownOptions control the markdown report.
 type MarkdownOptions struct {
 	// ShowUnchanged lists unchanged objects by name; otherwise they are only counted.
 	ShowUnchanged bool
-	// MaxBytes, when set, is a size budget (a pull request comment): the summary and
-	// errors always go in, diffs are added whole while they fit, and objects whose diff
-	// does not fit are listed by name with a note that the full report is elsewhere.
+	// MaxBytes, when set, is a size budget (a pull request comment): the summary,
+	// errors and risks always go in; diffs are added risky ones first, then the
+	// smallest, while they fit; the others are named with a pointer to FullReport.
 	MaxBytes int
-	// SummaryOnly writes the title, the table and the counts of errors, nothing else.
+	// SummaryOnly writes the title, the errors, the risks and the table, no objects.
 	SummaryOnly bool
+	// FullReport says where the whole report is, for what a budget leaves out: a
+	// markdown link to the job summary, or plain words ("" is "the job summary").
+	FullReport string
+	// AfterComment, with MaxBytes, writes only the details blocks that a report with
+	// this budget (the pull request comment's) leaves out, within MaxBytes: the check
+	// run's output, its own budget.
+	AfterComment int
+	// HTMLReport, when set, says where the HTML report is (markdown: a link).
+	HTMLReport string
+	// Template, when set, is a user's template file (--markdown-template), parsed
+	// over the built-in one: it may redefine "report", "object" and "line".
+	Template string
 }
 
-// budgetReserve is kept free for the closing lines of a size-limited report.
-const budgetReserve = 4096
+//go:embed templates/report.md.tmpl
+var markdownTemplate string
 
-// WriteMarkdown writes the report as GitHub-flavoured markdown: a title with the counts,
-// a table per target, errors first, then one collapsed section per category with a
-// diff block per object. Text from manifests and servers only appears inside code
-// spans and fences longer than any backtick run they contain, so it cannot break out,
-// mention a user or link an issue.
+// budgetReserve is kept free for the closing lines of a size-limited report.
+const budgetReserve = 1024
+
+// markdownFuncs are what templates may call; every one that takes content escapes it.
+var markdownFuncs = template.FuncMap{
+	"code":   codeSpan,
+	"html":   html.EscapeString,
+	"fence":  fence,
+	"plural": func(n int, one, many string) string { return plural(n, one, many) },
+	"mark":   mark,
+}
+
+// mark is a category's sign in the markdown report.
+func mark(category string) string {
+	switch category {
+	case Add:
+		return "➕"
+	case Modify:
+		return "✏️"
+	case Delete:
+		return "🗑️"
+	case Error:
+		return "❌"
+	}
+	return "▫️"
+}
+
+// parseMarkdownTemplate parses the built-in template, and the user's over it.
+func parseMarkdownTemplate(file string) (*template.Template, error) {
+	t, err := template.New("report.md.tmpl").Funcs(markdownFuncs).Parse(markdownTemplate)
+	if err != nil {
+		return nil, err
+	}
+	if file == "" {
+		return t, nil
+	}
+	data, err := os.ReadFile(file)
+	if err != nil {
+		return nil, fmt.Errorf("--markdown-template: %w", err)
+	}
+	if t, err = t.New(file).Parse(string(data)); err != nil {
+		return nil, fmt.Errorf("--markdown-template: %w", err)
+	}
+	return t, nil
+}
+
+// mdEntry is one object as the markdown templates see it.
+type mdEntry struct {
+	Object
+	// Anchor is the id of the object's details block; Detailed says whether the
+	// block is in this report (a budget may leave it out).
+	Anchor     string
+	Detailed   bool
+	Target     string
+	FullReport string
+	// Notes are the errors and warnings, a line each; Hint what to do about the error.
+	Notes string
+	Hint  string
+	// Reason and Message are an error's reason and first line, for the errors list.
+	Reason, Message string
+	// Line is the rendered summary line.
+	Line string
+
+	block string // the rendered details block
+}
+
+// mdRisk is one risk of one object, for the risks list.
+type mdRisk struct {
+	*mdEntry
+	Rule, Message string
+}
+
+// mdTarget is one diffed target.
+type mdTarget struct {
+	Target
+	Display, About string
+	Counts         Summary
+	Lines          []*mdEntry
+	More           int
+	Details        []string
+	Drift          []string
+	Unchanged      []Object
+
+	entries, drift []*mdEntry // every object with a block; Lines may be fewer
+}
+
+// mdView is what the "report" template lays out.
+type mdView struct {
+	Headline, Incomplete, Policy, Mismatch string
+	Describe, Config                       string
+	Errors                                 []*mdEntry
+	Risks                                  []mdRisk
+	Targets                                []*mdTarget
+	Skipped                                []Target
+	Multi, SummaryOnly                     bool
+	FullReport, HTMLReport                 string
+	LeftOut                                int
+}
+
+// WriteMarkdown writes the report as GitHub-flavoured markdown from the templates in
+// templates/report.md.tmpl: the title with the counts, the errors and the risks, a
+// table of targets, one line per changed object, then one collapsed block per object
+// with its diff, risky objects first. Under a budget (MaxBytes) the lines and risks
+// always go in and diffs are added, risky then small first, while they fit.
 func WriteMarkdown(w io.Writer, rep *Report, opts MarkdownOptions) error {
-	bw := &bytes.Buffer{}
-	fmt.Fprintf(bw, "### drift: %s\n\n", rep.headline())
-	if !rep.Complete {
-		fmt.Fprintf(bw, "> [!CAUTION]\n> %s\n\n", rep.IncompleteNote())
-	}
-	if note := rep.MismatchNote(); note != "" {
-		fmt.Fprintf(bw, "> [!WARNING]\n> %s\n\n", note)
-	}
-	if rep.Kind == KindDrift {
-		fmt.Fprintf(bw, "Drift check of %s against the live cluster.\n\n", mdDescribe(rep))
-	} else {
-		fmt.Fprintf(bw, "Preview of %s.\n\n", mdDescribe(rep))
-	}
-	writeConfigMarkdown(bw, rep.Config)
-	fmt.Fprintf(bw, "| Target | Add | Modify | Delete | Unchanged | Errors |\n|---|---:|---:|---:|---:|---:|\n")
-	diffed, skipped := rep.splitSkipped()
-	for _, t := range diffed {
-		var s Summary
-		for _, o := range t.Objects {
-			s.count(o.Category)
-		}
-		fmt.Fprintf(bw, "| %s | %d | %d | %d | %d | %d |\n", codeSpan(t.Name), s.Add, s.Modify, s.Delete, s.Unchanged, s.Error)
-	}
-	if len(skipped) > 0 {
-		fmt.Fprintf(bw, "\n<details><summary>%s</summary>\n\n", skippedTitle(len(skipped)))
-		for _, t := range skipped {
-			fmt.Fprintf(bw, "- %s: %s\n", codeSpan(t.Name), codeSpan(t.Skipped))
-		}
-		fmt.Fprintf(bw, "\n</details>\n")
-	}
-	if opts.SummaryOnly {
-		fmt.Fprintf(bw, "\nThe report is too long for a comment: the full report is in the job summary and the JSON report.\n")
-		_, err := w.Write(bw.Bytes())
+	t, err := parseMarkdownTemplate(opts.Template)
+	if err != nil {
 		return err
 	}
-	b := &budget{max: opts.MaxBytes}
-	if b.max > 0 {
-		for _, t := range diffed {
-			for _, o := range append(objectsIn(t, Add), append(append(objectsIn(t, Modify), objectsIn(t, Delete)...), t.Drift...)...) {
-				b.pending += len(leftOutLine(o))
-			}
+	v, entries, err := markdownView(t, rep, opts)
+	if err != nil {
+		return err
+	}
+	if opts.AfterComment > 0 {
+		return writeLeftOut(w, t, v, entries, opts)
+	}
+	if opts.MaxBytes > 0 && !opts.SummaryOnly {
+		if err := fitBudget(t, v, entries, opts.MaxBytes); err != nil {
+			return err
 		}
 	}
-	for _, t := range diffed {
-		multi := len(diffed) > 1
-		if multi {
-			fmt.Fprintf(bw, "\n#### Target %s\n", codeSpan(t.Name))
-			if about := t.about(codeSpan); about != "" {
-				fmt.Fprintf(bw, "\n%s\n", about)
+	return execute(w, t, "report", v)
+}
+
+func execute(w io.Writer, t *template.Template, name string, data any) error {
+	if err := t.ExecuteTemplate(w, name, data); err != nil {
+		return fmt.Errorf("markdown template: %w", err)
+	}
+	return nil
+}
+
+func renderTemplate(t *template.Template, name string, data any) (string, error) {
+	var b bytes.Buffer
+	err := execute(&b, t, name, data)
+	return b.String(), err
+}
+
+// markdownView builds the view with every detail in; entries are every object that
+// has a details block, in the report's order.
+func markdownView(t *template.Template, rep *Report, opts MarkdownOptions) (*mdView, []*mdEntry, error) {
+	full := opts.FullReport
+	if full == "" {
+		full = "the job summary"
+	}
+	v := &mdView{Headline: rep.headline(), Mismatch: rep.MismatchNote(), Policy: rep.PolicyNote(),
+		SummaryOnly: opts.SummaryOnly, FullReport: full, HTMLReport: opts.HTMLReport}
+	if risky := rep.Summary.Risky; risky > 0 && rep.Kind != KindDrift {
+		v.Headline += " · ⚠️ " + plural(risky, "risky object", "risky objects")
+	}
+	if !rep.Complete {
+		v.Incomplete = rep.IncompleteNote()
+	}
+	if rep.Kind == KindDrift {
+		v.Describe = "Drift check of " + mdDescribe(rep) + " against the live cluster."
+	} else {
+		v.Describe = "Preview of " + mdDescribe(rep) + "."
+	}
+	var cfg bytes.Buffer
+	writeConfigMarkdown(&cfg, rep.Config)
+	v.Config = cfg.String()
+	diffed, skipped := rep.splitSkipped()
+	v.Skipped, v.Multi = skipped, len(diffed) > 1
+	var entries []*mdEntry
+	n := 0
+	newEntry := func(t Target, o Object) *mdEntry {
+		e := &mdEntry{Object: o, Detailed: true, Target: t.Display(), FullReport: full}
+		var notes []string
+		if o.Error != "" {
+			why := o.ErrorReason
+			if why == "" {
+				why = reason.Error
 			}
+			notes = append(notes, "error ("+string(why)+"): "+o.Error)
+			e.Reason, e.Message, e.Hint = string(why), firstLine(o.Error, 200), o.ErrorReason.Hint()
 		}
-		if errs := objectsIn(t, Error); len(errs) > 0 {
-			fmt.Fprintf(bw, "\n**Errors (%d)**\n\n", len(errs))
-			for _, o := range errs {
-				writeMarkdownObject(bw, o)
-			}
+		for _, wn := range o.Warnings {
+			notes = append(notes, "warning ("+string(wn.Reason)+"): "+wn.Message)
 		}
-		for _, s := range sections {
-			objs := objectsIn(t, s.category)
-			if s.category == Error || len(objs) == 0 {
+		e.Notes = strings.Join(notes, "\n")
+		return e
+	}
+	for _, tg := range diffed {
+		mt := &mdTarget{Target: tg, Display: tg.Display(), About: tg.about(codeSpan)}
+		for _, o := range tg.Objects {
+			mt.Counts.count(o.Category)
+			if o.Category == Unchanged {
+				if opts.ShowUnchanged {
+					mt.Unchanged = append(mt.Unchanged, o)
+				}
 				continue
 			}
-			fmt.Fprintf(bw, "\n<details><summary>%s (%d)</summary>\n\n", s.title, len(objs))
-			if s.category == Unchanged {
-				if opts.ShowUnchanged {
-					for _, o := range objs {
-						fmt.Fprintf(bw, "- %s from %s\n", codeSpan(o.Title()), codeSpan(o.Where()))
-					}
-				} else {
-					fmt.Fprintf(bw, "%d unchanged.\n", len(objs))
-				}
-			} else {
-				for _, o := range objs {
-					b.write(bw, o)
-				}
+			e := newEntry(tg, o)
+			mt.Lines = append(mt.Lines, e)
+			if o.Category == Error {
+				v.Errors = append(v.Errors, e)
 			}
-			fmt.Fprintf(bw, "\n</details>\n")
-		}
-		if len(t.Drift) > 0 {
-			fmt.Fprintf(bw, "\n<details><summary>Drift already in the cluster, not made by this change (%d)</summary>\n\n", len(t.Drift))
-			for _, o := range t.Drift {
-				b.write(bw, o)
+			for _, r := range o.Risks {
+				v.Risks = append(v.Risks, mdRisk{mdEntry: e, Rule: r.Rule, Message: r.Message})
 			}
-			fmt.Fprintf(bw, "\n</details>\n")
 		}
-		if len(t.Kept) > 0 {
-			fmt.Fprintf(bw, "\n<details><summary>Kept, not deleted (%d)</summary>\n\n", len(t.Kept))
-			for _, k := range t.Kept {
-				fmt.Fprintf(bw, "- %s (listed by %s): %s\n", codeSpan(k.Title()), codeSpan(k.Inventory), codeSpan(k.Reason))
-			}
-			fmt.Fprintf(bw, "\n</details>\n")
+		sortDetails(mt.Lines)
+		for _, e := range mt.Lines {
+			n++
+			e.Anchor = fmt.Sprintf("drift-%d", n)
 		}
-		for _, n := range t.Notes {
-			fmt.Fprintf(bw, "\nNote: %s\n", codeSpan(n))
+		mt.entries = append([]*mdEntry(nil), mt.Lines...)
+		entries = append(entries, mt.Lines...)
+		for _, o := range tg.Drift {
+			n++
+			e := newEntry(tg, o)
+			e.Anchor = fmt.Sprintf("drift-%d", n)
+			mt.drift = append(mt.drift, e)
+		}
+		v.Targets = append(v.Targets, mt)
+	}
+	for _, mt := range v.Targets {
+		entries = append(entries, mt.drift...)
+	}
+	for _, e := range entries {
+		var err error
+		if e.block, err = renderTemplate(t, "object", e); err != nil {
+			return nil, nil, err
 		}
 	}
-	if b.leftOut > 0 {
-		listed := "they are listed by name above"
-		if b.unlisted > 0 {
-			listed = fmt.Sprintf("%d of them listed by name above; %d more could not even be named (see the job summary)", b.leftOut-b.unlisted, b.unlisted)
+	return v, entries, fill(t, v)
+}
+
+// sortDetails orders a target's objects for reading: errors, then risky objects, then
+// by category (add, modify, delete), each in the report's order.
+func sortDetails(es []*mdEntry) {
+	rank := func(e *mdEntry) int {
+		switch {
+		case e.Category == Error:
+			return 0
+		case len(e.Risks) > 0:
+			return 1
 		}
-		fmt.Fprintf(bw, "\n> [!NOTE]\n> %d diffs did not fit in this comment (GitHub's size limit); %s. The full report is in the job summary and the JSON report.\n", b.leftOut, listed)
+		return 2 + sectionIndex(e.Category)
 	}
-	_, err := w.Write(bw.Bytes())
-	return err
+	sort.SliceStable(es, func(i, j int) bool { return rank(es[i]) < rank(es[j]) })
+}
+
+func sectionIndex(category string) int {
+	for i, s := range sections {
+		if s.category == category {
+			return i
+		}
+	}
+	return len(sections)
+}
+
+// fill renders each target's lines and details as the entries now say.
+func fill(t *template.Template, v *mdView) error {
+	for _, mt := range v.Targets {
+		mt.Details, mt.Drift = mt.Details[:0], mt.Drift[:0]
+		for _, e := range mt.drift {
+			if e.Detailed && !v.SummaryOnly {
+				mt.Drift = append(mt.Drift, e.block)
+			}
+		}
+		for _, e := range mt.entries {
+			var err error
+			if e.Line, err = renderTemplate(t, "line", e); err != nil {
+				return err
+			}
+			if e.Detailed && !v.SummaryOnly {
+				mt.Details = append(mt.Details, e.block)
+			}
+		}
+	}
+	return nil
+}
+
+// fitBudget decides what of the report a budget holds. The title, errors, risks and
+// table always; one line per changed object while the lines take at most half the
+// budget (never an error's or a risky object's); then the details blocks, errors
+// first, then risky objects, then the smallest, while they fit.
+func fitBudget(t *template.Template, v *mdView, entries []*mdEntry, max int) error {
+	for _, e := range entries {
+		e.Detailed = false
+	}
+	if err := fill(t, v); err != nil {
+		return err
+	}
+	head, err := renderTemplate(t, "report", v)
+	if err != nil {
+		return err
+	}
+	if len(head)+budgetReserve > max/2 {
+		trimLines(v, len(head)+budgetReserve-max/2)
+		if head, err = renderTemplate(t, "report", v); err != nil {
+			return err
+		}
+	}
+	order := priority(entries)
+	used := len(head) + budgetReserve
+	for _, e := range order {
+		if used+len(e.block)+len(" · [details](#)")+len(e.Anchor) > max {
+			continue
+		}
+		e.Detailed = true
+		used += len(e.block) + len(" · [details](#)") + len(e.Anchor)
+	}
+	for _, e := range entries {
+		if !e.Detailed {
+			v.LeftOut++
+		}
+	}
+	return fill(t, v)
+}
+
+// writeLeftOut writes the details blocks a comment of opts.AfterComment bytes leaves
+// out, in the comment's order of priority, while they fit opts.MaxBytes.
+func writeLeftOut(w io.Writer, t *template.Template, v *mdView, entries []*mdEntry, opts MarkdownOptions) error {
+	if err := fitBudget(t, v, entries, opts.AfterComment); err != nil {
+		return err
+	}
+	var rest []*mdEntry
+	for _, e := range entries {
+		if !e.Detailed {
+			rest = append(rest, e)
+		}
+		e.Detailed = false
+	}
+	v.LeftOut = 0
+	used := budgetReserve
+	for _, e := range priority(rest) {
+		if opts.MaxBytes > 0 && used+len(e.block) > opts.MaxBytes {
+			v.LeftOut++
+			continue
+		}
+		e.Detailed = true
+		used += len(e.block)
+	}
+	if err := fill(t, v); err != nil {
+		return err
+	}
+	return execute(w, t, "details", v)
+}
+
+// priority orders entries as a budget takes them: the change before drift, errors,
+// then risky objects, then the smallest blocks.
+func priority(entries []*mdEntry) []*mdEntry {
+	order := append([]*mdEntry(nil), entries...)
+	sort.SliceStable(order, func(i, j int) bool {
+		a, b := order[i], order[j]
+		if (a.Story == StoryDrift) != (b.Story == StoryDrift) {
+			return b.Story == StoryDrift
+		}
+		if (a.Category == Error) != (b.Category == Error) {
+			return a.Category == Error
+		}
+		if (len(a.Risks) > 0) != (len(b.Risks) > 0) {
+			return len(a.Risks) > 0
+		}
+		return len(a.block) < len(b.block)
+	})
+	return order
+}
+
+// trimLines drops summary lines from the end of the targets, never an error's or a
+// risky object's, until over bytes are dropped.
+func trimLines(v *mdView, over int) {
+	for i := len(v.Targets) - 1; i >= 0 && over > 0; i-- {
+		mt := v.Targets[i]
+		drop := map[*mdEntry]bool{}
+		for j := len(mt.Lines) - 1; j >= 0 && over > 0; j-- {
+			if e := mt.Lines[j]; e.Category != Error && len(e.Risks) == 0 {
+				drop[e] = true
+				over -= len(e.Line)
+			}
+		}
+		keep := mt.Lines[:0]
+		for _, e := range mt.Lines {
+			if !drop[e] {
+				keep = append(keep, e)
+			}
+		}
+		mt.Lines, mt.More = keep, mt.More+len(drop)
+	}
 }
 
 func mdDescribe(rep *Report) string {
@@ -146,29 +434,22 @@ func mdDescribe(rep *Report) string {
 	return what + " compared with " + describeRef(rep.Base, rep.BaseCommit, codeSpan) + " on an ephemeral API server, not a live cluster"
 }
 
-func writeMarkdownObject(w io.Writer, o Object) {
-	if o.Inventory != "" {
-		fmt.Fprintf(w, "%s, owned by %s\n", codeSpan(o.Title()), codeSpan(o.Inventory))
-	} else {
-		fmt.Fprintf(w, "%s from %s\n", codeSpan(o.Title()), codeSpan(o.Where()))
+// firstLine is s's first line, cut at most runes.
+func firstLine(s string, most int) string {
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		s = s[:i] + " …"
 	}
-	var notes []string
-	if o.Error != "" {
-		notes = append(notes, "error ("+string(o.ErrorReason)+"): "+o.Error)
+	if r := []rune(s); len(r) > most {
+		s = string(r[:most-1]) + "…"
 	}
-	for _, wn := range o.Warnings {
-		notes = append(notes, "warning ("+string(wn.Reason)+"): "+wn.Message)
-	}
-	if len(notes) > 0 {
-		writeFence(w, "text", strings.Join(notes, "\n"))
-	}
-	if h := o.ErrorReason.Hint(); o.Error != "" && h != "" {
-		fmt.Fprintf(w, "What to do: %s.\n", h)
-	}
-	if o.Diff != "" {
-		writeFence(w, "diff", o.Diff)
-	}
-	fmt.Fprintln(w)
+	return s
+}
+
+// fence is body in a fenced block no backtick run inside it can close.
+func fence(lang, body string) string {
+	var b bytes.Buffer
+	writeFence(&b, lang, body)
+	return b.String()
 }
 
 func writeFence(w io.Writer, lang, body string) {
@@ -197,37 +478,4 @@ func longestRun(s string, c byte) int {
 		}
 	}
 	return best
-}
-
-// budget adds objects to a size-limited report: whole while they fit, keeping room
-// for one name line per object still to come, so that every object whose diff is left
-// out is listed by name.
-type budget struct {
-	max, pending, leftOut, unlisted int
-}
-
-func (b *budget) write(bw *bytes.Buffer, o Object) {
-	if b.max <= 0 {
-		writeMarkdownObject(bw, o)
-		return
-	}
-	var blk bytes.Buffer
-	writeMarkdownObject(&blk, o)
-	line := leftOutLine(o)
-	b.pending -= len(line)
-	if bw.Len()+blk.Len()+budgetReserve+b.pending <= b.max {
-		bw.Write(blk.Bytes())
-		return
-	}
-	b.leftOut++
-	if bw.Len()+len(line)+budgetReserve <= b.max {
-		bw.WriteString(line)
-	} else {
-		b.unlisted++
-	}
-}
-
-// leftOutLine lists an object whose diff did not fit.
-func leftOutLine(o Object) string {
-	return fmt.Sprintf("- %s from %s: diff left out\n", codeSpan(o.Title()), codeSpan(o.Where()))
 }

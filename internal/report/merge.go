@@ -138,5 +138,8 @@ func (s *Summary) add(objs []Object) {
 		if o.warned(reason.ApplierMismatch) {
 			s.ApplierMismatch++
 		}
+		if len(o.Risks) > 0 {
+			s.Risky++
+		}
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/drift-gitops/drift/internal/dryrun"
 	"github.com/drift-gitops/drift/internal/object"
 	"github.com/drift-gitops/drift/internal/reason"
+	"github.com/drift-gitops/drift/internal/risk"
 )
 
 // SchemaVersion names the JSON report format. Fields may be added; none change meaning.
@@ -46,8 +47,10 @@ type Report struct {
 	Config *ConfigChange `json:"config,omitempty"`
 	// Shard marks one shard's share of a run split across runners, which drift
 	// report merge combines with the others'; absent from a whole run's report.
-	Shard   *Shard   `json:"shard,omitempty"`
-	Summary Summary  `json:"summary"`
+	Shard   *Shard  `json:"shard,omitempty"`
+	Summary Summary `json:"summary"`
+	// Policy is what --fail-on and failOn asked for, and whether the report fails it.
+	Policy  *Policy  `json:"policy,omitempty"`
 	Targets []Target `json:"targets"`
 }
 
@@ -58,6 +61,8 @@ type Summary struct {
 	Unchanged int `json:"unchanged"`
 	Delete    int `json:"delete"`
 	Error     int `json:"error"`
+	// Risky counts the objects with at least one risk.
+	Risky int `json:"risky"`
 	// ApplierMismatch counts the objects whose live fields another applier than
 	// their target's manages (their predictions may be wrong).
 	ApplierMismatch int `json:"applierMismatch,omitempty"`
@@ -112,7 +117,13 @@ type Object struct {
 	// head's) or "drift" (already in the cluster: live against the base's prediction)
 	// when the report splits them; absent otherwise.
 	Story string `json:"story,omitempty"`
-	Diff  string `json:"diff,omitempty"`
+	// What says in a few words what a modification changes ("image web:1.4 → 1.5,
+	// 2 more fields"); Changes lists each field it changes, masked as the diff is.
+	What    string        `json:"what,omitempty"`
+	Changes []FieldChange `json:"changes,omitempty"`
+	// Risks are what a reviewer must not miss (docs/report.md#risks).
+	Risks []risk.Finding `json:"risks,omitempty"`
+	Diff  string         `json:"diff,omitempty"`
 	// Warnings never stop the preview; each has a stable reason.
 	Warnings []dryrun.Message `json:"warnings"`
 	// Error is the reason the object could not be previewed, with ErrorReason.

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/base64"
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -105,7 +106,7 @@ func TestGoldenReports(t *testing.T) {
 			}
 		}
 	}
-	if rep.Complete || rep.Summary != (Summary{Add: 1, Modify: 2, Unchanged: 1, Error: 2}) {
+	if rep.Complete || rep.Summary != (Summary{Add: 1, Modify: 2, Unchanged: 1, Error: 2, Risky: 1}) {
 		t.Fatalf("summary = %+v complete=%v", rep.Summary, rep.Complete)
 	}
 	// Same input, byte-identical output.
@@ -165,10 +166,28 @@ func TestCodeSpanAndFenceCannotBeEscaped(t *testing.T) {
 	}
 }
 
-// TestGoldenBudgetedMarkdown: the pull request comment's budget, here small enough
-// that some diffs are listed by name instead, and the summary-only fallback.
+// budgetInput is sampleInput with n more ConfigMaps changed, each diff larger than
+// the Secret's, so that a budget must choose.
+func budgetInput(t *testing.T, n int) Input {
+	in := sampleInput(t)
+	for i := 0; i < n; i++ {
+		var data strings.Builder
+		for k := 0; k < 8; k++ {
+			fmt.Fprintf(&data, "k%d: v%d, ", k, i)
+		}
+		name := fmt.Sprintf("dash-%03d", i)
+		live := "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: " + name + ", namespace: shop}\ndata: {" + data.String() + "}\n"
+		merged := "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: " + name + ", namespace: shop}\ndata: {" + strings.ReplaceAll(data.String(), "v", "w") + "}\n"
+		in.Targets[0].Results = append(in.Targets[0].Results, result(t, "shop/dash.yaml", i+1, merged, live, merged))
+	}
+	return in
+}
+
+// TestGoldenBudgetedMarkdown: under a comment's budget, errors and risks come first,
+// the risky object's diff is kept before larger ones, and what does not fit is named
+// with a pointer to the full report; the summary-only variant has no objects.
 func TestGoldenBudgetedMarkdown(t *testing.T) {
-	rep, err := Build(sampleInput(t), Options{})
+	rep, err := Build(budgetInput(t, 12), Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -176,16 +195,50 @@ func TestGoldenBudgetedMarkdown(t *testing.T) {
 	if err := WriteMarkdown(&full, rep, MarkdownOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	max := full.Len() + budgetReserve - 600
-	if err := WriteMarkdown(&budget, rep, MarkdownOptions{MaxBytes: max}); err != nil {
+	max := full.Len() * 2 / 3
+	opts := MarkdownOptions{MaxBytes: max, FullReport: "[the job summary](https://github.example/run/1)"}
+	if err := WriteMarkdown(&budget, rep, opts); err != nil {
 		t.Fatal(err)
 	}
 	if err := WriteMarkdown(&summary, rep, MarkdownOptions{SummaryOnly: true}); err != nil {
 		t.Fatal(err)
 	}
-	if budget.Len() > max || !strings.Contains(budget.String(), "diff left out") || strings.Count(budget.String(), "```")%2 != 0 {
-		t.Errorf("budgeted report of %d bytes (max %d)", budget.Len(), max)
+	b := budget.String()
+	if budget.Len() > max || strings.Count(b, "```")%2 != 0 {
+		t.Errorf("budgeted report of %d bytes (max %d), or a fence left open", budget.Len(), max)
+	}
+	if !strings.Contains(b, "did not fit") || !strings.Contains(b, "details in [the job summary](https://github.example/run/1)") {
+		t.Errorf("no diff was left out, or a left-out object does not point to the full report")
+	}
+	if !(strings.Index(b, "**Errors (2)**") < strings.Index(b, "**Risks (1)**") && strings.Index(b, "**Risks (1)**") < strings.Index(b, "| Target |")) {
+		t.Errorf("errors and risks are not at the top")
+	}
+	if !strings.Contains(b, "+  password: '*** (after)'") {
+		t.Errorf("the risky Secret's diff was left out")
 	}
 	golden.Check(t, "report.budget.md", budget.Bytes())
 	golden.Check(t, "report.summary.md", summary.Bytes())
+}
+
+// TestBudgetKeepsErrorsAndRisksAmongThousands: with thousands of changed objects the
+// comment names as many as half its budget holds, and never drops an error's or a
+// risky object's line.
+func TestBudgetKeepsErrorsAndRisksAmongThousands(t *testing.T) {
+	rep, err := Build(budgetInput(t, 3000), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var md bytes.Buffer
+	if err := WriteMarkdown(&md, rep, MarkdownOptions{MaxBytes: 65536}); err != nil {
+		t.Fatal(err)
+	}
+	s := md.String()
+	if md.Len() > 65536 {
+		t.Fatalf("%d bytes over the budget", md.Len())
+	}
+	for _, want := range []string{"- ✏️ `v1 Secret shop/db`", "- ❌ `v1 Secret shop/tls`", "more objects: see the job summary", "- ✏️ `v1 ConfigMap shop/dash-000`"} {
+		if !strings.Contains(s, want) {
+			t.Errorf("the comment lacks %q", want)
+		}
+	}
 }

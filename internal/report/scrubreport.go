@@ -109,6 +109,27 @@ func (s *Scrubber) scrubScalar(v any) (any, bool) {
 
 // scrubReport scrubs every message of the report: errors, warnings, notes, reasons and
 // the configuration's diff. Objects' YAML and diffs are scrubbed as they are built.
+// scrubValue scrubs every key and string of a field's value.
+func (s *Scrubber) scrubValue(v any) any {
+	switch x := v.(type) {
+	case string:
+		return s.Scrub(x)
+	case map[string]any:
+		out := make(map[string]any, len(x))
+		for k, e := range x {
+			out[s.Scrub(k)] = s.scrubValue(e)
+		}
+		return out
+	case []any:
+		out := make([]any, len(x))
+		for i, e := range x {
+			out[i] = s.scrubValue(e)
+		}
+		return out
+	}
+	return v
+}
+
 func (s *Scrubber) scrubReport(rep *Report) {
 	for i := range rep.Targets {
 		t := &rep.Targets[i]
@@ -125,6 +146,14 @@ func (s *Scrubber) scrubReport(rep *Report) {
 				o.Error = s.Scrub(o.Error)
 				for k := range o.Warnings {
 					o.Warnings[k].Message = s.Scrub(o.Warnings[k].Message)
+				}
+				for k := range o.Risks {
+					o.Risks[k].Message = s.Scrub(o.Risks[k].Message)
+				}
+				o.What = s.Scrub(o.What)
+				for k := range o.Changes {
+					c := &o.Changes[k]
+					c.Path, c.Before, c.After = s.Scrub(c.Path), s.scrubValue(c.Before), s.scrubValue(c.After)
 				}
 				// Scalars were scrubbed before the YAML was rendered; this catches keys,
 				// and values split over lines, which show only line by line.

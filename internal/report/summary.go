@@ -145,6 +145,15 @@ func skippedTitle(n int) string {
 	return fmt.Sprintf("Skipped %d targets", n)
 }
 
+// Display is the target's name as reports show it: its name, or for the repository
+// root "the repository root" rather than ".".
+func (t Target) Display() string {
+	if t.Name == "." || t.Name == "" {
+		return "repository root"
+	}
+	return t.Name
+}
+
 // about says what a target renders and where it is diffed: "kustomize apps/web,
 // context prod".
 func (t Target) about(quote func(string) string) string {

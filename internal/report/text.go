@@ -41,6 +41,7 @@ func WriteText(w io.Writer, rep *Report, opts TextOptions) error {
 	}
 	fmt.Fprintf(bw, "%s %s\n", c(ansiBold, "drift:"), rep.Describe())
 	writeConfigText(bw, rep.Config, func(s string) string { return c(ansiBold, s) })
+	writeTextFirst(bw, rep, c)
 	diffed, skipped := rep.splitSkipped()
 	if len(skipped) > 0 {
 		fmt.Fprintf(bw, "\n%s\n", c(ansiBold, skippedTitle(len(skipped))+":"))
@@ -53,7 +54,7 @@ func WriteText(w io.Writer, rep *Report, opts TextOptions) error {
 		if about != "" {
 			about = "; " + about
 		}
-		fmt.Fprintf(bw, "\n%s %s (%d objects%s)\n", c(ansiBold, "Target"), t.Name, len(t.Objects), about)
+		fmt.Fprintf(bw, "\n%s %s (%s%s)\n", c(ansiBold, "Target"), t.Display(), plural(len(t.Objects), "object", "objects"), about)
 		for _, s := range sections {
 			objs := objectsIn(t, s.category)
 			if len(objs) == 0 {
@@ -99,6 +100,9 @@ func WriteText(w io.Writer, rep *Report, opts TextOptions) error {
 		}
 	}
 	fmt.Fprintf(bw, "\n%s %s.\n", c(ansiBold, "Summary:"), rep.Summary.Line())
+	if note := rep.PolicyNote(); note != "" {
+		fmt.Fprintf(bw, "%s\n", c(ansiRed, note))
+	}
 	if note := rep.MismatchNote(); note != "" {
 		fmt.Fprintf(bw, "%s\n", c(ansiYell, note))
 	}
@@ -114,7 +118,11 @@ func writeTextObject(w io.Writer, o Object, s section, opts TextOptions, c func(
 	if color != "" {
 		head = c(color, head)
 	}
-	fmt.Fprintf(w, "%s  (%s)\n", head, o.Where())
+	what := ""
+	if o.What != "" {
+		what = ": " + o.What
+	}
+	fmt.Fprintf(w, "%s%s  (%s)\n", head, what, o.Where())
 	if o.Inventory != "" {
 		fmt.Fprintf(w, "  owned by %s\n", o.Inventory)
 	}
@@ -130,6 +138,9 @@ func writeTextObject(w io.Writer, o Object, s section, opts TextOptions, c func(
 	}
 	for _, wn := range o.Warnings {
 		fmt.Fprintf(w, "  %s %s\n", c(ansiYell, "warning ("+string(wn.Reason)+"):"), indentRest(wn.Message, "    "))
+	}
+	for _, r := range o.Risks {
+		fmt.Fprintf(w, "  %s %s\n", c(ansiRed, "risk ("+r.Rule+"):"), r.Message)
 	}
 	if o.Diff == "" || opts.NoDiffs {
 		return
@@ -152,4 +163,37 @@ func writeTextObject(w io.Writer, o Object, s section, opts TextOptions, c func(
 
 func indentRest(s, indent string) string {
 	return strings.ReplaceAll(strings.TrimRight(s, "\n"), "\n", "\n"+indent)
+}
+
+// writeTextFirst lists, before the targets, what must not be missed: every error and
+// every risk, one line each, with its target when there are several.
+func writeTextFirst(w io.Writer, rep *Report, c func(string, string) string) {
+	diffed, _ := rep.splitSkipped()
+	in := func(t Target) string {
+		if len(diffed) > 1 {
+			return " in " + t.Display()
+		}
+		return ""
+	}
+	var errs, risks []string
+	for _, t := range diffed {
+		for _, o := range t.Objects {
+			if o.Category == Error {
+				why := string(o.ErrorReason)
+				if why == "" {
+					why = string(reason.Error)
+				}
+				errs = append(errs, fmt.Sprintf("  x %s (%s)%s: %s", o.Title(), o.Where(), in(t), why))
+			}
+			for _, r := range o.Risks {
+				risks = append(risks, fmt.Sprintf("  ! %s%s: %s: %s", o.Title(), in(t), r.Rule, r.Message))
+			}
+		}
+	}
+	if len(errs) > 0 {
+		fmt.Fprintf(w, "\n%s\n%s\n", c(ansiRed, fmt.Sprintf("Errors (%d), below in full:", len(errs))), strings.Join(errs, "\n"))
+	}
+	if len(risks) > 0 {
+		fmt.Fprintf(w, "\n%s\n%s\n", c(ansiYell, fmt.Sprintf("Risks (%d):", len(risks))), strings.Join(risks, "\n"))
+	}
 }

@@ -7,7 +7,7 @@ import (
 )
 
 // Formats are the report formats Write knows, as -o names them.
-var Formats = []string{"text", "markdown", "json"}
+var Formats = []string{"text", "markdown", "json", "changes"}
 
 // WriteOptions say how Write writes a report. The caller reads the terminal and the
 // environment; Write only acts on what they decided.
@@ -23,6 +23,8 @@ type WriteOptions struct {
 	ExternalDiff string
 	// Stderr receives the external diff program's own error output.
 	Stderr io.Writer
+	// MarkdownTemplate is a user's markdown template file (--markdown-template).
+	MarkdownTemplate string
 }
 
 // Write writes rep to w in the format opts name.
@@ -31,7 +33,9 @@ func Write(ctx context.Context, w io.Writer, rep *Report, opts WriteOptions) err
 	case "json":
 		return WriteJSON(w, rep)
 	case "markdown":
-		return WriteMarkdown(w, rep, MarkdownOptions{ShowUnchanged: opts.ShowUnchanged})
+		return WriteMarkdown(w, rep, MarkdownOptions{ShowUnchanged: opts.ShowUnchanged, Template: opts.MarkdownTemplate})
+	case "changes":
+		return WriteChanges(w, rep, ChangesOptions{Color: opts.Color})
 	}
 	text := TextOptions{Color: opts.Color, ShowUnchanged: opts.ShowUnchanged}
 	if opts.ExternalDiff != "" {

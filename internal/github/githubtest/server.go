@@ -281,6 +281,15 @@ func (s *Server) handle(w http.ResponseWriter, r *http.Request) {
 	case checkRuns.MatchString(r.URL.Path) && r.Method == http.MethodPost:
 		var body map[string]any
 		_ = json.NewDecoder(r.Body).Decode(&body)
+		// GitHub refuses an output summary or text over 65,535 characters.
+		if out, ok := body["output"].(map[string]any); ok {
+			for _, f := range []string{"summary", "text"} {
+				if v, _ := out[f].(string); len([]rune(v)) > MaxCheckOutput {
+					fail(w, http.StatusUnprocessableEntity, "Invalid request.\n\nOnly 65535 characters are allowed; "+strconv.Itoa(len([]rune(v)))+" were supplied.")
+					return
+				}
+			}
+		}
 		s.CheckRuns = append(s.CheckRuns, body)
 		writeJSON(w, http.StatusCreated, map[string]any{"id": len(s.CheckRuns), "name": body["name"]})
 	case statuses.MatchString(r.URL.Path) && r.Method == http.MethodPost:
@@ -360,3 +369,6 @@ func (s *Server) issues(w http.ResponseWriter, r *http.Request) {
 		fail(w, http.StatusMethodNotAllowed, "Method not allowed")
 	}
 }
+
+// MaxCheckOutput is GitHub's limit on a check run's output summary and text.
+const MaxCheckOutput = 65535
