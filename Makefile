@@ -6,7 +6,7 @@ ACTIONLINT := github.com/rhysd/actionlint/cmd/actionlint@v1.7.12
 
 export GOTOOLCHAIN := local
 
-.PHONY: all build test check unit fidelity demo bench clean
+.PHONY: all build test check unit fidelity demo bench screenshots clean
 
 all: build
 
@@ -37,6 +37,10 @@ demo: build
 
 bench: build
 	KUBEBUILDER_ASSETS="$$(hack/envtest-assets.sh)" $(GO) run ./hack/bench
+
+## screenshots: the demo's comment and HTML report as the PNGs docs/report.md shows (needs chromium)
+screenshots: build
+	KUBEBUILDER_ASSETS="$$(hack/envtest-assets.sh)" hack/screenshots.sh
 
 clean:
 	rm -rf bin

@@ -19,7 +19,7 @@ shot() {
     --screenshot="$1" "$3" 2>/dev/null
 }
 mkdir -p docs/images
-shot docs/images/comment.png 960,1100 "file://$tmp/comment.html"
+shot docs/images/comment.png 960,660 "file://$tmp/comment.html"
 # The Deployment's details opened: o-2 is the second risky object of the demo.
 shot docs/images/report-html.png 1280,1100 "file://$tmp/report.html#o-2"
 echo "wrote docs/images/comment.png and docs/images/report-html.png" >&2

@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strings"
 	"testing"
+	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -285,4 +286,45 @@ func TestPruneWithApplySetParentNamedInDriftYAML(t *testing.T) {
 	})
 	rep, o := driftJSON(t, "diff", "--repo", r.Dir, "--ref", "main")
 	s.check(t, rep, o, "ApplySet ConfigMap "+s.ns+"/set")
+}
+
+// TestPruneCRDCountsItsCustomResources: a CRD pruning deletes is a data-loss risk that
+// says how many custom resources go with it, counted in the cluster.
+func TestPruneCRDCountsItsCustomResources(t *testing.T) {
+	s := newPruneScene(t)
+	group := s.ns + ".example.com"
+	id := "inv-" + s.ns
+	invLabel := "  labels: {cli-utils.sigs.k8s.io/inventory-id: " + id + "}\n"
+	owner := "  annotations: {config.k8s.io/owning-inventory: " + id + "}\n"
+	crd := "apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata:\n  name: gadgets." + group + "\n" + owner +
+		"spec:\n  group: " + group + "\n  names: {plural: gadgets, singular: gadget, kind: Gadget, listKind: GadgetList}\n  scope: Namespaced\n" +
+		"  versions:\n  - name: v1\n    served: true\n    storage: true\n    schema: {openAPIV3Schema: {type: object, x-kubernetes-preserve-unknown-fields: true}}\n"
+	apply(t, "kpt", fmt.Sprintf("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: inventory\n  namespace: %s\n%sdata:\n  _gadgets.%s_apiextensions.k8s.io_CustomResourceDefinition: \"\"\n", s.ns, invLabel, group))
+	apply(t, "kpt", crd)
+	gadget := func(name string) string {
+		return "apiVersion: " + group + "/v1\nkind: Gadget\nmetadata: {name: " + name + ", namespace: " + s.ns + "}\n"
+	}
+	// The CRD serves its kind once it is established.
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		_, err := dynamic.NewForConfigOrDie(env.Config).Resource(schema.GroupVersionResource{Group: group, Version: "v1", Resource: "gadgets"}).
+			Namespace(s.ns).List(context.Background(), metav1.ListOptions{})
+		if err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the CRD is not served: %v", err)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	apply(t, "kpt", gadget("one")+"---\n"+gadget("two")+"---\n"+gadget("three"))
+	r := repo(t, map[string]string{
+		"inventory.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: inventory\n  namespace: " + s.ns + "\n" + invLabel,
+	})
+	rep, o := driftJSON(t, "diff", "--repo", r.Dir, "--ref", "main")
+	c := find(t, rep, "CustomResourceDefinition", "gadgets."+group)
+	want := "deleting the CRD deletes every gadgets." + group + " custom resource in the cluster: 3 of them"
+	if c.Category != report.Delete || len(c.Risks) != 1 || c.Risks[0].Rule != "data-loss-delete" || c.Risks[0].Message != want {
+		t.Fatalf("exit %d, CRD %s with risks %+v, want %q\n%s", o.code, c.Category, c.Risks, want, o.stderr)
+	}
 }

@@ -25,6 +25,10 @@ type Result struct {
 	// Inventory names the inventory that lists a prune candidate ("apply-config
 	// ConfigMap shop/inventory"); Merged is then nil: the object would be deleted.
 	Inventory string
+	// CustomResources, for a CustomResourceDefinition pruning deletes, is how many
+	// custom resources of it the cluster holds (they are deleted with it); negative
+	// when they could not be counted, and then at least -CustomResources-1.
+	CustomResources *int64
 
 	// pendingCRD is set when the object's kind is defined by a CRD of the change itself.
 	pendingCRD *PendingCRD

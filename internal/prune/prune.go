@@ -264,8 +264,46 @@ func (p *pruner) candidate(id object.ID, owned func(*unstructured.Unstructured) 
 		return struct{}{}, res.Delete(ctx, id.Name, metav1.DeleteOptions{DryRun: []string{metav1.DryRunAll}, PropagationPolicy: &prop})
 	}); err != nil {
 		r.Err = dryrun.DescribeError(p.c, "delete", &r, err)
+	} else if id.Group == "apiextensions.k8s.io" && id.Kind == "CustomResourceDefinition" {
+		r.CustomResources = p.countCustomResources(live)
 	}
 	p.out.Deletes = append(p.out.Deletes, r)
+}
+
+// countCustomResources counts the custom resources of a CRD, in all namespaces, with
+// one LIST of at most one item (the server says how many remain); nil when they
+// cannot be listed, negative (-1-n) when the server gives no count beyond n.
+func (p *pruner) countCustomResources(crd *unstructured.Unstructured) *int64 {
+	group, _, _ := unstructured.NestedString(crd.Object, "spec", "group")
+	plural, _, _ := unstructured.NestedString(crd.Object, "spec", "names", "plural")
+	versions, _, _ := unstructured.NestedSlice(crd.Object, "spec", "versions")
+	version := ""
+	for _, v := range versions {
+		m, _ := v.(map[string]any)
+		if storage, _ := m["storage"].(bool); storage {
+			version, _ = m["name"].(string)
+		}
+	}
+	if group == "" || plural == "" || version == "" {
+		return nil
+	}
+	res := p.c.Dynamic.Resource(schema.GroupVersionResource{Group: group, Version: version, Resource: plural})
+	list, err := dryrun.Retry(p.ctx, p.c, func(ctx context.Context) (*unstructured.UnstructuredList, error) {
+		ctx, cancel := context.WithTimeout(ctx, p.opts.RequestTimeout)
+		defer cancel()
+		return res.List(ctx, metav1.ListOptions{Limit: 1})
+	})
+	if err != nil {
+		return nil
+	}
+	n := int64(len(list.Items))
+	switch {
+	case list.GetRemainingItemCount() != nil:
+		n += *list.GetRemainingItemCount()
+	case list.GetContinue() != "":
+		n = -1 - n
+	}
+	return &n
 }
 
 func hasFormat(invs []inventory, format string) bool {

@@ -386,7 +386,7 @@ func fromResult(r dryrun.Result, opts Options, rules Rules, sc *Scrubber, sd sid
 		o.Changes = fieldChanges(live.Object, merged.Object)
 		o.What = whatChanged(o.Kind, o.Changes)
 	}
-	o.Risks = risk.Evaluate(risk.Change{ID: o.ID, Category: o.Category, Live: objectOf(live), Merged: objectOf(merged)}, opts.DisabledRisks)
+	o.Risks = risk.Evaluate(risk.Change{ID: o.ID, Category: o.Category, Live: objectOf(live), Merged: objectOf(merged), CustomResources: r.CustomResources}, opts.DisabledRisks)
 	return o, nil
 }
 

@@ -3,6 +3,8 @@ package report
 import (
 	"bytes"
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -90,5 +92,35 @@ func TestPolicy(t *testing.T) {
 	}
 	if err := rep.ApplyPolicy([]string{"risky"}); err == nil || !strings.Contains(err.Error(), "error, risk, delete, change") {
 		t.Errorf("an unknown value: %v", err)
+	}
+}
+
+// TestUserMarkdownTemplate: a user's template redefines a part of the layout (here
+// the summary line) over the built-in one, within the same budget; a broken one is an
+// error naming the flag and the template.
+func TestUserMarkdownTemplate(t *testing.T) {
+	rep, err := Build(budgetInput(t, 30), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	file := filepath.Join(t.TempDir(), "mine.tmpl")
+	if err := os.WriteFile(file, []byte(`{{define "line"}}* {{.Category}} {{code .Title}}{{range .Risks}} RISK {{.Rule}}{{end}}
+{{end}}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var md bytes.Buffer
+	if err := WriteMarkdown(&md, rep, MarkdownOptions{Template: file, MaxBytes: 8000}); err != nil {
+		t.Fatal(err)
+	}
+	s := md.String()
+	if !strings.Contains(s, "* modify `v1 Secret shop/db` RISK secret-changed\n") || strings.Contains(s, "- ✏️") || md.Len() > 8000 || !strings.Contains(s, "**Risks (1)**") {
+		t.Errorf("the user's line template was not used, or the budget was not kept (%d bytes):\n%s", md.Len(), s)
+	}
+	if err := os.WriteFile(file, []byte(`{{define "line"}}{{.NoSuchField}}{{end}}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	err = WriteMarkdown(&md, rep, MarkdownOptions{Template: file})
+	if err == nil || !strings.Contains(err.Error(), "markdown template") || !strings.Contains(err.Error(), "NoSuchField") {
+		t.Errorf("a broken template: %v", err)
 	}
 }

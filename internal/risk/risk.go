@@ -28,6 +28,9 @@ type Change struct {
 	Live        map[string]any
 	Merged      map[string]any
 	ErrorReason string
+	// CustomResources, for a CustomResourceDefinition deleted, is how many custom
+	// resources of it the cluster holds (nil: not counted; negative: at least -n-1).
+	CustomResources *int64
 }
 
 // Categories of objects, as reports name them.

@@ -22,6 +22,8 @@ type fixture struct {
 	ErrorReason string         `json:"errorReason"`
 	Live        map[string]any `json:"live"`
 	Merged      map[string]any `json:"merged"`
+	// CustomResources is what pruning counted for a CRD deleted.
+	CustomResources *int64 `json:"customResources"`
 }
 
 func (f fixture) change() Change {
@@ -30,7 +32,7 @@ func (f fixture) change() Change {
 		obj = f.Live
 	}
 	return Change{ID: object.IDOf(&unstructured.Unstructured{Object: obj}), Category: f.Category,
-		Live: f.Live, Merged: f.Merged, ErrorReason: f.ErrorReason}
+		Live: f.Live, Merged: f.Merged, ErrorReason: f.ErrorReason, CustomResources: f.CustomResources}
 }
 
 func readFixtures(t *testing.T, rule string) []fixture {
@@ -103,6 +105,27 @@ func TestSplitImage(t *testing.T) {
 		repo, tag, digest := splitImage(ref)
 		if got := [3]string{repo, tag, digest}; got != want {
 			t.Errorf("splitImage(%q) = %q, want %q", ref, got, want)
+		}
+	}
+}
+
+// TestRulesAreDocumented: docs/report.md has a row for every rule, and drift.yaml's
+// schema lists every rule as a value of risks.disable.
+func TestRulesAreDocumented(t *testing.T) {
+	doc, err := os.ReadFile(filepath.Join("..", "..", "docs", "report.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	schema, err := os.ReadFile(filepath.Join("..", "..", "docs", "drift.schema.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range Rules() {
+		if !strings.Contains(string(doc), "| `"+r.Name+"` |") {
+			t.Errorf("docs/report.md has no row for rule %s", r.Name)
+		}
+		if !strings.Contains(string(schema), `"`+r.Name+`"`) {
+			t.Errorf("docs/drift.schema.json does not list rule %s", r.Name)
 		}
 	}
 }

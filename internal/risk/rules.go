@@ -42,7 +42,19 @@ func dataLossDelete(c Change) []string {
 	case "apiextensions.k8s.io/CustomResourceDefinition":
 		plural, _ := str(c.Live, "spec", "names", "plural")
 		group, _ := str(c.Live, "spec", "group")
-		return []string{"deleting the CRD deletes every " + plural + "." + group + " custom resource in the cluster"}
+		what := "every " + plural + "." + group + " custom resource in the cluster"
+		switch n := c.CustomResources; {
+		case n == nil:
+		case *n == 0:
+			what += " (there are none now)"
+		case *n == 1:
+			what += ": 1 of them"
+		case *n > 0:
+			what += fmt.Sprintf(": %d of them", *n)
+		default:
+			what += fmt.Sprintf(": at least %d of them", -*n-1)
+		}
+		return []string{"deleting the CRD deletes " + what}
 	}
 	return nil
 }
