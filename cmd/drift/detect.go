@@ -16,6 +16,10 @@ type detectOptions struct {
 	commonOptions
 }
 
+// pullRequestFlags are the GitHub side's flags for a pull request, which drift detect
+// refuses rather than ignores.
+var pullRequestFlags = []string{"github-comment", "github-check", "comment-file", "html-artifact"}
+
 // diffOnlyFlags are drift diff's flags drift detect has not, named when it is given one.
 var diffOnlyFlags = []string{"base", "cluster", "crds-from-context", "config-from", "no-split-drift"}
 
@@ -43,18 +47,23 @@ Exit status: 0 no drift, 1 drift, 2 errors (the report is then incomplete).`,
   drift detect --target shop-staging -o json`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			for _, name := range pullRequestFlags {
+				if o.flagSet(name) {
+					return fmt.Errorf("--%s is for a pull request's preview (drift diff); drift detect keeps an issue instead (--github-issue)", name)
+				}
+			}
 			return o.run(cmd.Context(), mode{configFrom: plan.ConfigFromBase, drift: true})
 		},
 	}
 	o.addFlags(cmd.Flags())
 	cmd.Flags().BoolVar(&o.github.Issue, "github-issue", false, "keep one GitHub issue (label drift) for this target set: opened when drift appears, updated when it changes, closed when it is gone")
-	cmd.SetFlagErrorFunc(func(_ *cobra.Command, err error) error {
+	cmd.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		for _, name := range diffOnlyFlags {
 			if err.Error() == "unknown flag: --"+name {
-				return fmt.Errorf("%w: drift detect checks --ref (default: the default branch) against the live cluster of each target; use drift diff for --base, --cluster, --crds-from-context, --config-from and --no-split-drift", err)
+				return flagError(c, fmt.Errorf("%w: drift detect checks --ref (default: the default branch) against the live cluster of each target; use drift diff for --base, --cluster, --crds-from-context, --config-from and --no-split-drift", err))
 			}
 		}
-		return err
+		return flagError(c, err)
 	})
 	return cmd
 }

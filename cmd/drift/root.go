@@ -55,7 +55,21 @@ unchanged, delete or error, with a unified diff.`,
 	}
 	root.SetOut(streams.Out)
 	root.SetErr(streams.ErrOut)
-	root.CompletionOptions.DisableDefaultCmd = true
+	root.Version = versionString()
+	root.SetVersionTemplate("{{.Version}}\n")
+	var v verbosity
+	v.addFlags(root.PersistentFlags())
+	root.PersistentPreRunE = func(*cobra.Command, []string) error { return v.apply(streams.ErrOut) }
+	root.SetUsageFunc(usage)
+	root.SetFlagErrorFunc(flagError)
 	root.AddCommand(newDiffCommand(streams), newDetectCommand(streams), newReportCommand(streams), newSetupCommand(streams), newTargetsCommand(streams), newVersionCommand(streams))
+	var group func(*cobra.Command)
+	group = func(c *cobra.Command) {
+		groupAll(c.Flags())
+		for _, sub := range c.Commands() {
+			group(sub)
+		}
+	}
+	group(root)
 	return root
 }
