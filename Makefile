@@ -3,10 +3,13 @@ SHELL := /usr/bin/env bash
 GO    ?= go
 BIN   := bin/drift
 ACTIONLINT := github.com/rhysd/actionlint/cmd/actionlint@v1.7.12
+# goreleaser v2.17.0 needs go.digitalxero.dev/go-msix, which the Go module proxy does
+# not serve here (403); v2.16.0 builds with Go 1.26 and this module's set.
+GORELEASER := github.com/goreleaser/goreleaser/v2@v2.16.0
 
 export GOTOOLCHAIN := local
 
-.PHONY: all build test check unit fidelity demo bench screenshots clean
+.PHONY: all build test check unit fidelity demo bench screenshots release-snapshot release clean
 
 all: build
 
@@ -20,6 +23,7 @@ check:
 	$(GO) vet ./...
 	$(GO) mod tidy -diff
 	$(GO) run $(ACTIONLINT) .github/workflows/*.yml docs/examples/*.yml
+	$(GO) run $(GORELEASER) check
 
 ## test: checks, then every test against real API servers (binaries installed on first use),
 ## the fidelity matrix last
@@ -42,5 +46,16 @@ bench: build
 screenshots: build
 	KUBEBUILDER_ASSETS="$$(hack/envtest-assets.sh)" hack/screenshots.sh
 
+## release-snapshot: every platform's archive, the checksums and (with a docker daemon)
+## the image, into dist/, without publishing; then hack/release-check.sh checks them
+release-snapshot:
+	skip=publish; docker info >/dev/null 2>&1 || skip=publish,docker; \
+	  $(GO) run $(GORELEASER) release --snapshot --clean --skip=$$skip
+	hack/release-check.sh dist
+
+## release: what .github/workflows/release.yml runs on a v* tag (GITHUB_TOKEN set)
+release:
+	$(GO) run $(GORELEASER) release --clean
+
 clean:
-	rm -rf bin
+	rm -rf bin dist

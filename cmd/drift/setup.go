@@ -12,16 +12,30 @@ import (
 
 // newSetupCommand installs what --cluster ephemeral runs.
 func newSetupCommand(streams genericiooptions.IOStreams) *cobra.Command {
-	return &cobra.Command{
+	var opts ephemeral.SetupOptions
+	cmd := &cobra.Command{
 		Use:   "setup",
 		Short: "Install the binaries --cluster ephemeral needs (etcd, kube-apiserver)",
-		Long: `Install etcd (Debian's etcd-server package) and kube-apiserver ` + ephemeral.KubeVersion + ` (built from
-the Go module proxy, a few minutes once) into drift's cache directory, where they are
-missing, and print where they went. --cluster ephemeral finds them there, or through
-KUBEBUILDER_ASSETS.`,
+		Long: `Install etcd and kube-apiserver into drift's cache directory, where they are missing,
+and print where they went. --cluster ephemeral finds them there, or through
+KUBEBUILDER_ASSETS.
+
+They are downloaded from the envtest release index setup-envtest uses (prebuilt for
+Linux and macOS, amd64 and arm64), verified against the index's SHA-512, in seconds and
+with neither Go nor apt-get. Where the index cannot be reached, or does not list the
+version or platform (or with --from-source), etcd comes from Debian's etcd-server
+package and kube-apiserver is built from the Go module proxy (a few minutes, once).
+An archive that does not match its hash is refused. ` + ephemeral.IndexEnv + ` names a
+mirror of the index.`,
+		Example: `  # The default version, ready for drift diff --cluster ephemeral
+  drift setup
+
+  # Another Kubernetes version; point KUBEBUILDER_ASSETS at what it prints
+  export KUBEBUILDER_ASSETS="$(drift setup --kube-version v1.35.0 | sed 's/.* in //')"`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			dir, err := ephemeral.Setup(cmd.Context(), os.Environ(), streams.ErrOut)
+			opts.Env, opts.Progress = os.Environ(), streams.ErrOut
+			dir, err := ephemeral.Setup(cmd.Context(), opts)
 			if err != nil {
 				return err
 			}
@@ -29,4 +43,7 @@ KUBEBUILDER_ASSETS.`,
 			return nil
 		},
 	}
+	cmd.Flags().StringVar(&opts.KubeVersion, "kube-version", ephemeral.KubeVersion, "Kubernetes version of kube-apiserver (the default is what --cluster ephemeral uses without KUBEBUILDER_ASSETS)")
+	cmd.Flags().BoolVar(&opts.FromSource, "from-source", false, "do not download: etcd from Debian's etcd-server package, kube-apiserver built from the Go module proxy")
+	return cmd
 }

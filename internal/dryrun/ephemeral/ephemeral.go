@@ -54,8 +54,11 @@ func AssetsDir(getenv func(string) string) (string, error) {
 	return dir, nil
 }
 
-// CacheDir is where drift setup installs the binaries.
-func CacheDir(getenv func(string) string) string {
+// CacheDir is where drift setup installs the binaries of KubeVersion.
+func CacheDir(getenv func(string) string) string { return cacheDir(getenv, KubeVersion) }
+
+// cacheDir is where drift setup installs the binaries of version.
+func cacheDir(getenv func(string) string, version string) string {
 	base := getenv("DRIFT_CACHE_DIR")
 	if base == "" {
 		if xdg := getenv("XDG_CACHE_HOME"); xdg != "" {
@@ -64,7 +67,7 @@ func CacheDir(getenv func(string) string) string {
 			base = filepath.Join(home, ".cache", "drift")
 		}
 	}
-	return filepath.Join(base, "assets", KubeVersion)
+	return filepath.Join(base, "assets", version)
 }
 
 // startTimeout is envtest's default time for each process to become ready.

@@ -1,0 +1,132 @@
+package ephemeral
+
+import (
+	"archive/tar"
+	"compress/gzip"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path"
+	"path/filepath"
+	"runtime"
+	"strings"
+
+	"sigs.k8s.io/controller-runtime/tools/setup-envtest/remote"
+	"sigs.k8s.io/controller-runtime/tools/setup-envtest/versions"
+)
+
+// IndexEnv names another envtest release index than setup-envtest's own (a mirror).
+const IndexEnv = "DRIFT_ENVTEST_INDEX_URL"
+
+// errNotInIndex marks a version or platform the index does not list: the source build
+// can still make it.
+var errNotInIndex = errors.New("not in the envtest release index")
+
+// errVerify marks an archive that does not match the index's hash: never used.
+var errVerify = errors.New("does not match the index")
+
+// download installs etcd and kube-apiserver of version into dir from the envtest
+// release index (setup-envtest's, through its library), verified against the index's
+// SHA-512. Nothing is written to dir unless the archive verified and held both.
+func download(ctx context.Context, indexURL, version, dir string, progress io.Writer) error {
+	want, err := concrete(version)
+	if err != nil {
+		return err
+	}
+	client := &remote.HTTPClient{IndexURL: indexURL}
+	item := versions.PlatformItem{Platform: versions.Platform{OS: runtime.GOOS, Arch: runtime.GOARCH}}
+	if err := client.FetchSum(ctx, want, &item); err != nil {
+		if strings.Contains(err.Error(), "unable to find archive") {
+			return fmt.Errorf("%s for %s/%s is %w", version, runtime.GOOS, runtime.GOARCH, errNotInIndex)
+		}
+		return err
+	}
+	fmt.Fprintf(progress, "envtest-assets: downloading etcd and kube-apiserver %s for %s/%s from the envtest release index\n", version, runtime.GOOS, runtime.GOARCH)
+	tmp, err := os.MkdirTemp(filepath.Dir(dir), ".download-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(tmp)
+	archive, err := os.Create(filepath.Join(tmp, "envtest.tar.gz"))
+	if err != nil {
+		return err
+	}
+	err = client.GetVersion(ctx, want, item, archive)
+	if cerr := archive.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		if strings.Contains(err.Error(), "checksum mismatch") {
+			return fmt.Errorf("the envtest archive for %s %w: %v", version, errVerify, err)
+		}
+		return err
+	}
+	if err := extract(archive.Name(), tmp); err != nil {
+		return fmt.Errorf("the envtest archive for %s: %w", version, err)
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	for _, bin := range []string{"etcd", "kube-apiserver"} {
+		if err := os.Rename(filepath.Join(tmp, bin), filepath.Join(dir, bin)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// extract writes the archive's etcd and kube-apiserver into dir; anything else in it
+// is left out, and both must be there.
+func extract(archive, dir string) error {
+	f, err := os.Open(archive)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	gz, err := gzip.NewReader(f)
+	if err != nil {
+		return err
+	}
+	tr := tar.NewReader(gz)
+	found := map[string]bool{}
+	for {
+		h, err := tr.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return err
+		}
+		name := path.Base(h.Name)
+		if h.Typeflag != tar.TypeReg || (name != "etcd" && name != "kube-apiserver") {
+			continue
+		}
+		out, err := os.OpenFile(filepath.Join(dir, name), os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o755)
+		if err != nil {
+			return err
+		}
+		_, err = io.Copy(out, io.LimitReader(tr, 1<<30))
+		if cerr := out.Close(); err == nil {
+			err = cerr
+		}
+		if err != nil {
+			return err
+		}
+		found[name] = true
+	}
+	if !found["etcd"] || !found["kube-apiserver"] {
+		return fmt.Errorf("it holds no etcd or no kube-apiserver")
+	}
+	return nil
+}
+
+// concrete parses "v1.36.3" (or "1.36.3").
+func concrete(version string) (versions.Concrete, error) {
+	var c versions.Concrete
+	if _, err := fmt.Sscanf(strings.TrimPrefix(version, "v"), "%d.%d.%d", &c.Major, &c.Minor, &c.Patch); err != nil || c.String() != strings.TrimPrefix(version, "v") {
+		return c, fmt.Errorf("--kube-version %q is not a Kubernetes version such as %s", version, KubeVersion)
+	}
+	return c, nil
+}
