@@ -44,6 +44,10 @@ func download(ctx context.Context, indexURL, version, dir string, progress io.Wr
 		return err
 	}
 	fmt.Fprintf(progress, "envtest-assets: downloading etcd and kube-apiserver %s for %s/%s from the envtest release index\n", version, runtime.GOOS, runtime.GOARCH)
+	// The archive is unpacked beside dir, so that the binaries move in by rename.
+	if err := os.MkdirAll(filepath.Dir(dir), 0o755); err != nil {
+		return err
+	}
 	tmp, err := os.MkdirTemp(filepath.Dir(dir), ".download-")
 	if err != nil {
 		return err

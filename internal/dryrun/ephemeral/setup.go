@@ -46,11 +46,11 @@ func Setup(ctx context.Context, opts SetupOptions) (string, error) {
 	if version == "" {
 		version = KubeVersion
 	}
-	if !strings.HasPrefix(version, "v") {
-		version = "v" + version
-	}
 	if _, err := concrete(version); err != nil {
 		return "", err
+	}
+	if !strings.HasPrefix(version, "v") {
+		version = "v" + version
 	}
 	progress := opts.Progress
 	if progress == nil {

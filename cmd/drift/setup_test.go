@@ -1,0 +1,140 @@
+package main
+
+import (
+	"archive/tar"
+	"compress/gzip"
+	"crypto/sha512"
+	"encoding/hex"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"sync/atomic"
+	"testing"
+)
+
+// envtestArchive packs the test's own etcd and kube-apiserver as the envtest release
+// index packs them (controller-tools/envtest/...), with hash its SHA-512.
+func envtestArchive(t *testing.T) (path, hash string) {
+	t.Helper()
+	assets := os.Getenv("KUBEBUILDER_ASSETS")
+	path = filepath.Join(t.TempDir(), "envtest.tar.gz")
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := sha512.New()
+	gz, _ := gzip.NewWriterLevel(io.MultiWriter(f, h), gzip.BestSpeed)
+	tw := tar.NewWriter(gz)
+	for _, bin := range []string{"etcd", "kube-apiserver"} {
+		data, err := os.ReadFile(filepath.Join(assets, bin)) // through the symlink to Debian's etcd
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := tw.WriteHeader(&tar.Header{Name: "controller-tools/envtest/" + bin, Mode: 0o755, Size: int64(len(data)), Typeflag: tar.TypeReg}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := tw.Write(data); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := tw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	gz.Close()
+	f.Close()
+	return path, hex.EncodeToString(h.Sum(nil))
+}
+
+// envtestIndex serves an index listing version for this platform with hash, and the
+// archive; requests counts what it was asked.
+func envtestIndex(t *testing.T, archive, version, hash string, requests *atomic.Int32) *httptest.Server {
+	var srv *httptest.Server
+	srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		requests.Add(1)
+		switch r.URL.Path {
+		case "/envtest-releases.yaml":
+			fmt.Fprintf(w, "releases:\n  %s:\n    envtest-%s-%s-%s.tar.gz:\n      hash: %s\n      selfLink: %s/archive.tar.gz\n",
+				version, version, runtime.GOOS, runtime.GOARCH, hash, srv.URL)
+		case "/archive.tar.gz":
+			http.ServeFile(w, r, archive)
+		default:
+			http.NotFound(w, r)
+		}
+	}))
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+// TestSetupDownloadsFromTheEnvtestIndex: drift setup takes the binaries from the
+// envtest release index, verified, and a preview runs on them; a wrong hash is refused
+// with nothing installed; a version the index lacks, or an index out of reach, falls
+// back to the source build (here without Go on PATH, so it says what it needs);
+// --from-source does not ask the index.
+func TestSetupDownloadsFromTheEnvtestIndex(t *testing.T) {
+	archive, hash := envtestArchive(t)
+	var requests atomic.Int32
+	srv := envtestIndex(t, archive, "v1.36.3", hash, &requests)
+	t.Setenv("DRIFT_CACHE_DIR", t.TempDir())
+	t.Setenv("DRIFT_ENVTEST_INDEX_URL", srv.URL+"/envtest-releases.yaml")
+	o := drift(t, "setup")
+	dir := strings.TrimPrefix(strings.TrimSpace(o.stdout), "etcd and kube-apiserver are in ")
+	if o.code != 0 || !strings.Contains(o.stderr, "downloading etcd and kube-apiserver v1.36.3 for "+runtime.GOOS+"/"+runtime.GOARCH) || strings.Contains(o.stderr, "building") {
+		t.Fatalf("setup: exit %d\n%s\n%s", o.code, o.stdout, o.stderr)
+	}
+	for _, bin := range []string{"etcd", "kube-apiserver"} {
+		if st, err := os.Stat(filepath.Join(dir, bin)); err != nil || st.Mode()&0o100 == 0 {
+			t.Fatalf("%s not installed in %s: %v", bin, dir, err)
+		}
+	}
+	// A real preview on the downloaded binaries.
+	t.Setenv("KUBEBUILDER_ASSETS", dir)
+	rep, o := driftJSON(t, "diff", "--repo", demoRepo(t), "--cluster", "ephemeral", "--base", "base", "--ref", "main")
+	if o.code != 1 || rep.Summary.Modify != 3 || !rep.Complete {
+		t.Fatalf("preview on the downloaded binaries: exit %d %+v\n%s", o.code, rep.Summary, o.stderr)
+	}
+	// Installed: asked again, nothing is fetched.
+	before := requests.Load()
+	if o := drift(t, "setup"); o.code != 0 || requests.Load() != before {
+		t.Errorf("a second setup fetched again (exit %d)", o.code)
+	}
+
+	// A wrong hash: refused, nothing installed, no source build.
+	t.Setenv("DRIFT_CACHE_DIR", t.TempDir())
+	bad := envtestIndex(t, archive, "v1.36.3", strings.Repeat("0", 128), &requests)
+	t.Setenv("DRIFT_ENVTEST_INDEX_URL", bad.URL+"/envtest-releases.yaml")
+	o = drift(t, "setup")
+	if o.code != 2 || !strings.Contains(o.stderr, "the envtest archive for v1.36.3 does not match the index") || strings.Contains(o.stderr, "building them instead") {
+		t.Fatalf("wrong hash: exit %d\n%s", o.code, o.stderr)
+	}
+	if _, err := os.Stat(filepath.Join(os.Getenv("DRIFT_CACHE_DIR"), "assets", "v1.36.3", "kube-apiserver")); err == nil {
+		t.Error("a binary of an archive that failed its hash was installed")
+	}
+
+	// A version the index lacks, and an index out of reach: the source build, which
+	// says what it needs when Go is missing.
+	t.Setenv("PATH", t.TempDir()+string(os.PathListSeparator)+"/usr/bin:/bin")
+	for _, c := range []struct{ name, index, version, why string }{
+		{"missing version", srv.URL + "/envtest-releases.yaml", "v1.35.1", "v1.35.1 for " + runtime.GOOS + "/" + runtime.GOARCH + " is not in the envtest release index"},
+		{"unreachable index", "http://127.0.0.1:1/envtest-releases.yaml", "v1.36.3", "connection refused"},
+	} {
+		t.Setenv("DRIFT_ENVTEST_INDEX_URL", c.index)
+		o := drift(t, "setup", "--kube-version", c.version)
+		if o.code != 2 || !strings.Contains(o.stderr, c.why) || !strings.Contains(o.stderr, "building them instead") ||
+			!strings.Contains(o.stderr, "building kube-apiserver needs Go, which is not on PATH") {
+			t.Errorf("%s: exit %d\n%s", c.name, o.code, o.stderr)
+		}
+	}
+	t.Setenv("DRIFT_ENVTEST_INDEX_URL", srv.URL+"/envtest-releases.yaml")
+	before = requests.Load()
+	if o := drift(t, "setup", "--from-source"); o.code != 2 || requests.Load() != before || !strings.Contains(o.stderr, "needs Go") {
+		t.Errorf("--from-source: exit %d, %d requests to the index\n%s", o.code, requests.Load()-before, o.stderr)
+	}
+	if o := drift(t, "setup", "--kube-version", "latest"); o.code != 2 || !strings.Contains(o.stderr, `--kube-version "latest" is not a Kubernetes version`) {
+		t.Errorf("--kube-version latest: exit %d %s", o.code, o.stderr)
+	}
+}
