@@ -83,6 +83,11 @@ func TestActionRunsItsSteps(t *testing.T) {
 		output := filepath.Join(t.TempDir(), "output")
 		cmd := exec.Command("bash", filepath.Join(mustAbs(t, "../.."), "hack", "action", "run.sh"))
 		cmd.Dir = r.Dir
+		for _, in := range inputs {
+			if dir, ok := strings.CutPrefix(in, "DRIFT_TEST_DIR="); ok {
+				cmd.Dir = dir
+			}
+		}
 		cmd.Env = append(append(os.Environ(),
 			"DRIFT_BIN="+wrapper, "RUNNER_TEMP="+tmp, "GITHUB_OUTPUT="+output, "KUBECONFIG="+env.Kubeconfig,
 			"DRIFT_INPUT_BASE_REF="+strings.TrimSpace(base), "DRIFT_INPUT_FAIL_ON_CHANGES="+failOnChanges, "DRIFT_INPUT_TARGETS=", "DRIFT_INPUT_ARGS=--show-unchanged"),
@@ -92,6 +97,13 @@ func TestActionRunsItsSteps(t *testing.T) {
 		return cmd.ProcessState.ExitCode(), string(out), string(outputs)
 	}
 	code, out, outputs := runStep("false")
+	// Every output the binary writes is declared.
+	for _, line := range strings.Split(strings.TrimSpace(outputs), "\n") {
+		name, _, _ := strings.Cut(line, "=")
+		if _, ok := action.Outputs[name]; !ok && name != "installed" {
+			t.Errorf("the step writes output %s, which action.yml does not declare", name)
+		}
+	}
 	if code != 0 || !strings.Contains(outputs, "has-changes=true") || !strings.Contains(outputs, "counts=1 to add, 0 to modify, 0 to delete, 1 unchanged, 0 errors") {
 		t.Fatalf("exit %d\n%s\noutputs:\n%s", code, out, outputs)
 	}
@@ -140,6 +152,18 @@ func TestActionRunsItsSteps(t *testing.T) {
 	code, out, _ = runStep("false", "DRIFT_INPUT_MODE=merge", "DRIFT_INPUT_REPORTS=")
 	if code != 2 || !strings.Contains(out, "::error::mode: merge needs the reports input") {
 		t.Errorf("merge without reports: exit %d\n%s", code, out)
+	}
+	// A checkout of one commit (actions/checkout's default): the step fetches the base.
+	shallow := filepath.Join(t.TempDir(), "shallow")
+	if out, err := exec.Command("git", "clone", "-q", "--depth=1", "file://"+r.Dir, shallow).CombinedOutput(); err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+	if exec.Command("git", "-C", shallow, "cat-file", "-e", strings.TrimSpace(base)+"^{commit}").Run() == nil {
+		t.Fatal("the shallow clone holds the base already")
+	}
+	code, out, outputs = runStep("false", "DRIFT_TEST_DIR="+shallow, "DRIFT_INPUT_SHARD=1/1")
+	if code != 0 || !strings.Contains(out, "drift: fetching the base "+strings.TrimSpace(base)) || !strings.Contains(outputs, "counts=1 to add, 0 to modify, 0 to delete, 1 unchanged, 0 errors") {
+		t.Errorf("shallow checkout: exit %d\n%s\n%s", code, out, outputs)
 	}
 	// A policy the report fails fails the step, whatever fail-on-changes says.
 	if code, out, outputs := runStep("false", "DRIFT_INPUT_FAIL_ON=change, delete"); code != 3 || !strings.Contains(out, "::error title=drift::the change fails the policy") || !strings.Contains(outputs, "policy-failed=true") {

@@ -2,6 +2,9 @@ package main
 
 import (
 	"context"
+	"io/fs"
+	"os"
+	"strings"
 
 	"github.com/spf13/pflag"
 
@@ -65,9 +68,51 @@ func (g *githubOptions) options() publish.Options {
 func (o *commonOptions) publish(ctx context.Context, rep *report.Report) error {
 	opts := o.github.options()
 	opts.MarkdownTemplate, opts.HTMLReport, opts.HTMLArtifact = o.report.MarkdownTemplate, o.report.HTML, o.report.HTMLArtifact
+	// In an Actions step, errors are annotated on their manifests.
+	opts.Annotate = o.getenv("GITHUB_ACTIONS") == "true" && (opts.Outputs || opts.Comment || opts.Issue)
+	if len(o.Targets) > 0 {
+		opts.CheckName = "drift (" + strings.Join(o.Targets, ", ") + ")"
+	}
+	files := o.files
+	if files == nil {
+		files = os.DirFS(".")
+	}
 	return publish.Run(ctx, rep, opts, publish.Deps{
-		Getenv: o.getenv,
-		Stderr: o.streams.ErrOut,
-		Warn:   func(msg string) { o.warnf("%s", msg) },
+		Getenv:       o.getenv,
+		Stderr:       o.streams.ErrOut,
+		Warn:         func(msg string) { o.warnf("%s", msg) },
+		DocumentLine: documentLine(files),
 	})
+}
+
+// documentLine returns where, in a file of fsys, its doc-th YAML document starts (1 for
+// the first; the line after a leading "---"), for annotations; 0 when unknown.
+func documentLine(fsys fs.FS) func(source string, doc int) int {
+	return func(source string, doc int) int {
+		if fsys == nil || doc < 1 {
+			return 0
+		}
+		data, err := fs.ReadFile(fsys, source)
+		if err != nil {
+			return 0
+		}
+		n, start := 1, 1
+		for i, line := range strings.Split(string(data), "\n") {
+			if !strings.HasPrefix(line, "---") || (len(line) > 3 && line[3] != ' ' && line[3] != '\t' && line[3] != '\r') {
+				continue
+			}
+			if i == 0 {
+				start = 2
+				continue
+			}
+			n++
+			if n == doc {
+				return i + 2
+			}
+		}
+		if doc == 1 {
+			return start
+		}
+		return 0
+	}
 }

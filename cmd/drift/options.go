@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"io/fs"
 	"os"
 	"slices"
 	"strings"
@@ -57,6 +58,10 @@ type commonOptions struct {
 	flags *pflag.FlagSet
 	// errMu keeps warnings from servers started side by side whole.
 	errMu sync.Mutex
+
+	// files are the previewed ref's files, where annotations find their lines (nil:
+	// the working directory's, for drift report merge).
+	files fs.FS
 
 	// noObjects marks a report read back from JSON (drift report merge): it has the
 	// diffs but not the objects KUBECTL_EXTERNAL_DIFF compares.

@@ -59,6 +59,7 @@ func (o *commonOptions) preview(ctx context.Context, m mode) error {
 		return err
 	}
 	o.scrub.AddSecretValues(pl.Secrets...)
+	o.files = pl.Head.FS
 	if use := pl.Config.Use; use != nil {
 		o.report.configFailOn = use.FailOn
 		if use.Risks != nil {

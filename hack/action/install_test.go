@@ -144,3 +144,29 @@ func TestInstallFromARelease(t *testing.T) {
 		})
 	}
 }
+
+// TestInstallScriptForUsers: the repository's install.sh, as a user runs it (one
+// command), finds the platform itself and installs the newest release.
+func TestInstallScriptForUsers(t *testing.T) {
+	srv := server(t, map[string]map[string][]byte{
+		"v1.2.3": release(t, "v1.2.3", "linux_amd64", "linux_arm64", "darwin_amd64", "darwin_arm64"),
+		"v1.4.0": release(t, "v1.4.0", "linux_amd64", "linux_arm64", "darwin_amd64", "darwin_arm64"),
+	})
+	dir := t.TempDir()
+	cmd := exec.Command("sh", "../../install.sh")
+	cmd.Env = append(os.Environ(), "DRIFT_RELEASES_URL="+srv.URL+"/download", "DRIFT_API_URL="+srv.URL+"/api", "DRIFT_INSTALL_DIR="+dir)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	got, err := exec.Command("sh", filepath.Join(dir, "drift")).Output()
+	if err != nil || strings.TrimSpace(string(got)) != "drift v1.4.0" || !strings.Contains(string(out), "checksum verified") {
+		t.Fatalf("installed %q (%v)\n%s", got, err, out)
+	}
+	cmd = exec.Command("sh", "../../install.sh", "v9.9.9")
+	cmd.Env = append(os.Environ(), "DRIFT_RELEASES_URL="+srv.URL+"/download", "DRIFT_API_URL="+srv.URL+"/api", "DRIFT_INSTALL_DIR="+dir)
+	out, _ = cmd.CombinedOutput()
+	if cmd.ProcessState.ExitCode() != 3 || !strings.Contains(string(out), "release v9.9.9 has no drift_9.9.9_") {
+		t.Errorf("a missing release: exit %d\n%s", cmd.ProcessState.ExitCode(), out)
+	}
+}

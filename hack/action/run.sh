@@ -46,7 +46,17 @@ case "$mode" in
   *)
     args=(diff --ref "$ref")
     [[ -z "$shard" ]] && args+=(--github-comment)
-    [[ -n "${DRIFT_INPUT_BASE_REF:-}" ]] && args+=(--base "$DRIFT_INPUT_BASE_REF")
+    base="${DRIFT_INPUT_BASE_REF:-}"
+    if [[ -n "$base" ]]; then
+      # actions/checkout fetches one commit: fetch the base too when it is missing, so
+      # that no fetch-depth: 0 is needed.
+      if ! git cat-file -e "$base^{commit}" 2>/dev/null; then
+        echo "drift: fetching the base $base (the checkout does not hold it)" >&2
+        git fetch --quiet --no-tags --depth=1 origin "$base" >&2 ||
+          echo "::warning title=drift::the base $base could not be fetched: drift will say what it cannot read" >&2
+      fi
+      args+=(--base "$base")
+    fi
     [[ -n "${DRIFT_INPUT_CLUSTER:-}" ]] && args+=(--cluster "$DRIFT_INPUT_CLUSTER")
     ;;
 esac

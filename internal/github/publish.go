@@ -121,7 +121,10 @@ func (p *Publisher) Comment(ctx context.Context, marker, body string) (string, e
 // Check reports the outcome on the head commit: a check run named drift with the
 // title, the summary and the text (what the comment had no room for), or, when the
 // token may not create check runs, a commit status.
-func (p *Publisher) Check(ctx context.Context, failed bool, title, summary, text string) (string, error) {
+func (p *Publisher) Check(ctx context.Context, name string, failed bool, title, summary, text string) (string, error) {
+	if name == "" {
+		name = "drift"
+	}
 	owner, repo := p.ctx.Owner(), p.ctx.Repo()
 	if p.ctx.HeadSHA == "" {
 		return "", errors.New("cannot report a check: the head commit is unknown (GITHUB_SHA or a pull_request event)")
@@ -141,7 +144,7 @@ func (p *Publisher) Check(ctx context.Context, failed bool, title, summary, text
 		textp = &text
 	}
 	_, _, err := p.client.Checks.CreateCheckRun(ctx, owner, repo, gh.CreateCheckRunOptions{
-		Name: "drift", HeadSHA: p.ctx.HeadSHA, Status: gh.String("completed"), Conclusion: &conclusion,
+		Name: name, HeadSHA: p.ctx.HeadSHA, Status: gh.String("completed"), Conclusion: &conclusion,
 		Output: &gh.CheckRunOutput{Title: &title, Summary: &summary, Text: textp},
 	})
 	if err == nil {
@@ -159,7 +162,7 @@ func (p *Publisher) Check(ctx context.Context, failed bool, title, summary, text
 	if len(desc) > 140 {
 		desc = desc[:137] + "..."
 	}
-	if _, _, err := p.client.Repositories.CreateStatus(ctx, owner, repo, p.ctx.HeadSHA, &gh.RepoStatus{State: &state, Description: &desc, Context: gh.String("drift")}); err != nil {
+	if _, _, err := p.client.Repositories.CreateStatus(ctx, owner, repo, p.ctx.HeadSHA, &gh.RepoStatus{State: &state, Description: &desc, Context: gh.String(name)}); err != nil {
 		return "", p.explain("set the commit status (the token may not create check runs either)", err)
 	}
 	return "commit status", nil

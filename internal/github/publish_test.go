@@ -209,7 +209,7 @@ func TestCheckRunOrCommitStatus(t *testing.T) {
 	srv := githubtest.New(token)
 	defer srv.Close()
 	p := publisher(t, srv)
-	if how, err := p.Check(context.Background(), true, "1 to add, 1 error", "summary", "details"); err != nil || how != "check run" {
+	if how, err := p.Check(context.Background(), "", true, "1 to add, 1 error", "summary", "details"); err != nil || how != "check run" {
 		t.Fatalf("%s %v", how, err)
 	}
 	if len(srv.CheckRuns) != 1 || srv.CheckRuns[0]["conclusion"] != "failure" || srv.CheckRuns[0]["name"] != "drift" || srv.CheckRuns[0]["output"].(map[string]any)["text"] != "details" ||
@@ -224,10 +224,10 @@ func TestCheckRunOrCommitStatus(t *testing.T) {
 		}
 		return false
 	}
-	if how, err := p.Check(context.Background(), false, "no changes", "summary", ""); err != nil || how != "commit status" {
+	if how, err := p.Check(context.Background(), "drift (web)", false, "no changes", "summary", ""); err != nil || how != "commit status" {
 		t.Fatalf("%s %v", how, err)
 	}
-	if len(srv.Statuses) != 1 || srv.Statuses[0]["state"] != "success" || srv.Statuses[0]["context"] != "drift" {
+	if len(srv.Statuses) != 1 || srv.Statuses[0]["state"] != "success" || srv.Statuses[0]["context"] != "drift (web)" {
 		t.Fatalf("statuses = %+v", srv.Statuses)
 	}
 }

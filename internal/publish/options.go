@@ -21,6 +21,12 @@ type Options struct {
 	Check bool
 	// MarkdownTemplate is a user's markdown template file (--markdown-template).
 	MarkdownTemplate string
+	// Annotate writes a workflow command per error object, which GitHub shows on the
+	// manifest's file and line (in an Actions step).
+	Annotate bool
+	// CheckName names the check run: "drift", or for a part of the targets (a matrix
+	// job's --target) "drift (shop-prod, web)", so that jobs do not overwrite each other.
+	CheckName string
 	// HTMLReport is the HTML report's file (--html), for the step outputs;
 	// HTMLArtifact the artifact it is uploaded as, which the comment links to.
 	HTMLReport, HTMLArtifact string
@@ -46,6 +52,9 @@ type Deps struct {
 	// Warn, when set, hears what the user should know but need not fail on (marked
 	// comments drift left alone).
 	Warn func(msg string)
+	// DocumentLine, when set, is the line a file's doc-th YAML document starts on, for
+	// annotations (0: unknown).
+	DocumentLine func(source string, doc int) int
 }
 
 // wantsGitHub says whether anything reads the Actions environment: the comment, the

@@ -41,6 +41,9 @@ func (r *run) publish(ctx context.Context) error {
 			return err
 		}
 	}
+	if o.Annotate {
+		annotate(r.deps.Stderr, r.rep, r.deps.DocumentLine)
+	}
 	if o.Outputs {
 		if err := writeOutputs(r.deps.Getenv("GITHUB_OUTPUT"), r.rep, o.JSONReport, o.HTMLReport); err != nil {
 			return err
@@ -125,7 +128,7 @@ func (r *run) comment(ctx context.Context, ghc github.Context, marker string) er
 	if err != nil {
 		return err
 	}
-	how, err = pub.Check(ctx, checkFails(r.rep), r.rep.Summary.Headline(), summary, text)
+	how, err = pub.Check(ctx, r.opts.CheckName, checkFails(r.rep), r.rep.Summary.Headline(), summary, text)
 	if err != nil {
 		return err
 	}
