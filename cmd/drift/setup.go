@@ -25,7 +25,9 @@ Linux and macOS, amd64 and arm64), verified against the index's SHA-512, in seco
 with neither Go nor apt-get. Where the index cannot be reached, or does not list the
 version or platform (or with --from-source), etcd comes from Debian's etcd-server
 package and kube-apiserver is built from the Go module proxy (a few minutes, once).
-An archive that does not match its hash is refused. ` + ephemeral.IndexEnv + ` names a
+When the index does not list the default version, the newest patch release of its
+minor that it lists is taken (the ephemeral server uses it); a --kube-version given
+is taken exactly. An archive that does not match its hash is refused. ` + ephemeral.IndexEnv + ` names a
 mirror of the index.`,
 		Example: `  # The default version, ready for drift diff --cluster ephemeral
   drift setup
@@ -35,6 +37,7 @@ mirror of the index.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			opts.Env, opts.Progress = os.Environ(), streams.ErrOut
+			opts.Exact = cmd.Flags().Changed("kube-version")
 			dir, err := ephemeral.Setup(cmd.Context(), opts)
 			if err != nil {
 				return err

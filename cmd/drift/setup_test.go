@@ -103,6 +103,28 @@ func TestSetupDownloadsFromTheEnvtestIndex(t *testing.T) {
 		t.Errorf("a second setup fetched again (exit %d)", o.code)
 	}
 
+	// An index without the default version: the newest patch of its minor stands in,
+	// installed under its own version, and the ephemeral server finds it there.
+	t.Setenv("DRIFT_CACHE_DIR", t.TempDir())
+	older := envtestIndex(t, archive, "v1.36.2", hash, &requests)
+	t.Setenv("DRIFT_ENVTEST_INDEX_URL", older.URL+"/envtest-releases.yaml")
+	o = drift(t, "setup")
+	if o.code != 0 || !strings.Contains(o.stderr, "does not list v1.36.3: taking v1.36.2, the newest v1.36 it lists") || !strings.HasSuffix(strings.TrimSpace(o.stdout), filepath.Join("assets", "v1.36.2")) {
+		t.Fatalf("setup without v1.36.3 in the index: exit %d\n%s\n%s", o.code, o.stdout, o.stderr)
+	}
+	t.Setenv("DRIFT_ENVTEST_INDEX_URL", "http://127.0.0.1:1/envtest-releases.yaml")
+	if o := drift(t, "setup"); o.code != 0 || !strings.HasSuffix(strings.TrimSpace(o.stdout), filepath.Join("assets", "v1.36.2")) {
+		t.Errorf("setup with v1.36.2 installed and the index out of reach: exit %d\n%s\n%s", o.code, o.stdout, o.stderr)
+	}
+	t.Setenv("PATH", t.TempDir()+string(os.PathListSeparator)+"/usr/bin:/bin") // no Go: the source build stops at once
+	if o := drift(t, "setup", "--kube-version", "v1.36.3"); o.code != 2 || !strings.Contains(o.stderr, "building them instead") {
+		t.Errorf("--kube-version v1.36.3 named: exit %d, want the source build\n%s", o.code, o.stderr)
+	}
+	t.Setenv("KUBEBUILDER_ASSETS", "")
+	if o := drift(t, "diff", "--repo", demoRepo(t), "--cluster", "ephemeral", "--base", "base", "--ref", "main"); o.code != 1 {
+		t.Fatalf("preview on v1.36.2 from the cache: exit %d\n%s", o.code, o.stderr)
+	}
+
 	// A wrong hash: refused, nothing installed, no source build.
 	t.Setenv("DRIFT_CACHE_DIR", t.TempDir())
 	bad := envtestIndex(t, archive, "v1.36.3", strings.Repeat("0", 128), &requests)

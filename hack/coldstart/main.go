@@ -48,7 +48,15 @@ func run() error {
 	if err != nil {
 		return fmt.Errorf("%w: run make release-snapshot first", err)
 	}
-	version := "v" + regexp.MustCompile(`"version": *"([^"]+)"`).FindStringSubmatch(string(meta))[1]
+	// A snapshot's version (0.0.1-snapshot+abc1234) is not a release's: its files are
+	// served as release v0.0.1's, which the Action's @v0 resolves to.
+	built := regexp.MustCompile(`"version": *"([^"]+)"`).FindStringSubmatch(string(meta))[1]
+	version, _, _ := strings.Cut(built, "-")
+	version = "v" + version
+	sums, err := os.ReadFile("dist/checksums.txt")
+	if err != nil {
+		return err
+	}
 	work, err := os.MkdirTemp("", "coldstart")
 	if err != nil {
 		return err
@@ -63,8 +71,11 @@ func run() error {
 		switch {
 		case r.URL.Path == "/api/repos/drift-gitops/drift/releases":
 			fmt.Fprintf(w, `[{"tag_name": "%s"}]`, version)
+		case r.URL.Path == "/download/"+version+"/checksums.txt":
+			io.WriteString(w, strings.ReplaceAll(string(sums), built, strings.TrimPrefix(version, "v")))
 		case strings.HasPrefix(r.URL.Path, "/download/"+version+"/"):
-			serveFile(w, filepath.Join("dist", filepath.Base(r.URL.Path)))
+			name := strings.Replace(filepath.Base(r.URL.Path), strings.TrimPrefix(version, "v"), built, 1)
+			serveFile(w, filepath.Join("dist", name))
 		case r.URL.Path == "/envtest-releases.yaml":
 			fmt.Fprintf(w, "releases:\n  v1.36.3:\n    envtest-v1.36.3-%s-%s.tar.gz:\n      hash: %s\n      selfLink: %s/envtest.tar.gz\n", runtime.GOOS, runtime.GOARCH, hash, srv.URL)
 		case r.URL.Path == "/envtest.tar.gz":
@@ -83,7 +94,7 @@ func run() error {
 
 	runner := filepath.Join(work, "runner")
 	env := append(os.Environ(), "RUNNER_TEMP="+runner, "RUNNER_OS=Linux", "RUNNER_ARCH=X64", "GITHUB_OUTPUT="+filepath.Join(work, "output"),
-		"DRIFT_ACTION_REF=v1", "DRIFT_RELEASES_URL="+srv.URL+"/download", "DRIFT_API_URL="+srv.URL+"/api",
+		"DRIFT_ACTION_REF="+strings.Split(version, ".")[0], "DRIFT_RELEASES_URL="+srv.URL+"/download", "DRIFT_API_URL="+srv.URL+"/api",
 		"DRIFT_CACHE_DIR="+filepath.Join(work, "cache"), "DRIFT_ENVTEST_INDEX_URL="+srv.URL+"/envtest-releases.yaml", "KUBEBUILDER_ASSETS=")
 	if err := os.MkdirAll(runner, 0o755); err != nil {
 		return err

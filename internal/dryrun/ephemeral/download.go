@@ -81,6 +81,28 @@ func download(ctx context.Context, indexURL, version, dir string, progress io.Wr
 	return nil
 }
 
+// newestPatch returns the newest version of want's minor that the index lists for
+// this platform, if any.
+func newestPatch(ctx context.Context, indexURL string, want versions.Concrete) (versions.Concrete, bool, error) {
+	client := &remote.HTTPClient{IndexURL: indexURL}
+	sets, err := client.ListVersions(ctx) // newest first
+	if err != nil {
+		return versions.Concrete{}, false, err
+	}
+	here := versions.Platform{OS: runtime.GOOS, Arch: runtime.GOARCH}
+	for _, set := range sets {
+		if set.Version.Major != want.Major || set.Version.Minor != want.Minor {
+			continue
+		}
+		for _, p := range set.Platforms {
+			if p.Platform.Matches(here) {
+				return set.Version, true, nil
+			}
+		}
+	}
+	return versions.Concrete{}, false, nil
+}
+
 // extract writes the archive's etcd and kube-apiserver into dir; anything else in it
 // is left out, and both must be there.
 func extract(archive, dir string) error {

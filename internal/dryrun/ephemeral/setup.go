@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
 
 	"sigs.k8s.io/controller-runtime/tools/setup-envtest/remote"
@@ -25,6 +26,10 @@ var installScript string
 type SetupOptions struct {
 	// KubeVersion is the kube-apiserver version (default KubeVersion).
 	KubeVersion string
+	// Exact refuses another patch release of the version's minor when the index does
+	// not list the version itself (the user asked for it by name). Without it, the
+	// default version's newest listed patch stands in for it.
+	Exact bool
 	// FromSource skips the envtest release index: etcd from Debian, kube-apiserver
 	// built from the Go module proxy.
 	FromSource bool
@@ -61,12 +66,22 @@ func Setup(ctx context.Context, opts SetupOptions) (string, error) {
 	if installed(dir) {
 		return dir, nil
 	}
+	if !opts.Exact && version == KubeVersion {
+		// Another patch of the default's minor installed before stands in for it, as
+		// the ephemeral server takes it.
+		if other := newestCachedPatch(filepath.Dir(dir)); other != "" {
+			return other, nil
+		}
+	}
 	if !opts.FromSource {
 		index := getenv(IndexEnv)
 		if index == "" {
 			index = remote.DefaultIndexURL
 		}
 		err := download(ctx, index, version, dir, progress)
+		if errors.Is(err, errNotInIndex) && !opts.Exact {
+			err = downloadNewestPatch(ctx, index, version, getenv, progress, &dir)
+		}
 		switch {
 		case err == nil:
 			return dir, nil
@@ -76,6 +91,27 @@ func Setup(ctx context.Context, opts SetupOptions) (string, error) {
 		fmt.Fprintf(progress, "envtest-assets: the envtest release index gave no binaries (%v): building them instead\n", err)
 	}
 	return buildFromSource(ctx, version, opts.Env, progress)
+}
+
+// downloadNewestPatch installs the newest patch release of version's minor that the
+// index lists instead of version, and points dir at it; errNotInIndex when there is
+// none. The ephemeral server finds it (AssetsDir).
+func downloadNewestPatch(ctx context.Context, index, version string, getenv func(string) string, progress io.Writer, dir *string) error {
+	want, _ := concrete(version)
+	alt, ok, err := newestPatch(ctx, index, want)
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return fmt.Errorf("%s, nor any v%d.%d release, for %s/%s is %w", version, want.Major, want.Minor, runtime.GOOS, runtime.GOARCH, errNotInIndex)
+	}
+	altVersion := "v" + alt.String()
+	fmt.Fprintf(progress, "envtest-assets: the envtest release index does not list %s: taking %s, the newest v%d.%d it lists\n", version, altVersion, want.Major, want.Minor)
+	*dir = cacheDir(getenv, altVersion)
+	if installed(*dir) {
+		return nil
+	}
+	return download(ctx, index, altVersion, *dir, progress)
 }
 
 // installed reports whether dir holds both binaries.

@@ -1,7 +1,5 @@
-// Package ephemeral starts a throwaway kube-apiserver + etcd on loopback, in a
-// temporary directory removed when it stops: a real API server that validates and
-// defaults objects, for previews without a cluster. The processes die with drift
-// however it ends, and a killed drift's directory is removed at the next start.
+//go:build !windows
+
 package ephemeral
 
 import (
@@ -20,54 +18,11 @@ import (
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 )
 
-// KubeVersion is the kube-apiserver version drift setup installs.
-const KubeVersion = "v1.36.3"
-
-// AssetsEnv is the envtest convention for the directory holding the binaries.
-const AssetsEnv = "KUBEBUILDER_ASSETS"
-
 // Server is a running ephemeral API server.
 type Server struct {
 	Config *rest.Config
 	env    *envtest.Environment
 	dir    *runDir
-}
-
-// AssetsDir finds the directory with etcd and kube-apiserver: KUBEBUILDER_ASSETS,
-// else drift's cache directory. It says what to do when they are missing.
-func AssetsDir(getenv func(string) string) (string, error) {
-	dir := getenv(AssetsEnv)
-	from := AssetsEnv
-	if dir == "" {
-		dir = CacheDir(getenv)
-		from = "drift's cache"
-	}
-	var missing []string
-	for _, bin := range []string{"etcd", "kube-apiserver"} {
-		if _, err := os.Stat(filepath.Join(dir, bin)); err != nil {
-			missing = append(missing, bin)
-		}
-	}
-	if len(missing) > 0 {
-		return "", fmt.Errorf("the ephemeral API server needs %v, not found in %s (%s): run drift setup, or set %s to a directory with etcd and kube-apiserver", missing, dir, from, AssetsEnv)
-	}
-	return dir, nil
-}
-
-// CacheDir is where drift setup installs the binaries of KubeVersion.
-func CacheDir(getenv func(string) string) string { return cacheDir(getenv, KubeVersion) }
-
-// cacheDir is where drift setup installs the binaries of version.
-func cacheDir(getenv func(string) string, version string) string {
-	base := getenv("DRIFT_CACHE_DIR")
-	if base == "" {
-		if xdg := getenv("XDG_CACHE_HOME"); xdg != "" {
-			base = filepath.Join(xdg, "drift")
-		} else if home, err := os.UserHomeDir(); err == nil {
-			base = filepath.Join(home, ".cache", "drift")
-		}
-	}
-	return filepath.Join(base, "assets", version)
 }
 
 // startTimeout is envtest's default time for each process to become ready.
@@ -159,11 +114,6 @@ func environment(dir *runDir, bin, assetsDir string, timeout time.Duration) (*en
 		ControlPlaneStartTimeout: timeout,
 	}, nil
 }
-
-// ServiceCIDR is the ephemeral server's range of Service cluster IPs: kubeadm's
-// default, instead of envtest's /24, which holds 254 Services and refuses a repository
-// with more ("failed to allocate a serviceIP: range is full").
-const ServiceCIDR = "10.96.0.0/12"
 
 // Stop stops the processes and removes the run directory.
 func (s *Server) Stop() error {
