@@ -7,7 +7,8 @@
 # Linux and macOS (and Windows under a POSIX shell), amd64 and arm64. The binary goes to
 # $DRIFT_INSTALL_DIR (default: /usr/local/bin when writable, else ~/.local/bin).
 # DRIFT_OS and DRIFT_ARCH override the platform; DRIFT_RELEASES_URL and DRIFT_API_URL
-# point elsewhere than GitHub (a mirror, tests).
+# point elsewhere than GitHub (a mirror, tests); DRIFT_API_TOKEN authenticates the
+# release listing (v1, latest) against GitHub's rate limit.
 # Exit status: 0 installed; 1 an error (a checksum that does not match, no
 # checksums.txt: nothing unverified is installed); 3 no such release or no asset for
 # this platform (the caller may build drift instead).
@@ -35,6 +36,17 @@ case "$arch" in
 esac
 
 fetch() { curl -fsSL --retry 3 --connect-timeout 10 -o "$2" "$1"; }
+# DRIFT_API_TOKEN, when set, authenticates the release listing: GitHub allows 60
+# unauthenticated API requests an hour per address, which shared runners use up. It is
+# sent to the API alone, never with a download, and through stdin, not argv.
+fetch_api() {
+  if [ -z "${DRIFT_API_TOKEN:-}" ]; then
+    fetch "$1" "$2"
+    return
+  fi
+  printf 'Authorization: Bearer %s\n' "$DRIFT_API_TOKEN" |
+    curl -fsSL --retry 3 --connect-timeout 10 -H @- -o "$2" "$1"
+}
 
 tmp="$(mktemp -d)"
 trap 'rm -rf "$tmp"' EXIT
@@ -43,7 +55,7 @@ trap 'rm -rf "$tmp"' EXIT
 version="$ref"
 if ! printf '%s' "$ref" | grep -Eq '^v[0-9]+\.[0-9]+\.[0-9]+$'; then
   printf '%s' "$ref" | grep -Eq '^(latest|v[0-9]+(\.[0-9]+)?)$' || unavailable "$ref is not a release version (v1.2.3, v1.2, v1 or latest)"
-  fetch "$api/repos/$repo/releases?per_page=100" "$tmp/releases.json" || unavailable "the releases of $repo cannot be listed"
+  fetch_api "$api/repos/$repo/releases?per_page=100" "$tmp/releases.json" || unavailable "the releases of $repo cannot be listed"
   prefix=""
   [ "$ref" = latest ] || prefix="$(printf '%s' "${ref#v}" | sed 's/\./\\./g')\\."
   version="$(grep -o '"tag_name": *"v[0-9]*\.[0-9]*\.[0-9]*"' "$tmp/releases.json" | sed 's/.*"v\([0-9.]*\)"/\1/' |

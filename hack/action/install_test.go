@@ -15,6 +15,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 )
 
@@ -53,9 +54,13 @@ func release(t *testing.T, version string, platforms ...string) map[string][]byt
 }
 
 // server serves releases under /download/<tag>/<asset> and the release list under
-// /api/repos/drift-gitops/drift/releases, as GitHub does.
-func server(t *testing.T, releases map[string]map[string][]byte) *httptest.Server {
+// /api/repos/drift-gitops/drift/releases, as GitHub does; seen, when set, hears each
+// request.
+func server(t *testing.T, releases map[string]map[string][]byte, seen ...func(*http.Request)) *httptest.Server {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		for _, f := range seen {
+			f(r)
+		}
 		if r.URL.Path == "/api/repos/drift-gitops/drift/releases" {
 			var tags []string
 			for tag := range releases {
@@ -162,6 +167,29 @@ func TestInstallScriptForUsers(t *testing.T) {
 	got, err := exec.Command("sh", filepath.Join(dir, "drift")).Output()
 	if err != nil || strings.TrimSpace(string(got)) != "drift v1.4.0" || !strings.Contains(string(out), "checksum verified") {
 		t.Fatalf("installed %q (%v)\n%s", got, err, out)
+	}
+	// A token authenticates the release listing, and goes nowhere else.
+	var mu sync.Mutex
+	auth := map[string]string{}
+	srv2 := server(t, map[string]map[string][]byte{"v1.4.0": release(t, "v1.4.0", "linux_amd64", "linux_arm64", "darwin_amd64", "darwin_arm64")},
+		func(r *http.Request) { mu.Lock(); auth[r.URL.Path] = r.Header.Get("Authorization"); mu.Unlock() })
+	cmd = exec.Command("sh", "../../install.sh", "v1")
+	cmd.Env = append(os.Environ(), "DRIFT_RELEASES_URL="+srv2.URL+"/download", "DRIFT_API_URL="+srv2.URL+"/api", "DRIFT_INSTALL_DIR="+dir, "DRIFT_API_TOKEN=tok-123")
+	out, err = cmd.CombinedOutput()
+	if err != nil || strings.Contains(string(out), "tok-123") {
+		t.Fatalf("with a token: %v\n%s", err, out)
+	}
+	for path, got := range auth {
+		want := ""
+		if strings.HasPrefix(path, "/api/") {
+			want = "Bearer tok-123"
+		}
+		if got != want {
+			t.Errorf("%s was sent Authorization %q, want %q", path, got, want)
+		}
+	}
+	if len(auth) != 3 {
+		t.Errorf("requests: %v", auth)
 	}
 	cmd = exec.Command("sh", "../../install.sh", "v9.9.9")
 	cmd.Env = append(os.Environ(), "DRIFT_RELEASES_URL="+srv.URL+"/download", "DRIFT_API_URL="+srv.URL+"/api", "DRIFT_INSTALL_DIR="+dir)
