@@ -141,3 +141,25 @@ func TestDocumentLine(t *testing.T) {
 		}
 	}
 }
+
+// TestErrorsAnnotatedOnTheirManifestLine: in an Actions step, an object the server
+// refuses is annotated on its file and the line its YAML document starts on, which
+// GitHub shows in the pull request's files.
+func TestErrorsAnnotatedOnTheirManifestLine(t *testing.T) {
+	srv := githubtest.New(ghToken)
+	defer srv.Close()
+	actionsEnv(t, srv, 14)
+	t.Setenv("GITHUB_ACTIONS", "true")
+	ns := namespace(t)
+	manifest := cm(ns, "good", "blue") + "---\n# the port is out of range\n" + svc(ns, "99999")
+	r := repo(t, map[string]string{"apps/web.yaml": manifest})
+	o := drift(t, "diff", "--repo", r.Dir, "--ref", "main", "--github-comment")
+	line := strings.Count(cm(ns, "good", "blue"), "\n") + 2
+	want := fmt.Sprintf("::error file=apps/web.yaml,line=%d,title=drift%%3A invalid v1 Service %s/web::", line, ns)
+	if o.code != 2 || !strings.Contains(o.stderr, want) {
+		t.Fatalf("exit %d, want an annotation %q in\n%s", o.code, want, o.stderr)
+	}
+	if strings.Count(o.stderr, "::error file=") != 1 {
+		t.Errorf("one error, several annotations:\n%s", o.stderr)
+	}
+}
