@@ -25,6 +25,10 @@ type Server struct {
 	dir    *runDir
 }
 
+// Supported says whether this platform has the ephemeral server: nil here, an error
+// saying what to do instead on Windows.
+func Supported() error { return nil }
+
 // startTimeout is envtest's default time for each process to become ready.
 const startTimeout = 20 * time.Second
 

@@ -20,3 +20,6 @@ func Start(context.Context, string) (*Server, error) { return nil, errWindows }
 
 // Stop does nothing: no server was started.
 func (s *Server) Stop() error { return nil }
+
+// Supported says why there is no ephemeral server here.
+func Supported() error { return errWindows }

@@ -47,6 +47,9 @@ type SetupOptions struct {
 // (or with FromSource), built as hack/envtest-assets.sh builds them. An archive that
 // does not match its hash is an error, never a reason to build instead.
 func Setup(ctx context.Context, opts SetupOptions) (string, error) {
+	if err := Supported(); err != nil {
+		return "", err
+	}
 	version := opts.KubeVersion
 	if version == "" {
 		version = KubeVersion
