@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"io/fs"
 	"os"
 	"strings"
 
@@ -81,38 +80,6 @@ func (o *commonOptions) publish(ctx context.Context, rep *report.Report) error {
 		Getenv:       o.getenv,
 		Stderr:       o.streams.ErrOut,
 		Warn:         func(msg string) { o.warnf("%s", msg) },
-		DocumentLine: documentLine(files),
+		DocumentLine: publish.DocumentLines(files),
 	})
-}
-
-// documentLine returns where, in a file of fsys, its doc-th YAML document starts (1 for
-// the first; the line after a leading "---"), for annotations; 0 when unknown.
-func documentLine(fsys fs.FS) func(source string, doc int) int {
-	return func(source string, doc int) int {
-		if fsys == nil || doc < 1 {
-			return 0
-		}
-		data, err := fs.ReadFile(fsys, source)
-		if err != nil {
-			return 0
-		}
-		n, start := 1, 1
-		for i, line := range strings.Split(string(data), "\n") {
-			if !strings.HasPrefix(line, "---") || (len(line) > 3 && line[3] != ' ' && line[3] != '\t' && line[3] != '\r') {
-				continue
-			}
-			if i == 0 {
-				start = 2
-				continue
-			}
-			n++
-			if n == doc {
-				return i + 2
-			}
-		}
-		if doc == 1 {
-			return start
-		}
-		return 0
-	}
 }

@@ -7,7 +7,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"testing/fstest"
 
 	"github.com/spf13/pflag"
 
@@ -117,28 +116,6 @@ func TestEveryGitHubFlagReachesPublish(t *testing.T) {
 		GitHub: github.Context{Token: "tok", Repository: "acme/gitops", APIURL: "https://ghe.example/api/v3", PR: 7, HeadSHA: "abc", Author: "deploy-app[bot]", StepSummary: "s.md"}}
 	if got := g.options(); got != want || !g.FailOnDeletes {
 		t.Errorf("options = %+v\nwant      %+v", got, want)
-	}
-}
-
-func TestDocumentLine(t *testing.T) {
-	fsys := fstest.MapFS{
-		"a.yaml":    {Data: []byte("a: 1\n---\nb: 2\n--- # third\nc: 3\n")},
-		"lead.yaml": {Data: []byte("---\na: 1\n---\nb: 2\n")},
-		"text.yaml": {Data: []byte("a: |\n  ---x\n---\nb: 2\n")},
-	}
-	line := documentLine(fsys)
-	for _, c := range []struct {
-		file      string
-		doc, want int
-	}{
-		{"a.yaml", 1, 1}, {"a.yaml", 2, 3}, {"a.yaml", 3, 5}, {"a.yaml", 4, 0},
-		{"lead.yaml", 1, 2}, {"lead.yaml", 2, 4},
-		{"text.yaml", 2, 4},
-		{"missing.yaml", 1, 0}, {"a.yaml", 0, 0},
-	} {
-		if got := line(c.file, c.doc); got != c.want {
-			t.Errorf("%s document %d: line %d, want %d", c.file, c.doc, got, c.want)
-		}
 	}
 }
 
