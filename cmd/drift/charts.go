@@ -2,11 +2,10 @@ package main
 
 import (
 	"context"
-	"os"
-	"path/filepath"
 
 	"github.com/spf13/pflag"
 
+	"github.com/drift-gitops/drift/internal/cachedir"
 	"github.com/drift-gitops/drift/internal/chartrepo"
 	"github.com/drift-gitops/drift/internal/render"
 )
@@ -40,15 +39,7 @@ func (c *chartOptions) fetcher(getenv func(string) string) func(allow []string) 
 // chartCacheDir is where fetched charts are kept: $DRIFT_CACHE_DIR/charts, else
 // $XDG_CACHE_HOME/drift/charts, else ~/.cache/drift/charts.
 func chartCacheDir(getenv func(string) string) string {
-	base := getenv("DRIFT_CACHE_DIR")
-	if base == "" {
-		if xdg := getenv("XDG_CACHE_HOME"); xdg != "" {
-			base = filepath.Join(xdg, "drift")
-		} else if home, err := os.UserHomeDir(); err == nil {
-			base = filepath.Join(home, ".cache", "drift")
-		}
-	}
-	return filepath.Join(base, "charts")
+	return cachedir.Path(getenv, "charts")
 }
 
 // chartFetcher is chartrepo's Fetcher as the render cache asks for charts.

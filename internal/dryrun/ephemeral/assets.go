@@ -5,6 +5,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/drift-gitops/drift/internal/cachedir"
 )
 
 // KubeVersion is the kube-apiserver version drift setup installs.
@@ -64,15 +66,7 @@ func CacheDir(getenv func(string) string) string { return cacheDir(getenv, KubeV
 
 // cacheDir is where drift setup installs the binaries of version.
 func cacheDir(getenv func(string) string, version string) string {
-	base := getenv("DRIFT_CACHE_DIR")
-	if base == "" {
-		if xdg := getenv("XDG_CACHE_HOME"); xdg != "" {
-			base = filepath.Join(xdg, "drift")
-		} else if home, err := os.UserHomeDir(); err == nil {
-			base = filepath.Join(home, ".cache", "drift")
-		}
-	}
-	return filepath.Join(base, "assets", version)
+	return cachedir.Path(getenv, "assets", version)
 }
 
 // ServiceCIDR is the ephemeral server's range of Service cluster IPs: kubeadm's
