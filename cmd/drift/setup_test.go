@@ -1,12 +1,8 @@
 package main
 
 import (
-	"archive/tar"
 	"compress/gzip"
-	"crypto/sha512"
-	"encoding/hex"
 	"fmt"
-	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -15,39 +11,20 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+
+	"github.com/drift-gitops/drift/internal/testenv"
 )
 
 // envtestArchive packs the test's own etcd and kube-apiserver as the envtest release
-// index packs them (controller-tools/envtest/...), with hash its SHA-512.
+// index packs them, with hash its SHA-512.
 func envtestArchive(t *testing.T) (path, hash string) {
 	t.Helper()
-	assets := os.Getenv("KUBEBUILDER_ASSETS")
 	path = filepath.Join(t.TempDir(), "envtest.tar.gz")
-	f, err := os.Create(path)
+	hash, err := testenv.EnvtestArchive(os.Getenv("KUBEBUILDER_ASSETS"), path, gzip.BestSpeed)
 	if err != nil {
 		t.Fatal(err)
 	}
-	h := sha512.New()
-	gz, _ := gzip.NewWriterLevel(io.MultiWriter(f, h), gzip.BestSpeed)
-	tw := tar.NewWriter(gz)
-	for _, bin := range []string{"etcd", "kube-apiserver"} {
-		data, err := os.ReadFile(filepath.Join(assets, bin)) // through the symlink to Debian's etcd
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := tw.WriteHeader(&tar.Header{Name: "controller-tools/envtest/" + bin, Mode: 0o755, Size: int64(len(data)), Typeflag: tar.TypeReg}); err != nil {
-			t.Fatal(err)
-		}
-		if _, err := tw.Write(data); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := tw.Close(); err != nil {
-		t.Fatal(err)
-	}
-	gz.Close()
-	f.Close()
-	return path, hex.EncodeToString(h.Sum(nil))
+	return path, hash
 }
 
 // envtestIndex serves an index listing version for this platform with hash, and the

@@ -14,11 +14,8 @@
 package main
 
 import (
-	"archive/tar"
 	"bufio"
 	"compress/gzip"
-	"crypto/sha512"
-	"encoding/hex"
 	"flag"
 	"fmt"
 	"io"
@@ -31,6 +28,8 @@ import (
 	"runtime"
 	"strings"
 	"time"
+
+	"github.com/drift-gitops/drift/internal/testenv"
 )
 
 var mbps = flag.Float64("mbps", 0, "serve downloads at this many MB/s (0: as fast as loopback)")
@@ -62,7 +61,8 @@ func run() error {
 		return err
 	}
 	defer os.RemoveAll(work)
-	archive, hash, err := envtestArchive(os.Getenv("KUBEBUILDER_ASSETS"), filepath.Join(work, "envtest.tar.gz"))
+	archive := filepath.Join(work, "envtest.tar.gz")
+	hash, err := testenv.EnvtestArchive(os.Getenv("KUBEBUILDER_ASSETS"), archive, gzip.BestCompression)
 	if err != nil {
 		return err
 	}
@@ -162,40 +162,6 @@ func firstRequest(log string, start time.Time) time.Duration {
 		}
 	}
 	return 0
-}
-
-// envtestArchive packs etcd and kube-apiserver of assets as the envtest index does.
-func envtestArchive(assets, path string) (string, string, error) {
-	if assets == "" {
-		return "", "", fmt.Errorf("KUBEBUILDER_ASSETS is not set")
-	}
-	f, err := os.Create(path)
-	if err != nil {
-		return "", "", err
-	}
-	defer f.Close()
-	h := sha512.New()
-	gz, _ := gzip.NewWriterLevel(io.MultiWriter(f, h), gzip.BestCompression)
-	tw := tar.NewWriter(gz)
-	for _, bin := range []string{"etcd", "kube-apiserver"} {
-		data, err := os.ReadFile(filepath.Join(assets, bin))
-		if err != nil {
-			return "", "", err
-		}
-		if err := tw.WriteHeader(&tar.Header{Name: "controller-tools/envtest/" + bin, Mode: 0o755, Size: int64(len(data)), Typeflag: tar.TypeReg}); err != nil {
-			return "", "", err
-		}
-		if _, err := tw.Write(data); err != nil {
-			return "", "", err
-		}
-	}
-	if err := tw.Close(); err != nil {
-		return "", "", err
-	}
-	if err := gz.Close(); err != nil {
-		return "", "", err
-	}
-	return path, hex.EncodeToString(h.Sum(nil)), nil
 }
 
 // serveFile writes the file, at most *mbps megabytes a second when set.
