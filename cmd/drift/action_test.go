@@ -165,6 +165,10 @@ func TestActionRunsItsSteps(t *testing.T) {
 	if code != 0 || !strings.Contains(out, "drift: fetching the base "+strings.TrimSpace(base)) || !strings.Contains(outputs, "counts=1 to add, 0 to modify, 0 to delete, 1 unchanged, 0 errors") {
 		t.Errorf("shallow checkout: exit %d\n%s\n%s", code, out, outputs)
 	}
+	// A base that would read as an option of git fetch is refused before git runs.
+	if code, out, _ := runStep("false", "DRIFT_INPUT_BASE_REF=--upload-pack=false"); code != 2 || !strings.Contains(out, "::error::base-ref --upload-pack=false is not a commit or a ref") {
+		t.Errorf("an option as the base: exit %d\n%s", code, out)
+	}
 	// A policy the report fails fails the step, whatever fail-on-changes says.
 	if code, out, outputs := runStep("false", "DRIFT_INPUT_FAIL_ON=change, delete"); code != 3 || !strings.Contains(out, "::error title=drift::the change fails the policy") || !strings.Contains(outputs, "policy-failed=true") {
 		t.Errorf("fail-on change: exit %d\n%s\n%s", code, out, outputs)

@@ -47,6 +47,10 @@ case "$mode" in
     args=(diff --ref "$ref")
     [[ -z "$shard" ]] && args+=(--github-comment)
     base="${DRIFT_INPUT_BASE_REF:-}"
+    if [[ "$base" == -* ]]; then
+      echo "::error::base-ref $base is not a commit or a ref" >&2
+      exit 2
+    fi
     if [[ -n "$base" ]]; then
       # actions/checkout fetches one commit: fetch the base too when it is missing, so
       # that no fetch-depth: 0 is needed.
