@@ -119,13 +119,16 @@ func TestSetupDownloadsFromTheEnvtestIndex(t *testing.T) {
 	t.Setenv("PATH", t.TempDir()+string(os.PathListSeparator)+"/usr/bin:/bin")
 	for _, c := range []struct{ name, index, version, why string }{
 		{"missing version", srv.URL + "/envtest-releases.yaml", "v1.35.1", "v1.35.1 for " + runtime.GOOS + "/" + runtime.GOARCH + " is not in the envtest release index"},
-		{"unreachable index", "http://127.0.0.1:1/envtest-releases.yaml", "v1.36.3", "connection refused"},
+		{"unreachable index", "http://bot:s3cret@127.0.0.1:1/envtest-releases.yaml?token=t0k", "v1.36.3", "connection refused"},
 	} {
 		t.Setenv("DRIFT_ENVTEST_INDEX_URL", c.index)
 		o := drift(t, "setup", "--kube-version", c.version)
 		if o.code != 2 || !strings.Contains(o.stderr, c.why) || !strings.Contains(o.stderr, "building them instead") ||
 			!strings.Contains(o.stderr, "building kube-apiserver needs Go, which is not on PATH") {
 			t.Errorf("%s: exit %d\n%s", c.name, o.code, o.stderr)
+		}
+		if strings.Contains(o.stderr, "s3cret") || strings.Contains(o.stderr, "t0k") {
+			t.Errorf("%s: the index URL's credentials are in the output:\n%s", c.name, o.stderr)
 		}
 	}
 	t.Setenv("DRIFT_ENVTEST_INDEX_URL", srv.URL+"/envtest-releases.yaml")

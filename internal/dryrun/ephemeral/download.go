@@ -7,9 +7,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/url"
 	"os"
 	"path"
 	"path/filepath"
+	"regexp"
 	"runtime"
 	"strings"
 
@@ -101,6 +103,30 @@ func newestPatch(ctx context.Context, indexURL string, want versions.Concrete) (
 		}
 	}
 	return versions.Concrete{}, false, nil
+}
+
+// redactedError is err with the userinfo and the query of every URL in its message
+// left out: setup-envtest's errors quote the URLs they fetched.
+type redactedError struct{ err error }
+
+func (r redactedError) Error() string { return redactURLs(r.err.Error()) }
+func (r redactedError) Unwrap() error { return r.err }
+
+var urlInText = regexp.MustCompile(`[a-zA-Z][a-zA-Z0-9+.-]*://[^\s"'()<>]+`)
+
+// redactURLs drops the userinfo and query of the URLs in s.
+func redactURLs(s string) string {
+	return urlInText.ReplaceAllStringFunc(s, func(raw string) string {
+		u, err := url.Parse(strings.TrimRight(raw, ".,;:"))
+		if err != nil {
+			return "(a URL)"
+		}
+		if u.User == nil && u.RawQuery == "" {
+			return raw
+		}
+		u.User, u.RawQuery, u.Fragment = nil, "", ""
+		return u.String()
+	})
 }
 
 // extract writes the archive's etcd and kube-apiserver into dir; anything else in it

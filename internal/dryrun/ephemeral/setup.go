@@ -85,6 +85,10 @@ func Setup(ctx context.Context, opts SetupOptions) (string, error) {
 		if errors.Is(err, errNotInIndex) && !opts.Exact {
 			err = downloadNewestPatch(ctx, index, version, getenv, progress, &dir)
 		}
+		if err != nil {
+			// A mirror's URL may carry credentials, a download's signed query.
+			err = redactedError{err}
+		}
 		switch {
 		case err == nil:
 			return dir, nil
