@@ -17,6 +17,7 @@ type diffOptions struct {
 	ConfigFrom      string
 	NoSplitDrift    bool
 	CRDsFromContext string
+	LookupSecrets   bool
 }
 
 // newDiffCommand previews what applying a git ref would change in its clusters.
@@ -50,7 +51,7 @@ Exit status: 0 no changes, 1 changes, 2 errors (the report is then incomplete).`
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return o.run(cmd.Context(), mode{base: o.Base, cluster: o.Cluster, configFrom: o.ConfigFrom,
-				splitDrift: o.Base != "" && !o.NoSplitDrift, crdsFromContext: o.CRDsFromContext})
+				splitDrift: o.Base != "" && !o.NoSplitDrift, crdsFromContext: o.CRDsFromContext, lookupSecrets: o.LookupSecrets})
 		},
 	}
 	f := cmd.Flags()
@@ -59,6 +60,7 @@ Exit status: 0 no changes, 1 changes, 2 errors (the report is then incomplete).`
 	f.StringVar(&o.Base, "base", "", "diff only the targets whose inputs changed since this ref; with --cluster ephemeral, also the ref loaded into the server first (what is deployed)")
 	f.StringVar(&o.ConfigFrom, "config-from", plan.ConfigFromBase, "with --base, where rules, clusters and appliers come from: base (the trusted side of a pull request) or head (everything from the previewed ref; trusted local runs only)")
 	f.StringVar(&o.CRDsFromContext, "crds-from-context", "", "with --cluster ephemeral: load the CustomResourceDefinitions of this kube context's cluster into the ephemeral server (read-only: a LIST), so custom resources of CRDs the repository does not hold are checked")
+	f.BoolVar(&o.LookupSecrets, "lookup-secrets", false, "with --base: let Helm's lookup hand the templates of the helm applier the data of the cluster's Secrets, as helm upgrade does (every value is scrubbed from the output, but a template the pull request wrote can still transform one: see docs/security.md); without it, lookup sees Secrets without their data")
 	f.BoolVar(&o.NoSplitDrift, "no-split-drift", false, "with --base on a live cluster: do not tell the change apart from drift already in the cluster (saves the base's dry-runs)")
 	return cmd
 }

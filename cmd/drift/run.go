@@ -27,6 +27,9 @@ type mode struct {
 	drift bool
 	// crdsFromContext is diff's --crds-from-context.
 	crdsFromContext string
+	// lookupSecrets is diff's --lookup-secrets: with --base, Helm's lookup hands
+	// templates the data of the cluster's Secrets.
+	lookupSecrets bool
 }
 
 // run renders, previews and reports, and returns an exitStatus for changes or errors.
@@ -52,13 +55,24 @@ func (o *commonOptions) preview(ctx context.Context, m mode) error {
 	pl, err := plan.Open(plan.Request{
 		Repo: o.Repo, Ref: o.Ref, DefaultRef: m.drift, Base: m.base, Paths: o.Paths, Names: o.Targets,
 		Config: plan.ConfigSource{File: o.Config, From: m.configFrom}, Overrides: o.overrides(), Warnf: o.warnf,
-		NewCache: func(repo *source.Repo) (*render.Cache, error) { return o.renderCache(ctx, repo) },
-		Charts:   o.charts.fetcher(o.getenv),
+		NewCache: func(repo *source.Repo) (*render.Cache, error) {
+			cache, err := o.renderCache(ctx, repo)
+			if err == nil {
+				// On a pull request, Helm's lookup hands templates no Secret data unless
+				// the runner says so: a template the change wrote can transform a value
+				// past any scrubber. Every value it does hand them is scrubbed.
+				cache.Secrets = render.SecretLookup{Reveal: m.base == "" || m.lookupSecrets, Values: o.scrub.AddSecretData}
+			}
+			return cache, err
+		},
+		Charts: o.charts.fetcher(o.getenv),
 	})
 	if err != nil {
 		return err
 	}
-	o.scrub.AddSecretValues(pl.Secrets...)
+	for _, v := range pl.Secrets {
+		o.scrub.AddSecretData(v)
+	}
 	o.files = pl.Head.FS
 	if use := pl.Config.Use; use != nil {
 		o.report.configFailOn = use.FailOn

@@ -34,15 +34,22 @@ type Trust struct {
 // checked: noise rules (ignore, mask), clusters (contexts, and the contexts discovered
 // objects' clusters map to), field managers, apply modes, ApplySets, aggregated APIs
 // the URLs this repository is known by, the chart repositories drift may fetch
-// from, the risk rules and the policy (failOn). Whether targets are discovered is the
-// head's, as its targets are. A target the base does not know takes the base's
-// defaults for those, and may use only a context the base already names. Either side
-// may be nil (no drift.yaml there).
+// from, the risk rules, the policy (failOn) and whether the repository's Argo CD and
+// Flux objects are discovered (which decides their appliers). A target the base does
+// not know takes the base's defaults for those, and may use only a context the base
+// already names; an entry without a path (which sets the fields of a discovered
+// target) that the base does not have sets none of them. Either side may be nil (no
+// drift.yaml there): a base without one discovers, and a change that deletes it keeps
+// the base's rules.
 func Trusted(base, head *Config) Trust {
 	tr := Trust{Refused: map[string]string{}}
 	if head == nil {
-		return tr
+		if base == nil {
+			return tr
+		}
+		head = &Config{}
 	}
+	discovers := base == nil || base.Discover
 	if base == nil {
 		base = &Config{}
 	}
@@ -52,7 +59,7 @@ func Trusted(base, head *Config) Trust {
 		Ignore:    base.Ignore,
 		Mask:      base.Mask,
 		Ephemeral: base.Ephemeral,
-		Discover:  head.Discover,
+		Discover:  discovers,
 		Clusters:  base.Clusters,
 		RepoURLs:  base.RepoURLs,
 		Charts:    base.Charts,
@@ -84,6 +91,9 @@ func Trusted(base, head *Config) Trust {
 	if !same(base.FailOn, head.FailOn) {
 		note("failOn")
 	}
+	if head.Discover != discovers && head.Discover {
+		note("discover")
+	}
 	if base.Defaults.Context != head.Defaults.Context {
 		note("defaults.context")
 	}
@@ -106,7 +116,11 @@ func Trusted(base, head *Config) Trust {
 		for _, f := range trustedTargetFields {
 			tv.FieldByName(f).Set(bv.FieldByName(f))
 		}
-		if !known {
+		switch {
+		case !known && h.Path == "":
+			// It sets fields of a discovered target, which the base defines: as the
+			// base does not set them, they stay as the base's discovery has them.
+		case !known:
 			// A new target may pick among the clusters the base already previews.
 			t.Context = h.Context
 			if !contexts[h.Context] {

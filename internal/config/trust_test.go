@@ -160,7 +160,7 @@ func TestEphemeralCRDsComeFromTheBase(t *testing.T) {
 // The clusters discovered objects map to, the URLs that make a source this
 // repository, and the chart repositories drift may reach decide where and what is
 // checked: a pull request cannot change them.
-// Discovering is the head's, as its targets are.
+// Discovering is the base's too: it decides the appliers of what is discovered.
 func TestDiscoveryClustersAndRepoURLsComeFromTheBase(t *testing.T) {
 	t.Parallel()
 	base := &Config{Discover: true, Clusters: map[string]string{"prod": "prod-ctx"}, RepoURLs: []string{"https://git.example/gitops"},
@@ -168,11 +168,34 @@ func TestDiscoveryClustersAndRepoURLsComeFromTheBase(t *testing.T) {
 	head := &Config{Clusters: map[string]string{"prod": "attacker-ctx", "staging": "x"}, RepoURLs: []string{"https://git.example/other"},
 		Charts: &Charts{Allow: []string{"https://charts.example/stable", "https://attacker.example"}}}
 	tr := Trusted(base, head)
-	if !reflect.DeepEqual(tr.Config.Clusters, base.Clusters) || !reflect.DeepEqual(tr.Config.RepoURLs, base.RepoURLs) || tr.Config.Discover ||
+	if !reflect.DeepEqual(tr.Config.Clusters, base.Clusters) || !reflect.DeepEqual(tr.Config.RepoURLs, base.RepoURLs) || !tr.Config.Discover ||
 		!reflect.DeepEqual(tr.Config.Charts, base.Charts) {
 		t.Errorf("clusters %v repoURLs %v discover %v", tr.Config.Clusters, tr.Config.RepoURLs, tr.Config.Discover)
 	}
 	if !slices.Contains(tr.NotApplied, "clusters") || !slices.Contains(tr.NotApplied, "repoURLs") || !slices.Contains(tr.NotApplied, "charts.allow") {
 		t.Errorf("not applied %q", tr.NotApplied)
+	}
+}
+
+// TestDiscoveringIsTheBases: a pull request cannot turn discovery on (it would choose
+// the appliers of what it adds), a base without drift.yaml discovers, and a change
+// that deletes drift.yaml keeps the base's rules.
+func TestDiscoveringIsTheBases(t *testing.T) {
+	t.Parallel()
+	base := mustParse(t, "targets:\n  - {name: a, path: a}\nmask: [{kind: ConfigMap, paths: [/data/x]}]\n")
+	head := mustParse(t, "discover: true\ntargets:\n  - {name: a, path: a}\n  - {name: Application/x, context: prod}\n")
+	tr := Trusted(base, head)
+	if tr.Config.Discover || !slices.Contains(tr.NotApplied, "discover") {
+		t.Errorf("discover %v, not applied %q", tr.Config.Discover, tr.NotApplied)
+	}
+	if x := tr.Config.Targets[1]; x.Context != "" || tr.Refused["Application/x"] != "" {
+		t.Errorf("a path-less entry the base lacks set context %q (refused %q)", x.Context, tr.Refused["Application/x"])
+	}
+	if tr := Trusted(nil, mustParse(t, "targets:\n  - {name: a, path: a}\n")); !tr.Config.Discover {
+		t.Errorf("a base without drift.yaml discovers")
+	}
+	tr = Trusted(base, nil)
+	if tr.Config == nil || len(tr.Config.Mask) != 1 || len(tr.Config.Targets) != 0 {
+		t.Errorf("a deleted drift.yaml: %+v", tr.Config)
 	}
 }

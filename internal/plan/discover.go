@@ -74,20 +74,28 @@ func Discovered(cfg *Config, found *discover.Result, withConfig bool, base *Base
 		}
 		names[dt.Name] = true
 		var baseSpecs []render.Spec
-		changed := false
+		changed, isNew, lookup := false, false, dt.Applier == "helm"
 		if base != nil {
 			b, inBase := base.Targets[dt.Name]
-			changed = !inBase || !sameDefinition(dt, b)
-			if base.TrustIgnores && !sameRules(dt.Ignore, b.Ignore) {
-				dt.Ignore = b.Ignore
-				dt.Notes = append(dt.Notes, "the change's ignoreDifferences are not applied: a pull request cannot ignore what it changes, so the base's are used")
+			changed, isNew = !inBase || !sameDefinition(dt, b), !inBase
+			if base.TrustIgnores {
+				dt = withBaseChecks(dt, b, inBase)
 			}
 			baseSpecs = b.Specs
+			// Helm's lookup reads the cluster only for a HelmRelease the base previews
+			// with the helm applier: a pull request cannot give its templates access.
+			lookup = inBase && b.Applier == "helm" && dt.Applier == "helm"
+			if !lookup && dt.Applier == "helm" {
+				dt.Notes = append(dt.Notes, "lookup finds nothing in this target's templates (as in helm template): the base does not define this HelmRelease, and a pull request cannot give templates read access to the cluster")
+			}
 		}
 		t := fromDiscovered(dt, c, global)
-		t.BaseSpecs, t.DefinitionChanged = baseSpecs, changed
+		t.BaseSpecs, t.DefinitionChanged, t.New, t.Lookup = baseSpecs, changed, isNew, lookup
 		if e := entries[dt.Name]; e != nil {
 			t = withEntry(t, e, c.Defaults)
+			if r := cfg.refused(dt.Name); r != "" && t.Refused == "" {
+				t.Refused = r
+			}
 			delete(entries, dt.Name)
 		}
 		out = append(out, ov.apply(t))
@@ -104,6 +112,37 @@ func Discovered(cfg *Config, found *discover.Result, withConfig bool, base *Base
 		return nil, fmt.Errorf("%s: target %s has no path and names no discovered target; the discovered targets are: %s", config.FileName, strings.Join(unknown, ", "), strings.Join(known, ", "))
 	}
 	return out, nil
+}
+
+// withBaseChecks makes how a discovered target is checked the base's, for a pull
+// request: the applier (and so whether Helm's lookup reads the cluster) and the
+// ignore rules of the base's definition of it, or for a target the change adds, none
+// of its own ignore rules. What the target renders stays the change's.
+func withBaseChecks(dt, b discover.Target, inBase bool) discover.Target {
+	if !inBase {
+		if len(dt.Ignore) > 0 {
+			dt.Ignore = nil
+			dt.Notes = append(dt.Notes, "the change's ignoreDifferences are not applied: a pull request cannot ignore what it adds")
+		}
+		return dt
+	}
+	if !sameRules(dt.Ignore, b.Ignore) {
+		dt.Ignore = b.Ignore
+		dt.Notes = append(dt.Notes, "the change's ignoreDifferences are not applied: a pull request cannot ignore what it changes, so the base's are used")
+	}
+	if dt.Applier != b.Applier && b.Applier != "" {
+		dt.Notes = append(dt.Notes, fmt.Sprintf("previewed as %s applies it, as the base defines it: the change's %s is applied once merged", b.Applier, dt.Applier))
+		dt.Applier = b.Applier
+	}
+	return dt
+}
+
+// refused says why drift.yaml refuses a target ("" it does not).
+func (c *Config) refused(name string) string {
+	if c == nil {
+		return ""
+	}
+	return c.Refused[name]
 }
 
 // fromDiscovered is a discovered target as the run's.
@@ -155,6 +194,9 @@ func withEntry(t Target, e *config.Target, d config.Defaults) Target {
 	}
 	if e.Namespace != "" {
 		t.Namespace = e.Namespace
+	}
+	if t.Applier == "helm" && e.ApplierOf(config.Defaults{}) == "helm" {
+		t.Lookup = true // the trusted entry's choice
 	}
 	t.DryRunAggregated = e.DryRunAggregatedAPIs
 	t.ApplySet = e.ApplySet

@@ -1,8 +1,10 @@
 package plan
 
 import (
+	"encoding/json"
 	"fmt"
 
+	"github.com/drift-gitops/drift/internal/config"
 	"github.com/drift-gitops/drift/internal/discover"
 	"github.com/drift-gitops/drift/internal/render"
 	"github.com/drift-gitops/drift/internal/source"
@@ -125,6 +127,9 @@ func Open(req Request) (*Plan, error) {
 	} else {
 		p.Targets = Targets(p.Config, repo.Dir, paths, req.Overrides)
 	}
+	if p.Base != nil {
+		baseDefinitions(p.Targets, p.Config.Base)
+	}
 	if err := SelectNamed(p.Targets, req.Names); err != nil {
 		return nil, err
 	}
@@ -151,4 +156,39 @@ func repoPaths(repo *source.Repo, paths []string) ([]string, error) {
 		out = append(out, rp)
 	}
 	return out, nil
+}
+
+// baseDefinitions marks drift.yaml's targets the base does not define as new, and
+// gives a target the base defines otherwise (another path, renderer or Helm options)
+// the base's definition to render the base with: only what the base's own definition
+// renders can be drift already in the cluster.
+func baseDefinitions(targets []Target, base *config.Config) {
+	for i := range targets {
+		t := &targets[i]
+		if t.Entry == nil || t.Entry.Path == "" {
+			continue // a path of the command line, or a discovered target (Discovered)
+		}
+		var b *config.Target
+		if base != nil {
+			for j := range base.Targets {
+				if base.Targets[j].Name == t.Name && base.Targets[j].Path != "" {
+					b = &base.Targets[j]
+				}
+			}
+		}
+		if b == nil {
+			t.New = true
+			continue
+		}
+		if bs := withReleaseName(specOf(*b)); !sameSpec(bs, withReleaseName(specOf(*t.Entry))) {
+			t.BaseSpecs = []render.Spec{bs}
+		}
+	}
+}
+
+// sameSpec reports whether two render specs are the same.
+func sameSpec(a, b render.Spec) bool {
+	ja, _ := json.Marshal(a)
+	jb, _ := json.Marshal(b)
+	return string(ja) == string(jb)
 }

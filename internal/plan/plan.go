@@ -53,6 +53,15 @@ type Target struct {
 	// DefinitionChanged says a discovered target is new since the base, or defined
 	// differently there (what it renders, where, how): it counts as changed.
 	DefinitionChanged bool
+	// New says the change adds the target: the base defines no target of its name.
+	// Everything it renders is the change's, never drift already in the cluster.
+	New bool
+	// Lookup says the target's Helm templates may read its cluster through `lookup`
+	// (the helm applier, as helm upgrade renders), which only the trusted side grants:
+	// the runner's --applier, drift.yaml's applier read from the base, or the base's
+	// own definition of a discovered HelmRelease. Without it lookup finds nothing, as
+	// in helm template.
+	Lookup bool
 	// CreateNamespace is the namespace the applier creates when it is missing ("" none).
 	CreateNamespace string
 	// ControllerPrune says whether the Flux Kustomization or Argo CD Application that
@@ -119,7 +128,7 @@ func Targets(cfg *Config, root string, paths []string, ov Overrides) []Target {
 				Name: name, Spec: render.Spec{Path: p},
 				Namespace: defaults.Namespace, FieldManager: defaults.FieldManager, Applier: defaults.Applier,
 				Cluster: ClusterKey{Context: defaults.Context},
-				Rules:   global,
+				Rules:   global, Lookup: defaults.Applier == "helm",
 			}))
 		}
 		return out
@@ -128,7 +137,6 @@ func Targets(cfg *Config, root string, paths []string, ov Overrides) []Target {
 		ct := c.Targets[i]
 		t := Target{
 			Name:             ct.Name,
-			Spec:             render.Spec{Path: path.Clean(ct.Path), Renderer: ct.Renderer},
 			Namespace:        firstOf(ct.Namespace, defaults.Namespace),
 			FieldManager:     firstOf(ct.FieldManager, defaults.FieldManager),
 			OwnManager:       ct.FieldManager != "",
@@ -142,20 +150,32 @@ func Targets(cfg *Config, root string, paths []string, ov Overrides) []Target {
 			ApplySet:         ct.ApplySet,
 			Refused:          cfg.Refused[ct.Name],
 		}
-		if t.Spec.Path == "." {
-			t.Spec.Path = ""
+		if ct.Path == "" && t.Refused == "" {
+			// Without discovery it would render the whole repository.
+			t.Refused = fmt.Sprintf("target %s has no path, which only sets the fields of a discovered Argo CD or Flux object, and drift.yaml does not discover them (discover: true, on the base branch for a pull request)", ct.Name)
 		}
-		if ct.Helm != nil {
-			t.Spec.Helm = render.HelmOptions{
-				ReleaseName:      ct.Helm.ReleaseName,
-				ReleaseNamespace: ct.Helm.ReleaseNamespace,
-				ValuesFiles:      ct.Helm.ValuesFiles,
-				Values:           ct.Helm.Values,
-			}
-		}
+		t.Spec = specOf(ct)
+		t.Lookup = t.Applier == "helm"
 		out = append(out, ov.apply(t))
 	}
 	return out
+}
+
+// specOf is what a drift.yaml target renders.
+func specOf(ct config.Target) render.Spec {
+	spec := render.Spec{Path: path.Clean(ct.Path), Renderer: ct.Renderer}
+	if spec.Path == "." {
+		spec.Path = ""
+	}
+	if ct.Helm != nil {
+		spec.Helm = render.HelmOptions{
+			ReleaseName:      ct.Helm.ReleaseName,
+			ReleaseNamespace: ct.Helm.ReleaseNamespace,
+			ValuesFiles:      ct.Helm.ValuesFiles,
+			Values:           ct.Helm.Values,
+		}
+	}
+	return spec
 }
 
 // apply lets the overrides replace drift.yaml's values, and fills in what neither
@@ -163,6 +183,7 @@ func Targets(cfg *Config, root string, paths []string, ov Overrides) []Target {
 func (ov Overrides) apply(t Target) Target {
 	if ov.Applier != "" {
 		t.Applier = ov.Applier
+		t.Lookup = true // the runner's choice
 	}
 	if t.Applier == "" {
 		t.Applier = dryrun.DefaultProfile
@@ -173,6 +194,9 @@ func (ov Overrides) apply(t Target) Target {
 	p, err := dryrun.ProfileFor(t.Applier)
 	if err == nil {
 		t.Applier = p.Name // aliases (server, client) by their names
+	}
+	if t.Applier != "helm" {
+		t.Lookup = false
 	}
 	if err == nil && p.FixedManager {
 		// A controller applies as itself: a default field manager is for the targets
@@ -191,16 +215,20 @@ func (ov Overrides) apply(t Target) Target {
 	if ov.Namespace != nil {
 		t.Namespace = *ov.Namespace
 	}
-	if t.Spec.Renderer == render.RendererHelm || t.Spec.Renderer == "" {
-		// A release needs a name; the chart directory's is stable from run to run.
-		if t.Spec.Helm.ReleaseName == "" {
-			t.Spec.Helm.ReleaseName = path.Base("/" + t.Spec.Path)
-			if t.Spec.Helm.ReleaseName == "/" {
-				t.Spec.Helm.ReleaseName = "release"
-			}
+	t.Spec = withReleaseName(t.Spec)
+	return t
+}
+
+// withReleaseName names the release of a chart that does not name it: a release needs
+// a name, and the chart directory's is stable from run to run.
+func withReleaseName(spec render.Spec) render.Spec {
+	if (spec.Renderer == render.RendererHelm || spec.Renderer == "") && spec.Helm.ReleaseName == "" {
+		spec.Helm.ReleaseName = path.Base("/" + spec.Path)
+		if spec.Helm.ReleaseName == "/" {
+			spec.Helm.ReleaseName = "release"
 		}
 	}
-	return t
+	return spec
 }
 
 // firstOf is the first value that is set.

@@ -24,7 +24,7 @@ func (r *runner) readHelmReleases(p *Preview) {
 		if t.Applier != "helm" || t.conn == nil || t.Skipped != "" {
 			continue
 		}
-		if t.conn.lookupKey == "" {
+		if t.conn.lookupKey == "" && t.Lookup {
 			n++
 			t.conn.lookupKey = fmt.Sprintf("cluster-%d", n)
 			r.deps.Cache.AllowLookup(t.conn.lookupKey, t.conn.Clients.Config)
@@ -96,6 +96,9 @@ func (r *runner) render(t *Target) {
 		return
 	}
 	t.Rendered, t.renderErr = r.renderIn(r.head, t, t.conn)
+	if t.conn.lookupKey != "" && t.Lookup && t.Applier == "helm" && r.deps.Cache.LookupHidSecrets(t.conn.lookupKey) {
+		t.notes = append(t.notes, "Helm's lookup read this cluster's Secrets without their data (a pull request's templates get none): a value a chart keeps through lookup, such as a generated password, shows as changed; the runner's --lookup-secrets hands the data to the templates (docs/security.md)")
+	}
 }
 
 // renderIn renders a target in a snapshot for a cluster: each of its sources, one

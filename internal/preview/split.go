@@ -18,8 +18,15 @@ func (r *runner) splitDrift(ctx context.Context, t *Target) {
 	if t.Rendered == nil || t.conn == nil || ctx.Err() != nil {
 		return
 	}
-	if r.base.CheckPaths([]string{t.Spec.Path}) != nil {
-		return // a new target: everything in it is the pull request's
+	if t.New {
+		return // the change adds the target: everything it renders is the change's
+	}
+	basePath := t.Spec.Path
+	if len(t.BaseSpecs) > 0 {
+		basePath = t.BaseSpecs[0].Path
+	}
+	if r.base.CheckPaths([]string{basePath}) != nil {
+		return // the base does not hold the target's path: everything in it is the pull request's
 	}
 	bres, err := r.renderIn(r.base, t, t.conn)
 	if err != nil || len(bres.Failures) > 0 {

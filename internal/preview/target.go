@@ -148,8 +148,11 @@ func (t *Target) completeSpec(spec render.Spec, cl *cluster) render.Spec {
 		spec.Helm.KubeVersion, spec.Helm.APIVersions = v, apis
 	}
 	if t.Applier == "helm" {
-		// As helm upgrade renders: the next revision, lookup reading the cluster.
-		spec.Helm.Lookup = cl.lookupKey
+		// As helm upgrade renders: the next revision, lookup reading the cluster when
+		// the trusted side grants it (plan.Target.Lookup).
+		if t.Lookup {
+			spec.Helm.Lookup = cl.lookupKey
+		}
 		if t.helm != nil {
 			spec.Helm.Revision = t.helm.NextRevision
 		}

@@ -3,9 +3,13 @@ package render
 import (
 	"context"
 	"encoding/base64"
+	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
 
 	"helm.sh/helm/v3/pkg/action"
@@ -85,9 +89,15 @@ func TestHelmLookupReadsTheLiveClusterOnlyWhenAllowed(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cache := &Cache{Isolated: NewIsolated(ctx, root, DefaultLimits())}
+	var told []any
+	var toldMu sync.Mutex
+	cache := &Cache{Isolated: NewIsolated(ctx, root, DefaultLimits()), Secrets: SecretLookup{Reveal: true, Values: func(v ...any) {
+		toldMu.Lock()
+		defer toldMu.Unlock()
+		told = append(told, v...)
+	}}}
 	cache.AllowLookup("test", env.Config)
-	password := func(lookup string) string {
+	password := func(cache *Cache, lookup string) string {
 		t.Helper()
 		spec := Spec{Path: "charts/grafana", Renderer: RendererHelm, Helm: HelmOptions{ReleaseName: "grafana", ReleaseNamespace: ns, Lookup: lookup, Revision: 2}}
 		res, err := cache.Render(commit, nil, spec)
@@ -101,11 +111,74 @@ func TestHelmLookupReadsTheLiveClusterOnlyWhenAllowed(t *testing.T) {
 		return p
 	}
 	want := string(live.Data["password"])
-	if got := password("test"); got == "" || decode(t, got) != want {
+	if got := password(cache, "test"); got == "" || decode(t, got) != want {
 		t.Errorf("with lookup, password = %q; helm install stored %q", got, want)
 	}
-	if got := password(""); got == "" || decode(t, got) == want {
+	if !slices.Contains(told, any(want)) {
+		t.Errorf("the scrubber was not told the password lookup handed the template: told %d values", len(told))
+	}
+	if got := password(cache, ""); got == "" || decode(t, got) == want {
 		t.Errorf("without lookup, password = %q: it should be a new random one", got)
+	}
+
+	// A pull request's run: lookup finds the Secret, without its data.
+	hidden := &Cache{Isolated: NewIsolated(ctx, root, DefaultLimits())}
+	hidden.AllowLookup("test", env.Config)
+	spec := Spec{Path: "charts/grafana", Renderer: RendererHelm, Helm: HelmOptions{ReleaseName: "grafana", ReleaseNamespace: ns, Lookup: "test", Revision: 2}}
+	res, err := hidden.Render(commit, nil, spec)
+	if err != nil || len(res.Failures) > 0 || len(res.Objects) != 1 {
+		t.Fatalf("render: %v %+v", err, res)
+	}
+	data, _, _ := unstructured.NestedMap(res.Objects[0].Obj.Object, "data")
+	if got, found := data["password"]; !found || (got != nil && got != "") {
+		t.Errorf("without Reveal the template should read the key with no value: password %v (found %v)", got, found)
+	}
+	if !hidden.LookupHidSecrets("test") || cache.LookupHidSecrets("test") {
+		t.Errorf("hid secrets: %v (pull request), %v (revealed)", hidden.LookupHidSecrets("test"), cache.LookupHidSecrets("test"))
+	}
+	if strings.Contains(fmt.Sprint(res.Objects[0].Obj.Object), base64.StdEncoding.EncodeToString([]byte(want))) {
+		t.Errorf("the live password reached the render")
+	}
+}
+
+// TestLookupProxyHandsSecretsAsTold: a Secret and a list of Secrets through the
+// proxy's response filter, data removed or each value told.
+func TestLookupProxyHandsSecretsAsTold(t *testing.T) {
+	t.Parallel()
+	secret := `{"kind":"Secret","metadata":{"name":"s"},"data":{"password":"` + base64.StdEncoding.EncodeToString([]byte("hunter2-password")) + `"},"stringData":{"token":"tok-123456"}}`
+	list := `{"kind":"SecretList","items":[` + secret + `]}`
+	for _, c := range []struct {
+		path, body string
+	}{{"/api/v1/namespaces/default/secrets/s", secret}, {"/api/v1/namespaces/default/secrets", list}, {"/api/v1/secrets", list}} {
+		for _, reveal := range []bool{false, true} {
+			var told []any
+			s := SecretLookup{Reveal: reveal, Values: func(v ...any) { told = append(told, v...) }}
+			req := httptest.NewRequest("GET", c.path, nil)
+			resp := &http.Response{StatusCode: 200, Header: http.Header{}, Request: req, Body: io.NopCloser(strings.NewReader(c.body))}
+			if err := s.filter(resp); err != nil {
+				t.Fatal(err)
+			}
+			out, _ := io.ReadAll(resp.Body)
+			has := strings.Contains(string(out), "tok-123456") || strings.Contains(string(out), base64.StdEncoding.EncodeToString([]byte("hunter2-password")))
+			if has != reveal || !strings.Contains(string(out), `"password":`) {
+				t.Errorf("%s reveal=%v: data handed on = %v: %s", c.path, reveal, has, out)
+			}
+			if reveal && (!slices.Contains(told, any("hunter2-password")) || !slices.Contains(told, any("tok-123456"))) {
+				t.Errorf("%s: told %q", c.path, told)
+			}
+			if !strings.Contains(string(out), `"name":"s"`) {
+				t.Errorf("%s: the Secret itself is gone: %s", c.path, out)
+			}
+		}
+	}
+	// Not Secrets: untouched.
+	req := httptest.NewRequest("GET", "/api/v1/namespaces/default/configmaps/c", nil)
+	resp := &http.Response{StatusCode: 200, Header: http.Header{}, Request: req, Body: io.NopCloser(strings.NewReader(`{"data":{"a":"b"}}`))}
+	if err := (SecretLookup{}).filter(resp); err != nil {
+		t.Fatal(err)
+	}
+	if out, _ := io.ReadAll(resp.Body); string(out) != `{"data":{"a":"b"}}` {
+		t.Errorf("a ConfigMap was changed: %s", out)
 	}
 }
 

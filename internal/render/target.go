@@ -1,6 +1,7 @@
 package render
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"io/fs"
@@ -152,6 +153,9 @@ type Cache struct {
 	// be fetched).
 	Charts ChartFetcher
 
+	// Secrets says what `lookup` hands templates of the clusters' Secrets.
+	Secrets SecretLookup
+
 	mu      sync.Mutex
 	entries map[string]*cacheEntry
 	lookups map[string]*lookupCluster
@@ -169,8 +173,17 @@ func (c *Cache) AllowLookup(cluster string, cfg *rest.Config) {
 		c.lookups = map[string]*lookupCluster{}
 	}
 	if c.lookups[cluster] == nil {
-		c.lookups[cluster] = &lookupCluster{cfg: cfg}
+		c.lookups[cluster] = &lookupCluster{cfg: cfg, secrets: c.Secrets}
 	}
+}
+
+// LookupHidSecrets reports whether `lookup` handed a template of the cluster any
+// Secret without its data (SecretLookup.Reveal unset).
+func (c *Cache) LookupHidSecrets(cluster string) bool {
+	c.mu.Lock()
+	l := c.lookups[cluster]
+	c.mu.Unlock()
+	return l != nil && l.hidden.Load() > 0
 }
 
 type cacheEntry struct {
@@ -257,7 +270,13 @@ func (c *Cache) Render(commit string, fsys fs.FS, spec Spec) (*Result, error) {
 		}
 		var cfg *rest.Config
 		if lookup != nil {
-			cfg = lookup.cfg
+			// Through the proxy too, so templates see the cluster as in a worker.
+			ep, err := lookup.endpoint(context.Background())
+			if err != nil {
+				e.err = err
+				return
+			}
+			cfg = ep.config()
 		}
 		e.res, e.err = renderWith(fsys, spec, DefaultLimits(), cfg)
 	})

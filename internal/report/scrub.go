@@ -8,6 +8,8 @@ import (
 	"sort"
 	"strings"
 	"sync"
+
+	"sigs.k8s.io/yaml"
 )
 
 // MinScrubLength is the shortest value (and line of a multi-line value) scrubbed
@@ -63,12 +65,23 @@ func (s *Scrubber) AddCredential(values ...string) {
 	}
 }
 
-// AddSecretValues adds values read from Secrets outside the report's objects (a Flux
-// Kustomization's substitution variables, a HelmRelease's values): scrubbed as Secret
-// values are, names and literals left alone.
-func (s *Scrubber) AddSecretValues(values ...string) {
+// AddSecretData adds values read from Secrets outside the report's objects, of any
+// type decoded from YAML or JSON (a HelmRelease's values, substitution variables,
+// what Helm's lookup read), each value by value: a string holding a YAML or JSON
+// document (a values.yaml kept in a Secret) adds every leaf of it too, since a
+// template may place any one of them alone.
+func (s *Scrubber) AddSecretData(values ...any) {
 	for _, v := range values {
-		s.addString(v)
+		s.addValue(v)
+		if str, ok := v.(string); ok && strings.ContainsAny(str, ":\n[{") {
+			var doc any
+			if err := yaml.Unmarshal([]byte(str), &doc); err == nil {
+				switch doc.(type) {
+				case map[string]any, []any:
+					s.addValue(doc)
+				}
+			}
+		}
 	}
 }
 
