@@ -67,7 +67,7 @@ func (r *run) publish(ctx context.Context) error {
 	if ghc.RunURL != "" {
 		r.md.fullReport = "[the job summary](" + ghc.RunURL + ")"
 		if o.HTMLArtifact != "" && o.HTMLReport != "" {
-			r.md.htmlReport = "the artifact `" + o.HTMLArtifact + "` of [this run](" + ghc.RunURL + ")"
+			r.md.htmlReport = "the artifact " + report.CodeSpan(o.HTMLArtifact) + " of [this run](" + ghc.RunURL + ")"
 		}
 	}
 	if ghc.StepSummary != "" {
