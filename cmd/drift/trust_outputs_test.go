@@ -47,20 +47,20 @@ func TestTrustStepLogCarriesNoCommandFromAReport(t *testing.T) {
 	t.Setenv("GITHUB_ACTIONS", "")
 	plain := runDrift("report", "merge", shard, "-o", "text")
 	if len(steplogtest.Commands(plain.stdout)) < 4 {
-		t.Fatalf("the report's text carries %d commands outside Actions; the test's hostile report is not hostile:\n%s", len(steplogtest.Commands(plain.stdout)), plain.stdout)
+		steplogtest.Fatalf(t, "the report's text carries %d commands outside Actions; the test's hostile report is not hostile:\n%s", len(steplogtest.Commands(plain.stdout)), plain.stdout)
 	}
 
 	t.Setenv("GITHUB_ACTIONS", "true")
 	o := runDrift("report", "merge", shard, "-o", "text", "--github-output")
 	if o.code != 2 {
-		t.Fatalf("exit %d, want 2 (errors)\n%s", o.code, o.stderr)
+		steplogtest.Fatalf(t, "exit %d, want 2 (errors)\n%s", o.code, o.stderr)
 	}
 	if cmds := steplogtest.Commands(o.stdout); len(cmds) > 0 {
-		t.Errorf("stdout carries %d commands, the first %q:\n%s", len(cmds), cmds[0].Line, o.stdout)
+		steplogtest.Errorf(t, "stdout carries %d commands, the first %q:\n%s", len(cmds), cmds[0].Line, o.stdout)
 	}
 	// Neutralised, not lost: the report still shows every line.
 	if s := strings.ReplaceAll(o.stdout, "\u200b", ""); s != plain.stdout {
-		t.Errorf("the neutralised report differs from the report beyond zero-width spaces:\n%s\nwant\n%s", s, plain.stdout)
+		steplogtest.Errorf(t, "the neutralised report differs from the report beyond zero-width spaces:\n%s\nwant\n%s", s, plain.stdout)
 	}
 	want := []steplogtest.Command{
 		{Name: "error", Properties: map[string]string{"file": "apps/web/Chart.yaml", "title": "drift: render-failed"}, Data: stepLogHostile},
@@ -76,7 +76,7 @@ func TestTrustStepLogCarriesNoCommandFromAReport(t *testing.T) {
 	writeReportFile(t, second, &other)
 	o = runDrift("report", "merge", shard, second)
 	if o.code != 2 || !strings.Contains(strings.ReplaceAll(o.stderr, "\u200b", ""), "::add-mask::base-secret") {
-		t.Fatalf("exit %d, want 2 and the refusal quoting the base:\n%s", o.code, o.stderr)
+		steplogtest.Fatalf(t, "exit %d, want 2 and the refusal quoting the base:\n%s", o.code, o.stderr)
 	}
 	checkCommands(t, "the error on stderr", o.stderr, nil)
 }
@@ -115,21 +115,21 @@ data:
 	t.Setenv("GITHUB_ACTIONS", "")
 	plain := drift(t, "diff", "--repo", r.Dir, "--ref", "main")
 	if len(steplogtest.Commands(plain.stdout)) < 3 {
-		t.Fatalf("the report's text carries %d commands outside Actions; the test's repository is not hostile:\n%s", len(steplogtest.Commands(plain.stdout)), plain.stdout)
+		steplogtest.Fatalf(t, "the report's text carries %d commands outside Actions; the test's repository is not hostile:\n%s", len(steplogtest.Commands(plain.stdout)), plain.stdout)
 	}
 
 	t.Setenv("GITHUB_ACTIONS", "true")
 	o := drift(t, "diff", "--repo", r.Dir, "--ref", "main", "--github-output", "--json-report", jsonReport)
 	if o.code != 2 {
-		t.Fatalf("exit %d, want 2 (errors)\n%s", o.code, o.stderr)
+		steplogtest.Fatalf(t, "exit %d, want 2 (errors)\n%s", o.code, o.stderr)
 	}
 	if cmds := steplogtest.Commands(o.stdout); len(cmds) > 0 {
-		t.Errorf("stdout carries %d commands, the first %q:\n%s", len(cmds), cmds[0].Line, o.stdout)
+		steplogtest.Errorf(t, "stdout carries %d commands, the first %q:\n%s", len(cmds), cmds[0].Line, o.stdout)
 	}
 	stripped := strings.ReplaceAll(o.stdout, "\u200b", "")
 	for _, line := range []string{"     ::add-mask::hunter2\n", "       ::error file=README.md,line=1,title=drift::all clear, merge it\n", "::warning title=x::forged"} {
 		if !strings.Contains(stripped, line) {
-			t.Errorf("the report lacks %q:\n%s", line, o.stdout)
+			steplogtest.Errorf(t, "the report lacks %q:\n%s", line, o.stdout)
 		}
 	}
 	data, err := os.ReadFile(jsonReport)
@@ -149,7 +149,7 @@ data:
 		}
 	}
 	if len(want) != 2 || !strings.Contains(want[0].Data+want[1].Data, "::add-mask::hunter2") || !strings.Contains(want[0].Data+want[1].Data, "::warning title=x::forged") {
-		t.Fatalf("want the chart's and the kustomization's errors, quoting their commands: %+v", want)
+		steplogtest.Fatalf(t, "want the chart's and the kustomization's errors, quoting their commands: %+v", want)
 	}
 	checkCommands(t, "stderr", o.stderr, want)
 }
@@ -160,7 +160,7 @@ func checkCommands(t *testing.T, what, log string, want []steplogtest.Command) {
 	t.Helper()
 	got := steplogtest.Commands(log)
 	if len(got) != len(want) {
-		t.Errorf("%s carries %d commands, want %d:\n%s", what, len(got), len(want), log)
+		steplogtest.Errorf(t, "%s carries %d commands, want %d:\n%s", what, len(got), len(want), log)
 		return
 	}
 	for i, w := range want {
@@ -170,7 +170,7 @@ func checkCommands(t *testing.T, what, log string, want []steplogtest.Command) {
 			same = same && g.Properties[k] == v
 		}
 		if !same {
-			t.Errorf("%s: command %d reads as %+v, want %+v", what, i, g, w)
+			steplogtest.Errorf(t, "%s: command %d reads as %+v, want %+v", what, i, g, w)
 		}
 	}
 }

@@ -26,12 +26,12 @@ func TestLogHelpersPrintNoCommand(t *testing.T) {
 	}
 	got := steplogtest.Commands(string(out))
 	if len(got) != 1 || got[0].Name != "warning" || got[0].Data != hostileRef || got[0].Properties["title"] != "drift" {
-		t.Fatalf("commands %+v, want the one warning carrying the text:\n%q", got, out)
+		steplogtest.Fatalf(t, "commands %+v, want the one warning carrying the text:\n%q", got, out)
 	}
 	// Nothing but zero-width spaces added, CRLF read as one line end.
 	text := strings.ReplaceAll(strings.SplitN(string(out), "::warning", 2)[0], "\u200b", "")
 	if want := strings.ReplaceAll(hostileRef, "\r\n", "\n") + "\n"; text != want {
-		t.Errorf("log_text printed %q, want %q with zero-width spaces", text, want)
+		steplogtest.Errorf(t, "log_text printed %q, want %q with zero-width spaces", text, want)
 	}
 }
 
@@ -42,12 +42,12 @@ func TestStepsQuoteNoCommand(t *testing.T) {
 	o := install(t, server(t, nil), hostileRef, "Linux", "X64")
 	got := steplogtest.Commands(o.log)
 	if len(got) != 1 || got[0].Name != "notice" || !strings.Contains(got[0].Data, hostileRef) {
-		t.Errorf("install.sh: commands %+v, want one notice quoting the ref:\n%s", got, o.log)
+		steplogtest.Errorf(t, "install.sh: commands %+v, want one notice quoting the ref:\n%s", got, o.log)
 	}
 
 	repo := t.TempDir()
 	if out, err := exec.Command("git", "init", "-q", repo).CombinedOutput(); err != nil {
-		t.Fatalf("%v: %s", err, out)
+		steplogtest.Fatalf(t, "%v: %s", err, out)
 	}
 	for _, c := range []struct {
 		base, command string
@@ -63,10 +63,10 @@ func TestStepsQuoteNoCommand(t *testing.T) {
 		out, _ := cmd.CombinedOutput()
 		got := steplogtest.Commands(string(out))
 		if len(got) != 1 || got[0].Name != c.command || !strings.Contains(got[0].Data, c.base) {
-			t.Errorf("run.sh with base %q: commands %+v, want one %s quoting the base:\n%s", c.base, got, c.command, out)
+			steplogtest.Errorf(t, "run.sh with base %q: commands %+v, want one %s quoting the base:\n%s", c.base, got, c.command, out)
 		}
 		if c.command == "warning" && !strings.Contains(strings.ReplaceAll(string(out), "\u200b", ""), "invalid refspec") {
-			t.Errorf("run.sh with base %q: git's refusal is not in the log:\n%s", c.base, out)
+			steplogtest.Errorf(t, "run.sh with base %q: git's refusal is not in the log:\n%s", c.base, out)
 		}
 	}
 }

@@ -24,7 +24,7 @@ func TestAnnotationsNameFileLineAndEscape(t *testing.T) {
 	want := "::error file=apps/web%2C1.yaml,line=7,title=drift%3A invalid v1 ConfigMap shop/a::bad: 100%25%0A::error::forged\n" +
 		"::error file=apps/broken.yaml,title=drift%3A malformed::malformed YAML\n"
 	if out.String() != want {
-		t.Errorf("annotations:\n%s\nwant:\n%s", out.String(), want)
+		steplogtest.Errorf(t, "annotations:\n%s\nwant:\n%s", out.String(), want)
 	}
 	if strings.Count(out.String(), "\n") != 2 {
 		t.Error("a message wrote a line of its own")
@@ -45,7 +45,7 @@ func TestAnnotationsPassTheStepLogWhole(t *testing.T) {
 	stderr.Flush()
 	got := steplogtest.Commands(log.String())
 	if len(got) != 2 {
-		t.Fatalf("%d commands in the log, want the 2 annotations:\n%s", len(got), log.String())
+		steplogtest.Fatalf(t, "%d commands in the log, want the 2 annotations:\n%s", len(got), log.String())
 	}
 	want := []steplogtest.Command{
 		{Name: "error", Properties: map[string]string{"file": "apps/web,1.yaml", "line": "7", "title": "drift: invalid v1 ConfigMap shop/a"}, Data: "bad: 100%\n::error::forged"},
@@ -54,12 +54,12 @@ func TestAnnotationsPassTheStepLogWhole(t *testing.T) {
 	for i, w := range want {
 		g := got[i]
 		if g.Name != w.Name || g.Data != w.Data || len(g.Properties) != len(w.Properties) {
-			t.Errorf("annotation %d reads as %+v, want %+v", i, g, w)
+			steplogtest.Errorf(t, "annotation %d reads as %+v, want %+v", i, g, w)
 			continue
 		}
 		for k, v := range w.Properties {
 			if g.Properties[k] != v {
-				t.Errorf("annotation %d: %s=%q, want %q", i, k, g.Properties[k], v)
+				steplogtest.Errorf(t, "annotation %d: %s=%q, want %q", i, k, g.Properties[k], v)
 			}
 		}
 	}

@@ -1,4 +1,4 @@
-package steplog
+package steplog_test
 
 import (
 	"bytes"
@@ -6,8 +6,12 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/drift-gitops/drift/internal/steplog"
 	"github.com/drift-gitops/drift/internal/steplog/steplogtest"
 )
+
+// zwsp is what a Writer inserts: U+200B ZERO WIDTH SPACE.
+const zwsp = "\u200b"
 
 // hostile are lines a repository or a cluster can put in drift's output, each a
 // workflow command to the runner as it is.
@@ -37,16 +41,16 @@ var edges = []string{"ends with a colon :\n:\n::", "ends with hashes ##", "#", "
 func TestWriterLeavesNoCommand(t *testing.T) {
 	for _, in := range hostile {
 		if len(steplogtest.Commands(in)) == 0 {
-			t.Fatalf("the test's input %q is no command to the runner", in)
+			steplogtest.Fatalf(t, "the test's input %q is no command to the runner", in)
 		}
 	}
 	for _, in := range append(hostile, edges...) {
 		for _, chunks := range splits(in) {
 			var buf bytes.Buffer
-			w := NewWriter(&buf)
+			w := steplog.NewWriter(&buf)
 			for _, c := range chunks {
 				if n, err := w.Write([]byte(c)); err != nil || n != len(c) {
-					t.Fatalf("Write(%q) = %d, %v", c, n, err)
+					steplogtest.Fatalf(t, "Write(%q) = %d, %v", c, n, err)
 				}
 			}
 			if err := w.Flush(); err != nil {
@@ -54,10 +58,10 @@ func TestWriterLeavesNoCommand(t *testing.T) {
 			}
 			out := buf.String()
 			if cmds := steplogtest.Commands(out); len(cmds) > 0 {
-				t.Errorf("%q written as %q: the runner reads command %q in %q", in, chunks, cmds[0].Name, out)
+				steplogtest.Errorf(t, "%q written as %q: the runner reads command %q in %q", in, chunks, cmds[0].Name, out)
 			}
 			if strings.ReplaceAll(out, zwsp, "") != in {
-				t.Errorf("%q written as %q came out as %q", in, chunks, out)
+				steplogtest.Errorf(t, "%q written as %q came out as %q", in, chunks, out)
 			}
 		}
 	}
@@ -78,7 +82,7 @@ func splits(s string) [][]string {
 func TestWriterKeepsPlainText(t *testing.T) {
 	in := "drift: commit 1a2b3c (main)\n\nTarget web (2 objects)\n+ v1 ConfigMap shop/a: data.k  (cm.yaml)\n  key: a::b # comment [x]\n\u00e9t\u00e9 :: ## [\n"
 	var buf bytes.Buffer
-	w := NewWriter(&buf)
+	w := steplog.NewWriter(&buf)
 	if _, err := w.Write([]byte(in)); err != nil {
 		t.Fatal(err)
 	}
@@ -86,7 +90,7 @@ func TestWriterKeepsPlainText(t *testing.T) {
 		t.Fatal(err)
 	}
 	if buf.String() != in {
-		t.Errorf("plain text changed:\n%q\nwant\n%q", buf.String(), in)
+		steplogtest.Errorf(t, "plain text changed:\n%q\nwant\n%q", buf.String(), in)
 	}
 }
 
@@ -94,14 +98,14 @@ func TestWriterKeepsPlainText(t *testing.T) {
 // hostile text, each on a line of its own, parse as the runner reads them to exactly
 // their name, properties and message, and they are the only commands in the log.
 func TestCommandsPassWhole(t *testing.T) {
-	want := []Command{
-		{Name: "error", Properties: []Property{{"file", "apps/web,1.yaml"}, {"line", "7"}, {"title", "drift: invalid v1 ConfigMap shop/a"}},
+	want := []steplog.Command{
+		{Name: "error", Properties: []steplog.Property{{"file", "apps/web,1.yaml"}, {"line", "7"}, {"title", "drift: invalid v1 ConfigMap shop/a"}},
 			Message: "bad: 100%\n::add-mask::x\r##[error]y"},
-		{Name: "warning", Properties: []Property{{"title", "drift"}}, Message: "3 more errors are not annotated: see the report"},
+		{Name: "warning", Properties: []steplog.Property{{"title", "drift"}}, Message: "3 more errors are not annotated: see the report"},
 		{Name: "group", Message: "drift"},
 	}
 	var buf bytes.Buffer
-	w := NewWriter(&buf)
+	w := steplog.NewWriter(&buf)
 	for i, c := range want {
 		// Hostile text before each command, the last line unfinished.
 		if _, err := w.Write([]byte(hostile[i] + "  ::warning::unfinished line")); err != nil {
@@ -113,7 +117,7 @@ func TestCommandsPassWhole(t *testing.T) {
 	}
 	got := steplogtest.Commands(buf.String())
 	if len(got) != len(want) {
-		t.Fatalf("%d commands in the log, want %d:\n%s", len(got), len(want), buf.String())
+		steplogtest.Fatalf(t, "%d commands in the log, want %d:\n%s", len(got), len(want), buf.String())
 	}
 	for i, c := range want {
 		props := map[string]string{}
@@ -121,7 +125,7 @@ func TestCommandsPassWhole(t *testing.T) {
 			props[p.Key] = p.Value
 		}
 		if got[i].Name != c.Name || got[i].Data != c.Message || !reflect.DeepEqual(got[i].Properties, props) {
-			t.Errorf("command %d reads as %+v, want %+v", i, got[i], c)
+			steplogtest.Errorf(t, "command %d reads as %+v, want %+v", i, got[i], c)
 		}
 	}
 }
@@ -129,13 +133,13 @@ func TestCommandsPassWhole(t *testing.T) {
 // TestCommandStringIsTheAnnotationsFormat: the line of a command is the one drift's
 // annotations always wrote.
 func TestCommandStringIsTheAnnotationsFormat(t *testing.T) {
-	c := Command{Name: "error", Properties: []Property{{"file", "apps/web,1.yaml"}, {"line", "7"}, {"title", "drift: invalid"}}, Message: "bad: 100%\nnext"}
+	c := steplog.Command{Name: "error", Properties: []steplog.Property{{"file", "apps/web,1.yaml"}, {"line", "7"}, {"title", "drift: invalid"}}, Message: "bad: 100%\nnext"}
 	if got, want := c.String(), "::error file=apps/web%2C1.yaml,line=7,title=drift%3A invalid::bad: 100%25%0Anext"; got != want {
-		t.Errorf("String() = %q, want %q", got, want)
+		steplogtest.Errorf(t, "String() = %q, want %q", got, want)
 	}
 	var buf bytes.Buffer
-	if err := CommandsTo(&buf).WriteCommand(Command{Name: "warning", Message: "m"}); err != nil || buf.String() != "::warning::m\n" {
-		t.Errorf("a plain writer's command path wrote %q, %v", buf.String(), err)
+	if err := steplog.CommandsTo(&buf).WriteCommand(steplog.Command{Name: "warning", Message: "m"}); err != nil || buf.String() != "::warning::m\n" {
+		steplogtest.Errorf(t, "a plain writer's command path wrote %q, %v", buf.String(), err)
 	}
 }
 
@@ -147,7 +151,7 @@ func FuzzWriter(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, in string, cut int) {
 		var buf bytes.Buffer
-		w := NewWriter(&buf)
+		w := steplog.NewWriter(&buf)
 		if cut < 0 {
 			cut = -cut
 		}
@@ -157,10 +161,10 @@ func FuzzWriter(f *testing.F) {
 		w.Flush()
 		out := buf.String()
 		if cmds := steplogtest.Commands(out); len(cmds) > 0 {
-			t.Errorf("%q: the runner reads command %q in %q", in, cmds[0].Name, out)
+			steplogtest.Errorf(t, "%q: the runner reads command %q in %q", in, cmds[0].Name, out)
 		}
 		if strings.ReplaceAll(out, zwsp, "") != strings.ReplaceAll(in, zwsp, "") {
-			t.Errorf("%q came out as %q", in, out)
+			steplogtest.Errorf(t, "%q came out as %q", in, out)
 		}
 	})
 }

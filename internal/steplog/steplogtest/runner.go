@@ -3,8 +3,12 @@
 package steplogtest
 
 import (
+	"fmt"
 	"strings"
+	"testing"
 	"unicode"
+
+	"github.com/drift-gitops/drift/internal/steplog"
 )
 
 // Command is a line the runner takes for a workflow command.
@@ -113,4 +117,26 @@ func unescape(s string, pairs ...string) string {
 		s = strings.ReplaceAll(s, pairs[i], pairs[i+1])
 	}
 	return s
+}
+
+// Inert is s as steplog.Writer writes it to a step's log: no line of it is a command.
+func Inert(s string) string {
+	var b strings.Builder
+	w := steplog.NewWriter(&b)
+	w.Write([]byte(s))
+	w.Flush()
+	return b.String()
+}
+
+// Errorf is t.Errorf with the message made Inert: a failing test that quotes the
+// hostile output it checks writes no workflow command into the CI job's own log.
+func Errorf(t testing.TB, format string, args ...any) {
+	t.Helper()
+	t.Error(Inert(fmt.Sprintf(format, args...)))
+}
+
+// Fatalf is t.Fatalf with the message made Inert.
+func Fatalf(t testing.TB, format string, args ...any) {
+	t.Helper()
+	t.Fatal(Inert(fmt.Sprintf(format, args...)))
 }
