@@ -52,7 +52,7 @@ type Deps struct {
 	Stderr io.Writer
 	// Commands is where the annotations (workflow commands) go: in an Actions step,
 	// the step log's own path for drift's commands (steplog.Writer.WriteCommand), which
-	// the neutralising of Stderr does not touch; nil writes them to Stderr as lines.
+	// the neutralising of Stderr does not touch; nil is steplog.CommandsTo(Stderr).
 	Commands steplog.Commands
 	// Warn, when set, hears what the user should know but need not fail on (marked
 	// comments drift left alone).
