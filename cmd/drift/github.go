@@ -10,6 +10,7 @@ import (
 	"github.com/drift-gitops/drift/internal/github"
 	"github.com/drift-gitops/drift/internal/publish"
 	"github.com/drift-gitops/drift/internal/report"
+	"github.com/drift-gitops/drift/internal/steplog"
 )
 
 // githubOptions are the flags of the GitHub side: posting the report to a pull
@@ -79,6 +80,7 @@ func (o *commonOptions) publish(ctx context.Context, rep *report.Report) error {
 	return publish.Run(ctx, rep, opts, publish.Deps{
 		Getenv:       o.getenv,
 		Stderr:       o.streams.ErrOut,
+		Commands:     steplog.CommandsTo(o.streams.ErrOut),
 		Warn:         func(msg string) { o.warnf("%s", msg) },
 		DocumentLine: publish.DocumentLines(files),
 	})

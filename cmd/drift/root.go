@@ -4,9 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 
 	"github.com/spf13/cobra"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
+
+	"github.com/drift-gitops/drift/internal/steplog"
 )
 
 // Exit codes, as kubectl diff: 0 no changes, 1 changes, 2 errors; and 3 when a
@@ -25,8 +28,20 @@ type exitStatus struct{ code int }
 func (e exitStatus) Error() string { return fmt.Sprintf("exit status %d", e.code) }
 
 // run executes drift with args and returns the process exit code. Every exit code is
-// decided here.
+// decided here. In a GitHub Actions step (GITHUB_ACTIONS=true) everything written to
+// stdout and stderr is neutralised line by line (steplog.Writer), so that no text from
+// a repository or a cluster is read by the runner as a workflow command; drift's own
+// commands go through the stderr Writer's WriteCommand.
 func run(ctx context.Context, streams genericiooptions.IOStreams, args []string) int {
+	if os.Getenv("GITHUB_ACTIONS") == "true" {
+		out, errOut := steplog.NewWriter(streams.Out), steplog.NewWriter(streams.ErrOut)
+		streams.Out, streams.ErrOut = out, errOut
+		defer func() {
+			// What the writers held back (a line ending in ':' or '#') ends the output.
+			_ = out.Flush()
+			_ = errOut.Flush()
+		}()
+	}
 	root := newRootCommand(streams)
 	root.SetArgs(args)
 	err := root.ExecuteContext(ctx)

@@ -11,12 +11,14 @@
 # Out: $RUNNER_TEMP/drift-bin/drift, and the step output installed=true|false.
 # A checksum that does not match is an error, never a reason to build instead.
 set -uo pipefail
+# shellcheck source=SCRIPTDIR/log.sh
+source "$(dirname "$0")/log.sh"
 
 ref="${DRIFT_ACTION_REF:-}"
 output="${GITHUB_OUTPUT:-/dev/null}"
 
 build() {
-  echo "::notice title=drift::$1: building drift from source"
+  echo "::notice title=drift::$(command_data "$1"): building drift from source"
   echo "installed=false" >> "$output"
   exit 0
 }
@@ -44,12 +46,12 @@ rm -f "$log"
 case "$status" in
   0)
     [[ "$os" == windows ]] && cp "$dir/drift.exe" "$dir/drift"
-    echo "$msg"
+    log_text "$msg"
     echo "installed=true" >> "$output"
     ;;
   3) build "$msg" ;;
   *)
-    echo "::error title=drift::$msg"
+    echo "::error title=drift::$(command_data "$msg")"
     exit 1
     ;;
 esac

@@ -10,6 +10,8 @@
 # only with fail-on-changes; 2 (errors, an incomplete report) and 3 (the report fails
 # the policy: fail-on, drift.yaml's failOn) always do.
 set -uo pipefail
+# shellcheck source=SCRIPTDIR/log.sh
+source "$(dirname "$0")/log.sh"
 
 ref="${DRIFT_INPUT_REF:-HEAD}"
 shard="${DRIFT_INPUT_SHARD:-}"
@@ -48,16 +50,21 @@ case "$mode" in
     [[ -z "$shard" ]] && args+=(--github-comment)
     base="${DRIFT_INPUT_BASE_REF:-}"
     if [[ "$base" == -* ]]; then
-      echo "::error::base-ref $base is not a commit or a ref" >&2
+      echo "::error::base-ref $(command_data "$base") is not a commit or a ref" >&2
       exit 2
     fi
     if [[ -n "$base" ]]; then
       # actions/checkout fetches one commit: fetch the base too when it is missing, so
-      # that no fetch-depth: 0 is needed.
+      # that no fetch-depth: 0 is needed. The ref and git's messages are printed
+      # through log_text, never as they are.
       if ! git cat-file -e "$base^{commit}" 2>/dev/null; then
-        echo "drift: fetching the base $base (the checkout does not hold it)" >&2
-        git fetch --quiet --no-tags --depth=1 origin "$base" >&2 ||
-          echo "::warning title=drift::the base $base could not be fetched: drift will say what it cannot read" >&2
+        log_text "drift: fetching the base $base (the checkout does not hold it)" >&2
+        fetched="$(git fetch --quiet --no-tags --depth=1 origin "$base" 2>&1)"
+        fetch_status=$?
+        [[ -n "$fetched" ]] && log_text "$fetched" >&2
+        if (( fetch_status != 0 )); then
+          echo "::warning title=drift::the base $(command_data "$base") could not be fetched: drift will say what it cannot read" >&2
+        fi
       fi
       args+=(--base "$base")
     fi

@@ -2,10 +2,10 @@ package publish
 
 import (
 	"fmt"
-	"io"
-	"strings"
+	"strconv"
 
 	"github.com/drift-gitops/drift/internal/report"
+	"github.com/drift-gitops/drift/internal/steplog"
 )
 
 // maxAnnotations is how many error annotations a run writes; GitHub shows ten per
@@ -14,8 +14,10 @@ const maxAnnotations = 50
 
 // annotate writes a workflow command per error object, so GitHub marks the manifest's
 // file and line (the first line of the object's YAML document) in the pull request's
-// files: "::error file=apps/web.yaml,line=12,title=drift: invalid::message".
-func annotate(w io.Writer, rep *report.Report, line func(source string, doc int) int) {
+// files: "::error file=apps/web.yaml,line=12,title=drift: invalid::message". The
+// commands go through w, the step log's path for drift's own commands, which
+// escapes their properties and messages.
+func annotate(w steplog.Commands, rep *report.Report, line func(source string, doc int) int) error {
 	n := 0
 	for _, t := range rep.Targets {
 		for _, o := range t.Objects {
@@ -23,13 +25,13 @@ func annotate(w io.Writer, rep *report.Report, line func(source string, doc int)
 				continue
 			}
 			if n++; n > maxAnnotations {
-				fmt.Fprintf(w, "::warning title=drift::%s\n", escapeData(fmt.Sprintf("%d more errors are not annotated: see the report", rep.Summary.Error-maxAnnotations)))
-				return
+				return w.WriteCommand(steplog.Command{Name: "warning", Properties: []steplog.Property{{Key: "title", Value: "drift"}},
+					Message: fmt.Sprintf("%d more errors are not annotated: see the report", rep.Summary.Error-maxAnnotations)})
 			}
-			props := "file=" + escapeProperty(o.Source)
+			props := []steplog.Property{{Key: "file", Value: o.Source}}
 			if line != nil {
 				if l := line(o.Source, o.Document); l > 0 {
-					props += fmt.Sprintf(",line=%d", l)
+					props = append(props, steplog.Property{Key: "line", Value: strconv.Itoa(l)})
 				}
 			}
 			why := string(o.ErrorReason)
@@ -40,17 +42,11 @@ func annotate(w io.Writer, rep *report.Report, line func(source string, doc int)
 			if o.Kind != "" {
 				title += " " + o.Title()
 			}
-			fmt.Fprintf(w, "::error %s,title=%s::%s\n", props, escapeProperty(title), escapeData(o.Error))
+			props = append(props, steplog.Property{Key: "title", Value: title})
+			if err := w.WriteCommand(steplog.Command{Name: "error", Properties: props, Message: o.Error}); err != nil {
+				return err
+			}
 		}
 	}
-}
-
-// escapeData escapes a workflow command's message as the runner reads it.
-func escapeData(s string) string {
-	return strings.NewReplacer("%", "%25", "\r", "%0D", "\n", "%0A").Replace(s)
-}
-
-// escapeProperty escapes a workflow command's property value.
-func escapeProperty(s string) string {
-	return strings.NewReplacer("%", "%25", "\r", "%0D", "\n", "%0A", ":", "%3A", ",", "%2C").Replace(s)
+	return nil
 }

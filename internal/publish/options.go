@@ -5,6 +5,7 @@ import (
 	"net/http"
 
 	"github.com/drift-gitops/drift/internal/github"
+	"github.com/drift-gitops/drift/internal/steplog"
 )
 
 // Options say what to publish; the zero value publishes nothing.
@@ -49,6 +50,10 @@ type Deps struct {
 	Transport http.RoundTripper
 	// Stderr hears what was published ("drift: updated the pull request comment").
 	Stderr io.Writer
+	// Commands is where the annotations (workflow commands) go: in an Actions step,
+	// the step log's own path for drift's commands (steplog.Writer.WriteCommand), which
+	// the neutralising of Stderr does not touch; nil is steplog.CommandsTo(Stderr).
+	Commands steplog.Commands
 	// Warn, when set, hears what the user should know but need not fail on (marked
 	// comments drift left alone).
 	Warn func(msg string)

@@ -8,6 +8,7 @@ import (
 
 	"github.com/drift-gitops/drift/internal/github"
 	"github.com/drift-gitops/drift/internal/report"
+	"github.com/drift-gitops/drift/internal/steplog"
 )
 
 // Run publishes rep as opts say: the JSON copy and the step outputs, then the job
@@ -42,7 +43,13 @@ func (r *run) publish(ctx context.Context) error {
 		}
 	}
 	if o.Annotate {
-		annotate(r.deps.Stderr, r.rep, r.deps.DocumentLine)
+		commands := r.deps.Commands
+		if commands == nil {
+			commands = steplog.CommandsTo(r.deps.Stderr)
+		}
+		if err := annotate(commands, r.rep, r.deps.DocumentLine); err != nil {
+			return err
+		}
 	}
 	if o.Outputs {
 		if err := writeOutputs(r.deps.Getenv("GITHUB_OUTPUT"), r.rep, o.JSONReport, o.HTMLReport); err != nil {
@@ -60,7 +67,7 @@ func (r *run) publish(ctx context.Context) error {
 	if ghc.RunURL != "" {
 		r.md.fullReport = "[the job summary](" + ghc.RunURL + ")"
 		if o.HTMLArtifact != "" && o.HTMLReport != "" {
-			r.md.htmlReport = "the artifact `" + o.HTMLArtifact + "` of [this run](" + ghc.RunURL + ")"
+			r.md.htmlReport = "the artifact " + report.CodeSpan(o.HTMLArtifact) + " of [this run](" + ghc.RunURL + ")"
 		}
 	}
 	if ghc.StepSummary != "" {

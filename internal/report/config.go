@@ -69,7 +69,7 @@ func writeConfigMarkdown(w io.Writer, c *ConfigChange) {
 	}
 	fmt.Fprintln(w)
 	if c.Diff != "" {
-		fmt.Fprintf(w, "<details><summary>%s diff</summary>\n\n", codeSpan(c.File))
+		fmt.Fprintf(w, "<details><summary>%s diff</summary>\n\n", htmlCode(c.File))
 		writeFence(w, "diff", c.Diff)
 		fmt.Fprintf(w, "\n</details>\n\n")
 	}

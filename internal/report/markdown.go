@@ -46,11 +46,13 @@ const budgetReserve = 1024
 
 // markdownFuncs are what templates may call; every one that takes content escapes it.
 var markdownFuncs = template.FuncMap{
-	"code":   codeSpan,
-	"html":   html.EscapeString,
-	"fence":  fence,
-	"plural": func(n int, one, many string) string { return plural(n, one, many) },
-	"mark":   mark,
+	"code":     codeSpan,
+	"cell":     cellCode,
+	"html":     htmlText,
+	"htmlcode": htmlCode,
+	"fence":    fence,
+	"plural":   func(n int, one, many string) string { return plural(n, one, many) },
+	"mark":     mark,
 }
 
 // mark is a category's sign in the markdown report.
@@ -434,9 +436,9 @@ func mdDescribe(rep *Report) string {
 	return what + " compared with " + describeRef(rep.Base, rep.BaseCommit, codeSpan) + " on an ephemeral API server, not a live cluster"
 }
 
-// firstLine is s's first line, cut at most runes.
+// firstLine is s's first line (ended by LF or CR), cut at most runes.
 func firstLine(s string, most int) string {
-	if i := strings.IndexByte(s, '\n'); i >= 0 {
+	if i := strings.IndexAny(s, "\r\n"); i >= 0 {
 		s = s[:i] + " …"
 	}
 	if r := []rune(s); len(r) > most {
@@ -457,14 +459,52 @@ func writeFence(w io.Writer, lang, body string) {
 	fmt.Fprintf(w, "\n%s%s\n%s\n%s\n", fence, lang, strings.TrimRight(body, "\n"), fence)
 }
 
-// codeSpan wraps s in a code span that no backtick inside it can close.
+// lineBreaks are what CommonMark ends a line at (LF, CR, CRLF) and what other readers
+// of the text may (VT, FF, NEL, LS, PS), each replaced by a space.
+var lineBreaks = strings.NewReplacer("\r\n", " ", "\r", " ", "\n", " ", "\v", " ", "\f", " ", "\u0085", " ", "\u2028", " ", "\u2029", " ")
+
+// oneLine is s on one line. A code span, and an HTML block such as drift's
+// <details><summary> line, holds only what stays on its lines: after a line break a
+// line may start a block of its own (an HTML block such as </details>, a heading, a
+// list), and a blank line ends both.
+func oneLine(s string) string {
+	return lineBreaks.Replace(s)
+}
+
+// codeSpan wraps s in a code span that nothing inside it can close: no backtick run
+// (the span's are longer), no line break (s is put on one line). Outside a table cell.
 func codeSpan(s string) string {
-	s = strings.ReplaceAll(s, "\n", " ")
+	s = oneLine(s)
 	ticks := strings.Repeat("`", longestRun(s, '`')+1)
 	if strings.HasPrefix(s, "`") || strings.HasSuffix(s, "`") {
 		s = " " + s + " "
 	}
 	return ticks + s + ticks
+}
+
+// CodeSpan is s in a markdown code span that nothing in s can close (codeSpan), for
+// text publishing puts in the markdown around the report.
+func CodeSpan(s string) string {
+	return codeSpan(s)
+}
+
+// cellCode is codeSpan for a table cell: GFM splits a row at every '|' that is not
+// escaped, inside a code span too, and reads "\\|" in a cell as '|' in the code.
+func cellCode(s string) string {
+	return strings.ReplaceAll(codeSpan(s), "|", `\|`)
+}
+
+// htmlText is s for inside an HTML tag of the markdown: escaped (no tag, no entity of
+// its own), on one line (so the HTML block it is in does not end).
+func htmlText(s string) string {
+	return html.EscapeString(oneLine(s))
+}
+
+// htmlCode is htmlText in <code>, where GitHub links no mention (@user, @org/team),
+// no issue (#123, GH-1, org/repo#1) and no URL: for text in drift's <summary> lines,
+// which are HTML, not markdown, so a code span would not be one there.
+func htmlCode(s string) string {
+	return "<code>" + htmlText(s) + "</code>"
 }
 
 func longestRun(s string, c byte) int {

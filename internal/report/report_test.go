@@ -154,10 +154,17 @@ func TestCodeSpanAndFenceCannotBeEscaped(t *testing.T) {
 		"`edge":      "`` `edge ``",
 		"x```y":      "````x```y````",
 		"two\nlines": "`two lines`",
+		"cr\rcrlf\r\nvt\vff\fnel\u0085ls\u2028ps\u2029end": "`cr crlf vt ff nel ls ps end`",
 	} {
 		if got := codeSpan(in); got != want {
 			t.Errorf("codeSpan(%q) = %q, want %q", in, got, want)
 		}
+	}
+	if got, want := cellCode("a|b\\|`c`"), "`` a\\|b\\\\|`c` ``"; got != want {
+		t.Errorf("cellCode = %q, want %q", got, want)
+	}
+	if got, want := htmlCode("<b>@team\r\n\r\n#42</b>"), "<code>&lt;b&gt;@team  #42&lt;/b&gt;</code>"; got != want {
+		t.Errorf("htmlCode = %q, want %q", got, want)
 	}
 	var b bytes.Buffer
 	writeFence(&b, "diff", "+ value: ```` @someone")

@@ -62,7 +62,9 @@
         form.querySelectorAll("input[name=category]").forEach(function (c) { c.checked = !!want[c.value]; });
       } else if (k === "risky") {
         form.risky.checked = v === "1";
-      } else if (form[k]) {
+      } else if (k === "kind" || k === "namespace" || k === "q" || k === "view") {
+        // Only the filters' own fields: form[k] of any other name from a link may be
+        // one of the form's properties (action, method), which strict mode refuses to set.
         form[k].value = v;
       }
     });
