@@ -44,6 +44,7 @@ type commonOptions struct {
 	Prune          bool
 	Shard          string
 	renderLimits   render.LimitSettings
+	maxTargets     int
 	shard          plan.Shard
 
 	// github holds the GitHub side's flags; charts how charts are fetched; report how
@@ -101,7 +102,7 @@ func (o *commonOptions) addFlags(f *pflag.FlagSet) {
 	f.StringVar(&o.ApplyMode, "apply-mode", "", "old name of --applier: server is kubectl-server-side, client is kubectl")
 	f.StringArrayVar(&o.Targets, "target", nil, "diff only the drift.yaml targets with this name (repeatable; globs like 'web-*' allowed)")
 	f.StringVar(&o.Shard, "shard", "", "preview only share I of N of the run (such as 2/4), for a matrix of runners; write each share with -o json and combine them with drift report merge")
-	addRenderLimitFlags(f, &o.renderLimits)
+	addRenderLimitFlags(f, &o.renderLimits, &o.maxTargets)
 	o.charts.addFlags(f, o.getenv)
 	o.github.addFlags(f)
 	o.report.addFlags(f, true)
@@ -119,6 +120,9 @@ func (o *commonOptions) validate(configFrom string) error {
 	}
 	if o.Concurrency < 1 {
 		return fmt.Errorf("--concurrency must be at least 1, got %d", o.Concurrency)
+	}
+	if o.maxTargets < 1 {
+		return fmt.Errorf("--max-targets must be at least 1, got %d", o.maxTargets)
 	}
 	if o.Timeout <= 0 {
 		return fmt.Errorf("--timeout must be positive, got %s", o.Timeout)

@@ -5,12 +5,15 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/drift-gitops/drift/internal/discover"
 	"github.com/drift-gitops/drift/internal/render"
 	"github.com/drift-gitops/drift/internal/source"
 )
 
-// addRenderLimitFlags registers the flags that bound the rendering of one target.
-func addRenderLimitFlags(f *pflag.FlagSet, s *render.LimitSettings) {
+// addRenderLimitFlags registers the flags that bound the rendering of one target,
+// and discovery's count of targets.
+func addRenderLimitFlags(f *pflag.FlagSet, s *render.LimitSettings, maxTargets *int) {
+	f.IntVar(maxTargets, "max-targets", discover.DefaultMaxTargets, "most targets discovery makes from the repository's Argo CD and Flux objects (what would make more is an error naming it; the rest is reported)")
 	f.DurationVar(&s.Timeout, "render-timeout", render.DefaultTimeout, "longest time rendering one target may take")
 	f.StringVar(&s.Memory, "render-memory", "1Gi", "most memory rendering one target may use (its own process)")
 	f.StringVar(&s.Output, "render-max-output", "64Mi", "largest output one target may render (Helm's template output, the rendered objects)")

@@ -65,7 +65,8 @@ func (o *commonOptions) preview(ctx context.Context, m mode) error {
 			}
 			return cache, err
 		},
-		Charts: o.charts.fetcher(o.getenv),
+		Charts:  o.charts.fetcher(o.getenv),
+		Context: ctx, MaxTargets: o.maxTargets,
 	})
 	if err != nil {
 		return err

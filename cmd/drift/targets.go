@@ -53,6 +53,7 @@ and why a target is skipped or refused. No cluster is contacted.`,
 				Config: plan.ConfigSource{File: o.Config, From: plan.ConfigFromHead}, Warnf: o.warnf,
 				NewCache: func(repo *source.Repo) (*render.Cache, error) { return o.renderCache(cmd.Context(), repo) },
 				Charts:   o.charts.fetcher(o.getenv),
+				Context:  cmd.Context(), MaxTargets: o.maxTargets,
 			})
 			if err != nil {
 				return err
@@ -67,7 +68,7 @@ and why a target is skipped or refused. No cluster is contacted.`,
 	f.StringVar(&o.Config, "config", "", "drift.yaml to use instead of the one at the root of the ref")
 	f.StringArrayVar(&o.Targets, "target", nil, "list only the targets with this name (repeatable; globs allowed)")
 	f.StringVarP(&o.Output, "output", "o", "text", "text or json")
-	addRenderLimitFlags(f, &o.renderLimits)
+	addRenderLimitFlags(f, &o.renderLimits, &o.maxTargets)
 	o.charts.addFlags(f, o.getenv)
 	o.flags = f
 	return cmd

@@ -26,6 +26,10 @@ import (
 // gives none.
 const DefaultMaxApplications = 10000
 
+// LimitPhrase is in every error of an expansion that went past MaxApplications, so
+// that a caller reading the error as text (from a render worker) knows it.
+const LimitPhrase = "more than the limit of"
+
 // Request is what Generate expands.
 type Request struct {
 	// AppSet is the ApplicationSet object as decoded from YAML (apiVersion argoproj.io/v1alpha1).
@@ -39,6 +43,10 @@ type Request struct {
 	// MaxApplications bounds how many Applications may be generated (0: a default of 10,000); past it Generate returns an error naming the count.
 	// It bounds every generator's parameter sets too (a matrix's product before its selector).
 	MaxApplications int `json:"maxApplications"`
+	// ClustersUnknown says the caller knows no cluster Secrets (not even that there
+	// are none): a clusters generator is then skipped with why, not expanded to the
+	// in-cluster alone.
+	ClustersUnknown bool `json:"clustersUnknown,omitempty"`
 	// NewGitFileGlobbing is the controller's --enable-new-git-file-globbing
 	// (ARGOCD_APPLICATIONSET_CONTROLLER_ENABLE_NEW_GIT_FILE_GLOBBING): git files
 	// patterns are then doublestar globs instead of git pathspecs. Off by default, as
@@ -150,7 +158,7 @@ func (e *expander) expand(gen map[string]any, kind, where string, already int) (
 		return nil, fmt.Errorf("%s: %w", where, err)
 	}
 	if already+len(params) > e.max {
-		return nil, fmt.Errorf("%s: the ApplicationSet generates %d Applications, more than the limit of %d", where, already+len(params), e.max)
+		return nil, fmt.Errorf("%s: the ApplicationSet generates %d Applications, "+LimitPhrase+" %d", where, already+len(params), e.max)
 	}
 	apps := make([]Application, 0, len(params))
 	for j, p := range params {
@@ -187,7 +195,7 @@ func dropUnapplied(apps []Application, skipped []string) ([]Application, []strin
 		if froms := byName[n]; len(froms) > 1 {
 			if !reported[n] {
 				reported[n] = true
-				skipped = append(skipped, fmt.Sprintf("Application %q is generated %d times (%s): the controller applies none of them", n, len(froms), strings.Join(froms, ", ")))
+				skipped = append(skipped, fmt.Sprintf("Application %q is generated %d times (%s): the controller applies none of them", n, len(froms), someOf(froms)))
 			}
 			continue
 		}
@@ -226,4 +234,13 @@ func sortedKeys[V any](m map[string]V) []string {
 	}
 	slices.Sort(keys)
 	return keys
+}
+
+// someOf names the first three of places, and counts the others: a message stays
+// short however many items generate one name.
+func someOf(places []string) string {
+	if len(places) <= 3 {
+		return strings.Join(places, ", ")
+	}
+	return fmt.Sprintf("%s and %d more", strings.Join(places[:3], ", "), len(places)-3)
 }

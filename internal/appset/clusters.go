@@ -36,6 +36,9 @@ func (e *expander) clusterParams(v any) ([]map[string]any, error) {
 	if err := decodeInto(m, &spec); err != nil {
 		return nil, fmt.Errorf("clusters: %w", err)
 	}
+	if e.req.ClustersUnknown {
+		return nil, skipf("reads Argo CD's cluster Secrets, and drift was given none to read")
+	}
 	ignoreLocal := len(spec.Selector.MatchLabels) > 0 || len(spec.Selector.MatchExpressions) > 0
 	sel := metav1.AddLabelToSelector(spec.Selector.DeepCopy(), secretTypeLabel, "cluster")
 	selector, err := metav1.LabelSelectorAsSelector(sel)

@@ -209,7 +209,7 @@ func TestMaxApplications(t *testing.T) {
 		{"past the limit", list + nameTemplate, 29, "list has 30 elements, more than the limit of 29"},
 		{"past the limit with elementsYaml", "generators:\n- list: {elements: [{name: a}], elementsYaml: '[{name: b}, {name: c}]'}\n" + nameTemplate, 2, "list has 3 elements, more than the limit of 2"},
 		{"two generators past it", list + "- list: {elements: [{name: b}]}\n" + nameTemplate, 30, "generator 2 (list): the ApplicationSet generates 31 Applications"},
-		{"a matrix's product", "generators:\n- matrix:\n    generators:\n    - list: {elements: [" + strings.Join(elements, ", ") + "]}\n    - list: {elements: [{x: '1'}, {x: '2'}]}\n" + nameTemplate, 50, "the matrix yields more than 50 parameter sets"},
+		{"a matrix's product", "generators:\n- matrix:\n    generators:\n    - list: {elements: [" + strings.Join(elements, ", ") + "]}\n    - list: {elements: [{x: '1'}, {x: '2'}]}\n" + nameTemplate, 50, "the matrix yields more than the limit of 50 parameter sets"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			res, err := Generate(context.Background(), fstest.MapFS{}, Request{AppSet: appSetOf(t, c.spec), MaxApplications: c.max})

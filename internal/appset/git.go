@@ -149,7 +149,7 @@ func (e *expander) gitDirectoryParams(g *gitSpec, r renderer) ([]map[string]any,
 			continue
 		}
 		if len(out) >= e.max {
-			return nil, fmt.Errorf("more than %d directories match", e.max)
+			return nil, fmt.Errorf("more than %d directories match, "+LimitPhrase+" %d", e.max, e.max)
 		}
 		params := map[string]any{}
 		pathParams(params, dir, "", g.PathParamPrefix, r.goTemplate)
@@ -231,7 +231,7 @@ func (e *expander) gitFileParams(g *gitSpec, r renderer) ([]map[string]any, erro
 			return nil, fmt.Errorf("file %s: %w", f, err)
 		}
 		if len(out)+len(sets) > e.max {
-			return nil, fmt.Errorf("more than %d parameter sets from the files matched", e.max)
+			return nil, fmt.Errorf("the files matched give "+LimitPhrase+" %d parameter sets", e.max)
 		}
 		out = append(out, sets...)
 	}

@@ -24,7 +24,7 @@ func (e *expander) listParams(v any) ([]map[string]any, error) {
 		}
 	}
 	if len(elements) > e.max {
-		return nil, fmt.Errorf("list has %d elements, more than the limit of %d", len(elements), e.max)
+		return nil, fmt.Errorf("list has %d elements, "+LimitPhrase+" %d", len(elements), e.max)
 	}
 	out := make([]map[string]any, len(elements))
 	for i, el := range elements {
@@ -59,7 +59,7 @@ func (e *expander) listParams(v any) ([]map[string]any, error) {
 				return nil, fmt.Errorf("error unmarshling decoded ElementsYaml %w", err)
 			}
 			if len(out)+len(more) > e.max {
-				return nil, fmt.Errorf("list has %d elements, more than the limit of %d", len(out)+len(more), e.max)
+				return nil, fmt.Errorf("list has %d elements, "+LimitPhrase+" %d", len(out)+len(more), e.max)
 			}
 			out = append(out, more...)
 		}

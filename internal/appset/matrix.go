@@ -41,7 +41,7 @@ func (e *expander) matrixParams(v any, level int) ([]map[string]any, error) {
 			return nil, err
 		}
 		if len(out)+len(second) > e.max {
-			return nil, fmt.Errorf("the matrix yields more than %d parameter sets", e.max)
+			return nil, fmt.Errorf("the matrix yields "+LimitPhrase+" %d parameter sets", e.max)
 		}
 		for _, b := range second {
 			if err := e.ctx.Err(); err != nil {

@@ -2,6 +2,7 @@ package discover
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"io/fs"
 	"path"
@@ -10,11 +11,18 @@ import (
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
+	"github.com/drift-gitops/drift/internal/appset"
+	"github.com/drift-gitops/drift/internal/reason"
 	"github.com/drift-gitops/drift/internal/render"
 )
 
 // DefaultDepth bounds how far discovery follows objects that render objects.
 const DefaultDepth = 5
+
+// DefaultMaxTargets bounds how many targets discovery makes (the runner's
+// --max-targets): a fleet of a thousand Applications fits many times over, an
+// app-of-apps or ApplicationSet that multiplies without end does not.
+const DefaultMaxTargets = 2000
 
 // Options say where to look and how to render what is found.
 type Options struct {
@@ -32,6 +40,15 @@ type Options struct {
 	Render func(render.Spec) (*render.Result, error)
 	// Depth bounds the following (DefaultDepth when 0).
 	Depth int
+	// MaxTargets bounds the targets discovery makes (DefaultMaxTargets when 0): past
+	// it, what would make more is an error naming it, and the rest is reported.
+	MaxTargets int
+	// Expand expands an ApplicationSet (what names it in messages), in a render
+	// worker under the run's limits; nil: in this process (package tests).
+	Expand func(req appset.Request, what string) (*appset.Result, error)
+	// Clusters are the Argo CD cluster Secrets a clusters generator reads (nil: not
+	// known, and an ApplicationSet with one is skipped).
+	Clusters []appset.Cluster
 }
 
 // Result is what discovery found.
@@ -59,9 +76,16 @@ type found struct {
 }
 
 // Discover searches fsys for Argo CD and Flux objects and follows what they render.
-func Discover(fsys fs.FS, opts Options) (*Result, error) {
+// It stops at once when ctx ends, with ctx's cause.
+func Discover(ctx context.Context, fsys fs.FS, opts Options) (*Result, error) {
 	if opts.Depth == 0 {
 		opts.Depth = DefaultDepth
+	}
+	if opts.MaxTargets <= 0 {
+		opts.MaxTargets = DefaultMaxTargets
+	}
+	if opts.Expand == nil {
+		opts.Expand = func(req appset.Request, _ string) (*appset.Result, error) { return appset.Generate(ctx, fsys, req) }
 	}
 	charts := chartDirs{fsys: fsys, known: map[string]bool{}}
 	files, err := candidates(fsys, opts.Paths, charts)
@@ -106,9 +130,20 @@ func Discover(fsys fs.FS, opts Options) (*Result, error) {
 		}
 	}
 	for len(queue) > 0 {
+		if ctx.Err() != nil {
+			return nil, fmt.Errorf("discovery of the repository's Argo CD and Flux objects interrupted: %w", context.Cause(ctx))
+		}
 		f := queue[0]
 		queue = queue[1:]
-		for _, t := range d.targetsOf(f) {
+		if len(d.targets) >= opts.MaxTargets {
+			d.overBudget(f, out)
+			continue
+		}
+		for _, t := range d.targetsOf(f, opts.MaxTargets-len(d.targets)) {
+			if len(d.targets) >= opts.MaxTargets {
+				d.overBudget(f, out)
+				break
+			}
 			if !d.add(t) || t.Skipped != "" || t.Refused != "" {
 				continue
 			}
@@ -121,9 +156,40 @@ func Discover(fsys fs.FS, opts Options) (*Result, error) {
 			}
 		}
 	}
+	if ctx.Err() != nil {
+		// What the run's end cut short (a worker stopped) is not a finding.
+		return nil, fmt.Errorf("discovery of the repository's Argo CD and Flux objects interrupted: %w", context.Cause(ctx))
+	}
 	out.Targets = ordered(d.targets)
 	out.Secrets = uniqueSorted(d.secrets)
 	return out, nil
+}
+
+// overBudget records that what f defines or renders was not followed: discovery
+// made --max-targets targets already. One failure per parent (or file) says so.
+func (d *discovery) overBudget(f found, out *Result) {
+	who := f.parent
+	if who == "" {
+		who = f.from
+	}
+	if d.overflowed[who] {
+		return
+	}
+	if d.overflowed == nil {
+		d.overflowed = map[string]bool{}
+	}
+	d.overflowed[who] = true
+	what := "the objects of " + f.from
+	if f.parent != "" {
+		what = "what " + f.parent + " renders"
+	}
+	source := f.from
+	if f.obj.Source != "" {
+		source = f.obj.Source
+	}
+	out.Failures = append(out.Failures, render.Failure{Source: source, Doc: f.obj.Doc, Reason: reason.TooLarge, Message: fmt.Sprintf(
+		"discovery made %d targets, the most --max-targets allows, and did not follow %s: an app of apps or ApplicationSet that multiplies without end? Raise --max-targets if the repository really defines more",
+		d.opts.MaxTargets, what)})
 }
 
 // discovery is one run of Discover.
@@ -140,18 +206,20 @@ type discovery struct {
 	near []render.Object
 	// sourceIgnore is the spec.ignore of the GitRepository fluxSource last read.
 	sourceIgnore string
+	// overflowed are the parents whose children went past MaxTargets, said once.
+	overflowed map[string]bool
 }
 
 // targetsOf turns an applier object into targets: one for an Application,
 // Kustomization or HelmRelease, one per generated Application for an ApplicationSet.
-func (d *discovery) targetsOf(f found) []Target {
+func (d *discovery) targetsOf(f found, budget int) []Target {
 	d.near = f.near
 	var ts []Target
 	switch f.obj.Obj.GetKind() {
 	case KindApplication:
 		ts = []Target{d.application(f.obj.Obj)}
 	case KindApplicationSet:
-		ts = d.applicationSet(f.obj.Obj)
+		ts = d.applicationSet(f.obj.Obj, budget)
 	case KindKustomization:
 		ts = []Target{d.kustomization(f.obj.Obj)}
 	case KindHelmRelease:

@@ -2,6 +2,7 @@ package discover
 
 import (
 	"github.com/drift-gitops/drift/internal/config"
+	"github.com/drift-gitops/drift/internal/reason"
 	"github.com/drift-gitops/drift/internal/render"
 )
 
@@ -59,6 +60,8 @@ type Target struct {
 	// it cannot be (an error in the report).
 	Skipped string
 	Refused string
+	// RefusedReason is the reason of the error Refused is ("": reason.Refused).
+	RefusedReason reason.Reason
 	// definition is the object's spec as JSON, to tell one object reached twice from
 	// two definitions of it.
 	definition string

@@ -1,11 +1,13 @@
 package plan
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"sort"
 	"strings"
 
+	"github.com/drift-gitops/drift/internal/appset"
 	"github.com/drift-gitops/drift/internal/config"
 	"github.com/drift-gitops/drift/internal/discover"
 	"github.com/drift-gitops/drift/internal/render"
@@ -20,8 +22,8 @@ func discovers(cfg *Config) bool {
 }
 
 // Discover finds the Argo CD and Flux objects under paths (none: the whole
-// repository) of the head and what they render.
-func Discover(repo *source.Repo, p *Plan, base string, paths []string) (*discover.Result, error) {
+// repository) of the head and what they render, within the request's bounds.
+func Discover(ctx context.Context, repo *source.Repo, p *Plan, base string, paths []string, maxTargets int) (*discover.Result, error) {
 	urls := repo.RemoteURLs()
 	revisions := append(repo.Branches(p.Ref), strings.TrimPrefix(repo.DefaultBranch(), "origin/"))
 	if base != "" {
@@ -30,9 +32,12 @@ func Discover(repo *source.Repo, p *Plan, base string, paths []string) (*discove
 	if p.Config != nil && p.Config.Use != nil {
 		urls = append(urls, p.Config.Use.RepoURLs...)
 	}
-	return discover.Discover(p.Head.FS, discover.Options{
-		Paths: paths, RepoURLs: urls, Revisions: revisions,
+	return discover.Discover(ctx, p.Head.FS, discover.Options{
+		Paths: paths, RepoURLs: urls, Revisions: revisions, MaxTargets: maxTargets,
 		Render: func(spec render.Spec) (*render.Result, error) { return p.Cache.RenderSnapshot(p.Head, spec) },
+		Expand: func(req appset.Request, what string) (*appset.Result, error) {
+			return p.Cache.Expand(p.Head.Commit, p.Head.FS, req, what)
+		},
 	})
 }
 
@@ -150,7 +155,7 @@ func fromDiscovered(dt discover.Target, c *config.Config, global report.Rules) T
 	t := Target{
 		Name: dt.Name, Namespace: dt.DestNamespace, Applier: dt.Applier, ArgoCD: dt.ArgoCD, Flux: dt.Flux,
 		From: dt.From, Parent: dt.Parent, Definition: dt.Inputs, CreateNamespace: dt.CreateNamespace, Notes: dt.Notes,
-		Skipped: dt.Skipped, Refused: dt.Refused, ControllerPrune: &dt.Prune,
+		Skipped: dt.Skipped, Refused: dt.Refused, RefusedReason: dt.RefusedReason, ControllerPrune: &dt.Prune,
 		Rules: report.Rules{Ignore: append(append([]config.IgnoreRule{}, global.Ignore...), dt.Ignore...), Mask: global.Mask},
 	}
 	if len(dt.Specs) > 0 {
@@ -215,9 +220,9 @@ type Baseline struct {
 }
 
 // discoverBase discovers the base.
-func discoverBase(repo *source.Repo, p *Plan, base string, paths []string) (*Baseline, error) {
+func discoverBase(ctx context.Context, repo *source.Repo, p *Plan, base string, paths []string, maxTargets int) (*Baseline, error) {
 	bp := &Plan{Ref: base, Head: p.Base, Config: p.Config, Cache: p.Cache}
-	found, err := Discover(repo, bp, base, paths)
+	found, err := Discover(ctx, repo, bp, base, paths, maxTargets)
 	if err != nil {
 		return nil, fmt.Errorf("--base: %w", err)
 	}

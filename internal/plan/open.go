@@ -1,6 +1,7 @@
 package plan
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 
@@ -38,6 +39,10 @@ type Request struct {
 	// Charts returns what fetches charts from the repositories the trusted
 	// configuration allows (nil: no chart is fetched).
 	Charts func(allow []string) render.ChartFetcher
+	// Context ends discovery (the run's --timeout, a signal); nil: never.
+	Context context.Context
+	// MaxTargets bounds the targets discovery makes (0: discover.DefaultMaxTargets).
+	MaxTargets int
 }
 
 // Plan is what a run previews: the snapshots, drift.yaml as the run reads it, the
@@ -60,6 +65,10 @@ type Plan struct {
 // Open opens the repository, the ref and the base, reads drift.yaml and plans the
 // targets.
 func Open(req Request) (*Plan, error) {
+	ctx := req.Context
+	if ctx == nil {
+		ctx = context.Background()
+	}
 	repo, err := source.Open(req.Repo)
 	if err != nil {
 		return nil, err
@@ -103,7 +112,7 @@ func Open(req Request) (*Plan, error) {
 	}
 	var found *discover.Result
 	if discovers(p.Config) {
-		if found, err = Discover(repo, p, req.Base, paths); err != nil {
+		if found, err = Discover(ctx, repo, p, req.Base, paths, req.MaxTargets); err != nil {
 			return nil, err
 		}
 		p.Secrets = found.Secrets
@@ -114,7 +123,7 @@ func Open(req Request) (*Plan, error) {
 			// A pull request's Applications cannot ignore what they change: their
 			// ignoreDifferences come from the base, as drift.yaml's rules do; and the
 			// base renders each target as the base defines it.
-			if base, err = discoverBase(repo, p, req.Base, paths); err != nil {
+			if base, err = discoverBase(ctx, repo, p, req.Base, paths, req.MaxTargets); err != nil {
 				return nil, err
 			}
 			base.TrustIgnores = req.Config.From != ConfigFromHead

@@ -9,6 +9,7 @@ import (
 
 	"github.com/drift-gitops/drift/internal/config"
 	"github.com/drift-gitops/drift/internal/dryrun"
+	"github.com/drift-gitops/drift/internal/reason"
 	"github.com/drift-gitops/drift/internal/render"
 	"github.com/drift-gitops/drift/internal/report"
 )
@@ -72,8 +73,10 @@ type Target struct {
 	Notes []string
 	// Skipped says why the target is not previewed.
 	Skipped string
-	// Refused says why the target cannot be previewed (an error in the report).
-	Refused string
+	// Refused says why the target cannot be previewed (an error in the report), and
+	// RefusedReason that error's reason ("": reason.Refused).
+	Refused       string
+	RefusedReason reason.Reason
 }
 
 // ClusterKey names the cluster a target deploys to.

@@ -166,7 +166,7 @@ func warnSharedObjects(g *clusterGroup) {
 			}
 			w := dryrun.Message{Reason: reason.Duplicate, Message: fmt.Sprintf(
 				"target %s also deploys this object to the same cluster: whichever applies last wins; keep it in one target",
-				strings.Join(others, ", "))}
+				someOf(others))}
 			if r.Err != nil { // never sent
 				r.Warnings = append(r.Warnings, w)
 				continue
@@ -192,4 +192,16 @@ func (t *Target) addShared(i int) {
 	for j := range t.shared {
 		t.addShared(j)
 	}
+}
+
+// namedAtMost is how many other targets a warning names; the rest are counted, so a
+// warning stays short however many targets share an object.
+const namedAtMost = 3
+
+// someOf names the first namedAtMost of names, and counts the others.
+func someOf(names []string) string {
+	if len(names) <= namedAtMost {
+		return strings.Join(names, ", ")
+	}
+	return fmt.Sprintf("%s and %d more", strings.Join(names[:namedAtMost], ", "), len(names)-namedAtMost)
 }

@@ -1,6 +1,7 @@
 package preview
 
 import (
+	"cmp"
 	"fmt"
 	"path"
 
@@ -188,7 +189,7 @@ func (t *Target) input() report.TargetInput {
 	in.Notes = append(in.Notes, t.notes...)
 	in.Notes = append(in.Notes, t.Notes...)
 	if t.Refused != "" && t.Skipped == "" {
-		in.Failures = append(in.Failures, render.Failure{Source: firstOf(t.From, config.FileName), Reason: reason.Refused, Message: "not previewed: " + t.Refused})
+		in.Failures = append(in.Failures, render.Failure{Source: firstOf(t.From, config.FileName), Reason: cmp.Or(t.RefusedReason, reason.Refused), Message: "not previewed: " + t.Refused})
 	}
 	if t.connErr != nil {
 		in.Failures = append(in.Failures, render.Failure{Source: displayRepoPath(t.Spec.Path), Reason: reason.Unavailable,

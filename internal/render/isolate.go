@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/drift-gitops/drift/internal/appset"
 	"github.com/drift-gitops/drift/internal/reason"
 	"github.com/drift-gitops/drift/internal/subprocess"
 )
@@ -47,15 +48,66 @@ func (w *Isolated) Render(commit string, spec Spec) (*Result, error) {
 // render renders in a worker; lookup, when not nil, is where the worker's `lookup`
 // reads the cluster.
 func (w *Isolated) render(commit string, spec Spec, lookup *lookupEndpoint) (*Result, error) {
-	req, err := encodeRequest(workRequest{Root: w.root, Commit: commit, Spec: spec, Limits: w.limits, Lookup: lookup})
-	if err != nil {
+	resp, failed, err := w.run(workRequest{Root: w.root, Commit: commit, Spec: spec, Limits: w.limits, Lookup: lookup},
+		targetName(spec), spec.Renderer == RendererHelm)
+	// What a rendering that did not finish read is unknown: its inputs are the whole
+	// repository, so --base never skips it as unchanged.
+	switch {
+	case err != nil:
 		return nil, err
+	case failed != nil:
+		return &Result{Failures: []Failure{{Source: targetSource(spec), Reason: failed.Reason,
+			Message: targetName(spec) + ": " + failed.Message}}, Inputs: Inputs{Trees: []string{""}}}, nil
+	case resp.Err != "":
+		return nil, errors.New(resp.Err)
+	case resp.Result == nil:
+		return &Result{Failures: []Failure{{Source: targetSource(spec), Reason: reason.RenderFailed,
+			Message: targetName(spec) + ": the render worker answered nothing: this is a bug in drift, please report it"}}, Inputs: Inputs{Trees: []string{""}}}, nil
+	}
+	return resp.Result, nil
+}
+
+// expand expands an ApplicationSet in a worker, under the same limits as a
+// rendering: a template that loops, eats the memory or writes without end is a
+// *WorkerFailure naming it.
+func (w *Isolated) expand(commit string, req appset.Request, what string) (*appset.Result, error) {
+	resp, failed, err := w.run(workRequest{Root: w.root, Commit: commit, AppSet: &req, Limits: w.limits}, what, true)
+	switch {
+	case err != nil:
+		return nil, err
+	case failed != nil:
+		failed.Message = what + ": " + failed.Message
+		return nil, failed
+	case resp.Err != "":
+		return nil, &WorkerFailure{Reason: reason.Refused, Message: what + ": " + resp.Err}
+	case resp.AppSet == nil:
+		return nil, &WorkerFailure{Reason: reason.RenderFailed, Message: what + ": the render worker answered nothing: this is a bug in drift, please report it"}
+	}
+	return resp.AppSet, nil
+}
+
+// WorkerFailure is why a render worker gave no answer: it ran out of time, memory or
+// stack, wrote too much, or the run ended.
+type WorkerFailure struct {
+	Reason  reason.Reason
+	Message string
+}
+
+func (f *WorkerFailure) Error() string { return f.Message }
+
+// run runs one request in a worker. failed says why the worker gave no answer
+// (what names the work in messages; templated hints that templates may loop); err
+// is drift's own failure to start it.
+func (w *Isolated) run(r workRequest, what string, templated bool) (resp workResponse, failed *WorkerFailure, err error) {
+	req, err := encodeRequest(r)
+	if err != nil {
+		return resp, nil, err
 	}
 	ctx, cancel := context.WithTimeout(w.ctx, w.limits.Timeout)
 	defer cancel()
 	cmd, err := subprocess.Command(ctx, subprocess.RoleRender)
 	if err != nil {
-		return nil, err
+		return resp, nil, err
 	}
 	// The worker reads content the pull request's author wrote: it gets none of
 	// drift's environment (the GitHub token, cloud credentials), only its role.
@@ -70,11 +122,8 @@ func (w *Isolated) render(commit string, spec Spec, lookup *lookupEndpoint) (*Re
 	cmd.Stdout, cmd.Stderr = stdout, stderr
 	cmd.WaitDelay = 5 * time.Second
 	runErr := cmd.Run()
-	// What a rendering that did not finish read is unknown: its inputs are the whole
-	// repository, so --base never skips it as unchanged.
-	fail := func(why reason.Reason, format string, args ...any) (*Result, error) {
-		return &Result{Failures: []Failure{{Source: targetSource(spec), Reason: why,
-			Message: targetName(spec) + ": " + fmt.Sprintf(format, args...)}}, Inputs: Inputs{Trees: []string{""}}}, nil
+	fail := func(why reason.Reason, format string, args ...any) (workResponse, *WorkerFailure, error) {
+		return resp, &WorkerFailure{Reason: why, Message: fmt.Sprintf(format, args...)}, nil
 	}
 	switch {
 	case stdout.overflowed:
@@ -84,33 +133,26 @@ func (w *Isolated) render(commit string, spec Spec, lookup *lookupEndpoint) (*Re
 		return fail(reason.RenderFailed, "rendering stopped: the run ended (--timeout, or drift was interrupted)")
 	case errors.Is(ctx.Err(), context.DeadlineExceeded):
 		hint := ""
-		if spec.Renderer == RendererHelm {
+		if templated {
 			hint = " (a template that loops without end?)"
 		}
 		return fail(reason.TooLarge, "rendering took longer than %s (--render-timeout) and was stopped%s; raise the limit if this target is real",
 			w.limits.Timeout, hint)
 	case runErr != nil:
-		why, msg := crashMessage(runErr, cmd.ProcessState, stderr.String(), spec, w.limits)
+		why, msg := crashMessage(runErr, cmd.ProcessState, stderr.String(), templated, w.limits)
 		return fail(why, "%s", msg)
 	}
-	resp, err := decodeResponse(stdout.Bytes())
-	if err != nil {
+	if resp, err = decodeResponse(stdout.Bytes()); err != nil {
 		return fail(reason.RenderFailed, "the render worker's answer cannot be read (%v): this is a bug in drift, please report it", err)
 	}
-	if resp.Err != "" {
-		return nil, errors.New(resp.Err)
-	}
-	if resp.Result == nil {
-		return fail(reason.RenderFailed, "the render worker answered nothing: this is a bug in drift, please report it")
-	}
-	return resp.Result, nil
+	return resp, nil, nil
 }
 
 // crashMessage tells what ended a worker, from the Go runtime's words on its stderr
 // (never the rendered content: the runtime prints its own messages and stack frames).
-func crashMessage(runErr error, state *os.ProcessState, stderr string, spec Spec, l Limits) (why reason.Reason, msg string) {
+func crashMessage(runErr error, state *os.ProcessState, stderr string, templated bool, l Limits) (why reason.Reason, msg string) {
 	hint := ""
-	if spec.Renderer == RendererHelm {
+	if templated {
 		hint = " (a template that loops, writes or calls itself without end?)"
 	}
 	switch {

@@ -10,6 +10,7 @@ import (
 	"k8s.io/client-go/rest"
 	kustypes "sigs.k8s.io/kustomize/api/types"
 
+	"github.com/drift-gitops/drift/internal/appset"
 	"github.com/drift-gitops/drift/internal/source"
 )
 
@@ -175,6 +176,17 @@ func (c *Cache) AllowLookup(cluster string, cfg *rest.Config) {
 	if c.lookups[cluster] == nil {
 		c.lookups[cluster] = &lookupCluster{cfg: cfg, secrets: c.Secrets}
 	}
+}
+
+// Expand expands an ApplicationSet of the snapshot of commit ("" for the work tree),
+// whose files are fsys, in a render worker under the run's limits (in this process
+// without Isolated, for package tests); what names it in messages. A worker that
+// gave no answer is a *WorkerFailure.
+func (c *Cache) Expand(commit string, fsys fs.FS, req appset.Request, what string) (*appset.Result, error) {
+	if c.Isolated != nil {
+		return c.Isolated.expand(commit, req, what)
+	}
+	return appset.Generate(context.Background(), fsys, req)
 }
 
 // LookupHidSecrets reports whether `lookup` handed a template of the cluster any

@@ -1,6 +1,8 @@
 package render
 
 import (
+	"github.com/drift-gitops/drift/internal/appset"
+
 	"bytes"
 	"encoding/gob"
 	"encoding/json"
@@ -19,14 +21,19 @@ type workRequest struct {
 	Limits Limits
 	// Lookup is drift's read-only proxy for a Helm target's lookup, or nil.
 	Lookup *lookupEndpoint
+	// AppSet, when set, asks for an ApplicationSet's expansion instead of a rendering.
+	AppSet *appset.Request
 }
 
 // workResponse is what a render worker writes on stdout.
 type workResponse struct {
 	// Result is encoded whole, so fields added to it travel without a change here.
 	Result *Result
-	// Err is Render's error: the target could not be attempted.
+	// Err is Render's error: the target could not be attempted (for an
+	// ApplicationSet, why it cannot be expanded).
 	Err string
+	// AppSet is an ApplicationSet's expansion.
+	AppSet *appset.Result
 }
 
 var registerGob sync.Once

@@ -1,12 +1,14 @@
 package render
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"os"
 	"runtime/debug"
 	"time"
 
+	"github.com/drift-gitops/drift/internal/appset"
 	"github.com/drift-gitops/drift/internal/reason"
 	"github.com/drift-gitops/drift/internal/source"
 )
@@ -78,6 +80,15 @@ func work(req workRequest, limits Limits) workResponse {
 	snap, err := repo.Snapshot(req.Commit)
 	if err != nil {
 		return failed("the render worker cannot read the snapshot: %v", err)
+	}
+	if req.AppSet != nil {
+		// The time limit is drift's to enforce (it kills the worker); the context
+		// is for the expansion's own loops.
+		res, err := appset.Generate(context.Background(), snap.FS, *req.AppSet)
+		if err != nil {
+			return workResponse{Err: err.Error()}
+		}
+		return workResponse{AppSet: res}
 	}
 	res, err := renderWith(snap.FS, req.Spec, limits, req.Lookup.config())
 	if err != nil {
