@@ -122,7 +122,7 @@ func (t *Target) controller() *prune.Controller {
 
 // namespaceIn is the target's default namespace on its cluster.
 func (t *Target) namespaceIn(cl *cluster) string {
-	if t.Namespace != "" {
+	if t.Namespace != "" || cl == nil {
 		return t.Namespace
 	}
 	return cl.Namespace
@@ -144,6 +144,9 @@ func (t *Target) completeSpec(spec render.Spec, cl *cluster) render.Spec {
 	}
 	if spec.Helm.ReleaseNamespace == "" {
 		spec.Helm.ReleaseNamespace = t.namespaceIn(cl)
+	}
+	if cl == nil {
+		return spec // planned without a cluster (Planned): Helm's default capabilities
 	}
 	if v, apis, err := cl.capabilities(); err == nil {
 		spec.Helm.KubeVersion, spec.Helm.APIVersions = v, apis

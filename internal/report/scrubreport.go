@@ -2,6 +2,9 @@ package report
 
 import (
 	"fmt"
+	"strconv"
+	"strings"
+	"unicode"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
@@ -131,26 +134,27 @@ func (s *Scrubber) scrubValue(v any) any {
 }
 
 func (s *Scrubber) scrubReport(rep *Report) {
+	msg := func(text string) string { return lineText(s.Scrub(text)) }
 	for i := range rep.Targets {
 		t := &rep.Targets[i]
-		t.Skipped = s.Scrub(t.Skipped)
+		t.Skipped = msg(t.Skipped)
 		for j := range t.Notes {
-			t.Notes[j] = s.Scrub(t.Notes[j])
+			t.Notes[j] = msg(t.Notes[j])
 		}
 		for j := range t.Kept {
-			t.Kept[j].Reason = s.Scrub(t.Kept[j].Reason)
+			t.Kept[j].Reason = msg(t.Kept[j].Reason)
 		}
 		for _, objs := range [][]Object{t.Objects, t.Drift} {
 			for j := range objs {
 				o := &objs[j]
-				o.Error = s.Scrub(o.Error)
+				o.Error = msg(o.Error)
 				for k := range o.Warnings {
-					o.Warnings[k].Message = s.Scrub(o.Warnings[k].Message)
+					o.Warnings[k].Message = msg(o.Warnings[k].Message)
 				}
 				for k := range o.Risks {
-					o.Risks[k].Message = s.Scrub(o.Risks[k].Message)
+					o.Risks[k].Message = msg(o.Risks[k].Message)
 				}
-				o.What = s.Scrub(o.What)
+				o.What = msg(o.What)
 				for k := range o.Changes {
 					c := &o.Changes[k]
 					c.Path, c.Before, c.After = s.Scrub(c.Path), s.scrubValue(c.Before), s.scrubValue(c.After)
@@ -164,7 +168,33 @@ func (s *Scrubber) scrubReport(rep *Report) {
 	if c := rep.Config; c != nil {
 		c.Diff = s.scrubYAML(c.Diff)
 		for i := range c.NotApplied {
-			c.NotApplied[i] = s.Scrub(c.NotApplied[i])
+			c.NotApplied[i] = msg(c.NotApplied[i])
 		}
 	}
+}
+
+// lineText is a message with every control character but newline and tab written as
+// its Go escape (a carriage return as \r, a terminal escape as \x1b), and the
+// Unicode line and paragraph separators too: what a chart's fail message or a
+// server's answer holds can then neither end a line where a reader (a terminal, the
+// Actions runner, a markdown renderer) does not expect it nor move the cursor.
+// drift report merge refuses a shard's report holding any of them.
+func lineText(s string) string {
+	if !strings.ContainsFunc(s, escapedRune) {
+		return s
+	}
+	var b strings.Builder
+	for _, r := range s {
+		if escapedRune(r) {
+			q := strconv.QuoteRune(r)
+			b.WriteString(q[1 : len(q)-1])
+			continue
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}
+
+func escapedRune(r rune) bool {
+	return (unicode.IsControl(r) && r != '\n' && r != '\t') || r == '\u2028' || r == '\u2029'
 }

@@ -1,0 +1,33 @@
+package preview
+
+import (
+	"github.com/drift-gitops/drift/internal/plan"
+	"github.com/drift-gitops/drift/internal/render"
+	"github.com/drift-gitops/drift/internal/report"
+	"github.com/drift-gitops/drift/internal/source"
+)
+
+// Planned renders the targets as Run renders them, without a cluster (Helm's default
+// capabilities, no lookup), and lists what each renders, in plan order: what the
+// shards of a run split among themselves, for drift report merge to check their
+// reports against. Skipped and refused targets render nothing.
+func Planned(cache *render.Cache, targets []plan.Target, head *source.Snapshot) []report.PlannedTarget {
+	r := &runner{deps: Deps{Cache: cache}, head: head}
+	out := make([]report.PlannedTarget, 0, len(targets))
+	for _, pt := range targets {
+		t := newTarget(pt, head)
+		planned := report.PlannedTarget{Name: pt.Name}
+		if pt.Skipped == "" && pt.Refused == "" {
+			if err := head.CheckPaths([]string{t.Spec.Path}); err == nil {
+				if res, err := r.renderIn(head, t, nil); err == nil {
+					for _, o := range res.Objects {
+						planned.Objects = append(planned.Objects, report.PlannedObject{
+							Group: o.ID().Group, Kind: o.Obj.GetKind(), Name: o.Obj.GetName(), Source: o.Source, Document: o.Doc})
+					}
+				}
+			}
+		}
+		out = append(out, planned)
+	}
+	return out
+}
