@@ -182,3 +182,41 @@ webhooks:
 		}
 	}
 }
+
+// TestASecretWhoseDataIsNotBase64IsInvalid: a Secret whose data holds a value that is
+// not base64, which server-side apply answers with a 500, is an invalid object
+// naming the key, for every applier (kubectl's client-side patch would have the
+// server quote the whole object back), and the run exits 2 without retrying it as
+// an unavailable server; the value reaches no output.
+func TestASecretWhoseDataIsNotBase64IsInvalid(t *testing.T) {
+	ns := namespace(t)
+	const value = "repo-value-that-is-not-base64!"
+	r := repo(t, map[string]string{
+		"secret.yaml": sub("apiVersion: v1\nkind: Secret\nmetadata: {name: db, namespace: NS}\ndata: {password: '"+value+"', user: YWRtaW4=}\n", ns),
+		"cm.yaml":     sub("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: settings, namespace: NS}\ndata: {color: blue}\n", ns),
+	})
+	for _, applier := range []string{"kubectl-server-side", "kubectl"} {
+		t.Run(applier, func(t *testing.T) {
+			rep, o := driftJSON(t, "diff", "--repo", r.Dir, "--ref", "main", "--applier", applier)
+			if o.code != 2 {
+				t.Fatalf("exit %d, want 2\n%s", o.code, o.stderr)
+			}
+			s := find(t, rep, "Secret", "db")
+			if s.Category != "error" || s.ErrorReason != "invalid" || !strings.Contains(s.Error, "data.password is not valid base64") || strings.Contains(s.Error, "data.user") {
+				t.Errorf("Secret: %s %s %q, want an invalid error naming data.password", s.Category, s.ErrorReason, s.Error)
+			}
+			if c := find(t, rep, "ConfigMap", "settings"); c.Category != "add" {
+				t.Errorf("ConfigMap: %s %s %q", c.Category, c.ErrorReason, c.Error)
+			}
+			text := drift(t, "diff", "--repo", r.Dir, "--ref", "main", "--applier", applier, "-o", "text")
+			if text.code != 2 || !strings.Contains(text.stdout+text.stderr, "data.password is not valid base64") {
+				t.Errorf("text: exit %d\n%s\n%s", text.code, text.stdout, text.stderr)
+			}
+			for name, out := range map[string]string{"json stdout": o.stdout, "json stderr": o.stderr, "text stdout": text.stdout, "text stderr": text.stderr} {
+				if strings.Contains(out, value) || strings.Contains(out, "unavailable") {
+					t.Errorf("%s shows the value or calls the server unavailable:\n%s", name, out)
+				}
+			}
+		})
+	}
+}

@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+
+	"github.com/drift-gitops/drift/internal/chartrepo/repourl"
 )
 
 // record is what the cache knows of a repository's chart version.
@@ -14,10 +16,11 @@ type record struct {
 	Digest string `json:"digest"`
 }
 
-// recordPath is where the record of (repository, chart, version) is kept.
-func (f *Fetcher) recordPath(repoURL, name, version string) string {
-	n, _ := normalize(repoURL)
-	sum := sha256.Sum256([]byte(n + "\x00" + name + "\x00" + version))
+// recordPath is where the record of (repository, chart, version) is kept; the
+// repository is known by its canonical URL, so that one written with or without its
+// default port shares the record.
+func (f *Fetcher) recordPath(repo repourl.URL, name, version string) string {
+	sum := sha256.Sum256([]byte(repo.String() + "\x00" + name + "\x00" + version))
 	return filepath.Join(f.opts.CacheDir, "refs", hex.EncodeToString(sum[:])+".json")
 }
 
@@ -26,8 +29,8 @@ func (f *Fetcher) archivePath(hexDigest string) string {
 }
 
 // cached returns a chart version the cache holds, verified again.
-func (f *Fetcher) cached(repoURL, name, version string) (*Chart, error) {
-	data, err := os.ReadFile(f.recordPath(repoURL, name, version))
+func (f *Fetcher) cached(repo repourl.URL, name, version string) (*Chart, error) {
+	data, err := os.ReadFile(f.recordPath(repo, name, version))
 	if err != nil {
 		return nil, err
 	}
@@ -49,7 +52,7 @@ func (f *Fetcher) cached(repoURL, name, version string) (*Chart, error) {
 
 // store keeps a verified archive and its record, each written whole (a temporary
 // file renamed), so that runs side by side never read half a file.
-func (f *Fetcher) store(repoURL, name, version string, archive []byte) (*Chart, error) {
+func (f *Fetcher) store(repo repourl.URL, name, version string, archive []byte) (*Chart, error) {
 	sum := sha256.Sum256(archive)
 	digest := hex.EncodeToString(sum[:])
 	path := f.archivePath(digest)
@@ -57,7 +60,7 @@ func (f *Fetcher) store(repoURL, name, version string, archive []byte) (*Chart, 
 		return nil, fmt.Errorf("the chart cache: %v", err)
 	}
 	rec, _ := json.Marshal(record{Digest: digest})
-	if err := writeAtomic(f.recordPath(repoURL, name, version), rec); err != nil {
+	if err := writeAtomic(f.recordPath(repo, name, version), rec); err != nil {
 		return nil, fmt.Errorf("the chart cache: %v", err)
 	}
 	return &Chart{Archive: path, Version: version, Digest: "sha256:" + digest}, nil

@@ -3,7 +3,10 @@
 //
 //   - Only repositories the trusted configuration allows are reached (drift.yaml's
 //     charts.allow, read from the base of a pull request), and a redirect anywhere
-//     else is refused.
+//     else is refused. Every URL is read by repourl: an entry allows the same
+//     scheme, host and port and the paths below its own at a segment boundary, and
+//     a URL a server could normalize into another path is refused before any
+//     request.
 //   - A version must be exact unless ranges are allowed (--resolve-ranges); what a
 //     range resolved to is returned, for the report.
 //   - Every archive is verified: against the digest its repository's index gives
@@ -15,5 +18,7 @@
 //     verified again before use.
 //   - Credentials come from the runner's Helm configuration (repositories.yaml,
 //     registry config.json), never from the repository, and never appear in an
-//     error.
+//     error. A repository's credentials go only to URLs under that repository, a
+//     registry's only to that registry (host and port) and its token service; any
+//     redirect drops them unless every hop stays under the repository.
 package chartrepo

@@ -5,12 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"net/url"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/Masterminds/semver/v3"
+
+	"github.com/drift-gitops/drift/internal/chartrepo/repourl"
 )
 
 // Limits on what is read from a repository.
@@ -62,7 +63,9 @@ type Options struct {
 // Fetcher fetches charts under Options; it is safe for concurrent use.
 type Fetcher struct {
 	opts Options
-	mu   sync.Mutex
+	// allow is opts.Allow read by repourl; entries it refuses allow nothing.
+	allow []repourl.URL
+	mu    sync.Mutex
 	// inflight fetches each chart once, however many targets ask.
 	inflight map[Ref]*call
 }
@@ -75,7 +78,13 @@ type call struct {
 
 // New returns a Fetcher.
 func New(opts Options) *Fetcher {
-	return &Fetcher{opts: opts, inflight: map[Ref]*call{}}
+	f := &Fetcher{opts: opts, inflight: map[Ref]*call{}}
+	for _, a := range opts.Allow {
+		if u, err := repourl.ParseRepository(a); err == nil {
+			f.allow = append(f.allow, u)
+		}
+	}
+	return f
 }
 
 // Fetch returns the verified archive of a chart, from the cache or its repository.
@@ -100,7 +109,18 @@ func (f *Fetcher) Fetch(ctx context.Context, ref Ref) (*Chart, error) {
 }
 
 func (f *Fetcher) fetch(ctx context.Context, ref Ref) (*Chart, error) {
-	if !f.allowed(ref.RepoURL) {
+	repo, err := repourl.ParseRepository(ref.RepoURL)
+	if err != nil {
+		return nil, fmt.Errorf("%s: the repository URL is refused: %v", ref, err)
+	}
+	// A registry's chart is at the repository's path and its name: both are checked.
+	loc := repo
+	if repo.Scheme == "oci" {
+		if loc, err = ociLocation(ref); err != nil {
+			return nil, err
+		}
+	}
+	if !f.allows(loc) {
 		return nil, fmt.Errorf("%s: %s is not in charts.allow of drift.yaml: drift fetches charts only from repositories the base branch's drift.yaml allows (add it there; a pull request cannot)", ref, redact(ref.RepoURL))
 	}
 	exact := isExact(ref.Version)
@@ -108,7 +128,7 @@ func (f *Fetcher) fetch(ctx context.Context, ref Ref) (*Chart, error) {
 		return nil, fmt.Errorf("%s: version %q is not an exact version: pin it, or pass --resolve-ranges to take the highest version it allows (the report says which)", ref, ref.Version)
 	}
 	if exact {
-		if ch, err := f.cached(ref.RepoURL, ref.Name, ref.Version); err == nil {
+		if ch, err := f.cached(repo, ref.Name, ref.Version); err == nil {
 			return ch, nil
 		}
 	}
@@ -119,11 +139,10 @@ func (f *Fetcher) fetch(ctx context.Context, ref Ref) (*Chart, error) {
 		return nil, fmt.Errorf("%s is not in the chart cache (%s): run once without --offline to fetch it", ref, f.opts.CacheDir)
 	}
 	var ch *Chart
-	var err error
-	if strings.HasPrefix(ref.RepoURL, "oci://") {
-		ch, err = f.fetchOCI(ctx, ref)
+	if repo.Scheme == "oci" {
+		ch, err = f.fetchOCI(ctx, ref, loc)
 	} else {
-		ch, err = f.fetchHTTP(ctx, ref)
+		ch, err = f.fetchHTTP(ctx, ref, repo)
 	}
 	if err != nil {
 		return nil, err
@@ -163,45 +182,46 @@ func highest(constraint string, versions []string) (string, error) {
 	return bestRaw, nil
 }
 
-// allowed reports whether u is one of the allowed repository URLs or below one, at
-// a path boundary; scheme and host compare case-insensitively, userinfo is ignored.
-func (f *Fetcher) allowed(u string) bool {
-	nu, err := normalize(u)
-	if err != nil {
-		return false
-	}
-	for _, a := range f.opts.Allow {
-		na, err := normalize(a)
-		if err != nil {
-			continue
-		}
-		if nu == na || strings.HasPrefix(nu, na+"/") {
+// allows reports whether a chart's repository location is under an entry of the
+// allow list of its kind (an oci:// entry for a registry, an http(s):// entry for a
+// chart repository): the same scheme, host and port, and the entry's path segments
+// the first of the location's.
+func (f *Fetcher) allows(loc repourl.URL) bool {
+	for _, a := range f.allow {
+		if loc.Under(a) {
 			return true
 		}
 	}
 	return false
 }
 
-func normalize(u string) (string, error) {
-	p, err := url.Parse(u)
-	if err != nil || p.Host == "" {
-		return "", errors.New("not a URL")
+// allowsRequest reports whether a request's URL (an archive's, a redirect's target)
+// is under an entry of the allow list: an http(s):// entry as it is, an oci:// entry
+// as its registry's API for the repositories under its path
+// (https://host:port/v2/path/…).
+func (f *Fetcher) allowsRequest(u repourl.URL) bool {
+	for _, a := range f.allow {
+		if a.Scheme == "oci" {
+			a = registryAPI(a, f.opts.PlainHTTP)
+		}
+		if u.Under(a) {
+			return true
+		}
 	}
-	return strings.ToLower(p.Scheme) + "://" + strings.ToLower(p.Host) + strings.TrimSuffix(p.EscapedPath(), "/"), nil
+	return false
 }
 
 // redact is a URL without its userinfo and query, for messages.
 func redact(u string) string {
-	p, err := url.Parse(u)
-	if err != nil {
-		return "(an unreadable URL)"
-	}
-	p.User, p.RawQuery, p.Fragment = nil, "", ""
-	return p.String()
+	return repourl.Redact(u)
 }
 
-// client is the HTTP client for a fetch: redirects only to allowed places.
-func (f *Fetcher) client() *http.Client {
+// client is the HTTP client of a fetch. It follows a redirect only to a URL drift
+// does not refuse and the allow list allows, and sends the Authorization header of
+// the first request on only while every hop stays under scope, the repository the
+// credentials belong to (nil: none): net/http itself would send it to any port of
+// the same host name, and to its subdomains.
+func (f *Fetcher) client(scope *repourl.URL) *http.Client {
 	return &http.Client{
 		Transport: f.opts.Transport,
 		Timeout:   2 * time.Minute,
@@ -209,10 +229,32 @@ func (f *Fetcher) client() *http.Client {
 			if len(via) >= 10 {
 				return errors.New("stopped after 10 redirects")
 			}
-			if !f.allowed(req.URL.String()) {
-				return fmt.Errorf("redirected to %s, which charts.allow does not allow", req.URL.Host)
+			target, err := repourl.ParseRequest(req.URL.String())
+			if err != nil {
+				return fmt.Errorf("redirected to %s, which drift refuses: %v", redact(req.URL.String()), err)
+			}
+			if !f.allowsRequest(target) {
+				return fmt.Errorf("redirected to %s, which charts.allow does not allow", redact(req.URL.String()))
+			}
+			if !within(scope, req, via) {
+				req.Header.Del("Authorization")
 			}
 			return nil
 		},
 	}
+}
+
+// within reports whether the redirected request req and every request before it
+// are under scope.
+func within(scope *repourl.URL, req *http.Request, via []*http.Request) bool {
+	if scope == nil {
+		return false
+	}
+	for _, r := range append(via, req) {
+		u, err := repourl.ParseRequest(r.URL.String())
+		if err != nil || !u.Under(*scope) {
+			return false
+		}
+	}
+	return true
 }

@@ -13,13 +13,19 @@ import (
 
 	"helm.sh/helm/v3/pkg/repo"
 	"sigs.k8s.io/yaml"
+
+	"github.com/drift-gitops/drift/internal/chartrepo/repourl"
 )
 
 // fetchHTTP fetches a chart from a chart repository: its index, then the archive,
-// verified against the digest the index gives.
-func (f *Fetcher) fetchHTTP(ctx context.Context, ref Ref) (*Chart, error) {
+// verified against the digest the index gives. loc is ref.RepoURL as repourl read
+// it, and allowed.
+func (f *Fetcher) fetchHTTP(ctx context.Context, ref Ref, loc repourl.URL) (*Chart, error) {
+	cred := f.credentials(loc)
+	// ref.RepoURL has no query or fragment (repourl refused them), so the index is
+	// the path below it.
 	base := strings.TrimSuffix(ref.RepoURL, "/")
-	data, err := f.get(ctx, base+"/index.yaml", maxIndexBytes, ref.RepoURL)
+	data, err := f.get(ctx, base+"/index.yaml", maxIndexBytes, cred)
 	if err != nil {
 		return nil, fmt.Errorf("%s: the repository's index: %w", ref, err)
 	}
@@ -56,12 +62,9 @@ func (f *Fetcher) fetchHTTP(ctx context.Context, ref Ref) (*Chart, error) {
 	}
 	archiveURL, err := resolveURL(base+"/", entry.URLs[0])
 	if err != nil {
-		return nil, fmt.Errorf("%s: the index's URL %q: %v", ref, entry.URLs[0], err)
+		return nil, fmt.Errorf("%s: the index's URL %s cannot be read", ref, redact(entry.URLs[0]))
 	}
-	if !f.allowed(archiveURL) {
-		return nil, fmt.Errorf("%s: the index points the archive at %s, which charts.allow does not allow", ref, redact(archiveURL))
-	}
-	archive, err := f.get(ctx, archiveURL, maxChartBytes, ref.RepoURL)
+	archive, err := f.get(ctx, archiveURL, maxChartBytes, cred)
 	if err != nil {
 		return nil, fmt.Errorf("%s: the archive: %w", ref, err)
 	}
@@ -69,19 +72,37 @@ func (f *Fetcher) fetchHTTP(ctx context.Context, ref Ref) (*Chart, error) {
 	if got := hex.EncodeToString(sum[:]); got != strings.TrimPrefix(strings.ToLower(entry.Digest), "sha256:") {
 		return nil, fmt.Errorf("%s: the archive's sha256 %s does not match the digest its repository's index gives (%s): refused", ref, got, entry.Digest)
 	}
-	return f.store(ref.RepoURL, ref.Name, version, archive)
+	return f.store(loc, ref.Name, version, archive)
 }
 
-// get reads a URL within max bytes, with the runner's credentials for repoURL.
-func (f *Fetcher) get(ctx context.Context, u string, max int64, repoURL string) ([]byte, error) {
+// credential is the runner's basic auth for one chart repository.
+type credential struct {
+	user, pass string
+	// scope is the repository's URL: the credential goes only to URLs under it.
+	scope repourl.URL
+}
+
+// get reads a URL within max bytes. The URL must be one drift does not refuse and
+// the allow list allows; cred (nil: none) is sent only if the URL is under its
+// repository.
+func (f *Fetcher) get(ctx context.Context, u string, max int64, cred *credential) ([]byte, error) {
+	target, err := repourl.ParseRequest(u)
+	if err != nil {
+		return nil, fmt.Errorf("GET %s is refused: %v", redact(u), err)
+	}
+	if !f.allowsRequest(target) {
+		return nil, fmt.Errorf("%s is not in charts.allow of drift.yaml", redact(u))
+	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
 	if err != nil {
 		return nil, fmt.Errorf("%s is not a URL", redact(u))
 	}
-	if user, pass, ok := f.credentials(repoURL); ok && sameHost(u, repoURL) {
-		req.SetBasicAuth(user, pass)
+	var scope *repourl.URL
+	if cred != nil && target.Under(cred.scope) {
+		req.SetBasicAuth(cred.user, cred.pass)
+		scope = &cred.scope
 	}
-	resp, err := f.client().Do(req)
+	resp, err := f.client(scope).Do(req)
 	if err != nil {
 		var ue *url.Error
 		if errors.As(err, &ue) {
@@ -108,28 +129,23 @@ func (f *Fetcher) get(ctx context.Context, u string, max int64, repoURL string) 
 }
 
 // credentials are the runner's for a repository: the entry of its Helm
-// repositories.yaml with that URL.
-func (f *Fetcher) credentials(repoURL string) (user, pass string, ok bool) {
+// repositories.yaml whose URL is the same (scheme, host, port and path, read by
+// repourl); nil when there is none. Helm's pass_credentials_all is not honoured:
+// the credential never goes to another repository, whatever the index says.
+func (f *Fetcher) credentials(want repourl.URL) *credential {
 	if f.opts.RepositoryConfig == "" {
-		return "", "", false
+		return nil
 	}
 	file, err := repo.LoadFile(f.opts.RepositoryConfig)
 	if err != nil {
-		return "", "", false
+		return nil
 	}
-	want, _ := normalize(repoURL)
 	for _, e := range file.Repositories {
-		if got, _ := normalize(e.URL); got == want && e.Username != "" {
-			return e.Username, e.Password, true
+		if got, err := repourl.ParseRepository(e.URL); err == nil && got.Equal(want) && e.Username != "" {
+			return &credential{user: e.Username, pass: e.Password, scope: got}
 		}
 	}
-	return "", "", false
-}
-
-func sameHost(a, b string) bool {
-	pa, errA := url.Parse(a)
-	pb, errB := url.Parse(b)
-	return errA == nil && errB == nil && strings.EqualFold(pa.Host, pb.Host)
+	return nil
 }
 
 // resolveURL resolves an index entry's URL against the repository's.

@@ -15,6 +15,7 @@ import (
 
 	"gopkg.in/yaml.v3"
 
+	"github.com/drift-gitops/drift/internal/chartrepo/repourl"
 	"github.com/drift-gitops/drift/internal/risk"
 )
 
@@ -74,7 +75,9 @@ func CheckFailOn(values []string) error {
 // Charts are the chart repositories drift may fetch from: nothing else is reached.
 type Charts struct {
 	// Allow lists chart repository URLs (https://… with an index.yaml, or oci://…);
-	// a chart is fetched only from one of them or below it.
+	// a chart is fetched only from one of them or below it: the same scheme, host
+	// and port, and the entry's path segments the first of the chart's
+	// (internal/chartrepo/repourl).
 	Allow []string `yaml:"allow,omitempty" json:"allow,omitempty"`
 }
 
@@ -436,8 +439,9 @@ func (c *Config) validate(file string) error {
 	errs = append(errs, checkRules(file, c.Ignore, c.Mask)...)
 	if c.Charts != nil {
 		for _, u := range c.Charts.Allow {
-			if !strings.HasPrefix(u, "https://") && !strings.HasPrefix(u, "http://") && !strings.HasPrefix(u, "oci://") {
-				errs = append(errs, fmt.Sprintf("%s: charts.allow: %q is not a chart repository URL (https://… or oci://…)", file, u))
+			// The rule drift matches charts' repositories with (internal/chartrepo).
+			if _, err := repourl.ParseRepository(u); err != nil {
+				errs = append(errs, fmt.Sprintf("%s: charts.allow: %s is not a chart repository URL drift can match (https://host[:port]/path, http://… or oci://…): %v", file, repourl.Redact(u), err))
 			}
 		}
 	}

@@ -59,12 +59,21 @@ func TestParseErrorsGiveLineAndKey(t *testing.T) {
 		"empty ignore":   {"targets: [{name: a, path: a}]\nignore:\n  - kind: Deployment\n", "ignore rule 1: give paths, managers or jq"},
 		"bad glob":       {"targets: [{name: a, path: a}]\nmask:\n  - name: \"[\"\n    paths: [/data]\n", `pattern "[" is malformed`},
 		"bad name":       {"targets:\n  - {name: \"a b\", path: a}\n", `name "a b" may hold only`},
+		"charts.allow not a URL": {"targets: [{name: a, path: a}]\ncharts: {allow: [charts.example/stable]}\n",
+			`charts.allow: charts.example/stable is not a chart repository URL drift can match`},
+		"charts.allow with dots": {"targets: [{name: a, path: a}]\ncharts: {allow: [\"https://charts.example/a/%2e%2e/b\"]}\n",
+			`charts.allow: https://charts.example/a/%2e%2e/b is not a chart repository URL drift can match (https://host[:port]/path, http://… or oci://…): its path has an encoded dot (%2e)`},
+		"charts.allow with userinfo": {"targets: [{name: a, path: a}]\ncharts: {allow: [\"https://robot:s3cr3t@charts.example/\"]}\n",
+			`charts.allow: https://charts.example/ is not a chart repository URL drift can match (https://host[:port]/path, http://… or oci://…): it has userinfo`},
 	}
 	for name, c := range cases {
 		t.Run(name, func(t *testing.T) {
 			_, err := Parse("drift.yaml", []byte(c.yaml))
 			if err == nil || !strings.Contains(err.Error(), c.want) {
 				t.Errorf("error = %v, want it to contain %q", err, c.want)
+			}
+			if err != nil && strings.Contains(err.Error(), "s3cr3t") {
+				t.Errorf("a credential in the error: %v", err)
 			}
 		})
 	}

@@ -3,6 +3,7 @@ package dryrun
 import (
 	"errors"
 	"fmt"
+	"net/http"
 	"regexp"
 	"strconv"
 	"strings"
@@ -55,6 +56,8 @@ func requestError(c *Clients, verb string, r *Result, err error) *Message {
 		return &Message{Reason: reason.Invalid, Message: fmt.Sprintf("the API server rejects this object: %s", server)}
 	case untypable(err):
 		return &Message{Reason: reason.Invalid, Message: untypableMessage(server)}
+	case unconvertible(err):
+		return &Message{Reason: reason.Invalid, Message: unconvertibleMessage(server)}
 	case apierrors.IsNotFound(err):
 		return &Message{Reason: reason.NotFound, Message: fmt.Sprintf("%s failed: %s", what, server)}
 	case apierrors.IsConflict(err):
@@ -92,6 +95,37 @@ func untypableMessage(server string) string {
 		what = "it has a field its schema does not declare (a misspelt field, a field at the wrong level, or one of a newer API version)"
 	}
 	return fmt.Sprintf("the API server cannot read this object: %s. The server said: %s", what, server)
+}
+
+// unconvertibleMessages are the 500 answers of server-side apply when the applied
+// object cannot be converted to its Go type (k8s.io/apimachinery's managedfields,
+// structuredmerge.go): a byte field that is not base64, a time or quantity that
+// does not parse. The answer has no reason and no causes, only these words. Like
+// untypableMessages they are the object's fault: every apply of it gets the same
+// answer.
+var unconvertibleMessages = []string{"failed to convert new object", "failed to convert new typed object", "failed to convert to unversioned"}
+
+// unconvertible reports a 500 answer that is one of unconvertibleMessages, unless a
+// CRD's conversion webhook failed: that is the webhook's state, not the object's.
+func unconvertible(err error) bool {
+	s := apiStatus(err)
+	if s.Code != http.StatusInternalServerError || strings.Contains(s.Message, "conversion webhook for") {
+		return false
+	}
+	for _, m := range unconvertibleMessages {
+		if strings.Contains(s.Message, m) {
+			return true
+		}
+	}
+	return false
+}
+
+func unconvertibleMessage(server string) string {
+	what := "a value does not convert to its field's type"
+	if strings.Contains(server, "illegal base64 data") {
+		what = "a field that holds bytes (a Secret's data, a ConfigMap's binaryData, a caBundle) is not valid base64 (standard encoding, padded with =)"
+	}
+	return fmt.Sprintf("the API server cannot convert this object to its type: %s, so applying it will fail. The server said: %s", what, server)
 }
 
 // apiStatus is the Status the server answered with (empty when err is not one).

@@ -26,7 +26,7 @@ import (
 //   - a request that ran out of --request-timeout is sent again at once with a fresh
 //     timeout, up to timeoutRetries more times;
 //   - every other answer (400, 403, 404, 409, 422, and the 500 of an object that does
-//     not fit its schema) is final.
+//     not fit its schema or cannot be converted to its type) is final.
 //
 // client-go's own retry of answers with Retry-After is turned off for these requests
 // (see noClientRetries): it would wait on a clock tests cannot replace, outside the
@@ -99,7 +99,7 @@ func transient(err error) bool {
 	case http.StatusTooManyRequests, http.StatusBadGateway, http.StatusServiceUnavailable, http.StatusGatewayTimeout:
 		return true
 	case http.StatusInternalServerError:
-		return !untypable(err)
+		return !untypable(err) && !unconvertible(err)
 	}
 	return false
 }

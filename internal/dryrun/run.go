@@ -218,6 +218,8 @@ func plan(c *Clients, objs []render.Object, defaultNS string, pending *Pending) 
 			r.Err = &Message{Reason: reason.Invalid, Message: fmt.Sprintf("%s is cluster-scoped but sets metadata.namespace %q: remove the namespace", r.ID.Kind, r.ID.Namespace)}
 			continue
 		}
+		// Bytes that are not base64 fail the object; it is still checked for duplicates.
+		r.Err = notBase64(r)
 		if o.Obj.GetName() == "" {
 			continue // generateName: never a duplicate
 		}
