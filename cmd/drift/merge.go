@@ -97,11 +97,11 @@ func (o *diffOptions) merge(ctx context.Context, files []string) error {
 			first = rep
 		}
 	}
-	if err := o.checkShards(ctx, first, shards); err != nil {
-		return err
-	}
 	rep, err := report.Merge(shards)
 	if err != nil {
+		return err
+	}
+	if err := o.checkShards(ctx, first, shards); err != nil {
 		return err
 	}
 	// Each shard judged itself by drift.yaml's failOn: the whole run is judged by it too.

@@ -27,12 +27,22 @@ type exitStatus struct{ code int }
 
 func (e exitStatus) Error() string { return fmt.Sprintf("exit status %d", e.code) }
 
-// run executes drift with args and returns the process exit code. Every exit code is
-// decided here. In a GitHub Actions step (GITHUB_ACTIONS=true) everything written to
-// stdout and stderr is neutralised line by line (steplog.Writer), so that no text from
-// a repository or a cluster is read by the runner as a workflow command; drift's own
-// commands go through the stderr Writer's WriteCommand.
+// run executes drift with args and returns the process exit code.
 func run(ctx context.Context, streams genericiooptions.IOStreams, args []string) int {
+	return execute(streams, func(streams genericiooptions.IOStreams) error {
+		root := newRootCommand(streams)
+		root.SetArgs(args)
+		return root.ExecuteContext(ctx)
+	})
+}
+
+// execute runs a command writing to streams and returns the process exit code.
+// Every exit code is decided here. In a GitHub Actions step (GITHUB_ACTIONS=true)
+// everything written to stdout and stderr is neutralised line by line
+// (steplog.Writer), so that no text from a repository or a cluster is read by the
+// runner as a workflow command; drift's own commands go through the stderr Writer's
+// WriteCommand.
+func execute(streams genericiooptions.IOStreams, command func(genericiooptions.IOStreams) error) int {
 	if os.Getenv("GITHUB_ACTIONS") == "true" {
 		out, errOut := steplog.NewWriter(streams.Out), steplog.NewWriter(streams.ErrOut)
 		streams.Out, streams.ErrOut = out, errOut
@@ -42,9 +52,7 @@ func run(ctx context.Context, streams genericiooptions.IOStreams, args []string)
 			_ = errOut.Flush()
 		}()
 	}
-	root := newRootCommand(streams)
-	root.SetArgs(args)
-	err := root.ExecuteContext(ctx)
+	err := command(streams)
 	var status exitStatus
 	switch {
 	case err == nil:

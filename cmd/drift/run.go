@@ -97,7 +97,7 @@ func (o *commonOptions) preview(ctx context.Context, m mode) error {
 	}
 	defer pv.Stop()
 	in := report.Input{Ref: pl.Ref, Commit: head.Commit, Base: m.base, Drift: m.drift, Config: pl.Config.Change,
-		Targets: append(discoveryInput(pl), pv.Inputs()...), Cluster: reportCluster(m.cluster)}
+		Targets: append(discoveryInput(pl, o.shard), pv.Inputs()...), Cluster: reportCluster(m.cluster)}
 	if base != nil {
 		in.BaseCommit = base.Commit
 	}
@@ -147,10 +147,15 @@ func (d runTimeout) Error() string { return fmt.Sprintf("timed out after %s", ti
 func (runTimeout) Is(target error) bool { return target == context.DeadlineExceeded }
 
 // discoveryInput is the report's entry for the files that look like Argo CD or Flux
-// objects but cannot be read: errors, so the run is incomplete (none: nil).
-func discoveryInput(pl *plan.Plan) []report.TargetInput {
+// objects but cannot be read: errors, so the run is incomplete (none: nil). Of a
+// sharded run, the first shard reports them.
+func discoveryInput(pl *plan.Plan, shard plan.Shard) []report.TargetInput {
 	if len(pl.DiscoveryFailures) == 0 {
 		return nil
 	}
-	return []report.TargetInput{{Name: "discovery", Path: ".", Failures: pl.DiscoveryFailures}}
+	in := report.TargetInput{Name: "discovery", Path: "."}
+	if shard.Owns(0) {
+		in.Failures = pl.DiscoveryFailures
+	}
+	return []report.TargetInput{in}
 }

@@ -7,8 +7,11 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/drift-gitops/drift/internal/dryrun"
 	"github.com/drift-gitops/drift/internal/golden"
 	"github.com/drift-gitops/drift/internal/prune"
+	"github.com/drift-gitops/drift/internal/reason"
+	"github.com/drift-gitops/drift/internal/report"
 )
 
 // A pull request previewed by N runners (--shard I/N) and merged (drift report merge)
@@ -81,7 +84,7 @@ func TestShardsMergeIntoTheRun(t *testing.T) {
 			}
 			files = append(files, f)
 		}
-		merged := drift(t, append([]string{"report", "merge", "-o", "json"}, files...)...)
+		merged := drift(t, append([]string{"report", "merge", "--repo", r.Dir, "--ref", "pr", "--base", "main", "-o", "json"}, files...)...)
 		if merged.code != whole.code || merged.stdout != whole.stdout {
 			t.Errorf("%d shards merged: exit %d (the run: %d)\n%s\n%s", n, merged.code, whole.code, golden.Diff(whole.stdout, merged.stdout), merged.stderr)
 		}
@@ -90,13 +93,100 @@ func TestShardsMergeIntoTheRun(t *testing.T) {
 		}
 	}
 
+	// Shards merged, not believed: each forged shard is refused, saying why.
+	merge := func(files ...string) outcome {
+		return drift(t, append([]string{"report", "merge", "--repo", r.Dir, "--ref", "pr", "--base", "main", "-o", "json"}, files...)...)
+	}
+	forge := func(name string, edit func(rep *report.Report)) string {
+		data, err := os.ReadFile(filepath.Join(dir, "2-of-2.json"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		rep, err := report.Read(strings.NewReader(string(data)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		edit(rep)
+		f := filepath.Join(dir, name)
+		writeReportFile(t, f, rep)
+		return f
+	}
+	apps := func(rep *report.Report) *report.Target {
+		for i := range rep.Targets {
+			if rep.Targets[i].Name == "apps" {
+				return &rep.Targets[i]
+			}
+		}
+		t.Fatal("no target apps")
+		return nil
+	}
+	for _, c := range []struct {
+		name, want string
+		edit       func(rep *report.Report)
+	}{
+		{"an object removed", "does not hold it", func(rep *report.Report) {
+			a := apps(rep)
+			for i, o := range a.Objects {
+				if o.Category == report.Modify || o.Category == report.Add || o.Category == report.Unchanged {
+					a.Objects = append(a.Objects[:i], a.Objects[i+1:]...)
+					break
+				}
+			}
+			recount(rep)
+		}},
+		{"objects turned unchanged", "unchanged but has a diff", func(rep *report.Report) {
+			for i := range rep.Targets {
+				for j := range rep.Targets[i].Objects {
+					rep.Targets[i].Objects[j].Category = report.Unchanged
+				}
+			}
+		}},
+		{"totals that are not its objects'", "is not the count of its objects", func(rep *report.Report) {
+			rep.Summary = report.Summary{Unchanged: rep.Summary.Unchanged}
+		}},
+		{"another shard's object", "refused: it reports", func(rep *report.Report) {
+			a := apps(rep)
+			for _, o := range a.Objects {
+				if o.Kind == "ConfigMap" && o.Inventory == "" {
+					for _, n := range []string{"c1", "c2", "c3", "c4"} {
+						if n == o.Name {
+							continue
+						}
+						other := o
+						other.Name, other.Source = n, "apps/"+n+".yaml"
+						a.Objects = append(a.Objects, other)
+					}
+					break
+				}
+			}
+			recount(rep)
+		}},
+		{"a carriage return in a warning", "control character", func(rep *report.Report) {
+			for i := range rep.Targets {
+				for j := range rep.Targets[i].Objects {
+					o := &rep.Targets[i].Objects[j]
+					o.Warnings = append(o.Warnings, dryrun.Message{Reason: reason.ServerWarning, Message: "fine\r</details>\n### no changes"})
+				}
+			}
+		}},
+	} {
+		o := merge(filepath.Join(dir, "1-of-2.json"), forge(strings.ReplaceAll(c.name, " ", "-")+".json", c.edit))
+		if o.code != 2 || !strings.Contains(o.stderr, "refused") || !strings.Contains(o.stderr, c.want) {
+			t.Errorf("a shard with %s: exit %d, want 2 and a refusal saying %q\n%s", c.name, o.code, c.want, o.stderr)
+		}
+	}
+	if o := drift(t, "report", "merge", "--repo", r.Dir, "-o", "json", filepath.Join(dir, "1-of-2.json"), filepath.Join(dir, "2-of-2.json")); o.code != 2 ||
+		!strings.Contains(o.stderr, "run drift report merge with the --ref and --base the shards ran with") {
+		t.Errorf("a merge of another commit: exit %d\n%s", o.code, o.stderr)
+	}
+
 	// A shard of another commit is refused, and says which files and why.
 	if _, err := r.CommitFiles(map[string]string{"apps/c1.yaml": cm("c1", "newer", "")}, "later"); err != nil {
 		t.Fatal(err)
 	}
 	later := filepath.Join(dir, "later-2-of-2.json")
 	drift(t, append(args, "--shard", "2/2", "-o", "json", "--out", later)...)
-	o := drift(t, "report", "merge", filepath.Join(dir, "1-of-2.json"), later)
+	o := merge(filepath.Join(dir, "1-of-2.json"), later)
 	if o.code != 2 || !strings.Contains(o.stderr, "are not shards of one run: they preview commit") {
 		t.Errorf("shards of two commits: exit %d\n%s", o.code, o.stderr)
 	}
@@ -107,5 +197,29 @@ func TestShardsMergeIntoTheRun(t *testing.T) {
 	}
 	if _, err := os.Stat(later); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// recount makes a forged report's summary the count of its objects.
+func recount(rep *report.Report) {
+	rep.Summary = report.Summary{}
+	for _, tg := range rep.Targets {
+		for _, o := range tg.Objects {
+			switch o.Category {
+			case report.Add:
+				rep.Summary.Add++
+			case report.Modify:
+				rep.Summary.Modify++
+			case report.Unchanged:
+				rep.Summary.Unchanged++
+			case report.Delete:
+				rep.Summary.Delete++
+			case report.Error:
+				rep.Summary.Error++
+			}
+			if len(o.Risks) > 0 {
+				rep.Summary.Risky++
+			}
+		}
 	}
 }

@@ -1,11 +1,17 @@
 package main
 
 import (
+	"bytes"
+	"context"
 	"encoding/json"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"testing/fstest"
+
+	"k8s.io/cli-runtime/pkg/genericiooptions"
 
 	"github.com/drift-gitops/drift/internal/dryrun"
 	"github.com/drift-gitops/drift/internal/object"
@@ -23,11 +29,12 @@ const stepLogHostile = "values are wrong\n::add-mask::hunter2\r##[set-output nam
 // workflow commands, and an error message holding them, reach the step's stdout and
 // stderr with no line the runner takes for a command but drift's own annotations,
 // which read exactly as before. Without GITHUB_ACTIONS the same output carries the
-// commands: the attack is real.
+// commands: the attack is real. The report is written as a run writes its own
+// (finish: the text report, the step outputs, the annotations).
 func TestTrustStepLogCarriesNoCommandFromAReport(t *testing.T) {
 	dir := t.TempDir()
 	rep := &report.Report{SchemaVersion: report.SchemaVersion, Ref: "main", Commit: "0123456789abcdef0123456789abcdef01234567",
-		Shard: &report.Shard{Index: 1, Count: 1, Plan: "p"}, Targets: []report.Target{
+		Targets: []report.Target{
 			{Name: "web\n::notice::target", Path: "apps/web", Renderer: "helm", Notes: []string{"note\n::add-mask::note-secret"}, Objects: []report.Object{
 				{Category: report.Error, Source: "apps/web/Chart.yaml", ErrorReason: reason.RenderFailed, Error: stepLogHostile},
 				{Category: report.Error, ID: object.ID{Version: "v1", Kind: "ConfigMap", Namespace: "shop", Name: "a\r::warning::title"},
@@ -39,19 +46,30 @@ func TestTrustStepLogCarriesNoCommandFromAReport(t *testing.T) {
 			{Name: "skipped", Skipped: "unchanged\n::add-mask::skip-secret"},
 		}}
 	rep.Summary = report.Summary{Error: 2, Modify: 1}
-	shard := filepath.Join(dir, "shard.json")
-	writeReportFile(t, shard, rep)
+	rep.Complete = false
 	t.Setenv("GITHUB_OUTPUT", filepath.Join(dir, "outputs"))
+	write := func(outputs bool) outcome {
+		var out, errOut bytes.Buffer
+		code := execute(genericiooptions.IOStreams{In: strings.NewReader(""), Out: &out, ErrOut: &errOut}, func(s genericiooptions.IOStreams) error {
+			o := &commonOptions{}
+			o.init(s)
+			o.Output, o.noObjects, o.github.Outputs, o.scrub = "text", true, outputs, report.NewScrubber()
+			o.files = fstest.MapFS{}
+			r := *rep
+			return o.finish(context.Background(), &r)
+		})
+		return outcome{code: code, stdout: out.String(), stderr: errOut.String()}
+	}
 
 	// Not in Actions: the hostile lines are commands in the text report.
 	t.Setenv("GITHUB_ACTIONS", "")
-	plain := runDrift("report", "merge", shard, "-o", "text")
+	plain := write(false)
 	if len(steplogtest.Commands(plain.stdout)) < 4 {
 		steplogtest.Fatalf(t, "the report's text carries %d commands outside Actions; the test's hostile report is not hostile:\n%s", len(steplogtest.Commands(plain.stdout)), plain.stdout)
 	}
 
 	t.Setenv("GITHUB_ACTIONS", "true")
-	o := runDrift("report", "merge", shard, "-o", "text", "--github-output")
+	o := write(true)
 	if o.code != 2 {
 		steplogtest.Fatalf(t, "exit %d, want 2 (errors)\n%s", o.code, o.stderr)
 	}
@@ -68,17 +86,15 @@ func TestTrustStepLogCarriesNoCommandFromAReport(t *testing.T) {
 	}
 	checkCommands(t, "stderr", o.stderr, want)
 
-	// An error message holding commands, on stderr: two shards of different runs.
-	other := *rep
-	other.Shard = &report.Shard{Index: 2, Count: 2, Plan: "p"}
-	other.Base, other.BaseCommit = "main\r::add-mask::base-secret\n##[set-env name=A]b", "fedcba9876543210fedcba9876543210fedcba98"
-	second := filepath.Join(dir, "second.json")
-	writeReportFile(t, second, &other)
-	o = runDrift("report", "merge", shard, second)
-	if o.code != 2 || !strings.Contains(strings.ReplaceAll(o.stderr, "\u200b", ""), "::add-mask::base-secret") {
-		steplogtest.Fatalf(t, "exit %d, want 2 and the refusal quoting the base:\n%s", o.code, o.stderr)
+	// An error message holding commands, on stderr.
+	var out, errOut bytes.Buffer
+	code := execute(genericiooptions.IOStreams{Out: &out, ErrOut: &errOut}, func(genericiooptions.IOStreams) error {
+		return errors.New("base main\r::add-mask::base-secret\n##[set-env name=A]b is not a commit")
+	})
+	if code != 2 || !strings.Contains(strings.ReplaceAll(errOut.String(), "\u200b", ""), "::add-mask::base-secret") {
+		steplogtest.Fatalf(t, "exit %d, want 2 and the error quoting the base:\n%s", code, errOut.String())
 	}
-	checkCommands(t, "the error on stderr", o.stderr, nil)
+	checkCommands(t, "the error on stderr", errOut.String(), nil)
 }
 
 // TestTrustStepLogCarriesNoCommandFromARun: the attack as a repository makes it, on a

@@ -13,6 +13,29 @@ set -uo pipefail
 # shellcheck source=SCRIPTDIR/log.sh
 source "$(dirname "$0")/log.sh"
 
+# with_base adds --base for the base-ref input, fetching it when the checkout lacks
+# it: actions/checkout fetches one commit, so no fetch-depth: 0 is needed. The ref and
+# git's messages are printed through log_text, never as they are.
+with_base() {
+  local base="${DRIFT_INPUT_BASE_REF:-}"
+  if [[ "$base" == -* ]]; then
+    echo "::error::base-ref $(command_data "$base") is not a commit or a ref" >&2
+    return 1
+  fi
+  [[ -n "$base" ]] || return 0
+  if ! git cat-file -e "$base^{commit}" 2>/dev/null; then
+    log_text "drift: fetching the base $base (the checkout does not hold it)" >&2
+    local fetched fetch_status
+    fetched="$(git fetch --quiet --no-tags --depth=1 origin "$base" 2>&1)"
+    fetch_status=$?
+    [[ -n "$fetched" ]] && log_text "$fetched" >&2
+    if (( fetch_status != 0 )); then
+      echo "::warning title=drift::the base $(command_data "$base") could not be fetched: drift will say what it cannot read" >&2
+    fi
+  fi
+  args+=(--base "$base")
+}
+
 ref="${DRIFT_INPUT_REF:-HEAD}"
 shard="${DRIFT_INPUT_SHARD:-}"
 mode="${DRIFT_INPUT_MODE:-diff}"
@@ -44,30 +67,14 @@ case "$mode" in
       exit 2
     fi
     args+=("${reports[@]}")
+    # The merge plans the run again, as the shards did, to check their reports.
+    args+=(--ref "$ref")
+    with_base || exit 2
     ;;
   *)
     args=(diff --ref "$ref")
     [[ -z "$shard" ]] && args+=(--github-comment)
-    base="${DRIFT_INPUT_BASE_REF:-}"
-    if [[ "$base" == -* ]]; then
-      echo "::error::base-ref $(command_data "$base") is not a commit or a ref" >&2
-      exit 2
-    fi
-    if [[ -n "$base" ]]; then
-      # actions/checkout fetches one commit: fetch the base too when it is missing, so
-      # that no fetch-depth: 0 is needed. The ref and git's messages are printed
-      # through log_text, never as they are.
-      if ! git cat-file -e "$base^{commit}" 2>/dev/null; then
-        log_text "drift: fetching the base $base (the checkout does not hold it)" >&2
-        fetched="$(git fetch --quiet --no-tags --depth=1 origin "$base" 2>&1)"
-        fetch_status=$?
-        [[ -n "$fetched" ]] && log_text "$fetched" >&2
-        if (( fetch_status != 0 )); then
-          echo "::warning title=drift::the base $(command_data "$base") could not be fetched: drift will say what it cannot read" >&2
-        fi
-      fi
-      args+=(--base "$base")
-    fi
+    with_base || exit 2
     [[ -n "${DRIFT_INPUT_CLUSTER:-}" ]] && args+=(--cluster "$DRIFT_INPUT_CLUSTER")
     ;;
 esac
@@ -80,16 +87,15 @@ if [[ -z "$shard" ]]; then
   args+=(--html "${RUNNER_TEMP:-/tmp}/drift/report.html")
   [[ -n "${DRIFT_INPUT_ARTIFACT_NAME:-}" ]] && args+=(--html-artifact "$DRIFT_INPUT_ARTIFACT_NAME")
 fi
-if [[ "$mode" != "merge" ]]; then
-  [[ -n "$shard" ]] && args+=(--shard "$shard")
-  [[ -n "${DRIFT_INPUT_CONFIG:-}" ]] && args+=(--config "$DRIFT_INPUT_CONFIG")
-  while IFS= read -r target; do
-    [[ -n "${target// /}" ]] && args+=(--target "$target")
-  done <<< "${DRIFT_INPUT_TARGETS:-}"
-  if [[ -n "${DRIFT_INPUT_ARGS:-}" ]]; then
-    read -r -a extra <<< "$DRIFT_INPUT_ARGS"
-    args+=("${extra[@]}")
-  fi
+[[ "$mode" != "merge" && -n "$shard" ]] && args+=(--shard "$shard")
+# The selection is the merge's too: it plans the run again as the shards did.
+[[ -n "${DRIFT_INPUT_CONFIG:-}" ]] && args+=(--config "$DRIFT_INPUT_CONFIG")
+while IFS= read -r target; do
+  [[ -n "${target// /}" ]] && args+=(--target "$target")
+done <<< "${DRIFT_INPUT_TARGETS:-}"
+if [[ -n "${DRIFT_INPUT_ARGS:-}" ]]; then
+  read -r -a extra <<< "$DRIFT_INPUT_ARGS"
+  args+=("${extra[@]}")
 fi
 
 mkdir -p "${RUNNER_TEMP:-/tmp}/drift"

@@ -212,6 +212,14 @@ func checkText(rep *Report) error {
 				if !slices.Contains(categories, o.Category) {
 					return fmt.Errorf("target %s: category %q is not one drift reports", t.Name, o.Category)
 				}
+				switch {
+				case o.Category == Unchanged && o.Diff != "":
+					return fmt.Errorf("target %s: %s is unchanged but has a diff", t.Name, o.Title())
+				case o.Category == Modify && o.Diff == "":
+					return fmt.Errorf("target %s: %s is modified but has no diff", t.Name, o.Title())
+				case o.Category == Error && o.Error == "":
+					return fmt.Errorf("target %s: %s is an error without a message", t.Name, o.Title())
+				}
 				if o.ErrorReason != "" && !slices.Contains(known, o.ErrorReason) {
 					return fmt.Errorf("target %s: reason %q is not one drift reports", t.Name, o.ErrorReason)
 				}
