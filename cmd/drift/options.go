@@ -39,6 +39,7 @@ type commonOptions struct {
 	Timeout        time.Duration
 	Config         string
 	Targets        []string
+	Branches       []string
 	Applier        string
 	ApplyMode      string
 	Prune          bool
@@ -101,6 +102,7 @@ func (o *commonOptions) addFlags(f *pflag.FlagSet) {
 	f.StringVar(&o.Applier, "applier", "", "what applies the targets for real, so drift predicts what it does: "+strings.Join(dryrun.ProfileNames(), ", ")+" (default kubectl-server-side); overrides drift.yaml")
 	f.StringVar(&o.ApplyMode, "apply-mode", "", "old name of --applier: server is kubectl-server-side, client is kubectl")
 	f.StringArrayVar(&o.Targets, "target", nil, "diff only the drift.yaml targets with this name (repeatable; globs like 'web-*' allowed)")
+	addBranchFlag(f, &o.Branches)
 	f.StringVar(&o.Shard, "shard", "", "preview only share I of N of the run (such as 2/4), for a matrix of runners; write each share with -o json and combine them with drift report merge")
 	addRenderLimitFlags(f, &o.renderLimits, &o.maxTargets)
 	o.charts.addFlags(f, o.getenv)
@@ -199,4 +201,33 @@ func (o *commonOptions) flagSet(name string) bool {
 	}
 	f := o.flags.Lookup(name)
 	return f != nil && f.Changed
+}
+
+// addBranchFlag registers --branch.
+func addBranchFlag(f *pflag.FlagSet, branches *[]string) {
+	f.StringArrayVar(branches, "branch", nil, "a branch the previewed ref stands for (repeatable): Argo CD and Flux sources that follow it render from the ref (default: in GitHub Actions the pull request's base and head branches, else GITHUB_REF_NAME; and always the branches whose tip the ref is, and the default branch)")
+}
+
+// branches are the branches the run previews: --branch, else what the CI system the
+// run is in says (a pull request's base and head branches: a merge commit previews
+// what the base branch will hold).
+func (o *commonOptions) branches() []string {
+	if len(o.Branches) > 0 {
+		return o.Branches
+	}
+	if o.getenv("GITHUB_ACTIONS") != "true" {
+		return nil
+	}
+	var out []string
+	for _, name := range []string{"GITHUB_BASE_REF", "GITHUB_HEAD_REF"} {
+		if b := o.getenv(name); b != "" {
+			out = append(out, b)
+		}
+	}
+	if len(out) == 0 && o.getenv("GITHUB_REF_TYPE") != "tag" {
+		if b := o.getenv("GITHUB_REF_NAME"); b != "" {
+			out = append(out, b)
+		}
+	}
+	return out
 }

@@ -66,7 +66,7 @@ func (o *commonOptions) preview(ctx context.Context, m mode) error {
 			return cache, err
 		},
 		Charts:  o.charts.fetcher(o.getenv),
-		Context: ctx, MaxTargets: o.maxTargets,
+		Context: ctx, MaxTargets: o.maxTargets, Branches: o.branches(),
 	})
 	if err != nil {
 		return err

@@ -53,7 +53,7 @@ and why a target is skipped or refused. No cluster is contacted.`,
 				Config: plan.ConfigSource{File: o.Config, From: plan.ConfigFromHead}, Warnf: o.warnf,
 				NewCache: func(repo *source.Repo) (*render.Cache, error) { return o.renderCache(cmd.Context(), repo) },
 				Charts:   o.charts.fetcher(o.getenv),
-				Context:  cmd.Context(), MaxTargets: o.maxTargets,
+				Context:  cmd.Context(), MaxTargets: o.maxTargets, Branches: o.branches(),
 			})
 			if err != nil {
 				return err
@@ -67,6 +67,7 @@ and why a target is skipped or refused. No cluster is contacted.`,
 	f.StringArrayVar(&o.Paths, "path", nil, "directory or file to render, or to discover Argo CD and Flux objects in, relative to --repo (repeatable)")
 	f.StringVar(&o.Config, "config", "", "drift.yaml to use instead of the one at the root of the ref")
 	f.StringArrayVar(&o.Targets, "target", nil, "list only the targets with this name (repeatable; globs allowed)")
+	addBranchFlag(f, &o.Branches)
 	f.StringVarP(&o.Output, "output", "o", "text", "text or json")
 	addRenderLimitFlags(f, &o.renderLimits, &o.maxTargets)
 	o.charts.addFlags(f, o.getenv)

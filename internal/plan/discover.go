@@ -23,11 +23,12 @@ func discovers(cfg *Config) bool {
 
 // Discover finds the Argo CD and Flux objects under paths (none: the whole
 // repository) of the head and what they render, within the request's bounds.
-func Discover(ctx context.Context, repo *source.Repo, p *Plan, base string, paths []string, maxTargets int) (*discover.Result, error) {
+func Discover(ctx context.Context, repo *source.Repo, p *Plan, base string, paths []string, maxTargets int, branches []string) (*discover.Result, error) {
 	urls := repo.RemoteURLs()
-	revisions := append(repo.Branches(p.Ref), strings.TrimPrefix(repo.DefaultBranch(), "origin/"))
-	if base != "" {
-		revisions = append(revisions, repo.Branches(base)...)
+	revisions := Revisions(repo, p.Head, p.Ref, branches)
+	if base != "" && p.Base != nil {
+		// A source following the base branch deploys what the change merges into it.
+		revisions = append(revisions, Revisions(repo, p.Base, base, nil)...)
 	}
 	if p.Config != nil && p.Config.Use != nil {
 		urls = append(urls, p.Config.Use.RepoURLs...)
@@ -39,6 +40,20 @@ func Discover(ctx context.Context, repo *source.Repo, p *Plan, base string, path
 			return p.Cache.Expand(p.Head.Commit, p.Head.FS, req, what)
 		},
 	})
+}
+
+// Revisions are the branch names a snapshot of ref stands for, which an Argo CD or
+// Flux source following one of them renders from: the branches the run is told
+// (--branch, or what a CI system says the run previews), the branch ref names, the
+// branches whose tip the snapshot's commit is, and, when the run is told none, the
+// default branch, into which a local run previews a change to merge.
+func Revisions(repo *source.Repo, snap *source.Snapshot, ref string, branches []string) []string {
+	out := append(append([]string{}, branches...), repo.Branches(ref)...)
+	out = append(out, repo.BranchesAt(snap.Commit)...)
+	if b := repo.DefaultBranchName(); b != "" && len(branches) == 0 {
+		out = append(out, b)
+	}
+	return out
 }
 
 // Discovered turns the discovered targets into the run's, with drift.yaml's
@@ -220,9 +235,9 @@ type Baseline struct {
 }
 
 // discoverBase discovers the base.
-func discoverBase(ctx context.Context, repo *source.Repo, p *Plan, base string, paths []string, maxTargets int) (*Baseline, error) {
+func discoverBase(ctx context.Context, repo *source.Repo, p *Plan, base string, paths []string, maxTargets int, branches []string) (*Baseline, error) {
 	bp := &Plan{Ref: base, Head: p.Base, Config: p.Config, Cache: p.Cache}
-	found, err := Discover(ctx, repo, bp, base, paths, maxTargets)
+	found, err := Discover(ctx, repo, bp, "", paths, maxTargets, branches)
 	if err != nil {
 		return nil, fmt.Errorf("--base: %w", err)
 	}

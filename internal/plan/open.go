@@ -43,6 +43,9 @@ type Request struct {
 	Context context.Context
 	// MaxTargets bounds the targets discovery makes (0: discover.DefaultMaxTargets).
 	MaxTargets int
+	// Branches are the branches the run previews (--branch, or what CI says: a pull
+	// request's base and head branches): sources following one render from the refs.
+	Branches []string
 }
 
 // Plan is what a run previews: the snapshots, drift.yaml as the run reads it, the
@@ -112,7 +115,7 @@ func Open(req Request) (*Plan, error) {
 	}
 	var found *discover.Result
 	if discovers(p.Config) {
-		if found, err = Discover(ctx, repo, p, req.Base, paths, req.MaxTargets); err != nil {
+		if found, err = Discover(ctx, repo, p, req.Base, paths, req.MaxTargets, req.Branches); err != nil {
 			return nil, err
 		}
 		p.Secrets = found.Secrets
@@ -123,7 +126,7 @@ func Open(req Request) (*Plan, error) {
 			// A pull request's Applications cannot ignore what they change: their
 			// ignoreDifferences come from the base, as drift.yaml's rules do; and the
 			// base renders each target as the base defines it.
-			if base, err = discoverBase(ctx, repo, p, req.Base, paths, req.MaxTargets); err != nil {
+			if base, err = discoverBase(ctx, repo, p, req.Base, paths, req.MaxTargets, req.Branches); err != nil {
 				return nil, err
 			}
 			base.TrustIgnores = req.Config.From != ConfigFromHead

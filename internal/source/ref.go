@@ -130,6 +130,61 @@ func (r *Repo) DefaultBranch() string {
 	return "HEAD"
 }
 
+// DefaultBranchName is the name of the branch the remote's HEAD points to (main),
+// else of a main or master branch the repository has (remote or local), else "".
+func (r *Repo) DefaultBranchName() string {
+	if b := r.DefaultBranch(); b != "HEAD" {
+		return strings.TrimPrefix(b, "origin/")
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, name := range []string{"main", "master"} {
+		for _, ref := range []string{"refs/remotes/origin/" + name, "refs/heads/" + name} {
+			if _, err := r.git.Reference(plumbing.ReferenceName(ref), false); err == nil {
+				return name
+			}
+		}
+	}
+	return ""
+}
+
+// BranchesAt are the names of the branches whose tip is commit: local branches, and
+// the origin remote's without its prefix, sorted.
+func (r *Repo) BranchesAt(commit string) []string {
+	if commit == "" {
+		return nil
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	refs, err := r.git.References()
+	if err != nil {
+		return nil
+	}
+	seen := map[string]bool{}
+	_ = refs.ForEach(func(ref *plumbing.Reference) error {
+		name := ref.Name().String()
+		var short string
+		switch {
+		case strings.HasPrefix(name, "refs/heads/"):
+			short = strings.TrimPrefix(name, "refs/heads/")
+		case strings.HasPrefix(name, "refs/remotes/origin/") && name != "refs/remotes/origin/HEAD":
+			short = strings.TrimPrefix(name, "refs/remotes/origin/")
+		default:
+			return nil
+		}
+		if ref.Type() == plumbing.HashReference && ref.Hash().String() == commit {
+			seen[short] = true
+		}
+		return nil
+	})
+	out := make([]string, 0, len(seen))
+	for b := range seen {
+		out = append(out, b)
+	}
+	sort.Strings(out)
+	return out
+}
+
 // RemoteURLs are the URLs of the repository's git remotes, in order of their names:
 // the URLs Argo CD and Flux objects know this repository by.
 func (r *Repo) RemoteURLs() []string {
