@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/drift-gitops/drift/internal/appset"
 	"github.com/drift-gitops/drift/internal/github"
 	"github.com/drift-gitops/drift/internal/plan"
 	"github.com/drift-gitops/drift/internal/preview"
@@ -66,7 +67,7 @@ func (o *commonOptions) preview(ctx context.Context, m mode) error {
 			return cache, err
 		},
 		Charts:  o.charts.fetcher(o.getenv),
-		Context: ctx, MaxTargets: o.maxTargets, Branches: o.branches(),
+		Context: ctx, MaxTargets: o.maxTargets, Branches: o.branches(), ArgoClusters: o.liveArgoClusters(m.cluster),
 	})
 	if err != nil {
 		return err
@@ -158,4 +159,13 @@ func discoveryInput(pl *plan.Plan, shard plan.Shard) []report.TargetInput {
 		in.Failures = pl.DiscoveryFailures
 	}
 	return []report.TargetInput{in}
+}
+
+// liveArgoClusters reads Argo CD's cluster Secrets from the live cluster, unless the
+// run has none (--cluster ephemeral).
+func (o *commonOptions) liveArgoClusters(cluster string) func(context.Context, plan.ClusterKey, string) ([]appset.Cluster, error) {
+	if cluster == ephemeralCluster {
+		return nil
+	}
+	return o.argoClusters
 }

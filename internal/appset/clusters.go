@@ -1,6 +1,7 @@
 package appset
 
 import (
+	"encoding/base64"
 	"fmt"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -123,4 +124,56 @@ func clusterParameters(c Cluster, goTemplate bool) map[string]any {
 		params["metadata.labels."+k] = v
 	}
 	return params
+}
+
+// SecretTypeLabel and ClusterSecretType mark an Argo CD cluster Secret.
+const (
+	SecretTypeLabel   = secretTypeLabel
+	ClusterSecretType = "cluster"
+)
+
+// ClusterOf reads an Argo CD cluster Secret (a Secret labelled
+// argocd.argoproj.io/secret-type: cluster) as the clusters generator does: its name,
+// server and project from data (base64) or stringData, its labels and annotations.
+// Its config (the credentials) is never read. ok is false for any other object.
+func ClusterOf(secret map[string]any) (c Cluster, ok bool) {
+	if k, _ := secret["kind"].(string); k != "Secret" {
+		return c, false
+	}
+	md, _ := secret["metadata"].(map[string]any)
+	labels := metadataStrings(md["labels"])
+	if labels[secretTypeLabel] != ClusterSecretType {
+		return c, false
+	}
+	field := func(key string) string {
+		if sd, _ := secret["stringData"].(map[string]any); sd != nil {
+			if v, ok := sd[key].(string); ok {
+				return v
+			}
+		}
+		if d, _ := secret["data"].(map[string]any); d != nil {
+			if v, ok := d[key].(string); ok {
+				if b, err := base64.StdEncoding.DecodeString(v); err == nil {
+					return string(b)
+				}
+			}
+		}
+		return ""
+	}
+	c = Cluster{Name: field("name"), Server: field("server"), Project: field("project"), Labels: labels, Annotations: metadataStrings(md["annotations"])}
+	return c, true
+}
+
+func metadataStrings(v any) map[string]string {
+	m, _ := v.(map[string]any)
+	if len(m) == 0 {
+		return nil
+	}
+	out := make(map[string]string, len(m))
+	for k, x := range m {
+		if s, ok := x.(string); ok {
+			out[k] = s
+		}
+	}
+	return out
 }

@@ -41,6 +41,10 @@ type Config struct {
 	// Clusters maps the clusters discovered objects name (an Argo CD destination's
 	// name or server, a Flux kubeConfig Secret's name) to kube contexts.
 	Clusters map[string]string `yaml:"clusters,omitempty" json:"clusters,omitempty"`
+	// ArgoCDClusters are Argo CD cluster Secrets, as an ApplicationSet's clusters
+	// generator reads them, beside those of the live cluster and the repository: for
+	// a run without the live cluster (--cluster ephemeral, drift targets).
+	ArgoCDClusters []ArgoCDCluster `yaml:"argocdClusters,omitempty" json:"argocdClusters,omitempty"`
 	// RepoURLs are URLs this repository is known by, beside its git remotes: Argo CD
 	// and Flux sources with one of them render from the ref previewed.
 	RepoURLs []string `yaml:"repoURLs,omitempty" json:"repoURLs,omitempty"`
@@ -50,6 +54,16 @@ type Config struct {
 	Risks *Risks `yaml:"risks,omitempty" json:"risks,omitempty"`
 	// FailOn is the policy: what makes the run fail (FailOnValues), beside errors.
 	FailOn []string `yaml:"failOn,omitempty" json:"failOn,omitempty"`
+}
+
+// ArgoCDCluster is an Argo CD cluster Secret's data and metadata as the clusters
+// generator reads them (never its credentials).
+type ArgoCDCluster struct {
+	Name        string            `yaml:"name" json:"name"`
+	Server      string            `yaml:"server" json:"server"`
+	Project     string            `yaml:"project,omitempty" json:"project,omitempty"`
+	Labels      map[string]string `yaml:"labels,omitempty" json:"labels,omitempty"`
+	Annotations map[string]string `yaml:"annotations,omitempty" json:"annotations,omitempty"`
 }
 
 // Risks configures the risk rules (docs/report.md#risks).
@@ -443,6 +457,11 @@ func (c *Config) validate(file string) error {
 			if _, err := repourl.ParseRepository(u); err != nil {
 				errs = append(errs, fmt.Sprintf("%s: charts.allow: %s is not a chart repository URL drift can match (https://host[:port]/path, http://… or oci://…): %v", file, repourl.Redact(u), err))
 			}
+		}
+	}
+	for i, ac := range c.ArgoCDClusters {
+		if ac.Name == "" || ac.Server == "" {
+			errs = append(errs, fmt.Sprintf("%s: argocdClusters: entry %d needs a name and a server, as an Argo CD cluster Secret has", file, i+1))
 		}
 	}
 	for _, key := range sortedKeys(c.Clusters) {

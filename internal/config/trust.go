@@ -54,17 +54,18 @@ func Trusted(base, head *Config) Trust {
 		base = &Config{}
 	}
 	out := &Config{
-		Version:   head.Version,
-		Defaults:  Defaults{Context: base.Defaults.Context, FieldManager: base.Defaults.FieldManager, Applier: base.Defaults.Applier, Namespace: head.Defaults.Namespace},
-		Ignore:    base.Ignore,
-		Mask:      base.Mask,
-		Ephemeral: base.Ephemeral,
-		Discover:  discovers,
-		Clusters:  base.Clusters,
-		RepoURLs:  base.RepoURLs,
-		Charts:    base.Charts,
-		Risks:     base.Risks,
-		FailOn:    base.FailOn,
+		Version:        head.Version,
+		Defaults:       Defaults{Context: base.Defaults.Context, FieldManager: base.Defaults.FieldManager, Applier: base.Defaults.Applier, Namespace: head.Defaults.Namespace},
+		Ignore:         base.Ignore,
+		Mask:           base.Mask,
+		Ephemeral:      base.Ephemeral,
+		Discover:       discovers,
+		Clusters:       base.Clusters,
+		ArgoCDClusters: base.ArgoCDClusters,
+		RepoURLs:       base.RepoURLs,
+		Charts:         base.Charts,
+		Risks:          base.Risks,
+		FailOn:         base.FailOn,
 	}
 	note := func(format string, args ...any) { tr.NotApplied = append(tr.NotApplied, fmt.Sprintf(format, args...)) }
 	if !same(base.Ignore, head.Ignore) {
@@ -81,6 +82,9 @@ func Trusted(base, head *Config) Trust {
 	}
 	if !same(base.RepoURLs, head.RepoURLs) {
 		note("repoURLs")
+	}
+	if !same(base.ArgoCDClusters, head.ArgoCDClusters) {
+		note("argocdClusters")
 	}
 	if !same(base.Charts, head.Charts) {
 		note("charts.allow")

@@ -23,8 +23,15 @@ func (d *discovery) applicationSet(obj *unstructured.Unstructured, budget int) [
 	self := Target{Kind: KindApplicationSet, Namespace: obj.GetNamespace(), ObjectName: name, Applier: "argocd",
 		Name: strings.Replace(argoTargetName(obj.GetNamespace(), name), KindApplication, KindApplicationSet, 1), definition: definitionOf(obj)}
 	what := "ApplicationSet " + objectName(obj.GetNamespace(), name)
-	req := appset.Request{AppSet: obj.Object, RepoURLs: d.opts.RepoURLs, Revisions: d.opts.Revisions,
-		Clusters: d.opts.Clusters, ClustersUnknown: d.opts.Clusters == nil, MaxApplications: max(budget, 1)}
+	req := appset.Request{AppSet: obj.Object, RepoURLs: d.opts.RepoURLs, Revisions: d.opts.Revisions, MaxApplications: max(budget, 1)}
+	if usesClusters(obj.Object) {
+		clusters, known, err := d.clusters(obj.GetNamespace())
+		if err != nil {
+			self.Refused = fmt.Sprintf("%s: its clusters generator reads Argo CD's cluster Secrets: %v", what, err)
+			return []Target{self}
+		}
+		req.Clusters, req.ClustersUnknown = clusters, !known
+	}
 	res, err := d.opts.Expand(req, what)
 	if err != nil {
 		self.Refused, self.RefusedReason = err.Error(), reason.Refused
@@ -56,4 +63,66 @@ func (d *discovery) applicationSet(obj *unstructured.Unstructured, budget int) [
 		out = append(out, self)
 	}
 	return out
+}
+
+// clusters are the Argo CD cluster Secrets a clusters generator of namespace ns reads:
+// the live cluster's, then those the repository holds and drift.yaml names (by
+// name, the later winning: what the change adds or edits). known is false when drift
+// has none of them to read: no live cluster, and none in the repository or drift.yaml.
+func (d *discovery) clusters(ns string) (clusters []appset.Cluster, known bool, err error) {
+	byName := map[string]appset.Cluster{}
+	var order []string
+	add := func(cs ...appset.Cluster) {
+		for _, c := range cs {
+			if _, seen := byName[c.Name]; !seen {
+				order = append(order, c.Name)
+			}
+			byName[c.Name] = c
+		}
+	}
+	if d.opts.LiveClusters != nil {
+		live, err := d.opts.LiveClusters(ns)
+		if err != nil {
+			return nil, false, err
+		}
+		add(live...)
+		known = true
+	}
+	for _, o := range d.pool.all("Secret", ns) {
+		if c, ok := appset.ClusterOf(o.Obj.Object); ok {
+			add(c)
+			known = true
+		}
+	}
+	add(d.opts.Clusters...)
+	known = known || len(d.opts.Clusters) > 0
+	for _, n := range order {
+		clusters = append(clusters, byName[n])
+	}
+	return clusters, known, nil
+}
+
+// usesClusters reports whether an ApplicationSet has a clusters generator, at any
+// depth of matrix and merge.
+func usesClusters(obj map[string]any) bool {
+	spec, _ := obj["spec"].(map[string]any)
+	gens, _ := spec["generators"].([]any)
+	return generatorsUse(gens, "clusters")
+}
+
+func generatorsUse(gens []any, kind string) bool {
+	for _, g := range gens {
+		m, _ := g.(map[string]any)
+		if _, ok := m[kind]; ok {
+			return true
+		}
+		for _, nested := range []string{"matrix", "merge"} {
+			if n, ok := m[nested].(map[string]any); ok {
+				if children, _ := n["generators"].([]any); generatorsUse(children, kind) {
+					return true
+				}
+			}
+		}
+	}
+	return false
 }

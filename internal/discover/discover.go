@@ -46,8 +46,12 @@ type Options struct {
 	// Expand expands an ApplicationSet (what names it in messages), in a render
 	// worker under the run's limits; nil: in this process (package tests).
 	Expand func(req appset.Request, what string) (*appset.Result, error)
-	// Clusters are the Argo CD cluster Secrets a clusters generator reads (nil: not
-	// known, and an ApplicationSet with one is skipped).
+	// LiveClusters reads the Argo CD cluster Secrets of a namespace from the cluster
+	// drift runs against (read-only; never their credentials); nil when drift has no
+	// live cluster (an ephemeral run, drift targets).
+	LiveClusters func(namespace string) ([]appset.Cluster, error)
+	// Clusters are cluster Secrets drift.yaml names (argocdClusters), beside those the
+	// repository holds and the live ones.
 	Clusters []appset.Cluster
 }
 

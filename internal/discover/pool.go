@@ -17,6 +17,7 @@ import (
 // anywhere, where two different definitions are an error.
 type pool struct {
 	objs  map[string][]render.Object
+	order []string
 	paths []string
 }
 
@@ -36,6 +37,9 @@ func (p *pool) add(objs []render.Object) {
 			continue
 		}
 		key := poolKey(o.Obj.GetKind(), o.Obj.GetNamespace(), o.Obj.GetName())
+		if len(p.objs[key]) == 0 {
+			p.order = append(p.order, key)
+		}
 		p.objs[key] = append(p.objs[key], o)
 	}
 }
@@ -75,6 +79,22 @@ func (p *pool) get(kind, ns, name string, near []render.Object) (render.Object, 
 		}
 	}
 	return all[0], true, nil
+}
+
+// all are the objects of a kind in a namespace, each once (the first place it is
+// met), in the order met.
+func (p *pool) all(kind, ns string) []render.Object {
+	var out []render.Object
+	seen := map[string]bool{}
+	for _, key := range p.order {
+		objs := p.objs[key]
+		if len(objs) == 0 || objs[0].Obj.GetKind() != kind || objs[0].Obj.GetNamespace() != ns || seen[key] {
+			continue
+		}
+		seen[key] = true
+		out = append(out, objs[0])
+	}
+	return out
 }
 
 // data is a ConfigMap's or Secret's data as strings (a Secret's decoded), and where

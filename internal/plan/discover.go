@@ -23,23 +23,37 @@ func discovers(cfg *Config) bool {
 
 // Discover finds the Argo CD and Flux objects under paths (none: the whole
 // repository) of the head and what they render, within the request's bounds.
-func Discover(ctx context.Context, repo *source.Repo, p *Plan, base string, paths []string, maxTargets int, branches []string) (*discover.Result, error) {
+func Discover(ctx context.Context, repo *source.Repo, p *Plan, base string, paths []string, b discoverBounds) (*discover.Result, error) {
 	urls := repo.RemoteURLs()
-	revisions := Revisions(repo, p.Head, p.Ref, branches)
+	revisions := Revisions(repo, p.Head, p.Ref, b.branches)
+	var clusters []appset.Cluster
 	if base != "" && p.Base != nil {
 		// A source following the base branch deploys what the change merges into it.
 		revisions = append(revisions, Revisions(repo, p.Base, base, nil)...)
 	}
 	if p.Config != nil && p.Config.Use != nil {
 		urls = append(urls, p.Config.Use.RepoURLs...)
+		for _, c := range p.Config.Use.ArgoCDClusters {
+			clusters = append(clusters, appset.Cluster{Name: c.Name, Server: c.Server, Project: c.Project, Labels: c.Labels, Annotations: c.Annotations})
+		}
 	}
 	return discover.Discover(ctx, p.Head.FS, discover.Options{
-		Paths: paths, RepoURLs: urls, Revisions: revisions, MaxTargets: maxTargets,
+		Paths: paths, RepoURLs: urls, Revisions: revisions, MaxTargets: b.maxTargets,
+		LiveClusters: b.liveClusters, Clusters: clusters,
 		Render: func(spec render.Spec) (*render.Result, error) { return p.Cache.RenderSnapshot(p.Head, spec) },
 		Expand: func(req appset.Request, what string) (*appset.Result, error) {
 			return p.Cache.Expand(p.Head.Commit, p.Head.FS, req, what)
 		},
 	})
+}
+
+// discoverBounds are what a run tells discovery beside the repository: how many
+// targets it may make, the branches the run stands for, and the live cluster's Argo
+// CD cluster Secrets (nil: none).
+type discoverBounds struct {
+	maxTargets   int
+	branches     []string
+	liveClusters func(namespace string) ([]appset.Cluster, error)
 }
 
 // Revisions are the branch names a snapshot of ref stands for, which an Argo CD or
@@ -235,9 +249,9 @@ type Baseline struct {
 }
 
 // discoverBase discovers the base.
-func discoverBase(ctx context.Context, repo *source.Repo, p *Plan, base string, paths []string, maxTargets int, branches []string) (*Baseline, error) {
+func discoverBase(ctx context.Context, repo *source.Repo, p *Plan, base string, paths []string, bounds discoverBounds) (*Baseline, error) {
 	bp := &Plan{Ref: base, Head: p.Base, Config: p.Config, Cache: p.Cache}
-	found, err := Discover(ctx, repo, bp, "", paths, maxTargets, branches)
+	found, err := Discover(ctx, repo, bp, "", paths, bounds)
 	if err != nil {
 		return nil, fmt.Errorf("--base: %w", err)
 	}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 
+	"github.com/drift-gitops/drift/internal/appset"
 	"github.com/drift-gitops/drift/internal/config"
 	"github.com/drift-gitops/drift/internal/discover"
 	"github.com/drift-gitops/drift/internal/render"
@@ -43,6 +44,10 @@ type Request struct {
 	Context context.Context
 	// MaxTargets bounds the targets discovery makes (0: discover.DefaultMaxTargets).
 	MaxTargets int
+	// ArgoClusters reads the Argo CD cluster Secrets of a namespace from the cluster
+	// key names, read-only, never their credentials (nil: drift has no live cluster:
+	// an ephemeral run, drift targets).
+	ArgoClusters func(ctx context.Context, key ClusterKey, namespace string) ([]appset.Cluster, error)
 	// Branches are the branches the run previews (--branch, or what CI says: a pull
 	// request's base and head branches): sources following one render from the refs.
 	Branches []string
@@ -115,7 +120,7 @@ func Open(req Request) (*Plan, error) {
 	}
 	var found *discover.Result
 	if discovers(p.Config) {
-		if found, err = Discover(ctx, repo, p, req.Base, paths, req.MaxTargets, req.Branches); err != nil {
+		if found, err = Discover(ctx, repo, p, req.Base, paths, discoverBounds{req.MaxTargets, req.Branches, req.clusters(ctx, p)}); err != nil {
 			return nil, err
 		}
 		p.Secrets = found.Secrets
@@ -126,7 +131,7 @@ func Open(req Request) (*Plan, error) {
 			// A pull request's Applications cannot ignore what they change: their
 			// ignoreDifferences come from the base, as drift.yaml's rules do; and the
 			// base renders each target as the base defines it.
-			if base, err = discoverBase(ctx, repo, p, req.Base, paths, req.MaxTargets, req.Branches); err != nil {
+			if base, err = discoverBase(ctx, repo, p, req.Base, paths, discoverBounds{req.MaxTargets, req.Branches, req.clusters(ctx, p)}); err != nil {
 				return nil, err
 			}
 			base.TrustIgnores = req.Config.From != ConfigFromHead
@@ -203,4 +208,36 @@ func sameSpec(a, b render.Spec) bool {
 	ja, _ := json.Marshal(a)
 	jb, _ := json.Marshal(b)
 	return string(ja) == string(jb)
+}
+
+// clusters reads the live cluster Secrets of the cluster drift runs against (the
+// in-cluster of Argo CD: drift.yaml's default context, or --context), once per
+// namespace; nil without a live cluster.
+func (req Request) clusters(ctx context.Context, p *Plan) func(string) ([]appset.Cluster, error) {
+	if req.ArgoClusters == nil {
+		return nil
+	}
+	key := ClusterKey{}
+	if c := p.Config.Use; c != nil {
+		key.Context = c.Defaults.Context
+	}
+	if ov := req.Overrides; ov.Context != nil {
+		key.Context = *ov.Context
+	}
+	if ov := req.Overrides; ov.Kubeconfig != nil {
+		key.Kubeconfig = *ov.Kubeconfig
+	}
+	type read struct {
+		clusters []appset.Cluster
+		err      error
+	}
+	cache := map[string]read{}
+	return func(ns string) ([]appset.Cluster, error) {
+		if r, ok := cache[ns]; ok {
+			return r.clusters, r.err
+		}
+		cs, err := req.ArgoClusters(ctx, key, ns)
+		cache[ns] = read{cs, err}
+		return cs, err
+	}
 }
