@@ -59,7 +59,7 @@ func (d *discovery) applicationSet(obj *unstructured.Unstructured, budget int) [
 		self.Skipped = "not expanded: " + strings.Join(res.Skipped, "; ")
 		out = append(out, self)
 	case len(out) == 0:
-		self.Skipped = "it generates no Application"
+		self.Skipped, self.ByController = "it generates no Application", true
 		out = append(out, self)
 	}
 	return out

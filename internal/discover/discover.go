@@ -5,7 +5,9 @@ import (
 	"context"
 	"fmt"
 	"io/fs"
+	"maps"
 	"path"
+	"slices"
 	"sort"
 	"strings"
 
@@ -97,22 +99,19 @@ func Discover(ctx context.Context, fsys fs.FS, opts Options) (*Result, error) {
 		return nil, err
 	}
 	out := &Result{}
-	any := false
-	for _, v := range files {
-		any = any || v
-	}
-	if !any {
-		return out, nil
-	}
-	out.Found = true
 	// The objects Argo CD and Flux objects refer to (sources, ConfigMaps, Secrets)
-	// may be anywhere in the repository.
+	// may be anywhere in the repository, and so may what a kustomization of the
+	// paths includes.
 	everywhere := files
 	if len(opts.Paths) > 0 {
 		if everywhere, err = candidates(fsys, nil, charts); err != nil {
 			return nil, err
 		}
 	}
+	if !slices.Contains(slices.Collect(maps.Values(everywhere)), true) {
+		return out, nil // no file names an Argo CD or Flux API group
+	}
+	layout := layoutOf(fsys, sortedKeys(everywhere))
 	d := &discovery{fsys: fsys, opts: opts, pool: newPool(nil, opts.Paths), byName: map[string]int{}}
 	var queue []found
 	for _, name := range sortedKeys(everywhere) {
@@ -123,8 +122,8 @@ func Discover(ctx context.Context, fsys fs.FS, opts Options) (*Result, error) {
 			return nil, err
 		}
 		d.pool.add(res.Objects)
-		if !files[name] {
-			continue
+		if !files[name] || layout.inputs[name] {
+			continue // a kustomization's input is read as kustomize builds it, below
 		}
 		out.Failures = append(out.Failures, res.Failures...)
 		for _, o := range res.Objects {
@@ -133,6 +132,36 @@ func Discover(ctx context.Context, fsys fs.FS, opts Options) (*Result, error) {
 			}
 		}
 	}
+	// A kustomize directory nothing else includes is what Flux and Argo CD apply of
+	// it: its objects are what kustomize builds, patches applied.
+	for _, root := range layout.roots {
+		if len(opts.Paths) > 0 && !underAny(root, opts.Paths) {
+			continue
+		}
+		if !slices.ContainsFunc(layout.closure(root), func(f string) bool { return everywhere[f] }) {
+			continue // names no Argo CD or Flux API group: nothing to discover
+		}
+		if ctx.Err() != nil {
+			return nil, fmt.Errorf("discovery of the repository's Argo CD and Flux objects interrupted: %w", context.Cause(ctx))
+		}
+		res, err := opts.Render(render.Spec{Path: root, Renderer: render.RendererKustomize, AsFlux: true})
+		if err != nil || res == nil {
+			continue
+		}
+		out.Failures = append(out.Failures, res.Failures...)
+		d.pool.add(res.Objects)
+		for _, o := range res.Objects {
+			if isApplierObject(o.Obj) {
+				queue = append(queue, found{obj: o, near: res.Objects, from: o.Where() + ", built by " + layout.kustomizations[root]})
+			}
+		}
+	}
+	if len(queue) == 0 {
+		// Files that mention Argo CD or Flux (an annotation, a patch) define nothing:
+		// the paths are previewed as they are.
+		return &Result{}, nil
+	}
+	out.Found = true
 	for len(queue) > 0 {
 		if ctx.Err() != nil {
 			return nil, fmt.Errorf("discovery of the repository's Argo CD and Flux objects interrupted: %w", context.Cause(ctx))

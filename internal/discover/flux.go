@@ -35,7 +35,7 @@ func (d *discovery) kustomization(obj *unstructured.Unstructured) Target {
 	t.DestNamespace = s.TargetNamespace
 	t.DependsOn = dependsOn(KindKustomization, ns, s.DependsOn)
 	if s.Suspend {
-		t.Skipped = "it is suspended: Flux does not apply it"
+		t.Skipped, t.ByController = "it is suspended: Flux does not apply it", true
 		return t
 	}
 	if why, err := d.fluxSource(&t, s.SourceRef, ns); err != nil || why != "" {

@@ -60,6 +60,10 @@ type Target struct {
 	// it cannot be (an error in the report).
 	Skipped string
 	Refused string
+	// ByController says it is skipped because its controller does not apply it (a
+	// suspended Kustomization, an ApplicationSet that generates nothing), not because
+	// drift cannot preview it.
+	ByController bool
 	// RefusedReason is the reason of the error Refused is ("": reason.Refused).
 	RefusedReason reason.Reason
 	// definition is the object's spec as JSON, to tell one object reached twice from

@@ -184,7 +184,7 @@ func fromDiscovered(dt discover.Target, c *config.Config, global report.Rules) T
 	t := Target{
 		Name: dt.Name, Namespace: dt.DestNamespace, Applier: dt.Applier, ArgoCD: dt.ArgoCD, Flux: dt.Flux,
 		From: dt.From, Parent: dt.Parent, Definition: dt.Inputs, CreateNamespace: dt.CreateNamespace, Notes: dt.Notes,
-		Skipped: dt.Skipped, Refused: dt.Refused, RefusedReason: dt.RefusedReason, ControllerPrune: &dt.Prune,
+		Skipped: dt.Skipped, ByController: dt.ByController, Refused: dt.Refused, RefusedReason: dt.RefusedReason, ControllerPrune: &dt.Prune,
 		Rules: report.Rules{Ignore: append(append([]config.IgnoreRule{}, global.Ignore...), dt.Ignore...), Mask: global.Mask},
 	}
 	if len(dt.Specs) > 0 {

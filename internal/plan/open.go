@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"path"
 
 	"github.com/drift-gitops/drift/internal/appset"
 	"github.com/drift-gitops/drift/internal/config"
@@ -140,6 +141,11 @@ func Open(req Request) (*Plan, error) {
 		if p.Targets, err = Discovered(p.Config, found, len(paths) == 0, base, req.Overrides); err != nil {
 			return nil, err
 		}
+		// A path asked for is previewed whatever it defines: when no discovered
+		// target renders it (a Flux Kustomization's path does), it is a target too.
+		if more := uncovered(paths, p.Targets); len(more) > 0 {
+			p.Targets = append(p.Targets, Targets(p.Config, repo.Dir, more, req.Overrides)...)
+		}
 		p.DiscoveryFailures = found.Failures
 	} else {
 		p.Targets = Targets(p.Config, repo.Dir, paths, req.Overrides)
@@ -240,4 +246,23 @@ func (req Request) clusters(ctx context.Context, p *Plan) func(string) ([]appset
 		cache[ns] = read{cs, err}
 		return cs, err
 	}
+}
+
+// uncovered are the paths no target renders as one of its specs (none: nil).
+func uncovered(paths []string, targets []Target) []string {
+	var out []string
+	for _, p := range paths {
+		covered := false
+		for _, t := range targets {
+			for _, spec := range append([]render.Spec{t.Spec}, t.More...) {
+				if spec.Helm.Chart == nil && path.Clean("/"+spec.Path) == path.Clean("/"+p) && t.Skipped == "" && t.Refused == "" {
+					covered = true
+				}
+			}
+		}
+		if !covered {
+			out = append(out, p)
+		}
+	}
+	return out
 }

@@ -71,8 +71,14 @@ type Target struct {
 	ControllerPrune *bool
 	// Notes say what drift does differently from the applier, or leaves out.
 	Notes []string
-	// Skipped says why the target is not previewed.
-	Skipped string
+	// Skipped says why the target is not previewed; ByController that its controller
+	// does not apply it (suspended), not that drift cannot preview it.
+	Skipped      string
+	ByController bool
+	// NotPreviewed marks a target the change touches that is skipped for another
+	// reason than its controller's (another repository, a generator drift does not
+	// expand): the report is then incomplete.
+	NotPreviewed bool
 	// Refused says why the target cannot be previewed (an error in the report), and
 	// RefusedReason that error's reason ("": reason.Refused).
 	Refused       string

@@ -13,6 +13,9 @@ import (
 	"github.com/drift-gitops/drift/internal/source"
 )
 
+// notSelected is why a target --target does not name is skipped.
+const notSelected = "not selected with --target"
+
 // SelectNamed marks the targets no pattern names as skipped (patterns are path.Match
 // globs, as --target takes them). A pattern that names no target is an error listing
 // the names there are.
@@ -29,7 +32,7 @@ func SelectNamed(targets []Target, patterns []string) error {
 			}
 		}
 		if !match {
-			targets[i].Skipped = "not selected with --target"
+			targets[i].Skipped = notSelected
 		}
 	}
 	for j, p := range patterns {
@@ -78,18 +81,16 @@ func SelectChanged(targets []Target, head, base *source.Snapshot, baseCfg *confi
 	}
 	for i := range targets {
 		t := &targets[i]
-		if t.Skipped != "" || entryChanged(*t, baseCfg) || t.DefinitionChanged {
+		if t.Skipped != "" {
+			// A target drift cannot preview that the change touches (its definition, or
+			// a file it reads) must not read as nothing: it marks the report incomplete.
+			t.NotPreviewed = !t.ByController && t.Skipped != notSelected && (t.DefinitionChanged || touches(changed, render.Inputs{Files: t.Definition}))
 			continue
 		}
-		inputs := InputsOf(*t, head, cache)
-		touched := false
-		for _, p := range changed {
-			if inputs.Touched(p) {
-				touched = true
-				break
-			}
+		if entryChanged(*t, baseCfg) || t.DefinitionChanged {
+			continue
 		}
-		if !touched {
+		if !touches(changed, InputsOf(*t, head, cache)) {
 			t.Skipped = "its inputs are unchanged since " + base.Describe()
 		}
 	}
@@ -144,6 +145,16 @@ func specInputs(t Target, head *source.Snapshot, cache *render.Cache) render.Inp
 		return in
 	}
 	return render.Inputs{Trees: []string{t.Spec.Path}}
+}
+
+// touches reports whether a changed path is one of inputs.
+func touches(changed []string, inputs render.Inputs) bool {
+	for _, p := range changed {
+		if inputs.Touched(p) {
+			return true
+		}
+	}
+	return false
 }
 
 // SpecFor is the target's render spec with its renderer decided as its applier builds

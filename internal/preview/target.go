@@ -167,7 +167,7 @@ func (t *Target) completeSpec(spec render.Spec, cl *cluster) render.Spec {
 // input is the target's part of the report: of a shard, only its share.
 func (t *Target) input() report.TargetInput {
 	in := report.TargetInput{Name: t.Name, Path: displayRepoPath(t.Spec.Path), Renderer: t.Renderer,
-		Context: t.Cluster.Context, Applier: t.Applier, Skipped: t.Skipped, Rules: t.Rules}
+		Context: t.Cluster.Context, Applier: t.Applier, Skipped: t.Skipped, NotPreviewed: t.NotPreviewed, Rules: t.Rules}
 	for i, head := range t.Results {
 		switch {
 		case !t.owns(i):

@@ -99,6 +99,11 @@ func helm(fsys fs.FS, dir string, opts HelmOptions, limits Limits, lookup *rest.
 		}
 		what = opts.Chart.String()
 	} else {
+		if _, err := fs.Stat(fsys, chartFile); err != nil {
+			if f, ok := unbuiltChart(fsys, dir); ok {
+				return &Result{Failures: []Failure{f}, Inputs: res.Inputs}
+			}
+		}
 		files, err := chartFiles(fsys, dir)
 		if err != nil {
 			why := reason.RenderFailed
@@ -321,10 +326,7 @@ func checkVendored(fsys fs.FS, ch *chart.Chart, dir string) error {
 	if len(missing) == 0 {
 		return nil
 	}
-	why := ""
-	if gi := ignoresCharts(fsys, dir); gi != "" {
-		why = fmt.Sprintf(" (%s leaves charts/ out of the commit: drift reads the commit, not the work tree)", gi)
-	}
+	why := ignoredNote(fsys, dir)
 	return fmt.Errorf("dependency %s is declared in Chart.yaml but not vendored in %s%s: run `helm dependency build %s` and commit the charts/ directory, or list its chart repository in charts.allow of drift.yaml so that drift fetches it",
 		strings.Join(missing, ", "), joinRepo(dir, "charts")+"/", why, displayDir(dir))
 }

@@ -37,6 +37,10 @@ func (e *RefusedError) Error() string {
 }
 
 // findKustomization returns the kustomization file in dir ("" when there is none).
+// FindKustomization is the kustomization file of dir ("" none), under any of the names
+// kustomize recognizes.
+func FindKustomization(fsys fs.FS, dir string) string { return findKustomization(fsys, dir) }
+
 func findKustomization(fsys fs.FS, dir string) string {
 	for _, n := range konfig.RecognizedKustomizationFileNames() {
 		p := joinRepo(dir, n)

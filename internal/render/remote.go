@@ -133,7 +133,7 @@ func (c *Cache) fetchDependencies(fsys fs.FS, spec Spec) (Spec, *Result) {
 		fetched, extra := c.fetchChart(dep)
 		if extra != nil && len(extra.Failures) > 0 {
 			extra.Failures[0].Source = joinRepo(dir, "Chart.yaml")
-			extra.Failures[0].Message = "dependency " + d.Name + ": " + extra.Failures[0].Message
+			extra.Failures[0].Message = "dependency " + d.Name + " is not vendored in " + joinRepo(dir, "charts") + "/" + ignoredNote(fsys, dir) + ": " + extra.Failures[0].Message
 			return spec, extra
 		}
 		if spec.Helm.Dependencies == nil {
@@ -214,4 +214,13 @@ func fileOfChart(ch *chart.Chart, name string) []byte {
 		}
 	}
 	return nil
+}
+
+// ignoredNote says which .gitignore leaves a chart's vendored dependencies out of the
+// commit ("" none).
+func ignoredNote(fsys fs.FS, dir string) string {
+	if gi := ignoresCharts(fsys, dir); gi != "" {
+		return fmt.Sprintf(" (%s leaves charts/ out of the commit: drift reads the commit, not the work tree)", gi)
+	}
+	return ""
 }

@@ -93,7 +93,10 @@ type DirectoryOptions struct {
 }
 
 // Detect picks the renderer for a path: a directory with a kustomization file is
-// kustomize, one with Chart.yaml is Helm, anything else is plain.
+// kustomize, one with Chart.yaml is Helm, and so is a chart whose Chart.yaml a build
+// step generates (Chart.template.yaml, or values.yaml and templates/): its templates
+// are not YAML, and the Helm renderer says, once, what is missing. Anything else is
+// plain.
 func Detect(fsys fs.FS, p string) string {
 	dir := cleanDir(p)
 	if info, err := fs.Stat(fsys, dir); err != nil || !info.IsDir() {
@@ -103,6 +106,9 @@ func Detect(fsys fs.FS, p string) string {
 		return RendererKustomize
 	}
 	if info, err := fs.Stat(fsys, joinRepo(dir, "Chart.yaml")); err == nil && !info.IsDir() {
+		return RendererHelm
+	}
+	if _, unbuilt := unbuiltChart(fsys, dir); unbuilt {
 		return RendererHelm
 	}
 	return RendererPlain
@@ -120,9 +126,6 @@ func Render(fsys fs.FS, spec Spec) (*Result, error) {
 func renderWith(fsys fs.FS, spec Spec, limits Limits, lookup *rest.Config) (*Result, error) {
 	if spec.Renderer == "" {
 		spec.Renderer = Detect(fsys, spec.Path)
-		if f, ok := unbuiltChart(fsys, spec.Path); ok && spec.Renderer == RendererPlain {
-			return &Result{Failures: []Failure{f}, Inputs: Inputs{Trees: []string{cleanDir(spec.Path)}}}, nil
-		}
 	}
 	var res *Result
 	var err error

@@ -42,9 +42,11 @@ type TargetInput struct {
 	// Applier names the applier profile the target was previewed for.
 	Applier string
 	// Skipped, when set, says why the target was not diffed; it then has no results.
-	Skipped  string
-	Results  []dryrun.Result
-	Failures []render.Failure
+	// NotPreviewed says the change touches it: the report is then incomplete.
+	Skipped      string
+	NotPreviewed bool
+	Results      []dryrun.Result
+	Failures     []render.Failure
 	// Rules are the target's noise rules.
 	Rules Rules
 	// Kept are prune candidates that will not be deleted, and Notes what pruning
@@ -137,7 +139,7 @@ func Build(in Input, opts Options) (*Report, error) {
 		rep.Kind = KindDrift
 	}
 	for _, ti := range in.Targets {
-		t := Target{Name: ti.Name, Path: ti.Path, Renderer: ti.Renderer, Context: ti.Context, Applier: ti.Applier, Skipped: ti.Skipped, Objects: []Object{}}
+		t := Target{Name: ti.Name, Path: ti.Path, Renderer: ti.Renderer, Context: ti.Context, Applier: ti.Applier, Skipped: ti.Skipped, NotPreviewed: ti.NotPreviewed, Objects: []Object{}}
 		for _, f := range ti.Failures {
 			t.Objects = append(t.Objects, fromFailure(f))
 		}
@@ -159,7 +161,8 @@ func Build(in Input, opts Options) (*Report, error) {
 	}
 	sort.SliceStable(rep.Targets, func(i, j int) bool { return rep.Targets[i].Name < rep.Targets[j].Name })
 	b.sc.scrubReport(rep)
-	rep.Complete = rep.Summary.Error == 0
+	rep.Summary.NotPreviewed = notPreviewed(rep.Targets)
+	rep.Complete = rep.Summary.Error == 0 && rep.Summary.NotPreviewed == 0
 	return rep, nil
 }
 

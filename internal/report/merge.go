@@ -88,7 +88,8 @@ func Merge(shards map[string]*Report) (*Report, error) {
 		sortObjects(out.Targets[i].Drift)
 		out.Summary.add(out.Targets[i].Objects)
 	}
-	out.Complete = out.Summary.Error == 0
+	out.Summary.NotPreviewed = notPreviewed(out.Targets)
+	out.Complete = out.Summary.Error == 0 && out.Summary.NotPreviewed == 0
 	return &out, nil
 }
 

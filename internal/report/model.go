@@ -61,6 +61,10 @@ type Summary struct {
 	Unchanged int `json:"unchanged"`
 	Delete    int `json:"delete"`
 	Error     int `json:"error"`
+	// NotPreviewed counts the targets the change touches that drift could not preview
+	// (their source is another repository's, a generator drift does not expand): the
+	// report is then incomplete.
+	NotPreviewed int `json:"notPreviewed,omitempty"`
 	// Risky counts the objects with at least one risk.
 	Risky int `json:"risky"`
 	// ApplierMismatch counts the objects whose live fields another applier than
@@ -81,9 +85,11 @@ type Target struct {
 	Context  string `json:"context,omitempty"`
 	// Applier is the applier profile the target was previewed for (config.md#appliers).
 	Applier string `json:"applier,omitempty"`
-	// Skipped says why the target was not diffed (then it has no objects).
-	Skipped string   `json:"skipped,omitempty"`
-	Objects []Object `json:"objects"`
+	// Skipped says why the target was not diffed (then it has no objects);
+	// NotPreviewed that the change touches it all the same: the report is incomplete.
+	Skipped      string   `json:"skipped,omitempty"`
+	NotPreviewed bool     `json:"notPreviewed,omitempty"`
+	Objects      []Object `json:"objects"`
 	// Kept lists prune candidates that will not be deleted, and Notes what pruning
 	// looked at (a first apply, an object already gone).
 	Kept  []Kept   `json:"kept,omitempty"`

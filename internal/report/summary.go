@@ -34,6 +34,12 @@ func (s Summary) Headline() string {
 	case s.Error > 1:
 		parts = append(parts, fmt.Sprintf("%d errors", s.Error))
 	}
+	switch {
+	case s.NotPreviewed == 1:
+		parts = append(parts, "1 changed target not previewed")
+	case s.NotPreviewed > 1:
+		parts = append(parts, fmt.Sprintf("%d changed targets not previewed", s.NotPreviewed))
+	}
 	if len(parts) == 0 {
 		return "no changes"
 	}
@@ -79,12 +85,39 @@ func describeRef(ref, commit string, quote func(string) string) string {
 
 // IncompleteNote says why the report cannot be trusted as the whole story.
 func (r *Report) IncompleteNote() string {
-	n := r.Summary.Error
-	what := "objects"
-	if n == 1 {
-		what = "object"
+	var why []string
+	if n := r.Summary.Error; n > 0 {
+		why = append(why, plural(n, "object", "objects")+" could not be previewed")
 	}
-	return fmt.Sprintf("The report is incomplete: %d %s could not be previewed, so what applying this change does is not fully known. Fix the errors and run again.", n, what)
+	if n := r.Summary.NotPreviewed; n > 0 {
+		var names []string
+		for _, t := range r.Targets {
+			if t.NotPreviewed && len(names) < 5 {
+				names = append(names, t.Name)
+			}
+		}
+		if n > len(names) {
+			names = append(names, fmt.Sprintf("%d more", n-len(names)))
+		}
+		why = append(why, fmt.Sprintf("%s the change touches %s not previewed (%s: why is in the skipped targets)",
+			plural(n, "target", "targets"), map[bool]string{true: "was", false: "were"}[n == 1], strings.Join(names, ", ")))
+	}
+	fix := "Fix the errors and run again."
+	if r.Summary.NotPreviewed > 0 {
+		fix = "Fix what is said and run again."
+	}
+	return fmt.Sprintf("The report is incomplete: %s, so what applying this change does is not fully known. %s", strings.Join(why, "; "), fix)
+}
+
+// notPreviewed counts the targets the change touches that drift could not preview.
+func notPreviewed(targets []Target) int {
+	n := 0
+	for _, t := range targets {
+		if t.NotPreviewed {
+			n++
+		}
+	}
+	return n
 }
 
 // MismatchNote says how many objects another applier than their target's applies, or

@@ -46,6 +46,10 @@ func WriteText(w io.Writer, rep *Report, opts TextOptions) error {
 	if len(skipped) > 0 {
 		fmt.Fprintf(bw, "\n%s\n", c(ansiBold, skippedTitle(len(skipped))+":"))
 		for _, t := range skipped {
+			if t.NotPreviewed {
+				fmt.Fprintf(bw, "  %s: %s\n", t.Name, c(ansiRed, "changed, not previewed: "+t.Skipped))
+				continue
+			}
 			fmt.Fprintf(bw, "  %s: %s\n", t.Name, t.Skipped)
 		}
 	}

@@ -56,6 +56,7 @@ func CheckShards(shards map[string]*Report, planned []PlannedTarget) error {
 		for _, t := range rep.Targets {
 			sum.add(t.Objects)
 		}
+		sum.NotPreviewed = notPreviewed(rep.Targets)
 		if sum != rep.Summary {
 			return fmt.Errorf("%s: refused: its summary %+v is not the count of its objects %+v", name, rep.Summary, sum)
 		}
