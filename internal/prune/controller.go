@@ -90,8 +90,11 @@ func (p *pruner) controls(c Controller, prune bool, obj *unstructured.Unstructur
 		if labels["kustomize.toolkit.fluxcd.io/name"] != c.Owner.Name || labels["kustomize.toolkit.fluxcd.io/namespace"] != c.Owner.Namespace {
 			return false, fmt.Sprintf("its kustomize.toolkit.fluxcd.io/name and /namespace labels do not name Kustomization %s/%s: Flux leaves it", c.Owner.Namespace, c.Owner.Name)
 		}
-		if annotations["kustomize.toolkit.fluxcd.io/prune"] == "disabled" || labels["kustomize.toolkit.fluxcd.io/prune"] == "disabled" {
-			return false, "it is marked kustomize.toolkit.fluxcd.io/prune: disabled"
+		// kustomize-controller's deleteObjects: ssa.DeleteOptions.Exclusions.
+		for _, mark := range [][2]string{{"kustomize.toolkit.fluxcd.io/prune", "disabled"}, {"kustomize.toolkit.fluxcd.io/reconcile", "disabled"}, {"kustomize.toolkit.fluxcd.io/ssa", "Ignore"}} {
+			if key, value := mark[0], mark[1]; annotations[key] == value || labels[key] == value {
+				return false, "it is marked " + key + ": " + value
+			}
 		}
 		if !prune {
 			return false, "the Kustomization's spec.prune is false: Flux leaves what it no longer applies"

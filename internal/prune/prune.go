@@ -126,6 +126,9 @@ func Find(ctx context.Context, c *dryrun.Clients, rendered *render.Result, resul
 		p := &pruner{ctx: ctx, c: c, opts: opts, inv: inventory{format: ctrl.Format, name: name, obj: render.Object{Source: ctrl.Source}}, set: set, out: &out}
 		p.controller(*ctrl)
 	}
+	// What the deleted controllers delete in turn.
+	root := &pruner{ctx: ctx, c: c, opts: opts, set: set, out: &out}
+	root.cascade(append([]dryrun.Result(nil), out.Deletes...), 1, map[object.Key]bool{})
 	sort.SliceStable(out.Deletes, func(i, j int) bool { return object.Less(out.Deletes[i].ID, out.Deletes[j].ID) })
 	sort.SliceStable(out.Kept, func(i, j int) bool { return object.Less(out.Kept[i].ID, out.Kept[j].ID) })
 	return out

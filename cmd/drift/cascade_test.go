@@ -1,0 +1,196 @@
+package main
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/drift-gitops/drift/internal/report"
+)
+
+// deletions are a target's deleted objects by kind/name, with the inventory that
+// names each, and its kept objects with why.
+func deletions(tg *report.Target) (deleted, kept map[string]string) {
+	deleted, kept = map[string]string{}, map[string]string{}
+	for _, o := range tg.Objects {
+		if o.Category == report.Delete {
+			deleted[o.Kind+"/"+o.Name] = o.Inventory
+		}
+	}
+	for _, k := range tg.Kept {
+		kept[k.Kind+"/"+k.Name] = k.Reason
+	}
+	return deleted, kept
+}
+
+// TestAKustomizationTheChangeRemovesDeletesWhatItApplied: a pull request removes two
+// Flux Kustomizations that flux-system prunes. Deleting one deletes what its
+// status.inventory lists and carries its labels, and through a Kustomization it
+// holds, what that one lists, each named by the chain; an unlabelled object is kept,
+// and so is everything of the Kustomization whose deletionPolicy is Orphan.
+func TestAKustomizationTheChangeRemovesDeletesWhatItApplied(t *testing.T) {
+	installFluxCRDs(t)
+	ns := namespace(t)
+	labels := func(owner string) string {
+		return "{kustomize.toolkit.fluxcd.io/name: " + owner + ", kustomize.toolkit.fluxcd.io/namespace: flux-system}"
+	}
+	ks := func(name, owner, spec, entries string) string {
+		return sub(`apiVersion: kustomize.toolkit.fluxcd.io/v1
+kind: Kustomization
+metadata: {name: `+name+`, namespace: flux-system, labels: `+labels(owner)+`}
+spec: {interval: 10m, `+spec+`, sourceRef: {kind: GitRepository, name: flux-system}}
+status: {inventory: {entries: [`+entries+`]}}
+`, ns)
+	}
+	cm := func(name, owner string) string {
+		meta := "{name: " + name + ", namespace: NS}"
+		if owner != "" {
+			meta = "{name: " + name + ", namespace: NS, labels: " + labels(owner) + "}"
+		}
+		return sub("apiVersion: v1\nkind: ConfigMap\nmetadata: "+meta+"\n", ns)
+	}
+	entry := func(ns, name, group, kind, v string) string {
+		return "{id: " + ns + "_" + name + "_" + group + "_" + kind + ", v: " + v + "}"
+	}
+	short := strings.SplitN(ns, "-", 2)[0] // unique to the test, short enough for a label value
+	root, legacy, child, orphan := short+"-root", short+"-legacy", short+"-child", short+"-orphan"
+	apply(t, "kustomize-controller", strings.Join([]string{
+		ks(root, "flux-system", "path: ./clusters/c, prune: true", entry("flux-system", legacy, "kustomize.toolkit.fluxcd.io", "Kustomization", "v1")+", "+
+			entry("flux-system", orphan, "kustomize.toolkit.fluxcd.io", "Kustomization", "v1")),
+		ks(legacy, root, "path: ./legacy, prune: true", entry(ns, "legacy-a", "", "ConfigMap", "v1")+", "+entry(ns, "legacy-b", "", "ConfigMap", "v1")+", "+
+			entry("flux-system", child, "kustomize.toolkit.fluxcd.io", "Kustomization", "v1")),
+		ks(child, legacy, "path: ./child, prune: false, deletionPolicy: Delete", entry(ns, "child-a", "", "ConfigMap", "v1")),
+		ks(orphan, root, "path: ./orphan, prune: true, deletionPolicy: Orphan", entry(ns, "orphan-a", "", "ConfigMap", "v1")),
+		cm("legacy-a", legacy), cm("legacy-b", ""), cm("child-a", child), cm("orphan-a", orphan),
+	}, "---\n"))
+	kustomization := func(name, p string) string {
+		return "apiVersion: kustomize.toolkit.fluxcd.io/v1\nkind: Kustomization\nmetadata: {name: " + name + ", namespace: flux-system}\n" +
+			"spec: {interval: 10m, path: " + p + ", prune: true, sourceRef: {kind: GitRepository, name: flux-system}}\n"
+	}
+	r := fluxRepo(t, map[string]string{
+		"flux/source.yaml":    fluxSource,
+		"flux/root.yaml":      kustomization(root, "./clusters/c"),
+		"clusters/c/a.yaml":   kustomization(legacy, "./legacy"),
+		"clusters/c/b.yaml":   kustomization(orphan, "./orphan"),
+		"clusters/c/cm.yaml":  cm("stays", ""),
+		"legacy/cm.yaml":      cm("legacy-a", ""),
+		"orphan/cm.yaml":      cm("orphan-a", ""),
+		"clusters/README.md":  "clusters\n",
+		"legacy/child/cm.yml": cm("child-a", ""),
+	}, map[string]string{"clusters/c/a.yaml": "", "clusters/c/b.yaml": ""})
+	rep, o := driftJSON(t, "diff", "--repo", r.Dir, "--ref", "main", "--base", "base", "--target", "Kustomization/flux-system/"+root)
+	if o.code != exitChanges {
+		t.Fatalf("exit %d, want 1\n%s\n%s", o.code, o.stdout, o.stderr)
+	}
+	tg := targetNamed(rep, "Kustomization/flux-system/"+root)
+	deleted, kept := deletions(tg)
+	for name, chain := range map[string]string{
+		"Kustomization/" + legacy: "Kustomization flux-system/" + root + " status.inventory",
+		"Kustomization/" + orphan: "Kustomization flux-system/" + root + " status.inventory",
+		"ConfigMap/legacy-a":      "deleted with Kustomization flux-system/" + legacy + ", which Kustomization flux-system/" + root,
+		"Kustomization/" + child:  "deleted with Kustomization flux-system/" + legacy,
+		"ConfigMap/child-a":       "deleted with Kustomization flux-system/" + child + ", which Kustomization flux-system/" + legacy + " status.inventory: deleted with",
+	} {
+		if got, ok := deleted[name]; !ok || !strings.Contains(got, chain) {
+			t.Errorf("%s: deleted %v by %q, want a deletion by %q", name, ok, got, chain)
+		}
+	}
+	if len(deleted) != 5 {
+		t.Errorf("deleted %v", deleted)
+	}
+	if why := kept["ConfigMap/legacy-b"]; !strings.Contains(why, "labels do not name") {
+		t.Errorf("legacy-b: kept for %q", why)
+	}
+	if why := kept["ConfigMap/orphan-a"]; !strings.Contains(why, "deletionPolicy is Orphan") {
+		t.Errorf("orphan-a: kept for %q", why)
+	}
+}
+
+// TestAnApplicationTheChangeRemovesDeletesItsResourcesWithItsFinalizer: the root
+// Application prunes two Applications the change removes. The one with Argo CD's
+// resources finalizer deletes the resources it tracks (but one marked Delete=false);
+// the one without orphans them, which the report lists as kept with why.
+func TestAnApplicationTheChangeRemovesDeletesItsResourcesWithItsFinalizer(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join("testdata", "argocd-crds.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	apply(t, "kubectl", string(data))
+	if out, err := exec.Command("kubectl", "--kubeconfig", env.Kubeconfig, "wait", "--for", "condition=established", "--timeout", "30s",
+		"crd/applications.argoproj.io").CombinedOutput(); err != nil {
+		t.Fatalf("kubectl wait: %v\n%s", err, out)
+	}
+	ns := namespace(t)
+	root, withF, without := ns+"-root", ns+"-with", ns+"-without"
+	tracked := func(app, kind, name string) string {
+		return "{argocd.argoproj.io/tracking-id: '" + app + ":/" + kind + ":" + ns + "/" + name + "'"
+	}
+	app := func(name, finalizers, resources string) string {
+		return `apiVersion: argoproj.io/v1alpha1
+kind: Application
+metadata:
+  name: ` + name + `
+  namespace: argocd
+  finalizers: [` + finalizers + `]
+  annotations: {argocd.argoproj.io/tracking-id: '` + root + `:argoproj.io/Application:argocd/` + name + `'}
+spec: {project: default, destination: {server: https://kubernetes.default.svc, namespace: ` + ns + `}}
+status: {resources: [` + resources + `]}
+`
+	}
+	res := func(name string) string {
+		return "{version: v1, kind: ConfigMap, namespace: " + ns + ", name: " + name + "}"
+	}
+	apply(t, "argocd-controller", strings.Join([]string{
+		app(withF, argoResourcesFinalizerForTest, res("app-a")+", "+res("app-b")),
+		app(without, "", res("app-c")),
+		`apiVersion: argoproj.io/v1alpha1
+kind: Application
+metadata: {name: ` + root + `, namespace: argocd}
+spec: {project: default, syncPolicy: {automated: {prune: true}}}
+status:
+  resources:
+  - {group: argoproj.io, version: v1alpha1, kind: Application, namespace: argocd, name: ` + withF + `}
+  - {group: argoproj.io, version: v1alpha1, kind: Application, namespace: argocd, name: ` + without + `}
+`,
+		sub("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: app-a, namespace: NS, annotations: "+tracked(withF, "ConfigMap", "app-a")+"}}\n", ns),
+		sub("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: app-b, namespace: NS, annotations: "+tracked(withF, "ConfigMap", "app-b")+", argocd.argoproj.io/sync-options: Delete=false}}\n", ns),
+		sub("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: app-c, namespace: NS, annotations: "+tracked(without, "ConfigMap", "app-c")+"}}\n", ns),
+	}, "---\n"))
+	child := func(name string) string {
+		return "apiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata: {name: " + name + ", namespace: argocd}\n" +
+			"spec: {project: default, source: {repoURL: " + fluxRemote + ", path: apps, targetRevision: HEAD}, destination: {server: https://kubernetes.default.svc, namespace: " + ns + "}}\n"
+	}
+	r := fluxRepo(t, map[string]string{
+		"root.yaml": "apiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata: {name: " + root + ", namespace: argocd}\n" +
+			"spec: {project: default, source: {repoURL: " + fluxRemote + ", path: children, targetRevision: HEAD}, destination: {server: https://kubernetes.default.svc, namespace: argocd}, syncPolicy: {automated: {prune: true}}}\n",
+		"children/a.yaml": child(withF), "children/b.yaml": child(without), "children/keep.yaml": sub("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: keep, namespace: NS}\n", ns),
+		"apps/cm.yaml": sub("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: app-x, namespace: NS}\n", ns),
+	}, map[string]string{"README.md": "x\n"})
+	if _, err := r.Git("rm", "-q", "children/a.yaml", "children/b.yaml"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.Git("commit", "-q", "-m", "remove the children"); err != nil {
+		t.Fatal(err)
+	}
+	rep, o := driftJSON(t, "diff", "--repo", r.Dir, "--ref", "main", "--base", "base", "--target", "Application/"+root)
+	if o.code != exitChanges {
+		t.Fatalf("exit %d, want 1\n%s\n%s", o.code, o.stdout, o.stderr)
+	}
+	deleted, kept := deletions(targetNamed(rep, "Application/"+root))
+	if got := deleted["ConfigMap/app-a"]; !strings.Contains(got, "deleted with Application argocd/"+withF) {
+		t.Errorf("app-a: deleted by %q (all: %v)", got, deleted)
+	}
+	if _, ok := deleted["Application/"+withF]; !ok || len(deleted) != 3 {
+		t.Errorf("deleted: %v", deleted)
+	}
+	if why := kept["ConfigMap/app-b"]; !strings.Contains(why, "Delete=false") {
+		t.Errorf("app-b kept for %q", why)
+	}
+	if why := kept["ConfigMap/app-c"]; !strings.Contains(why, "orphans its resources") {
+		t.Errorf("app-c kept for %q", why)
+	}
+}
+
+const argoResourcesFinalizerForTest = "resources-finalizer.argocd.argoproj.io"
