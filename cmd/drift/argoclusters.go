@@ -4,7 +4,10 @@ import (
 	"context"
 	"fmt"
 
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/kubernetes"
 
@@ -19,13 +22,9 @@ import (
 // labels and annotations are kept; the values of their config (the credentials Argo
 // CD connects with) are given to the scrubber, so that no output ever holds them.
 func (o *commonOptions) argoClusters(ctx context.Context, key plan.ClusterKey, ns string) ([]appset.Cluster, error) {
-	cfg, err := dryrun.FlagsFor(o.kube, key.Kubeconfig, key.Context).ToRESTConfig()
+	cs, err := o.liveClient(key)
 	if err != nil {
-		return nil, fmt.Errorf("cannot connect to %s: %w", key, err)
-	}
-	cs, err := kubernetes.NewForConfig(cfg)
-	if err != nil {
-		return nil, fmt.Errorf("cannot connect to %s: %w", key, err)
+		return nil, err
 	}
 	list, err := cs.CoreV1().Secrets(ns).List(ctx, metav1.ListOptions{LabelSelector: appset.SecretTypeLabel + "=" + appset.ClusterSecretType})
 	if err != nil {
@@ -50,4 +49,65 @@ func (o *commonOptions) argoClusters(ctx context.Context, key plan.ClusterKey, n
 		}
 	}
 	return out, nil
+}
+
+// liveObject reads a ConfigMap or Secret discovery needs from the cluster key names
+// (a Flux substituteFrom or valuesFrom the repository does not hold): nil, nil when
+// it is not there. A Secret's values are given to the scrubber.
+func (o *commonOptions) liveObject(ctx context.Context, key plan.ClusterKey, kind, ns, name string) (*unstructured.Unstructured, error) {
+	cs, err := o.liveClient(key)
+	if err != nil {
+		return nil, err
+	}
+	var obj runtime.Object
+	switch kind {
+	case "ConfigMap":
+		obj, err = cs.CoreV1().ConfigMaps(ns).Get(ctx, name, metav1.GetOptions{})
+	case "Secret":
+		var s *corev1.Secret
+		if s, err = cs.CoreV1().Secrets(ns).Get(ctx, name, metav1.GetOptions{}); err == nil {
+			for _, v := range s.Data {
+				o.scrub.AddSecretData(string(v))
+			}
+			obj = s
+		}
+	default:
+		return nil, fmt.Errorf("%s is neither a ConfigMap nor a Secret", kind)
+	}
+	if apierrors.IsNotFound(err) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("cannot read %s %s/%s from %s (give drift get on it, or add it to the repository): %w", kind, ns, name, key, err)
+	}
+	m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(obj)
+	if err != nil {
+		return nil, err
+	}
+	u := &unstructured.Unstructured{Object: m}
+	u.SetKind(kind)
+	u.SetAPIVersion("v1")
+	return u, nil
+}
+
+// liveClient is a client of the cluster key names, made once per cluster.
+func (o *commonOptions) liveClient(key plan.ClusterKey) (kubernetes.Interface, error) {
+	o.errMu.Lock()
+	defer o.errMu.Unlock()
+	if cs, ok := o.liveClients[key]; ok {
+		return cs, nil
+	}
+	cfg, err := dryrun.FlagsFor(o.kube, key.Kubeconfig, key.Context).ToRESTConfig()
+	if err != nil {
+		return nil, fmt.Errorf("cannot connect to %s: %w", key, err)
+	}
+	cs, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("cannot connect to %s: %w", key, err)
+	}
+	if o.liveClients == nil {
+		o.liveClients = map[plan.ClusterKey]kubernetes.Interface{}
+	}
+	o.liveClients[key] = cs
+	return cs, nil
 }

@@ -194,3 +194,72 @@ status:
 }
 
 const argoResourcesFinalizerForTest = "resources-finalizer.argocd.argoproj.io"
+
+// TestInputsOnlyTheClusterHoldsAreReadFromIt: a Kustomization's substituteFrom names
+// the cluster-vars ConfigMap bootstrap made, and a HelmRelease's valuesFrom a Secret
+// made by hand: neither is in the repository. drift reads them from the live cluster
+// (the Secret's value scrubbed); on an ephemeral server it cannot, and says which
+// object is missing; an optional one is noted.
+func TestInputsOnlyTheClusterHoldsAreReadFromIt(t *testing.T) {
+	installFluxCRDs(t)
+	ns := namespace(t)
+	apply(t, "kubectl", sub(`apiVersion: v1
+kind: ConfigMap
+metadata: {name: cluster-vars, namespace: NS}
+data: {domain: live.example.com}
+---
+apiVersion: v1
+kind: Secret
+metadata: {name: web-values, namespace: NS}
+stringData: {values.yaml: "token: live-only-secret-token\n"}
+`, ns))
+	r := repo(t, map[string]string{
+		"flux/source.yaml": fluxSource,
+		"flux/apps.yaml": sub(`apiVersion: kustomize.toolkit.fluxcd.io/v1
+kind: Kustomization
+metadata: {name: apps, namespace: NS}
+spec:
+  interval: 10m
+  path: ./apps
+  prune: true
+  sourceRef: {kind: GitRepository, name: flux-system, namespace: flux-system}
+  postBuild:
+    substituteFrom:
+    - {kind: ConfigMap, name: cluster-vars}
+    - {kind: ConfigMap, name: not-anywhere, optional: true}
+`, ns),
+		"flux/web.yaml":                  sub(exfilRelease+"  valuesFrom:\n  - {kind: Secret, name: web-values}\n", ns),
+		"apps/cm.yaml":                   sub("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: host, namespace: NS}\ndata: {host: 'web.${domain}'}\n", ns),
+		"charts/exfil/Chart.yaml":        "apiVersion: v2\nname: exfil\nversion: 1.0.0\n",
+		"charts/exfil/templates/cm.yaml": sub("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: web, namespace: NS}\ndata: {token: {{ .Values.token | quote }}}\n", ns),
+	})
+	if _, err := r.Git("remote", "add", "origin", fluxRemote); err != nil {
+		t.Fatal(err)
+	}
+	rep, o := driftJSON(t, "diff", "--repo", r.Dir, "--ref", "main")
+	if o.code != exitChanges {
+		t.Fatalf("exit %d, want 1\n%s\n%s", o.code, o.stdout, o.stderr)
+	}
+	if host := find(t, rep, "ConfigMap", "host"); !strings.Contains(host.Diff, "host: web.live.example.com") {
+		t.Errorf("the substitution from the live cluster-vars:\n%s", host.Diff)
+	}
+	if web := find(t, rep, "ConfigMap", "web"); !strings.Contains(web.Diff, "token: '***'") {
+		t.Errorf("the live Secret's value:\n%s", web.Diff)
+	}
+	if strings.Contains(o.stdout+o.stderr, "live-only-secret-token") {
+		t.Error("the live Secret's value is in the output")
+	}
+	if apps := targetNamed(rep, "Kustomization/"+ns+"/apps"); apps == nil || !strings.Contains(strings.Join(apps.Notes, "\n"), "not-anywhere") {
+		t.Errorf("the optional ConfigMap found nowhere is not noted: %+v", apps)
+	}
+
+	// On an ephemeral server there is no cluster to read: the targets say what is missing.
+	rep, o = driftJSON(t, "diff", "--repo", r.Dir, "--ref", "main", "--cluster", "ephemeral")
+	if o.code != exitError {
+		t.Fatalf("ephemeral: exit %d, want 2\n%s", o.code, o.stderr)
+	}
+	apps := targetNamed(rep, "Kustomization/"+ns+"/apps")
+	if apps == nil || len(apps.Objects) == 0 || !strings.Contains(apps.Objects[0].Error, "ConfigMap "+ns+"/cluster-vars, which the repository does not hold and drift cannot read from the cluster") {
+		t.Errorf("ephemeral: %+v", apps)
+	}
+}

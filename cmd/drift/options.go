@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/pflag"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
+	"k8s.io/client-go/kubernetes"
 
 	"github.com/drift-gitops/drift/internal/dryrun"
 	"github.com/drift-gitops/drift/internal/plan"
@@ -58,8 +59,10 @@ type commonOptions struct {
 
 	// flags tells which flags were given on the command line.
 	flags *pflag.FlagSet
-	// errMu keeps warnings from servers started side by side whole.
-	errMu sync.Mutex
+	// errMu keeps warnings from servers started side by side whole, and guards
+	// liveClients, the clients of the clusters discovery reads.
+	errMu       sync.Mutex
+	liveClients map[plan.ClusterKey]kubernetes.Interface
 
 	// files are the previewed ref's files, where annotations find their lines (nil:
 	// the working directory's, for drift report merge).

@@ -6,6 +6,8 @@ import (
 	"net/http"
 	"time"
 
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
 	"github.com/drift-gitops/drift/internal/appset"
 	"github.com/drift-gitops/drift/internal/github"
 	"github.com/drift-gitops/drift/internal/plan"
@@ -67,7 +69,7 @@ func (o *commonOptions) preview(ctx context.Context, m mode) error {
 			return cache, err
 		},
 		Charts:  o.charts.fetcher(o.getenv),
-		Context: ctx, MaxTargets: o.maxTargets, Branches: o.branches(), ArgoClusters: o.liveArgoClusters(m.cluster),
+		Context: ctx, MaxTargets: o.maxTargets, Branches: o.branches(), ArgoClusters: o.liveArgoClusters(m.cluster), LiveObject: o.liveObjects(m.cluster),
 	})
 	if err != nil {
 		return err
@@ -168,4 +170,13 @@ func (o *commonOptions) liveArgoClusters(cluster string) func(context.Context, p
 		return nil
 	}
 	return o.argoClusters
+}
+
+// liveObjects reads the ConfigMaps and Secrets discovery needs from the live cluster,
+// unless the run has none (--cluster ephemeral).
+func (o *commonOptions) liveObjects(cluster string) func(context.Context, plan.ClusterKey, string, string, string) (*unstructured.Unstructured, error) {
+	if cluster == ephemeralCluster {
+		return nil
+	}
+	return o.liveObject
 }

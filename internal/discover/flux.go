@@ -64,15 +64,16 @@ func (d *discovery) kustomization(obj *unstructured.Unstructured) Target {
 	if pb := s.PostBuild; pb != nil {
 		vars := map[string]string{}
 		for _, ref := range pb.SubstituteFrom {
-			data, o, ok, err := d.pool.data(ref.Kind, ns, ref.Name, d.near)
+			data, file, missing, err := d.input(ref.Kind, ns, ref.Name)
 			switch {
 			case err != nil:
 				t.Refused = "postBuild.substituteFrom: " + err.Error()
 				return t
-			case !ok && ref.Optional:
+			case missing != "" && ref.Optional:
+				t.Notes = append(t.Notes, "postBuild.substituteFrom names "+missing+": it is optional, and Flux goes without it too")
 				continue
-			case !ok:
-				t.Refused = fmt.Sprintf("postBuild.substituteFrom names %s %s, which the repository does not hold: drift reads substitution variables from the repository only (mark it optional: true if Flux may go without it)", ref.Kind, objectName(ns, ref.Name))
+			case missing != "":
+				t.Refused = "postBuild.substituteFrom names " + missing + " (mark it optional: true if Flux may go without it)"
 				return t
 			}
 			for _, key := range sortedKeys(data) {
@@ -81,7 +82,9 @@ func (d *discovery) kustomization(obj *unstructured.Unstructured) Target {
 					d.secrets = append(d.secrets, data[key])
 				}
 			}
-			t.Inputs = append(t.Inputs, o.Source)
+			if file != "" {
+				t.Inputs = append(t.Inputs, file)
+			}
 		}
 		for _, key := range sortedKeys(pb.Substitute) {
 			vars[key] = pb.Substitute[key]
@@ -172,15 +175,16 @@ func (d *discovery) helmRelease(obj *unstructured.Unstructured) Target {
 	}
 	values := map[string]any{}
 	for _, ref := range s.ValuesFrom {
-		data, o, ok, err := d.pool.data(ref.Kind, ns, ref.Name, d.near)
+		data, file, missing, err := d.input(ref.Kind, ns, ref.Name)
 		switch {
 		case err != nil:
 			t.Refused = "valuesFrom: " + err.Error()
 			return t
-		case !ok && ref.Optional:
+		case missing != "" && ref.Optional:
+			t.Notes = append(t.Notes, "valuesFrom names "+missing+": it is optional, and Flux goes without it too")
 			continue
-		case !ok:
-			t.Refused = fmt.Sprintf("valuesFrom names %s %s, which the repository does not hold: drift reads values from the repository only (mark it optional: true if Flux may go without it)", ref.Kind, objectName(ns, ref.Name))
+		case missing != "":
+			t.Refused = "valuesFrom names " + missing + " (mark it optional: true if Flux may go without it)"
 			return t
 		}
 		key := firstNonEmpty(ref.ValuesKey, "values.yaml")
@@ -195,7 +199,9 @@ func (d *discovery) helmRelease(obj *unstructured.Unstructured) Target {
 		if ref.Kind == "Secret" {
 			d.secrets = append(d.secrets, v)
 		}
-		t.Inputs = append(t.Inputs, o.Source)
+		if file != "" {
+			t.Inputs = append(t.Inputs, file)
+		}
 		if ref.TargetPath != "" {
 			if err := setValue(values, ref.TargetPath, v, false); err != nil {
 				t.Refused = fmt.Sprintf("valuesFrom %s %s targetPath %s: %v", ref.Kind, ref.Name, ref.TargetPath, err)

@@ -104,6 +104,13 @@ func (p *pool) data(kind, ns, name string, near []render.Object) (map[string]str
 	if !ok || err != nil {
 		return nil, o, ok, err
 	}
+	out, err := dataOf(o)
+	return out, o, err == nil, err
+}
+
+// dataOf is a ConfigMap's or Secret's data as strings (a Secret's decoded).
+func dataOf(o render.Object) (map[string]string, error) {
+	kind, ns, name := o.Obj.GetKind(), o.Obj.GetNamespace(), o.Obj.GetName()
 	out := map[string]string{}
 	data, _ := o.Obj.Object["data"].(map[string]any)
 	for k, v := range data {
@@ -111,7 +118,7 @@ func (p *pool) data(kind, ns, name string, near []render.Object) (map[string]str
 		if kind == "Secret" {
 			b, err := base64.StdEncoding.DecodeString(s)
 			if err != nil {
-				return nil, o, true, fmt.Errorf("%s: Secret %s key %s is not base64", o.Where(), objectName(ns, name), k)
+				return nil, fmt.Errorf("%s: Secret %s key %s is not base64", o.Where(), objectName(ns, name), k)
 			}
 			s = string(b)
 		}
@@ -124,7 +131,7 @@ func (p *pool) data(kind, ns, name string, near []render.Object) (map[string]str
 			out[k] = s
 		}
 	}
-	return out, o, true, nil
+	return out, nil
 }
 
 // underAny reports whether a repository file is under one of paths.
@@ -136,4 +143,27 @@ func underAny(file string, paths []string) bool {
 		}
 	}
 	return false
+}
+
+// input finds a ConfigMap or Secret a definition reads (substituteFrom, valuesFrom):
+// nearest in the repository, else in the cluster drift runs against, as the
+// controller reads it there. file is the repository file that holds it ("" when
+// the cluster does); missing says why it is found nowhere ("" when found).
+func (d *discovery) input(kind, ns, name string) (data map[string]string, file, missing string, err error) {
+	data, o, ok, err := d.pool.data(kind, ns, name, d.near)
+	if ok || err != nil {
+		return data, o.Source, "", err
+	}
+	if d.opts.LiveObject == nil {
+		return nil, "", fmt.Sprintf("%s %s, which the repository does not hold and drift cannot read from the cluster (an ephemeral run, or drift targets: run against the live cluster, or add it to the repository)", kind, objectName(ns, name)), nil
+	}
+	live, err := d.opts.LiveObject(kind, ns, name)
+	if err != nil {
+		return nil, "", "", fmt.Errorf("%s %s is not in the repository, and reading it from the cluster failed: %v", kind, objectName(ns, name), err)
+	}
+	if live == nil {
+		return nil, "", fmt.Sprintf("%s %s, which neither the repository nor the cluster holds", kind, objectName(ns, name)), nil
+	}
+	data, err = dataOf(render.Object{Obj: live, Source: fmt.Sprintf("the cluster's %s %s", kind, objectName(ns, name))})
+	return data, "", "", err
 }

@@ -7,6 +7,8 @@ import (
 	"sort"
 	"strings"
 
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
 	"github.com/drift-gitops/drift/internal/appset"
 	"github.com/drift-gitops/drift/internal/config"
 	"github.com/drift-gitops/drift/internal/discover"
@@ -39,7 +41,7 @@ func Discover(ctx context.Context, repo *source.Repo, p *Plan, base string, path
 	}
 	return discover.Discover(ctx, p.Head.FS, discover.Options{
 		Paths: paths, RepoURLs: urls, Revisions: revisions, MaxTargets: b.maxTargets,
-		LiveClusters: b.liveClusters, Clusters: clusters,
+		LiveClusters: b.liveClusters, Clusters: clusters, LiveObject: b.liveObject,
 		Render: func(spec render.Spec) (*render.Result, error) { return p.Cache.RenderSnapshot(p.Head, spec) },
 		Expand: func(req appset.Request, what string) (*appset.Result, error) {
 			return p.Cache.Expand(p.Head.Commit, p.Head.FS, req, what)
@@ -54,6 +56,7 @@ type discoverBounds struct {
 	maxTargets   int
 	branches     []string
 	liveClusters func(namespace string) ([]appset.Cluster, error)
+	liveObject   func(kind, namespace, name string) (*unstructured.Unstructured, error)
 }
 
 // Revisions are the branch names a snapshot of ref stands for, which an Argo CD or

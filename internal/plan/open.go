@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"path"
 
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
 	"github.com/drift-gitops/drift/internal/appset"
 	"github.com/drift-gitops/drift/internal/config"
 	"github.com/drift-gitops/drift/internal/discover"
@@ -49,6 +51,9 @@ type Request struct {
 	// key names, read-only, never their credentials (nil: drift has no live cluster:
 	// an ephemeral run, drift targets).
 	ArgoClusters func(ctx context.Context, key ClusterKey, namespace string) ([]appset.Cluster, error)
+	// LiveObject reads a ConfigMap or Secret from the cluster key names, read-only
+	// (nil, nil when it is not there); nil when drift has no live cluster.
+	LiveObject func(ctx context.Context, key ClusterKey, kind, namespace, name string) (*unstructured.Unstructured, error)
 	// Branches are the branches the run previews (--branch, or what CI says: a pull
 	// request's base and head branches): sources following one render from the refs.
 	Branches []string
@@ -121,7 +126,7 @@ func Open(req Request) (*Plan, error) {
 	}
 	var found *discover.Result
 	if discovers(p.Config) {
-		if found, err = Discover(ctx, repo, p, req.Base, paths, discoverBounds{req.MaxTargets, req.Branches, req.clusters(ctx, p)}); err != nil {
+		if found, err = Discover(ctx, repo, p, req.Base, paths, req.bounds(ctx, p)); err != nil {
 			return nil, err
 		}
 		p.Secrets = found.Secrets
@@ -132,7 +137,7 @@ func Open(req Request) (*Plan, error) {
 			// A pull request's Applications cannot ignore what they change: their
 			// ignoreDifferences come from the base, as drift.yaml's rules do; and the
 			// base renders each target as the base defines it.
-			if base, err = discoverBase(ctx, repo, p, req.Base, paths, discoverBounds{req.MaxTargets, req.Branches, req.clusters(ctx, p)}); err != nil {
+			if base, err = discoverBase(ctx, repo, p, req.Base, paths, req.bounds(ctx, p)); err != nil {
 				return nil, err
 			}
 			base.TrustIgnores = req.Config.From != ConfigFromHead
@@ -216,13 +221,22 @@ func sameSpec(a, b render.Spec) bool {
 	return string(ja) == string(jb)
 }
 
-// clusters reads the live cluster Secrets of the cluster drift runs against (the
-// in-cluster of Argo CD: drift.yaml's default context, or --context), once per
-// namespace; nil without a live cluster.
-func (req Request) clusters(ctx context.Context, p *Plan) func(string) ([]appset.Cluster, error) {
-	if req.ArgoClusters == nil {
-		return nil
+// bounds are what discovery is told of the run: its bounds, branches, and how it
+// reads the live cluster.
+func (req Request) bounds(ctx context.Context, p *Plan) discoverBounds {
+	b := discoverBounds{maxTargets: req.MaxTargets, branches: req.Branches, liveClusters: req.clusters(ctx, p)}
+	if req.LiveObject != nil {
+		key := req.defaultCluster(p)
+		b.liveObject = func(kind, ns, name string) (*unstructured.Unstructured, error) {
+			return req.LiveObject(ctx, key, kind, ns, name)
+		}
 	}
+	return b
+}
+
+// defaultCluster is the cluster drift runs against (Argo CD's in-cluster, Flux's own
+// cluster): drift.yaml's default context, or --context.
+func (req Request) defaultCluster(p *Plan) ClusterKey {
 	key := ClusterKey{}
 	if c := p.Config.Use; c != nil {
 		key.Context = c.Defaults.Context
@@ -233,6 +247,16 @@ func (req Request) clusters(ctx context.Context, p *Plan) func(string) ([]appset
 	if ov := req.Overrides; ov.Kubeconfig != nil {
 		key.Kubeconfig = *ov.Kubeconfig
 	}
+	return key
+}
+
+// clusters reads the live cluster Secrets of the cluster drift runs against, once
+// per namespace; nil without a live cluster.
+func (req Request) clusters(ctx context.Context, p *Plan) func(string) ([]appset.Cluster, error) {
+	if req.ArgoClusters == nil {
+		return nil
+	}
+	key := req.defaultCluster(p)
 	type read struct {
 		clusters []appset.Cluster
 		err      error
