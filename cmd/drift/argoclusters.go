@@ -9,6 +9,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/drift-gitops/drift/internal/appset"
@@ -72,7 +74,7 @@ func (o *commonOptions) liveObject(ctx context.Context, key plan.ClusterKey, kin
 			obj = s
 		}
 	default:
-		return nil, fmt.Errorf("%s is neither a ConfigMap nor a Secret", kind)
+		return o.liveSource(ctx, key, kind, ns, name)
 	}
 	if apierrors.IsNotFound(err) {
 		return nil, nil
@@ -110,4 +112,47 @@ func (o *commonOptions) liveClient(key plan.ClusterKey) (kubernetes.Interface, e
 	}
 	o.liveClients[key] = cs
 	return cs, nil
+}
+
+// fluxSources are the Flux source kinds drift reads from a cluster: their resource,
+// and the API versions they are read in, newest first.
+var fluxSources = map[string]struct {
+	resource string
+	versions []string
+}{
+	"GitRepository":  {"gitrepositories", []string{"v1", "v1beta2"}},
+	"OCIRepository":  {"ocirepositories", []string{"v1", "v1beta2"}},
+	"HelmRepository": {"helmrepositories", []string{"v1", "v1beta2"}},
+}
+
+// liveSource reads a Flux source from the cluster key names, in the newest version
+// the cluster serves; nil, nil when it is not there (or Flux is not installed).
+func (o *commonOptions) liveSource(ctx context.Context, key plan.ClusterKey, kind, ns, name string) (*unstructured.Unstructured, error) {
+	src, ok := fluxSources[kind]
+	if !ok {
+		return nil, fmt.Errorf("drift does not read %s objects from the cluster", kind)
+	}
+	cfg, err := dryrun.FlagsFor(o.kube, key.Kubeconfig, key.Context).ToRESTConfig()
+	if err != nil {
+		return nil, fmt.Errorf("cannot connect to %s: %w", key, err)
+	}
+	dyn, err := dynamic.NewForConfig(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("cannot connect to %s: %w", key, err)
+	}
+	for _, v := range src.versions {
+		u, err := dyn.Resource(schema.GroupVersionResource{Group: "source.toolkit.fluxcd.io", Version: v, Resource: src.resource}).Namespace(ns).Get(ctx, name, metav1.GetOptions{})
+		switch {
+		case err == nil:
+			return u, nil
+		case apierrors.IsNotFound(err):
+			if status, ok := err.(apierrors.APIStatus); ok && status.Status().Details != nil && status.Status().Details.Name == name {
+				return nil, nil // the kind is served, the object is not there
+			}
+			continue // this version is not served
+		default:
+			return nil, fmt.Errorf("cannot read %s %s/%s from %s: %w", kind, ns, name, key, err)
+		}
+	}
+	return nil, nil
 }

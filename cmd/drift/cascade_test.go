@@ -263,3 +263,49 @@ spec:
 		t.Errorf("ephemeral: %+v", apps)
 	}
 }
+
+// TestASourceOnlyTheClusterHoldsIsReadFromIt is a Flux Operator repository's layout:
+// the flux-system GitRepository is made in the cluster (by a FluxInstance), not in git.
+// Against the live cluster drift reads it there and matches its URL to this
+// repository; on an ephemeral server drift.yaml's fluxSources names it.
+func TestASourceOnlyTheClusterHoldsIsReadFromIt(t *testing.T) {
+	installFluxCRDs(t)
+	ns := namespace(t)
+	apply(t, "flux-operator", strings.ReplaceAll(fluxSource, "name: flux-system, namespace: flux-system", "name: "+ns+"-sync, namespace: flux-system"))
+	ks := sub(`apiVersion: kustomize.toolkit.fluxcd.io/v1
+kind: Kustomization
+metadata: {name: cluster-apps, namespace: flux-system}
+spec:
+  interval: 1h
+  path: ./apps
+  prune: true
+  sourceRef: {kind: GitRepository, name: NS-sync, namespace: flux-system}
+`, ns)
+	r := repo(t, map[string]string{
+		"flux/cluster/ks.yaml": ks,
+		"apps/cm.yaml":         sub("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: app, namespace: NS}\n", ns),
+	})
+	if _, err := r.Git("remote", "add", "origin", fluxRemote); err != nil {
+		t.Fatal(err)
+	}
+	rep, o := driftJSON(t, "diff", "--repo", r.Dir, "--ref", "main")
+	if o.code != exitChanges {
+		t.Fatalf("exit %d, want 1\n%s\n%s", o.code, o.stdout, o.stderr)
+	}
+	if tg := targetNamed(rep, "Kustomization/flux-system/cluster-apps"); tg == nil || tg.Skipped != "" || len(tg.Objects) != 1 || tg.Objects[0].Name != "app" {
+		t.Errorf("cluster-apps: %+v", tg)
+	}
+
+	// Ephemeral: no cluster to read; drift.yaml names the source.
+	rep, _ = driftJSON(t, "diff", "--repo", r.Dir, "--ref", "main", "--cluster", "ephemeral")
+	if tg := targetNamed(rep, "Kustomization/flux-system/cluster-apps"); tg == nil || !strings.Contains(tg.Skipped, "fluxSources") {
+		t.Errorf("ephemeral without fluxSources: %+v", tg)
+	}
+	if _, err := r.CommitFiles(map[string]string{"drift.yaml": "discover: true\nfluxSources:\n- apiVersion: source.toolkit.fluxcd.io/v1\n  kind: GitRepository\n  metadata: {name: " + ns + "-sync}\n  spec: {url: " + fluxRemote + ", ref: {branch: main}}\n"}, "name the source"); err != nil {
+		t.Fatal(err)
+	}
+	rep, o = driftJSON(t, "diff", "--repo", r.Dir, "--ref", "main", "--cluster", "ephemeral")
+	if tg := targetNamed(rep, "Kustomization/flux-system/cluster-apps"); tg == nil || tg.Skipped != "" || len(tg.Objects) != 1 {
+		t.Errorf("ephemeral with fluxSources: %+v\n%s", tg, o.stderr)
+	}
+}

@@ -45,6 +45,11 @@ type Config struct {
 	// generator reads them, beside those of the live cluster and the repository: for
 	// a run without the live cluster (--cluster ephemeral, drift targets).
 	ArgoCDClusters []ArgoCDCluster `yaml:"argocdClusters,omitempty" json:"argocdClusters,omitempty"`
+	// FluxSources are Flux source objects (GitRepository, OCIRepository,
+	// HelmRepository) the repository's Kustomizations and HelmReleases name but do not
+	// hold, made in the cluster by bootstrap or a FluxInstance: for a run without the
+	// live cluster, where drift reads them otherwise.
+	FluxSources []map[string]any `yaml:"fluxSources,omitempty" json:"fluxSources,omitempty"`
 	// RepoURLs are URLs this repository is known by, beside its git remotes: Argo CD
 	// and Flux sources with one of them render from the ref previewed.
 	RepoURLs []string `yaml:"repoURLs,omitempty" json:"repoURLs,omitempty"`
@@ -457,6 +462,13 @@ func (c *Config) validate(file string) error {
 			if _, err := repourl.ParseRepository(u); err != nil {
 				errs = append(errs, fmt.Sprintf("%s: charts.allow: %s is not a chart repository URL drift can match (https://host[:port]/path, http://… or oci://…): %v", file, repourl.Redact(u), err))
 			}
+		}
+	}
+	for i, src := range c.FluxSources {
+		kind, _ := src["kind"].(string)
+		md, _ := src["metadata"].(map[string]any)
+		if name, _ := md["name"].(string); name == "" || (kind != "GitRepository" && kind != "OCIRepository" && kind != "HelmRepository") {
+			errs = append(errs, fmt.Sprintf("%s: fluxSources: entry %d is not a GitRepository, OCIRepository or HelmRepository with a metadata.name", file, i+1))
 		}
 	}
 	for i, ac := range c.ArgoCDClusters {

@@ -62,6 +62,7 @@ func Trusted(base, head *Config) Trust {
 		Discover:       discovers,
 		Clusters:       base.Clusters,
 		ArgoCDClusters: base.ArgoCDClusters,
+		FluxSources:    base.FluxSources,
 		RepoURLs:       base.RepoURLs,
 		Charts:         base.Charts,
 		Risks:          base.Risks,
@@ -85,6 +86,9 @@ func Trusted(base, head *Config) Trust {
 	}
 	if !same(base.ArgoCDClusters, head.ArgoCDClusters) {
 		note("argocdClusters")
+	}
+	if !same(base.FluxSources, head.FluxSources) {
+		note("fluxSources")
 	}
 	if !same(base.Charts, head.Charts) {
 		note("charts.allow")

@@ -55,10 +55,14 @@ type Options struct {
 	// Clusters are cluster Secrets drift.yaml names (argocdClusters), beside those the
 	// repository holds and the live ones.
 	Clusters []appset.Cluster
-	// LiveObject reads a ConfigMap or Secret the repository does not hold from the
-	// cluster drift runs against (read-only; nil, nil when it is not there); nil when
-	// drift has no live cluster (an ephemeral run, drift targets).
+	// LiveObject reads an object the repository does not hold (a ConfigMap, a Secret,
+	// a Flux source) from the cluster drift runs against (read-only; nil, nil when it
+	// is not there); nil when drift has no live cluster (an ephemeral run, drift
+	// targets).
 	LiveObject func(kind, namespace, name string) (*unstructured.Unstructured, error)
+	// Sources are Flux sources drift.yaml names (fluxSources), for what neither the
+	// repository nor a live cluster holds.
+	Sources []*unstructured.Unstructured
 }
 
 // Result is what discovery found.

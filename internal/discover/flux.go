@@ -229,12 +229,12 @@ func (d *discovery) helmRelease(obj *unstructured.Unstructured) Target {
 // latest: a range).
 func (d *discovery) helmRepositoryChart(t *Target, src crossRef, ns, chart, version string) (*render.ChartRef, error) {
 	srcNS := firstNonEmpty(src.Namespace, ns)
-	o, ok, err := d.pool.get("HelmRepository", srcNS, src.Name, d.near)
+	o, ok, err := d.source("HelmRepository", srcNS, src.Name)
 	switch {
 	case err != nil:
 		return nil, err
 	case !ok:
-		return nil, fmt.Errorf("its chart comes from HelmRepository %s, which the repository does not hold", objectName(srcNS, src.Name))
+		return nil, fmt.Errorf("its chart comes from HelmRepository %s, which neither the repository, drift.yaml's fluxSources nor the cluster holds", objectName(srcNS, src.Name))
 	}
 	var hr struct {
 		Spec struct {
@@ -245,7 +245,9 @@ func (d *discovery) helmRepositoryChart(t *Target, src crossRef, ns, chart, vers
 	if err := fromObject(o.Obj, &hr); err != nil || hr.Spec.URL == "" {
 		return nil, fmt.Errorf("HelmRepository %s (%s) has no URL", objectName(srcNS, src.Name), o.Where())
 	}
-	t.Inputs = append(t.Inputs, o.Source)
+	if o.Source != "" {
+		t.Inputs = append(t.Inputs, o.Source)
+	}
 	return &render.ChartRef{RepoURL: hr.Spec.URL, Name: chart, Version: firstNonEmpty(version, "*")}, nil
 }
 
@@ -256,12 +258,12 @@ func (d *discovery) ociRepositoryChart(t *Target, src crossRef, ns string) (*ren
 	if src.Kind != "OCIRepository" {
 		return nil, fmt.Errorf("chartRef %s %s is not read by drift (only OCIRepository)", src.Kind, objectName(srcNS, src.Name))
 	}
-	o, ok, err := d.pool.get("OCIRepository", srcNS, src.Name, d.near)
+	o, ok, err := d.source("OCIRepository", srcNS, src.Name)
 	switch {
 	case err != nil:
 		return nil, err
 	case !ok:
-		return nil, fmt.Errorf("its chart comes from OCIRepository %s, which the repository does not hold", objectName(srcNS, src.Name))
+		return nil, fmt.Errorf("its chart comes from OCIRepository %s, which neither the repository, drift.yaml's fluxSources nor the cluster holds", objectName(srcNS, src.Name))
 	}
 	var or struct {
 		Spec struct {
@@ -276,7 +278,9 @@ func (d *discovery) ociRepositoryChart(t *Target, src crossRef, ns string) (*ren
 	if err := fromObject(o.Obj, &or); err != nil || !strings.HasPrefix(or.Spec.URL, "oci://") {
 		return nil, fmt.Errorf("OCIRepository %s (%s) has no oci:// URL", objectName(srcNS, src.Name), o.Where())
 	}
-	t.Inputs = append(t.Inputs, o.Source)
+	if o.Source != "" {
+		t.Inputs = append(t.Inputs, o.Source)
+	}
 	if or.Spec.Ref.Digest != "" {
 		return nil, fmt.Errorf("OCIRepository %s pins a digest, which drift does not fetch by yet: pin a tag", objectName(srcNS, src.Name))
 	}
@@ -313,20 +317,22 @@ func (d *discovery) fluxSource(t *Target, ref crossRef, ns string) (string, erro
 	if ref.Kind != "GitRepository" {
 		return fmt.Sprintf("its source is %s %s, not this repository", ref.Kind, objectName(refNS, ref.Name)), nil
 	}
-	o, ok, err := d.pool.get("GitRepository", refNS, ref.Name, d.near)
+	o, ok, err := d.source("GitRepository", refNS, ref.Name)
 	if err != nil {
 		return "", err
 	}
 	if !ok {
-		return fmt.Sprintf("its source GitRepository %s is not in the repository, so drift cannot tell it is this one (add its URL to drift.yaml's repoURLs)", objectName(refNS, ref.Name)), nil
+		return fmt.Sprintf("its source GitRepository %s is neither in the repository nor in the cluster, so drift cannot tell it is this one (name it in drift.yaml's fluxSources, with its URL)", objectName(refNS, ref.Name)), nil
 	}
-	t.Inputs = append(t.Inputs, o.Source)
+	if o.Source != "" {
+		t.Inputs = append(t.Inputs, o.Source)
+	}
 	var g gitRepository
 	if err := fromObject(o.Obj, &g); err != nil {
 		return fmt.Sprintf("its source GitRepository %s cannot be read (%s): %v", objectName(refNS, ref.Name), o.Where(), err), nil
 	}
 	d.sourceIgnore = g.Spec.Ignore
-	bootstrap := ref.Name == "flux-system" && refNS == "flux-system"
+	bootstrap := ref.Name == "flux-system" && refNS == "flux-system" && o.Source != ""
 	if !bootstrap && !d.isThisRepo(g.Spec.URL) {
 		return fmt.Sprintf("its source GitRepository %s is %s, not this repository (if it is, add the URL to drift.yaml's repoURLs)", objectName(refNS, ref.Name), g.Spec.URL), nil
 	}

@@ -167,3 +167,26 @@ func (d *discovery) input(kind, ns, name string) (data map[string]string, file, 
 	data, err = dataOf(render.Object{Obj: live, Source: fmt.Sprintf("the cluster's %s %s", kind, objectName(ns, name))})
 	return data, "", "", err
 }
+
+// source finds a Flux source a Kustomization or HelmRelease names: nearest in the
+// repository, else among drift.yaml's fluxSources, else in the cluster drift runs
+// against (made there by bootstrap or a FluxInstance). ok is false when found
+// nowhere; o.Source is "" for one the repository does not hold.
+func (d *discovery) source(kind, ns, name string) (o render.Object, ok bool, err error) {
+	if o, ok, err = d.pool.get(kind, ns, name, d.near); ok || err != nil {
+		return o, ok, err
+	}
+	for _, s := range d.opts.Sources {
+		if s.GetKind() == kind && s.GetNamespace() == ns && s.GetName() == name {
+			return render.Object{Obj: s}, true, nil
+		}
+	}
+	if d.opts.LiveObject == nil {
+		return o, false, nil
+	}
+	live, err := d.opts.LiveObject(kind, ns, name)
+	if err != nil || live == nil {
+		return o, false, err
+	}
+	return render.Object{Obj: live}, true, nil
+}

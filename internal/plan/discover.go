@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/drift-gitops/drift/internal/appset"
 	"github.com/drift-gitops/drift/internal/config"
@@ -29,6 +30,7 @@ func Discover(ctx context.Context, repo *source.Repo, p *Plan, base string, path
 	urls := repo.RemoteURLs()
 	revisions := Revisions(repo, p.Head, p.Ref, b.branches)
 	var clusters []appset.Cluster
+	var sources []*unstructured.Unstructured
 	if base != "" && p.Base != nil {
 		// A source following the base branch deploys what the change merges into it.
 		revisions = append(revisions, Revisions(repo, p.Base, base, nil)...)
@@ -38,10 +40,17 @@ func Discover(ctx context.Context, repo *source.Repo, p *Plan, base string, path
 		for _, c := range p.Config.Use.ArgoCDClusters {
 			clusters = append(clusters, appset.Cluster{Name: c.Name, Server: c.Server, Project: c.Project, Labels: c.Labels, Annotations: c.Annotations})
 		}
+		for _, src := range p.Config.Use.FluxSources {
+			u := &unstructured.Unstructured{Object: runtime.DeepCopyJSON(src)}
+			if u.GetNamespace() == "" {
+				u.SetNamespace("flux-system")
+			}
+			sources = append(sources, u)
+		}
 	}
 	return discover.Discover(ctx, p.Head.FS, discover.Options{
 		Paths: paths, RepoURLs: urls, Revisions: revisions, MaxTargets: b.maxTargets,
-		LiveClusters: b.liveClusters, Clusters: clusters, LiveObject: b.liveObject,
+		LiveClusters: b.liveClusters, Clusters: clusters, LiveObject: b.liveObject, Sources: sources,
 		Render: func(spec render.Spec) (*render.Result, error) { return p.Cache.RenderSnapshot(p.Head, spec) },
 		Expand: func(req appset.Request, what string) (*appset.Result, error) {
 			return p.Cache.Expand(p.Head.Commit, p.Head.FS, req, what)
