@@ -265,6 +265,10 @@ func (d *discovery) targetsOf(f found, budget int) []Target {
 		ts = []Target{d.kustomization(f.obj.Obj)}
 	case KindHelmRelease:
 		ts = []Target{d.helmRelease(f.obj.Obj)}
+	case KindFluxInstance:
+		ts = d.fluxInstance(f.obj)
+	case KindResourceSet:
+		ts = []Target{d.resourceSet(f.obj)}
 	}
 	for i := range ts {
 		if ts[i].From == "" {
@@ -385,6 +389,8 @@ func isApplierObject(obj *unstructured.Unstructured) bool {
 		return group == "kustomize.toolkit.fluxcd.io"
 	case KindHelmRelease:
 		return group == "helm.toolkit.fluxcd.io"
+	case KindFluxInstance, KindResourceSet:
+		return group == "fluxcd.controlplane.io"
 	}
 	return false
 }
@@ -446,7 +452,7 @@ func candidates(fsys fs.FS, paths []string, charts chartDirs) (map[string]bool, 
 
 // namesApplierGroup reports whether a file mentions Argo CD's or Flux's API groups.
 func namesApplierGroup(data []byte) bool {
-	for _, g := range []string{"argoproj.io/", "kustomize.toolkit.fluxcd.io/", "helm.toolkit.fluxcd.io/"} {
+	for _, g := range []string{"argoproj.io/", "kustomize.toolkit.fluxcd.io/", "helm.toolkit.fluxcd.io/", "fluxcd.controlplane.io/"} {
 		if bytes.Contains(data, []byte(g)) {
 			return true
 		}

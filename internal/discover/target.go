@@ -12,6 +12,9 @@ const (
 	KindApplicationSet = "ApplicationSet"
 	KindKustomization  = "Kustomization"
 	KindHelmRelease    = "HelmRelease"
+	// The Flux Operator's.
+	KindFluxInstance = "FluxInstance"
+	KindResourceSet  = "ResourceSet"
 )
 
 // Target is one Application, Kustomization or HelmRelease as drift previews it.
@@ -37,10 +40,12 @@ type Target struct {
 	// drift.yaml's clusters map gives a context for (an Argo CD destination's name or
 	// server, a Flux kubeConfig Secret's name).
 	Cluster string
-	// Applier is the applier profile that applies it.
-	Applier string
-	ArgoCD  *config.ArgoCDTarget
-	Flux    *config.FluxTarget
+	// Applier is the applier profile that applies it, and FieldManager the manager it
+	// applies with when the profile lets it choose ("": the profile's own).
+	Applier      string
+	FieldManager string
+	ArgoCD       *config.ArgoCDTarget
+	Flux         *config.FluxTarget
 	// CreateNamespace is the namespace the applier creates before applying, when it
 	// does not exist ("" none): Argo CD's CreateNamespace=true, a HelmRelease's
 	// install.createNamespace.

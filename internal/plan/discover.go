@@ -195,6 +195,7 @@ func (c *Config) refused(name string) string {
 func fromDiscovered(dt discover.Target, c *config.Config, global report.Rules) Target {
 	t := Target{
 		Name: dt.Name, Namespace: dt.DestNamespace, Applier: dt.Applier, ArgoCD: dt.ArgoCD, Flux: dt.Flux,
+		FieldManager: dt.FieldManager, OwnManager: dt.FieldManager != "",
 		From: dt.From, Parent: dt.Parent, Definition: dt.Inputs, CreateNamespace: dt.CreateNamespace, Notes: dt.Notes,
 		Skipped: dt.Skipped, ByController: dt.ByController, Refused: dt.Refused, RefusedReason: dt.RefusedReason, ControllerPrune: &dt.Prune,
 		Rules: report.Rules{Ignore: append(append([]config.IgnoreRule{}, global.Ignore...), dt.Ignore...), Mask: global.Mask},

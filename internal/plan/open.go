@@ -5,6 +5,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"path"
+	"slices"
+	"sort"
+	"strings"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
@@ -149,7 +152,9 @@ func Open(req Request) (*Plan, error) {
 		// A path asked for is previewed whatever it defines: when no discovered
 		// target renders it (a Flux Kustomization's path does), it is a target too.
 		if more := uncovered(paths, p.Targets); len(more) > 0 {
-			p.Targets = append(p.Targets, Targets(p.Config, repo.Dir, more, req.Overrides)...)
+			for _, t := range Targets(p.Config, repo.Dir, more, req.Overrides) {
+				p.Targets = append(p.Targets, withoutCovered(t, p.Targets, p.Head))
+			}
 		}
 		p.DiscoveryFailures = found.Failures
 	} else {
@@ -270,6 +275,31 @@ func (req Request) clusters(ctx context.Context, p *Plan) func(string) ([]appset
 		cache[ns] = read{cs, err}
 		return cs, err
 	}
+}
+
+// withoutCovered leaves out of a plain path target the directories below it that
+// discovered targets render (a Flux Kustomization's path), which their targets
+// preview as their applier applies them.
+func withoutCovered(t Target, targets []Target, head *source.Snapshot) Target {
+	if render.Detect(head.FS, t.Spec.Path) != render.RendererPlain {
+		return t
+	}
+	var below []string
+	for _, o := range targets {
+		for _, spec := range append([]render.Spec{o.Spec}, o.More...) {
+			rel := strings.TrimPrefix(path.Clean("/"+spec.Path), path.Clean("/"+t.Spec.Path)+"/")
+			if spec.Helm.Chart == nil && spec.Renderer != render.RendererResourceSet && rel != path.Clean("/"+spec.Path) && rel != "" {
+				below = append(below, rel+"/*")
+			}
+		}
+	}
+	if len(below) == 0 {
+		return t
+	}
+	sort.Strings(below)
+	t.Spec.Directory = &render.DirectoryOptions{Recurse: true, Exclude: "{" + strings.Join(slices.Compact(below), ",") + "}"}
+	t.Notes = append(t.Notes, "what discovered targets under it render is theirs to preview: "+strings.Join(slices.Compact(below), ", "))
+	return t
 }
 
 // uncovered are the paths no target renders as one of its specs (none: nil).

@@ -50,6 +50,9 @@ type Spec struct {
 	// substitute over them), replaced in the built objects as Flux replaces them; nil
 	// substitutes nothing.
 	Substitute map[string]string `json:",omitempty"`
+	// ResourceSet is the Flux Operator ResourceSet a target of RendererResourceSet
+	// renders.
+	ResourceSet *ResourceSetSpec `json:",omitempty"`
 }
 
 // KustomizeOptions are edits to a kustomization, made as `kustomize edit` makes them
@@ -136,6 +139,11 @@ func renderWith(fsys fs.FS, spec Spec, limits Limits, lookup *rest.Config) (*Res
 		res = kustomizeSpec(fsys, spec)
 	case RendererHelm:
 		res = helm(fsys, spec.Path, spec.Helm, limits, lookup)
+	case RendererResourceSet:
+		if spec.ResourceSet == nil {
+			return nil, fmt.Errorf("a ResourceSet target without its ResourceSet: this is a bug in drift, please report it")
+		}
+		res = resourceSet(spec.ResourceSet, limits)
 	default:
 		return nil, fmt.Errorf("unknown renderer %q: use plain, kustomize or helm", spec.Renderer)
 	}
