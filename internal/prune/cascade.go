@@ -128,7 +128,9 @@ func (p *pruner) argoCascade(d dryrun.Result) []dryrun.Result {
 		p.merge(c)
 		return nil
 	}
-	cascades := slices.ContainsFunc(finalizers, func(f string) bool { return f == argoResourcesFinalizer || strings.HasPrefix(f, argoResourcesFinalizer+"/") })
+	cascades := slices.ContainsFunc(finalizers, func(f string) bool {
+		return f == argoResourcesFinalizer || strings.HasPrefix(f, argoResourcesFinalizer+"/")
+	})
 	appDeleteFalse := false
 	opts, _, _ := unstructured.NestedStringSlice(live.Object, "spec", "syncPolicy", "syncOptions")
 	appDeleteFalse = slices.Contains(opts, "Delete=false")
