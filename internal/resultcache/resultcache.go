@@ -1,0 +1,377 @@
+// Package resultcache keeps the answers of dry runs across runs, content-addressed by
+// everything that decides an answer, so that a repeat run sends a request only for
+// what changed. A key hashes the cluster, the live object's uid and resourceVersion
+// (or its absence), the exact bytes sent, the applier (name, field manager, force,
+// method), the server's version, the CRD's resourceVersion for a custom resource, the
+// admission configuration and who asks; an entry holds the prediction with every
+// secret string replaced by its hash, restored from the object sent or the live one
+// when it is read. An entry that cannot be read, of another format, or that names a
+// string neither side holds is a miss, never an answer.
+package resultcache
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+)
+
+// Format is the version of keys and entries: a cache written by a drift with another
+// format is never read (its keys differ, and an entry says its format).
+const Format = 1
+
+// Key is everything that decides one object's dry-run answer.
+type Key struct {
+	// Cluster names the cluster: the API server's URL and its kube-system namespace's
+	// uid (an ephemeral server is a new cluster every run).
+	Cluster string
+	// User is who asks (the username and groups the server authenticates), since
+	// what one may do another may not.
+	User string
+	// ServerVersion is the API server's gitVersion.
+	ServerVersion string
+	// Admission digests the admission configuration that may change an answer: every
+	// mutating and validating webhook configuration and admission policy, by name and
+	// resourceVersion.
+	Admission string
+	// Applier is the applier profile, Manager the field manager sent, Force whether
+	// conflicts are forced, and Method how the object is sent.
+	Applier, Manager, Method string
+	Force                    bool
+	// LiveUID and LiveResourceVersion are the live object's ("" when it is absent).
+	LiveUID, LiveResourceVersion string
+	// CRD is the resourceVersion of the CustomResourceDefinition of a custom
+	// resource ("" for a built-in kind).
+	CRD string
+	// Sent are the exact bytes the request carries (the body of the apply or patch).
+	Sent []byte
+}
+
+// Digest is the key's hash, the entry's file name.
+func (k Key) Digest() string {
+	h := sha256.New()
+	fmt.Fprintf(h, "drift resultcache %d\n", Format)
+	for _, f := range []string{k.Cluster, k.User, k.ServerVersion, k.Admission, k.Applier, k.Manager, k.Method, fmt.Sprint(k.Force), k.LiveUID, k.LiveResourceVersion, k.CRD} {
+		fmt.Fprintf(h, "%d:%s\n", len(f), f)
+	}
+	sum := sha256.Sum256(k.Sent)
+	h.Write(sum[:])
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+// Answer is what a dry run answered that the cache keeps: the prediction and the
+// server's warnings.
+type Answer struct {
+	Merged   *unstructured.Unstructured
+	Warnings []string
+}
+
+// entry is an answer as it is stored.
+type entry struct {
+	Format   int            `json:"format"`
+	Merged   map[string]any `json:"merged"`
+	Warnings []string       `json:"warnings,omitempty"`
+}
+
+// Store is a cache directory. Its zero value is unusable; Open it.
+type Store struct {
+	dir string
+	// secret says whether a string holds a value that must not be stored in clear
+	// (the run's scrubber: Secret values, masked values, credentials).
+	secret func(string) bool
+	// Notef is told, once each, why the cache was not used (nil: not told).
+	Notef func(format string, args ...any)
+	noted map[string]bool
+	now   func() time.Time
+}
+
+// Open is the store in dir (created when missing); secret tells the strings that must
+// never be written in clear.
+func Open(dir string, secret func(string) bool) *Store {
+	return &Store{dir: dir, secret: secret, noted: map[string]bool{}, now: time.Now}
+}
+
+func (s *Store) note(kind, format string, args ...any) {
+	if s.Notef == nil || s.noted[kind] {
+		return
+	}
+	s.noted[kind] = true
+	s.Notef(format, args...)
+}
+
+func (s *Store) path(digest string) string {
+	return filepath.Join(s.dir, "v"+fmt.Sprint(Format), digest[:2], digest+".json")
+}
+
+// Get is the answer stored for k, its secret strings restored from sent and live
+// (the objects the key's bytes and the live copy are); ok is false on a miss.
+func (s *Store) Get(k Key, sent, live *unstructured.Unstructured) (Answer, bool) {
+	p := s.path(k.Digest())
+	data, err := os.ReadFile(p)
+	if err != nil {
+		if !errors.Is(err, fs.ErrNotExist) {
+			s.note("read", "the dry-run cache at %s cannot be read (%v): every object is sent", s.dir, err)
+		}
+		return Answer{}, false
+	}
+	var e entry
+	if err := json.Unmarshal(data, &e); err != nil || e.Format != Format || e.Merged == nil {
+		s.note("corrupt", "a dry-run cache entry (%s) is not one this drift reads: it is ignored, and the object sent", filepath.Base(p))
+		return Answer{}, false
+	}
+	hashes := stringsByHash(sent, live)
+	merged, ok := restore(e.Merged, hashes).(map[string]any)
+	if !ok {
+		return Answer{}, false // a string neither side holds: not this object's answer
+	}
+	now := s.now()
+	_ = os.Chtimes(p, now, now) // the last use, for Prune
+	return Answer{Merged: &unstructured.Unstructured{Object: merged}, Warnings: e.Warnings}, true
+}
+
+// Put stores the answer for k, unless it holds a secret string that neither the
+// object sent nor the live one holds (a value only the server knows): then nothing
+// is stored, and the next run sends the object again.
+func (s *Store) Put(k Key, a Answer, sent, live *unstructured.Unstructured) {
+	hashes := stringsByHash(sent, live)
+	merged, ok := s.hide(a.Merged.Object, hashes)
+	if !ok {
+		return
+	}
+	for _, w := range a.Warnings {
+		if s.secret(w) {
+			return
+		}
+	}
+	data, err := json.Marshal(entry{Format: Format, Merged: merged.(map[string]any), Warnings: a.Warnings})
+	if err != nil {
+		return
+	}
+	p := s.path(k.Digest())
+	if err := writeAtomic(p, data); err != nil {
+		s.note("write", "the dry-run cache at %s cannot be written (%v): answers are not kept for the next run", s.dir, err)
+	}
+}
+
+// placeholder marks a secret string in a stored entry by its hash.
+const placeholder = "\x00drift-secret:sha256:"
+
+// hide replaces every secret string of v with its placeholder; ok is false when one
+// cannot be restored (neither side holds it) or a secret hides in a number.
+func (s *Store) hide(v any, hashes map[string]string) (any, bool) {
+	switch x := v.(type) {
+	case map[string]any:
+		out := make(map[string]any, len(x))
+		for k, e := range x {
+			if s.secret(k) {
+				return nil, false // a key that is a secret: keep nothing
+			}
+			h, ok := s.hide(e, hashes)
+			if !ok {
+				return nil, false
+			}
+			out[k] = h
+		}
+		return out, true
+	case []any:
+		out := make([]any, len(x))
+		for i, e := range x {
+			h, ok := s.hide(e, hashes)
+			if !ok {
+				return nil, false
+			}
+			out[i] = h
+		}
+		return out, true
+	case string:
+		if strings.HasPrefix(x, placeholder) {
+			return nil, false // a string that looks like ours: keep nothing
+		}
+		if !s.secret(x) {
+			return x, true
+		}
+		h := hashOf(x)
+		if _, ok := hashes[h]; !ok {
+			return nil, false
+		}
+		return placeholder + h, true
+	case nil, bool:
+		return x, true
+	default:
+		if s.secret(fmt.Sprint(x)) {
+			return nil, false
+		}
+		return x, true
+	}
+}
+
+// restore puts the strings back; nil when one is not in hashes.
+func restore(v any, hashes map[string]string) any {
+	switch x := v.(type) {
+	case map[string]any:
+		for k, e := range x {
+			r := restore(e, hashes)
+			if r == nil && e != nil {
+				return nil
+			}
+			x[k] = r
+		}
+		return x
+	case []any:
+		for i, e := range x {
+			r := restore(e, hashes)
+			if r == nil && e != nil {
+				return nil
+			}
+			x[i] = r
+		}
+		return x
+	case string:
+		if h, ok := strings.CutPrefix(x, placeholder); ok {
+			s, found := hashes[h]
+			if !found {
+				return nil
+			}
+			return s
+		}
+		return x
+	}
+	return v
+}
+
+// stringsByHash are the string values of the objects, by their hash.
+func stringsByHash(objs ...*unstructured.Unstructured) map[string]string {
+	out := map[string]string{}
+	var walk func(v any)
+	walk = func(v any) {
+		switch x := v.(type) {
+		case map[string]any:
+			for _, e := range x {
+				walk(e)
+			}
+		case []any:
+			for _, e := range x {
+				walk(e)
+			}
+		case string:
+			out[hashOf(x)] = x
+		}
+	}
+	for _, o := range objs {
+		if o != nil {
+			walk(o.Object)
+		}
+	}
+	return out
+}
+
+func hashOf(s string) string {
+	sum := sha256.Sum256([]byte(s))
+	return hex.EncodeToString(sum[:])
+}
+
+// writeAtomic writes data to p through a temporary file in its directory.
+func writeAtomic(p string, data []byte) error {
+	if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
+		return err
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(p), ".tmp-*")
+	if err != nil {
+		return err
+	}
+	if _, err := tmp.Write(data); err != nil {
+		tmp.Close()
+		os.Remove(tmp.Name())
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		os.Remove(tmp.Name())
+		return err
+	}
+	return os.Rename(tmp.Name(), p)
+}
+
+// Prune deletes the least recently used entries of the cache in dir until it takes
+// at most maxBytes, and entries of other formats; it returns what was removed.
+func Prune(dir string, maxBytes int64) (removed int, freed int64, err error) {
+	type file struct {
+		path string
+		size int64
+		used time.Time
+	}
+	var files []file
+	var total int64
+	err = filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			if errors.Is(err, fs.ErrNotExist) {
+				return nil
+			}
+			return err
+		}
+		if d.IsDir() {
+			if p != dir && filepath.Dir(p) == dir && d.Name() != "v"+fmt.Sprint(Format) {
+				// Another format's entries: never read again.
+				size, _ := dirSize(p)
+				if err := os.RemoveAll(p); err == nil {
+					removed, freed = removed+1, freed+size
+				}
+				return fs.SkipDir
+			}
+			return nil
+		}
+		info, err := d.Info()
+		if err != nil {
+			return nil
+		}
+		files = append(files, file{p, info.Size(), info.ModTime()})
+		total += info.Size()
+		return nil
+	})
+	if err != nil {
+		return removed, freed, err
+	}
+	sort.Slice(files, func(i, j int) bool {
+		if !files[i].used.Equal(files[j].used) {
+			return files[i].used.Before(files[j].used)
+		}
+		return files[i].path < files[j].path
+	})
+	for _, f := range files {
+		if total <= maxBytes {
+			break
+		}
+		if err := os.Remove(f.path); err == nil {
+			total -= f.size
+			removed, freed = removed+1, freed+f.size
+		}
+	}
+	return removed, freed, nil
+}
+
+func dirSize(dir string) (int64, error) {
+	var n int64
+	err := filepath.WalkDir(dir, func(_ string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() {
+			if info, err := d.Info(); err == nil {
+				n += info.Size()
+			}
+		}
+		return nil
+	})
+	return n, err
+}
+
+// Size is the size of the cache in dir, in bytes.
+func Size(dir string) int64 {
+	n, _ := dirSize(dir)
+	return n
+}
