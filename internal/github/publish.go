@@ -2,13 +2,10 @@ package github
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
-	"sort"
 	"strings"
 	"time"
 
@@ -21,14 +18,8 @@ import (
 // spare (bytes are never fewer than characters).
 const MaxCommentBytes = 65000
 
-// Marker is the hidden line a drift comment starts with; the target set makes it
-// one comment per pull request and set of targets.
-func Marker(targets []string) string {
-	t := append([]string(nil), targets...)
-	sort.Strings(t)
-	sum := sha256.Sum256([]byte(strings.Join(t, "\n")))
-	return "<!-- drift:report targets=" + hex.EncodeToString(sum[:])[:16] + " -->"
-}
+// Marker is the hidden line a drift comment starts with (forge.Marker).
+func Marker(targets []string) string { return forge.Marker(targets) }
 
 // Publisher talks to GitHub's REST API.
 type Publisher struct {

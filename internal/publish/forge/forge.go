@@ -7,10 +7,21 @@ package forge
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"sort"
 	"strings"
 )
+
+// Marker is the hidden line a drift note starts with; the target set makes it one
+// note per review and set of targets, the same on every forge.
+func Marker(targets []string) string {
+	t := append([]string(nil), targets...)
+	sort.Strings(t)
+	sum := sha256.Sum256([]byte(strings.Join(t, "\n")))
+	return "<!-- drift:report targets=" + hex.EncodeToString(sum[:])[:16] + " -->"
+}
 
 // Note is a comment on a pull request or an issue, or a note on a merge request.
 type Note struct {
