@@ -28,6 +28,7 @@ require (
 	github.com/spf13/pflag v1.0.10
 	github.com/valyala/fasttemplate v1.2.2
 	github.com/yuin/goldmark v1.8.7
+	gitlab.com/gitlab-org/api/client-go v1.46.0
 	go.yaml.in/yaml/v2 v2.4.4
 	golang.org/x/net v0.58.0
 	golang.org/x/sync v0.24.0
@@ -178,7 +179,6 @@ require (
 	github.com/x448/float16 v0.8.4 // indirect
 	github.com/xanzy/ssh-agent v0.3.3 // indirect
 	github.com/xlab/treeprint v1.2.0 // indirect
-	gitlab.com/gitlab-org/api/client-go v1.46.0 // indirect
 	go.opentelemetry.io/auto/sdk v1.2.1 // indirect
 	go.opentelemetry.io/contrib/bridges/prometheus v0.67.0 // indirect
 	go.opentelemetry.io/contrib/exporters/autoexport v0.67.0 // indirect
