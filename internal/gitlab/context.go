@@ -78,6 +78,11 @@ func FromEnv(getenv func(string) string) (Context, error) {
 		}
 		c.NodeIndex, c.NodeTotal = i, n
 	}
+	// In a merged results pipeline CI_COMMIT_SHA is the merge commit GitLab made; the
+	// merge request shows statuses of its source branch's head.
+	if sha := getenv("CI_MERGE_REQUEST_SOURCE_BRANCH_SHA"); sha != "" {
+		c.HeadSHA = sha
+	}
 	if c.APIURL == "" {
 		c.APIURL = DefaultAPIURL
 	}

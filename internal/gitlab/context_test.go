@@ -32,6 +32,10 @@ func TestTheJobsEnvironmentIsTheContext(t *testing.T) {
 	if c != want {
 		t.Errorf("context = %+v\nwant      %+v", c, want)
 	}
+	env["CI_MERGE_REQUEST_SOURCE_BRANCH_SHA"] = "feed42"
+	if c, _ := FromEnv(func(k string) string { return env[k] }); c.HeadSHA != "feed42" {
+		t.Errorf("a merged results pipeline's status goes on %q, want the source branch's head", c.HeadSHA)
+	}
 	if b := c.Branches(); strings.Join(b, ",") != "main,feature" {
 		t.Errorf("branches = %v", b)
 	}
