@@ -3,7 +3,7 @@ package publish
 import "strings"
 
 // GitLabFlavour adapts drift's markdown to GitLab's. GitLab renders GitHub's
-// collapsible sections, tables, alerts (> [!CAUTION], GitLab 17.10 on) and emoji
+// collapsible sections, tables, alerts (> [!CAUTION]) and emoji
 // alike, and links no reference (@user, #1, !1, ~label, %milestone, $snippet, &epic,
 // [[wiki]]) inside code, where drift puts every text a repository or a cluster
 // controls. What differs:
