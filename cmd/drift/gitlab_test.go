@@ -42,7 +42,8 @@ func TestGitLabNoteFromThePipelinesEnvironment(t *testing.T) {
 	gitlabEnv(t, srv)
 	ns := namespace(t)
 	apply(t, "kubectl", cm(ns, "settings", "old"))
-	r := repo(t, map[string]string{"settings.yaml": cm(ns, "settings", "new"), "tricky.yaml": cm(ns, "tricky", "\"/close\\n!12 ~bug @root\"")})
+	// A manifest that quotes the job's tokens: both are scrubbed before anything is sent.
+	r := repo(t, map[string]string{"settings.yaml": cm(ns, "settings", "new"), "tricky.yaml": cm(ns, "tricky", "\"/close\\n!12 ~bug @root "+glToken+" job-token-secret-value\"")})
 	dotenv := filepath.Join(t.TempDir(), "drift.env")
 	o := drift(t, "diff", "--repo", r.Dir, "--ref", "main", "--gitlab-note", "--gitlab-dotenv", dotenv, "--json-report", filepath.Join(t.TempDir(), "r.json"))
 	if o.code != 1 {
@@ -63,6 +64,11 @@ func TestGitLabNoteFromThePipelinesEnvironment(t *testing.T) {
 	}
 	if strings.Contains(o.stdout+o.stderr, glToken) || strings.Contains(o.stdout+o.stderr, "job-token-secret-value") {
 		t.Error("a token reached the output")
+	}
+	for _, req := range srv.Received {
+		if strings.Contains(req.Body, glToken) || strings.Contains(req.Body, "job-token-secret-value") {
+			t.Errorf("%s %s sent a token in its body", req.Method, req.Path)
+		}
 	}
 
 	srv.Fault = func(w http.ResponseWriter, r *http.Request, n int) bool {
