@@ -26,11 +26,13 @@ check:
 	$(GO) run $(GORELEASER) check
 
 ## test: checks, then every test against real API servers (binaries installed on first use,
-## Chromium for the HTML report's browser test and cmark-gfm for the markdown's too), the
-## fidelity matrix last
+## Chromium for the HTML report's browser test and cmark-gfm for the markdown's too; the
+## GitLab component and pipelines checked with gitlab-ci-local, from npm on first use;
+## hack/gitlab runs the component's script), the fidelity matrix last
 test: check
 	hack/browser.sh >/dev/null
 	hack/cmark-gfm.sh >/dev/null
+	hack/gitlab-ci-local.sh
 	KUBEBUILDER_ASSETS="$$(hack/envtest-assets.sh)" $(GO) test -count=1 -timeout 30m $$($(GO) list ./... | grep -v /internal/fidelity)
 	$(MAKE) --no-print-directory fidelity
 

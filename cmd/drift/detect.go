@@ -18,7 +18,7 @@ type detectOptions struct {
 
 // pullRequestFlags are the GitHub side's flags for a pull request, which drift detect
 // refuses rather than ignores.
-var pullRequestFlags = []string{"github-comment", "github-check", "comment-file", "html-artifact"}
+var pullRequestFlags = []string{"github-comment", "github-check", "comment-file", "html-artifact", "gitlab-note", "gitlab-status"}
 
 // diffOnlyFlags are drift diff's flags drift detect has not, named when it is given one.
 var diffOnlyFlags = []string{"base", "cluster", "crds-from-context", "config-from", "no-split-drift"}
@@ -57,6 +57,7 @@ Exit status: 0 no drift, 1 drift, 2 errors (the report is then incomplete).`,
 	}
 	o.addFlags(cmd.Flags())
 	cmd.Flags().BoolVar(&o.github.Issue, "github-issue", false, "keep one GitHub issue (label drift) for this target set: opened when drift appears, updated when it changes, closed when it is gone")
+	o.gitlab.addIssueFlag(cmd.Flags())
 	cmd.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		for _, name := range diffOnlyFlags {
 			if err.Error() == "unknown flag: --"+name {

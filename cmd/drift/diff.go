@@ -50,6 +50,7 @@ Exit status: 0 no changes, 1 changes, 2 errors (the report is then incomplete).`
   drift diff --target web-prod --target 'api-*'`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			o.Base = o.gitlabBase(o.Base)
 			return o.run(cmd.Context(), mode{base: o.Base, cluster: o.Cluster, configFrom: o.ConfigFrom,
 				splitDrift: o.Base != "" && !o.NoSplitDrift, crdsFromContext: o.CRDsFromContext, lookupSecrets: o.LookupSecrets})
 		},

@@ -66,7 +66,10 @@ func (g *githubOptions) options() publish.Options {
 // publish publishes the report as the flags say; a refusal from GitHub is returned
 // and the caller decides the exit code.
 func (o *commonOptions) publish(ctx context.Context, rep *report.Report) error {
-	opts := o.github.options()
+	opts, err := o.publishOptions()
+	if err != nil {
+		return err
+	}
 	opts.MarkdownTemplate, opts.HTMLReport, opts.HTMLArtifact = o.report.MarkdownTemplate, o.report.HTML, o.report.HTMLArtifact
 	// In an Actions step, errors are annotated on their manifests.
 	opts.Annotate = o.getenv("GITHUB_ACTIONS") == "true" && (opts.Outputs || opts.Comment || opts.Issue)

@@ -56,6 +56,7 @@ Exit status: 0 no changes, 1 changes, 2 errors (the report is then incomplete).`
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.scrub = o.newScrubber()
+			o.Base = o.gitlabBase(o.Base)
 			if err := o.merge(cmd.Context(), args); err != nil {
 				return scrubbedError{err: err, scrub: o.scrub}
 			}
@@ -67,6 +68,7 @@ Exit status: 0 no changes, 1 changes, 2 errors (the report is then incomplete).`
 	f.StringVar(&o.Base, "base", "", "the --base the shards ran with")
 	f.StringVar(&o.ConfigFrom, "config-from", plan.ConfigFromBase, "the --config-from the shards ran with")
 	f.BoolVar(&o.github.Issue, "github-issue", false, "for shards of drift detect: keep one GitHub issue (label drift) for this target set")
+	o.gitlab.addIssueFlag(f)
 	return cmd
 }
 
@@ -79,7 +81,7 @@ func (o *diffOptions) merge(ctx context.Context, files []string) error {
 	if err := o.report.validate(); err != nil {
 		return err
 	}
-	if err := o.github.options().Preflight(o.getenv); err != nil {
+	if err := o.preflight(); err != nil {
 		return err
 	}
 	shards := map[string]*report.Report{}

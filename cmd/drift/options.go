@@ -52,6 +52,7 @@ type commonOptions struct {
 	// github holds the GitHub side's flags; charts how charts are fetched; report how
 	// the report is judged and shown.
 	github githubOptions
+	gitlab gitlabOptions
 	report reportFlags
 	// disabledRisks are drift.yaml's risks.disable (trusted: from the base).
 	disabledRisks map[string]bool
@@ -110,6 +111,7 @@ func (o *commonOptions) addFlags(f *pflag.FlagSet) {
 	addRenderLimitFlags(f, &o.renderLimits, &o.maxTargets)
 	o.charts.addFlags(f, o.getenv)
 	o.github.addFlags(f)
+	o.gitlab.addFlags(f)
 	o.report.addFlags(f, true)
 	o.kube.AddFlags(f)
 	o.flags = f
@@ -135,9 +137,15 @@ func (o *commonOptions) validate(configFrom string) error {
 	if o.flagSet("field-manager") && o.FieldManager == "" {
 		return fmt.Errorf("--field-manager must not be empty")
 	}
-	if o.Shard != "" {
-		var err error
-		if o.shard, err = plan.ParseShard(o.Shard); err != nil {
+	shard, err := o.gitlabShard()
+	if err != nil {
+		return err
+	}
+	if shard != "" {
+		if o.shard, err = plan.ParseShard(shard); err != nil {
+			return err
+		}
+		if err := o.checkShardFlags(); err != nil {
 			return err
 		}
 		for _, name := range []string{"github-comment", "github-issue", "comment-file", "step-summary"} {
@@ -208,7 +216,7 @@ func (o *commonOptions) flagSet(name string) bool {
 
 // addBranchFlag registers --branch.
 func addBranchFlag(f *pflag.FlagSet, branches *[]string) {
-	f.StringArrayVar(branches, "branch", nil, "a branch the previewed ref stands for (repeatable): Argo CD and Flux sources that follow it render from the ref (default: in GitHub Actions the pull request's base and head branches, else GITHUB_REF_NAME; and always the branches whose tip the ref is, and the default branch)")
+	f.StringArrayVar(branches, "branch", nil, "a branch the previewed ref stands for (repeatable): Argo CD and Flux sources that follow it render from the ref (default: in GitHub Actions the pull request's base and head branches, else GITHUB_REF_NAME; in GitLab CI the merge request's target and source branches, else CI_COMMIT_BRANCH; and always the branches whose tip the ref is, and the default branch)")
 }
 
 // branches are the branches the run previews: --branch, else what the CI system the
@@ -217,6 +225,9 @@ func addBranchFlag(f *pflag.FlagSet, branches *[]string) {
 func (o *commonOptions) branches() []string {
 	if len(o.Branches) > 0 {
 		return o.Branches
+	}
+	if o.getenv("GITLAB_CI") == "true" {
+		return gitlabBranches(o.getenv)
 	}
 	if o.getenv("GITHUB_ACTIONS") != "true" {
 		return nil

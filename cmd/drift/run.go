@@ -3,13 +3,11 @@ package main
 import (
 	"context"
 	"fmt"
-	"net/http"
 	"time"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/drift-gitops/drift/internal/appset"
-	"github.com/drift-gitops/drift/internal/github"
 	"github.com/drift-gitops/drift/internal/plan"
 	"github.com/drift-gitops/drift/internal/preview"
 	"github.com/drift-gitops/drift/internal/render"
@@ -49,7 +47,7 @@ func (o *commonOptions) preview(ctx context.Context, m mode) error {
 	if err := o.validate(m.configFrom); err != nil {
 		return err
 	}
-	if err := o.github.options().Preflight(o.getenv); err != nil {
+	if err := o.preflight(); err != nil {
 		return err
 	}
 	ctx, cancel := context.WithTimeoutCause(ctx, o.Timeout, runTimeout(o.Timeout))
@@ -125,7 +123,7 @@ func (o *commonOptions) finish(ctx context.Context, rep *report.Report) error {
 	if err := o.publish(ctx, rep); err != nil {
 		// A refusal from GitHub (a fork's read-only token) does not change what the
 		// diff found: say so, and exit as the diff does. Anything else is an error.
-		if github.StatusCode(err) != http.StatusForbidden {
+		if !refused(err) {
 			return err
 		}
 		o.warnf("%v", err)

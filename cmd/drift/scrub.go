@@ -12,6 +12,10 @@ func (o *commonOptions) newScrubber() *report.Scrubber {
 	for _, name := range []string{"GITHUB_TOKEN", "GH_TOKEN", "ACTIONS_RUNTIME_TOKEN", "ACTIONS_ID_TOKEN_REQUEST_TOKEN"} {
 		s.AddCredential(o.getenv(name))
 	}
+	s.AddCredential(o.gitlab.Token)
+	for _, name := range gitlabCredentials {
+		s.AddCredential(o.getenv(name))
+	}
 	if o.kube.BearerToken != nil {
 		s.AddCredential(*o.kube.BearerToken)
 	}

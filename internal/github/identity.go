@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"net/http"
-	"sort"
 	"strings"
 
 	gh "github.com/google/go-github/v60/github"
@@ -36,26 +35,6 @@ func (p *Publisher) Author(ctx context.Context) (string, error) {
 		return "", p.explain("learn whom the token belongs to (GET /user; or pass --github-author)", err)
 	}
 	return p.author, nil
-}
-
-// wroteBy says whether a comment's or issue's author is drift's own login. Logins
-// are case-insensitive on GitHub.
-func (p *Publisher) wroteBy(ctx context.Context, u *gh.User) (bool, error) {
-	author, err := p.Author(ctx)
-	if err != nil {
-		return false, err
-	}
-	return u != nil && strings.EqualFold(u.GetLogin(), author), nil
-}
-
-// leftAlone warns of marked comments or issues drift did not write.
-func (p *Publisher) leftAlone(what string, logins []string) {
-	if len(logins) == 0 || p.Warn == nil {
-		return
-	}
-	sort.Strings(logins)
-	p.Warn(fmt.Sprintf("left alone %d %s(s) that carry drift's marker but were written by %s, not by %s",
-		len(logins), what, strings.Join(logins, ", "), p.author))
 }
 
 // checkCreatedBy warns when GitHub says drift wrote as someone else than it believes

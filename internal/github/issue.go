@@ -5,104 +5,86 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"strings"
 
 	gh "github.com/google/go-github/v60/github"
+
+	"github.com/drift-gitops/drift/internal/publish/forge"
 )
 
 // DriftLabel labels drift issues.
 const DriftLabel = "drift"
 
-// fingerprintLine carries the findings' fingerprint in an issue's body.
-func fingerprintLine(fp string) string { return "<!-- drift:fingerprint=" + fp + " -->" }
-
-// DriftIssue keeps one issue for the target set named by marker: opened when drift
-// appears, its body updated when the findings' fingerprint changes, closed with a
-// comment when drift is gone, reopened when it comes back. Nothing is written when
-// nothing changed. It returns what it did.
+// DriftIssue keeps one issue for the target set named by marker, as forge.DriftIssue
+// does: opened, updated, closed with a comment and reopened as drift comes and goes.
 func (p *Publisher) DriftIssue(ctx context.Context, marker, fingerprint string, drift bool, title, body string) (string, error) {
-	owner, repo := p.ctx.Owner(), p.ctx.Repo()
-	issue, err := p.findIssue(ctx, marker)
-	if err != nil {
-		return "", err
-	}
-	full := marker + "\n" + fingerprintLine(fingerprint) + "\n" + body
-	switch {
-	case !drift && (issue == nil || issue.GetState() == "closed"):
-		return "nothing to do (no drift, no open issue)", nil
-	case !drift:
-		msg := "The cluster matches the repository again: drift found no differences. Closing."
-		if _, _, err := p.client.Issues.CreateComment(ctx, owner, repo, issue.GetNumber(), &gh.IssueComment{Body: &msg}); err != nil {
-			return "", p.explain("comment on the drift issue", err)
-		}
-		if _, _, err := p.client.Issues.Edit(ctx, owner, repo, issue.GetNumber(), &gh.IssueRequest{State: gh.String("closed")}); err != nil {
-			return "", p.explain("close the drift issue", err)
-		}
-		return fmt.Sprintf("closed issue #%d", issue.GetNumber()), nil
-	case issue == nil:
-		if err := p.ensureLabel(ctx); err != nil {
-			return "", err
-		}
-		created, _, err := p.client.Issues.Create(ctx, owner, repo, &gh.IssueRequest{Title: &title, Body: &full, Labels: &[]string{DriftLabel}})
-		if err != nil {
-			return "", p.explain("open the drift issue", err)
-		}
-		p.checkCreatedBy("issue", created.GetUser())
-		return fmt.Sprintf("opened issue #%d", created.GetNumber()), nil
-	case issue.GetState() == "closed":
-		if _, _, err := p.client.Issues.Edit(ctx, owner, repo, issue.GetNumber(), &gh.IssueRequest{State: gh.String("open"), Title: &title, Body: &full}); err != nil {
-			return "", p.explain("reopen the drift issue", err)
-		}
-		return fmt.Sprintf("reopened issue #%d", issue.GetNumber()), nil
-	case strings.Contains(issue.GetBody(), fingerprintLine(fingerprint)):
-		return fmt.Sprintf("issue #%d is up to date (the drift did not change)", issue.GetNumber()), nil
-	}
-	if _, _, err := p.client.Issues.Edit(ctx, owner, repo, issue.GetNumber(), &gh.IssueRequest{Title: &title, Body: &full}); err != nil {
-		return "", p.explain("update the drift issue", err)
-	}
-	return fmt.Sprintf("updated issue #%d", issue.GetNumber()), nil
+	return forge.DriftIssue(ctx, p, DriftLabel, marker, fingerprint, drift, title, body, forge.Warn(p.Warn))
 }
 
-// findIssue returns the newest drift issue with the marker that drift's own login
-// opened, open or closed. Anyone can open an issue whose body starts with the marker;
-// such issues are never edited, closed or reopened.
-func (p *Publisher) findIssue(ctx context.Context, marker string) (*gh.Issue, error) {
-	opts := &gh.IssueListByRepoOptions{State: "all", Labels: []string{DriftLabel}, ListOptions: gh.ListOptions{PerPage: 100}}
-	var found *gh.Issue
-	var others []string
+// Issues lists the repository's issues with the label, open and closed (pull
+// requests, which GitHub lists among issues, left out).
+func (p *Publisher) Issues(ctx context.Context, label string, each func(forge.Issue) bool) error {
+	opts := &gh.IssueListByRepoOptions{State: "all", Labels: []string{label}, ListOptions: gh.ListOptions{PerPage: 100}}
 	for {
 		issues, resp, err := p.client.Issues.ListByRepo(ctx, p.ctx.Owner(), p.ctx.Repo(), opts)
 		if err != nil {
-			return nil, p.explain("list the drift issues", err)
+			return p.explain("list the drift issues", err)
 		}
 		for _, is := range issues {
-			if is.IsPullRequest() || !strings.HasPrefix(is.GetBody(), marker) {
+			if is.IsPullRequest() {
 				continue
 			}
-			mine, err := p.wroteBy(ctx, is.GetUser())
-			if err != nil {
-				return nil, err
-			}
-			if !mine {
-				others = append(others, is.GetUser().GetLogin())
-				continue
-			}
-			if found == nil || is.GetNumber() > found.GetNumber() {
-				found = is
+			if !each(forge.Issue{ID: int64(is.GetNumber()), Body: is.GetBody(), Open: is.GetState() != "closed", Author: is.GetUser().GetLogin()}) {
+				return nil
 			}
 		}
 		if resp.NextPage == 0 {
-			if found == nil {
-				p.leftAlone("issue", others)
-			}
-			return found, nil
+			return nil
 		}
 		opts.Page = resp.NextPage
 	}
 }
 
-func (p *Publisher) ensureLabel(ctx context.Context) error {
-	_, _, err := p.client.Issues.GetLabel(ctx, p.ctx.Owner(), p.ctx.Repo(), DriftLabel)
+// CreateIssue opens an issue with the label.
+func (p *Publisher) CreateIssue(ctx context.Context, title, body, label string) (forge.Issue, error) {
+	created, _, err := p.client.Issues.Create(ctx, p.ctx.Owner(), p.ctx.Repo(), &gh.IssueRequest{Title: &title, Body: &body, Labels: &[]string{label}})
+	if err != nil {
+		return forge.Issue{}, p.explain("open the drift issue", err)
+	}
+	p.checkCreatedBy("issue", created.GetUser())
+	return forge.Issue{ID: int64(created.GetNumber()), Body: created.GetBody(), Open: true, Author: created.GetUser().GetLogin()}, nil
+}
+
+// EditIssue changes an issue's title, body or state.
+func (p *Publisher) EditIssue(ctx context.Context, id int64, e forge.IssueEdit) error {
+	req := &gh.IssueRequest{Title: e.Title, Body: e.Body}
+	what := "update the drift issue"
+	if e.Open != nil {
+		state, verb := "closed", "close the drift issue"
+		if *e.Open {
+			state, verb = "open", "reopen the drift issue"
+		}
+		req.State, what = &state, verb
+	}
+	if _, _, err := p.client.Issues.Edit(ctx, p.ctx.Owner(), p.ctx.Repo(), int(id), req); err != nil {
+		return p.explain(what, err)
+	}
+	return nil
+}
+
+// CommentOnIssue comments on an issue.
+func (p *Publisher) CommentOnIssue(ctx context.Context, id int64, body string) error {
+	if _, _, err := p.client.Issues.CreateComment(ctx, p.ctx.Owner(), p.ctx.Repo(), int(id), &gh.IssueComment{Body: &body}); err != nil {
+		return p.explain("comment on the drift issue", err)
+	}
+	return nil
+}
+
+// IssueRef is "#N".
+func (p *Publisher) IssueRef(id int64) string { return fmt.Sprintf("#%d", id) }
+
+// EnsureLabel creates the label when the repository has not got it.
+func (p *Publisher) EnsureLabel(ctx context.Context, label string) error {
+	_, _, err := p.client.Issues.GetLabel(ctx, p.ctx.Owner(), p.ctx.Repo(), label)
 	if err == nil {
 		return nil
 	}
@@ -110,7 +92,7 @@ func (p *Publisher) ensureLabel(ctx context.Context) error {
 	if !errors.As(err, &er) || er.Response == nil || er.Response.StatusCode != http.StatusNotFound {
 		return p.explain("read the drift label", err)
 	}
-	_, _, err = p.client.Issues.CreateLabel(ctx, p.ctx.Owner(), p.ctx.Repo(), &gh.Label{Name: gh.String(DriftLabel), Color: gh.String("d93f0b"),
+	_, _, err = p.client.Issues.CreateLabel(ctx, p.ctx.Owner(), p.ctx.Repo(), &gh.Label{Name: gh.String(label), Color: gh.String("d93f0b"),
 		Description: gh.String("The cluster no longer matches the repository (drift detect)")})
 	if err != nil {
 		return p.explain("create the drift label", err)

@@ -2,31 +2,24 @@ package github
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
-	"sort"
 	"strings"
 	"time"
 
 	gh "github.com/google/go-github/v60/github"
+
+	"github.com/drift-gitops/drift/internal/publish/forge"
 )
 
 // MaxCommentBytes keeps a comment under GitHub's 65,536-character limit with room to
 // spare (bytes are never fewer than characters).
 const MaxCommentBytes = 65000
 
-// Marker is the hidden line a drift comment starts with; the target set makes it
-// one comment per pull request and set of targets.
-func Marker(targets []string) string {
-	t := append([]string(nil), targets...)
-	sort.Strings(t)
-	sum := sha256.Sum256([]byte(strings.Join(t, "\n")))
-	return "<!-- drift:report targets=" + hex.EncodeToString(sum[:])[:16] + " -->"
-}
+// Marker is the hidden line a drift comment starts with (forge.Marker).
+func Marker(targets []string) string { return forge.Marker(targets) }
 
 // Publisher talks to GitHub's REST API.
 type Publisher struct {
@@ -74,48 +67,50 @@ func newPublisher(c Context, base http.RoundTripper, wait func(context.Context, 
 
 // Comment creates the pull request's drift comment for this target set, or updates
 // it in place; a deleted one is created again. Only a comment that carries the marker
-// and was written by drift's own login is drift's: anyone can post a comment that
-// starts with the marker, and such comments are left alone, as are drift comments
-// for other target sets.
+// and was written by drift's own login is drift's (forge.Upsert).
 func (p *Publisher) Comment(ctx context.Context, marker, body string) (string, error) {
-	owner, repo, pr := p.ctx.Owner(), p.ctx.Repo(), p.ctx.PR
-	body = marker + "\n" + body
+	return forge.Upsert(ctx, p, marker, body, "comment", forge.Warn(p.Warn))
+}
+
+// Self is drift's login (Author), for forge.Forge.
+func (p *Publisher) Self(ctx context.Context) (string, error) { return p.Author(ctx) }
+
+// Notes lists the pull request's comments, oldest first, 100 a page.
+func (p *Publisher) Notes(ctx context.Context, each func(forge.Note) bool) error {
 	opts := &gh.IssueListCommentsOptions{ListOptions: gh.ListOptions{PerPage: 100}}
-	var others []string
 	for {
-		comments, resp, err := p.client.Issues.ListComments(ctx, owner, repo, pr, opts)
+		comments, resp, err := p.client.Issues.ListComments(ctx, p.ctx.Owner(), p.ctx.Repo(), p.ctx.PR, opts)
 		if err != nil {
-			return "", p.explain("list the pull request's comments", err)
+			return p.explain("list the pull request's comments", err)
 		}
 		for _, c := range comments {
-			if !strings.HasPrefix(c.GetBody(), marker) {
-				continue
+			if !each(forge.Note{ID: c.GetID(), Body: c.GetBody(), Author: c.GetUser().GetLogin()}) {
+				return nil
 			}
-			mine, err := p.wroteBy(ctx, c.GetUser())
-			if err != nil {
-				return "", err
-			}
-			if !mine {
-				others = append(others, c.GetUser().GetLogin())
-				continue
-			}
-			if _, _, err := p.client.Issues.EditComment(ctx, owner, repo, c.GetID(), &gh.IssueComment{Body: &body}); err != nil {
-				return "", p.explain("update the drift comment", err)
-			}
-			return "updated", nil
 		}
 		if resp.NextPage == 0 {
-			break
+			return nil
 		}
 		opts.Page = resp.NextPage
 	}
-	p.leftAlone("comment", others)
-	created, _, err := p.client.Issues.CreateComment(ctx, owner, repo, pr, &gh.IssueComment{Body: &body})
+}
+
+// CreateNote comments on the pull request.
+func (p *Publisher) CreateNote(ctx context.Context, body string) (forge.Note, error) {
+	created, _, err := p.client.Issues.CreateComment(ctx, p.ctx.Owner(), p.ctx.Repo(), p.ctx.PR, &gh.IssueComment{Body: &body})
 	if err != nil {
-		return "", p.explain("comment on the pull request", err)
+		return forge.Note{}, p.explain("comment on the pull request", err)
 	}
 	p.checkCreatedBy("comment", created.GetUser())
-	return "created", nil
+	return forge.Note{ID: created.GetID(), Body: created.GetBody(), Author: created.GetUser().GetLogin()}, nil
+}
+
+// UpdateNote edits a comment.
+func (p *Publisher) UpdateNote(ctx context.Context, id int64, body string) error {
+	if _, _, err := p.client.Issues.EditComment(ctx, p.ctx.Owner(), p.ctx.Repo(), id, &gh.IssueComment{Body: &body}); err != nil {
+		return p.explain("update the drift comment", err)
+	}
+	return nil
 }
 
 // Check reports the outcome on the head commit: a check run named drift with the

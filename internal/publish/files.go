@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/drift-gitops/drift/internal/report"
 )
@@ -64,3 +65,23 @@ func appendStepSummary(path, md string) error {
 	}
 	return nil
 }
+
+// writeDotenv appends the outputs to path as a GitLab CI dotenv report: DRIFT_*=value
+// lines (GitLab's dotenv takes no quotes or multi-line values; none of these has
+// either).
+func writeDotenv(path string, rep *report.Report, jsonReport, htmlReport string) error {
+	f, err := os.OpenFile(path, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
+	if err != nil {
+		return fmt.Errorf("--gitlab-dotenv: %w", err)
+	}
+	s := rep.Summary
+	_, werr := fmt.Fprintf(f, "DRIFT_HAS_CHANGES=%t\nDRIFT_COUNTS=%s\nDRIFT_ADD=%d\nDRIFT_MODIFY=%d\nDRIFT_DELETE=%d\nDRIFT_UNCHANGED=%d\nDRIFT_ERRORS=%d\nDRIFT_COMPLETE=%t\nDRIFT_RISKY=%d\nDRIFT_POLICY_FAILED=%t\nDRIFT_REPORT_JSON=%s\nDRIFT_REPORT_HTML=%s\n",
+		s.Changes() > 0, s.Line(), s.Add, s.Modify, s.Delete, s.Unchanged, s.Error, rep.Complete, s.Risky, rep.PolicyFailed(), oneLine(jsonReport), oneLine(htmlReport))
+	if cerr := f.Close(); werr == nil {
+		werr = cerr
+	}
+	return werr
+}
+
+// oneLine keeps a value on its line of a dotenv file.
+func oneLine(s string) string { return strings.NewReplacer("\n", " ", "\r", " ").Replace(s) }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/drift-gitops/drift/internal/github"
+	"github.com/drift-gitops/drift/internal/publish/forge"
 	"github.com/drift-gitops/drift/internal/report"
 )
 
@@ -19,14 +20,20 @@ func (r *run) driftIssue(ctx context.Context, ghc github.Context, marker string)
 	if err != nil {
 		return err
 	}
-	body, err := r.md.get(commentBody)
+	return r.keepIssue(ctx, review{forge: pub, note: commentBody}, github.DriftLabel, marker)
+}
+
+// keepIssue keeps the target set's drift issue on the site's forge (forge.DriftIssue),
+// its body the note's markdown.
+func (r *run) keepIssue(ctx context.Context, site review, label, marker string) error {
+	body, err := r.body(site, site.note)
 	if err != nil {
 		return err
 	}
 	rep := r.rep
 	drift := rep.Summary.Changes() > 0 || !rep.Complete
 	title := "Drift: the cluster does not match the repository (" + rep.Summary.Headline() + ")"
-	how, err := pub.DriftIssue(ctx, marker, report.Fingerprint(rep), drift, title, body)
+	how, err := forge.DriftIssue(ctx, site.forge, label, marker, report.Fingerprint(rep), drift, title, body, forge.Warn(r.deps.Warn))
 	if err != nil {
 		return err
 	}

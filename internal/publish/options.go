@@ -5,6 +5,7 @@ import (
 	"net/http"
 
 	"github.com/drift-gitops/drift/internal/github"
+	"github.com/drift-gitops/drift/internal/gitlab"
 	"github.com/drift-gitops/drift/internal/steplog"
 )
 
@@ -40,7 +41,25 @@ type Options struct {
 	// keeps what the environment says. These are the --github-* and --step-summary
 	// flags.
 	GitHub github.Context
+	// Forge is where Comment, Check and Issue go: GitHub (the zero value) or GitLab.
+	Forge Forge
+	// GitLab overrides the GitLab CI environment (CI_PROJECT_ID, CI_MERGE_REQUEST_IID,
+	// the token, ...) field by field, as GitHub does the Actions environment: the
+	// --gitlab-* flags.
+	GitLab gitlab.Context
+	// Dotenv, when set, is a file the outputs are appended to as DRIFT_*=value lines,
+	// a GitLab CI dotenv report (artifacts:reports:dotenv) later jobs read.
+	Dotenv string
 }
+
+// Forge names a forge.
+type Forge string
+
+// The forges drift publishes to.
+const (
+	GitHub Forge = ""
+	GitLab Forge = "gitlab"
+)
 
 // Deps are what publishing reaches outside itself.
 type Deps struct {
@@ -65,6 +84,9 @@ type Deps struct {
 // wantsGitHub says whether anything reads the Actions environment: the comment, the
 // issue, the job summary or the comment file.
 func (o Options) wantsGitHub() bool {
+	if o.Forge == GitLab {
+		return o.GitHub.StepSummary != ""
+	}
 	return o.Comment || o.Issue || o.GitHub.StepSummary != "" || o.CommentFile != ""
 }
 
@@ -98,6 +120,13 @@ func (o Options) Preflight(getenv func(string) string) error {
 	if !o.Comment && !o.Issue {
 		return nil
 	}
+	if o.Forge == GitLab {
+		c, err := o.GitLabContext(getenv)
+		if err != nil {
+			return err
+		}
+		return c.Check(!o.Issue)
+	}
 	c, err := o.Context(getenv)
 	if err != nil {
 		return err
@@ -106,4 +135,31 @@ func (o Options) Preflight(getenv func(string) string) error {
 		c.PR = 1 // an issue needs no pull request
 	}
 	return c.Check()
+}
+
+// GitLabContext merges the --gitlab-* overrides over the GitLab CI environment.
+func (o Options) GitLabContext(getenv func(string) string) (gitlab.Context, error) {
+	c, err := gitlab.FromEnv(getenv)
+	if err != nil {
+		return c, err
+	}
+	g := o.GitLab
+	for _, f := range []struct {
+		dst *string
+		v   string
+	}{
+		{&c.Token, g.Token}, {&c.Project, g.Project}, {&c.APIURL, g.APIURL}, {&c.HeadSHA, g.HeadSHA},
+		{&c.PipelineURL, g.PipelineURL}, {&c.JobURL, g.JobURL},
+	} {
+		if f.v != "" {
+			*f.dst = f.v
+		}
+	}
+	if g.Token != "" {
+		c.JobTokenOnly = false
+	}
+	if g.MR > 0 {
+		c.MR = g.MR
+	}
+	return c, nil
 }

@@ -7,6 +7,7 @@ import (
 	"net/http"
 
 	"github.com/drift-gitops/drift/internal/github"
+	"github.com/drift-gitops/drift/internal/publish/forge"
 	"github.com/drift-gitops/drift/internal/report"
 	"github.com/drift-gitops/drift/internal/steplog"
 )
@@ -56,6 +57,16 @@ func (r *run) publish(ctx context.Context) error {
 			return err
 		}
 	}
+	if o.Dotenv != "" {
+		if err := writeDotenv(o.Dotenv, r.rep, o.JSONReport, o.HTMLReport); err != nil {
+			return err
+		}
+	}
+	if o.Forge == GitLab && (o.Comment || o.Issue || o.CommentFile != "") {
+		if err := r.gitlab(ctx); err != nil {
+			return err
+		}
+	}
 	// The Actions environment is read only when the GitHub side was asked for.
 	if !o.wantsGitHub() {
 		return nil
@@ -80,6 +91,9 @@ func (r *run) publish(ctx context.Context) error {
 		}
 	}
 	marker := github.Marker(targetNames(r.rep))
+	if o.Forge == GitLab {
+		return nil
+	}
 	if o.CommentFile != "" {
 		body, err := r.md.get(commentBody)
 		if err != nil {
@@ -107,25 +121,12 @@ func (r *run) comment(ctx context.Context, ghc github.Context, marker string) er
 	if err != nil {
 		return err
 	}
-	body, err := r.md.get(commentBody)
-	if err != nil {
+	site := review{forge: pub, noun: "comment", what: "the pull request comment", note: commentBody, tooLong: func(err error) bool {
+		// Too long after all (GitHub counts differently).
+		return github.StatusCode(err) == http.StatusUnprocessableEntity
+	}}
+	if err := r.review(ctx, site, marker); err != nil || !r.opts.Check {
 		return err
-	}
-	how, err := pub.Comment(ctx, marker, body)
-	if github.StatusCode(err) == http.StatusUnprocessableEntity {
-		// Too long after all (GitHub counts differently): the summary alone.
-		summary, merr := r.md.get(summaryOnly)
-		if merr != nil {
-			return merr
-		}
-		how, err = pub.Comment(ctx, marker, summary)
-	}
-	if err != nil {
-		return err
-	}
-	fmt.Fprintf(r.deps.Stderr, "drift: %s the pull request comment\n", how)
-	if !r.opts.Check {
-		return nil
 	}
 	summary, err := r.md.get(summaryOnly)
 	if err != nil {
@@ -135,11 +136,56 @@ func (r *run) comment(ctx context.Context, ghc github.Context, marker string) er
 	if err != nil {
 		return err
 	}
-	how, err = pub.Check(ctx, r.opts.CheckName, checkFails(r.rep), r.rep.Summary.Headline(), summary, text)
+	how, err := pub.Check(ctx, r.opts.CheckName, checkFails(r.rep), r.rep.Summary.Headline(), summary, text)
 	if err != nil {
 		return err
 	}
 	fmt.Fprintf(r.deps.Stderr, "drift: reported a %s on %s\n", how, ghc.HeadSHA)
+	return nil
+}
+
+// review is a forge's review (a pull or merge request) as publishing needs it: the
+// note's client, its name, its markdown and how the forge says a body is too long.
+type review struct {
+	forge forge.Forge
+	// noun names a note in warnings ("comment"), what the review's in messages.
+	noun, what string
+	// note is the markdown variant of the note; flavour, when set, adapts each body
+	// to the forge's markdown.
+	note    report.MarkdownOptions
+	flavour func(string) string
+	tooLong func(error) bool
+}
+
+// body is a markdown variant in the review's flavour.
+func (r *run) body(site review, variant report.MarkdownOptions) (string, error) {
+	md, err := r.md.get(variant)
+	if err != nil || site.flavour == nil {
+		return md, err
+	}
+	return site.flavour(md), nil
+}
+
+// review writes the review's drift note, or the summary alone when the forge finds
+// the full one too long.
+func (r *run) review(ctx context.Context, site review, marker string) error {
+	body, err := r.body(site, site.note)
+	if err != nil {
+		return err
+	}
+	warn := forge.Warn(r.deps.Warn)
+	how, err := forge.Upsert(ctx, site.forge, marker, body, site.noun, warn)
+	if site.tooLong(err) {
+		summary, merr := r.body(site, summaryOnly)
+		if merr != nil {
+			return merr
+		}
+		how, err = forge.Upsert(ctx, site.forge, marker, summary, site.noun, warn)
+	}
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(r.deps.Stderr, "drift: %s %s\n", how, site.what)
 	return nil
 }
 

@@ -1,0 +1,177 @@
+package main
+
+import (
+	"fmt"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/spf13/pflag"
+	"k8s.io/cli-runtime/pkg/genericiooptions"
+
+	"github.com/drift-gitops/drift/internal/gitlab"
+	"github.com/drift-gitops/drift/internal/gitlab/gitlabtest"
+	"github.com/drift-gitops/drift/internal/plan"
+	"github.com/drift-gitops/drift/internal/publish"
+)
+
+const glToken = "glpat-drift-test-token"
+
+// gitlabEnv sets what GitLab CI gives a merge request pipeline's job, pointing at srv.
+func gitlabEnv(t *testing.T, srv *gitlabtest.Server) {
+	t.Helper()
+	for k, v := range map[string]string{
+		"GITLAB_CI": "true", "CI_PROJECT_ID": "42", "CI_MERGE_REQUEST_IID": "7", "CI_API_V4_URL": srv.URL + "/api/v4",
+		"CI_COMMIT_SHA": "abcdef0123456789abcdef0123456789abcdef01", "CI_PIPELINE_ID": "900",
+		"CI_JOB_URL": "https://gitlab.example/acme/gitops/-/jobs/5", "CI_PIPELINE_URL": "https://gitlab.example/acme/gitops/-/pipelines/900",
+		"CI_MERGE_REQUEST_SOURCE_BRANCH_NAME": "feature", "CI_MERGE_REQUEST_TARGET_BRANCH_NAME": "main",
+		"CI_JOB_TOKEN": "job-token-secret-value", "DRIFT_GITLAB_TOKEN": glToken,
+	} {
+		t.Setenv(k, v)
+	}
+}
+
+// TestGitLabNoteFromThePipelinesEnvironment runs drift diff --gitlab-note in a merge
+// request pipeline's job: the note and the commit status come from the CI_* variables
+// alone, no token reaches the output, and a 403 leaves the exit code the diff's.
+func TestGitLabNoteFromThePipelinesEnvironment(t *testing.T) {
+	srv := gitlabtest.New(glToken)
+	defer srv.Close()
+	gitlabEnv(t, srv)
+	ns := namespace(t)
+	apply(t, "kubectl", cm(ns, "settings", "old"))
+	// A manifest that quotes the job's tokens: both are scrubbed before anything is sent.
+	r := repo(t, map[string]string{"settings.yaml": cm(ns, "settings", "new"), "tricky.yaml": cm(ns, "tricky", "\"/close\\n!12 ~bug @root "+glToken+" job-token-secret-value\"")})
+	dotenv := filepath.Join(t.TempDir(), "drift.env")
+	o := drift(t, "diff", "--repo", r.Dir, "--ref", "main", "--gitlab-note", "--gitlab-dotenv", dotenv, "--json-report", filepath.Join(t.TempDir(), "r.json"))
+	if o.code != 1 {
+		t.Fatalf("exit %d\n%s", o.code, o.stderr)
+	}
+	notes := srv.Notes(7)
+	if len(notes) != 1 || !strings.HasPrefix(notes[0].Body, "<!-- drift:report targets=") || !strings.Contains(notes[0].Body, "### drift: 1 to add, 1 to modify") {
+		t.Fatalf("notes = %+v\n%s", notes, o.stderr)
+	}
+	if len(srv.QuickActions) != 0 {
+		t.Errorf("GitLab would run %v", srv.QuickActions)
+	}
+	if len(srv.Statuses) != 1 || srv.Statuses[0]["state"] != "success" || srv.Statuses[0]["sha"] != "abcdef0123456789abcdef0123456789abcdef01" || srv.Statuses[0]["name"] != "drift" {
+		t.Errorf("statuses = %+v", srv.Statuses)
+	}
+	if data, err := os.ReadFile(dotenv); err != nil || !strings.Contains(string(data), "DRIFT_HAS_CHANGES=true") {
+		t.Errorf("dotenv: %v\n%s", err, data)
+	}
+	if strings.Contains(o.stdout+o.stderr, glToken) || strings.Contains(o.stdout+o.stderr, "job-token-secret-value") {
+		t.Error("a token reached the output")
+	}
+	for _, req := range srv.Received {
+		if strings.Contains(req.Body, glToken) || strings.Contains(req.Body, "job-token-secret-value") {
+			t.Errorf("%s %s sent a token in its body", req.Method, req.Path)
+		}
+	}
+
+	srv.Fault = func(w http.ResponseWriter, r *http.Request, n int) bool {
+		w.WriteHeader(http.StatusForbidden)
+		fmt.Fprint(w, `{"message":"403 Forbidden"}`)
+		return true
+	}
+	o = drift(t, "diff", "--repo", r.Dir, "--ref", "main", "--gitlab-note")
+	if o.code != 1 || !strings.Contains(o.stderr, "GitLab refused to list the merge request's notes (403)") {
+		t.Errorf("403: exit %d\n%s", o.code, o.stderr)
+	}
+}
+
+// TestGitLabJobTokenAloneIsRefusedBeforeAnyWork: a job whose only token is
+// CI_JOB_TOKEN is told at once that it cannot write notes and what to create; GitLab
+// is not asked and nothing is previewed.
+func TestGitLabJobTokenAloneIsRefusedBeforeAnyWork(t *testing.T) {
+	srv := gitlabtest.New(glToken)
+	defer srv.Close()
+	gitlabEnv(t, srv)
+	t.Setenv("DRIFT_GITLAB_TOKEN", "")
+	o := drift(t, "diff", "--repo", t.TempDir(), "--gitlab-note")
+	if o.code == 0 || !strings.Contains(o.stderr, "only CI_JOB_TOKEN, which GitLab does not let write merge request notes") ||
+		!strings.Contains(o.stderr, "DRIFT_GITLAB_TOKEN") || strings.Contains(o.stderr, "job-token-secret-value") {
+		t.Errorf("exit %d\n%s", o.code, o.stderr)
+	}
+	if len(srv.Received) != 0 {
+		t.Error("GitLab was asked")
+	}
+}
+
+// TestEveryGitLabFlagReachesPublish: each flag of the GitLab side, set on the command
+// line, is in what publish is asked to do; one forge at a time.
+func TestEveryGitLabFlagReachesPublish(t *testing.T) {
+	t.Parallel()
+	var g gitlabOptions
+	f := pflag.NewFlagSet("diff", pflag.ContinueOnError)
+	g.addFlags(f)
+	g.addIssueFlag(f)
+	args := []string{"--gitlab-note", "--gitlab-status=false", "--gitlab-token=tok", "--gitlab-project=acme/gitops", "--gitlab-mr=7",
+		"--gitlab-api-url=https://gitlab.example/api/v4", "--gitlab-sha=abc", "--gitlab-dotenv=d.env", "--gitlab-issue"}
+	if err := f.Parse(args); err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	f.VisitAll(func(*pflag.Flag) { n++ })
+	if n != len(args) {
+		t.Fatalf("%d flags, the test sets %d: set the new one", n, len(args))
+	}
+	var got publish.Options
+	if err := g.apply(&got); err != nil {
+		t.Fatal(err)
+	}
+	want := publish.Options{Forge: publish.GitLab, Comment: true, Check: false, Issue: true, Dotenv: "d.env",
+		GitLab: gitlab.Context{Token: "tok", Project: "acme/gitops", MR: 7, APIURL: "https://gitlab.example/api/v4", HeadSHA: "abc"}}
+	if got != want {
+		t.Errorf("options = %+v\nwant      %+v", got, want)
+	}
+	if err := g.apply(&publish.Options{Comment: true}); err == nil || !strings.Contains(err.Error(), "give one forge's") {
+		t.Errorf("both forges: %v", err)
+	}
+}
+
+// gitlabOptionsIn are diff's options parsed from args in the environment env.
+func gitlabOptionsIn(t *testing.T, env map[string]string, args ...string) (*diffOptions, error) {
+	t.Helper()
+	o := &diffOptions{}
+	o.init(genericiooptions.IOStreams{})
+	o.getenv = func(k string) string { return env[k] }
+	f := pflag.NewFlagSet("diff", pflag.ContinueOnError)
+	o.addFlags(f)
+	f.StringVar(&o.Base, "base", "", "")
+	if err := f.Parse(args); err != nil {
+		t.Fatal(err)
+	}
+	return o, o.validate(plan.ConfigFromBase)
+}
+
+// TestAGitLabParallelJobIsAShard: in a job with parallel: N, CI_NODE_INDEX of
+// CI_NODE_TOTAL is the run's --shard unless --shard is given, and such a job may not
+// publish; the branches are the merge request's, and the base its diff base.
+func TestAGitLabParallelJobIsAShard(t *testing.T) {
+	t.Parallel()
+	env := map[string]string{"GITLAB_CI": "true", "CI_NODE_INDEX": "2", "CI_NODE_TOTAL": "3",
+		"CI_MERGE_REQUEST_SOURCE_BRANCH_NAME": "feature", "CI_MERGE_REQUEST_TARGET_BRANCH_NAME": "main", "CI_MERGE_REQUEST_DIFF_BASE_SHA": "base123"}
+	o, err := gitlabOptionsIn(t, env)
+	if err != nil || o.shard != (plan.Shard{Index: 2, Count: 3}) {
+		t.Errorf("parallel job: %+v %v", o.shard, err)
+	}
+	if got := strings.Join(o.branches(), ","); got != "main,feature" {
+		t.Errorf("branches = %s", got)
+	}
+	if b := o.gitlabBase(o.Base); b != "base123" {
+		t.Errorf("base = %q", b)
+	}
+	if o, err := gitlabOptionsIn(t, env, "--shard", "1/1", "--base", "main"); err != nil || o.shard.Sharded() || o.gitlabBase(o.Base) != "main" {
+		t.Errorf("--shard and --base given: %+v %v", o.shard, err)
+	}
+	if _, err := gitlabOptionsIn(t, env, "--gitlab-note"); err == nil || !strings.Contains(err.Error(), "--gitlab-note with --shard (or a GitLab parallel job)") {
+		t.Errorf("a shard that publishes: %v", err)
+	}
+	delete(env, "GITLAB_CI")
+	if o, err := gitlabOptionsIn(t, env); err != nil || o.shard.Sharded() || o.branches() != nil {
+		t.Errorf("outside GitLab CI: %+v %v %v", o.shard, o.branches(), err)
+	}
+}
