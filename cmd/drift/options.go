@@ -18,6 +18,7 @@ import (
 	"github.com/drift-gitops/drift/internal/plan"
 	"github.com/drift-gitops/drift/internal/render"
 	"github.com/drift-gitops/drift/internal/report"
+	"github.com/drift-gitops/drift/internal/scrub"
 )
 
 // commonOptions hold what drift diff and drift detect are both told: what to render,
@@ -76,7 +77,7 @@ type commonOptions struct {
 	getenv func(string) string
 	// scrub removes credentials, Secret and masked values from everything the run
 	// writes: the report, warnings, errors.
-	scrub *report.Scrubber
+	scrub *scrub.Scrubber
 }
 
 // init readies the options for a command writing to streams.

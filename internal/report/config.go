@@ -3,7 +3,12 @@ package report
 import (
 	"fmt"
 	"io"
+
+	"github.com/drift-gitops/drift/internal/unified"
 )
+
+// DefaultContext is the diffs' lines of context by default, as diff -u.
+const DefaultContext = 3
 
 // ConfigChange says that the previewed ref edits drift.yaml on a pull request, and
 // what of that edit the run did not use because only the base may say it.
@@ -33,7 +38,7 @@ func configChange(in *ConfigInput) *ConfigChange {
 		return nil
 	}
 	return &ConfigChange{File: in.File, TrustedFrom: in.TrustedFrom, NotApplied: in.NotApplied,
-		Diff: unifiedDiff(in.Base, in.Head, "base/"+in.File, "head/"+in.File, DefaultContext)}
+		Diff: unified.Diff(in.Base, in.Head, "base/"+in.File, "head/"+in.File, DefaultContext)}
 }
 
 // lead is the paragraph's first sentence.

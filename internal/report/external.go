@@ -36,7 +36,7 @@ func Dump(dir string, rep *Report) error {
 	}
 	defer root.Close()
 	for _, sd := range rep.dumpSides() {
-		for _, side := range []string{sd.from, sd.to} {
+		for _, side := range []string{sd.From, sd.To} {
 			if err := root.MkdirAll(side, 0o755); err != nil {
 				return fmt.Errorf("failed to create %s: %w", filepath.Join(dir, side), err)
 			}
@@ -73,35 +73,35 @@ func Dump(dir string, rep *Report) error {
 // dumpSides are the pairs of directories the report's diffed objects are dumped
 // into, in a fixed order: live and merged, or base and head for a split report's
 // change (live and head for a change diffed against the live object).
-func (r *Report) dumpSides() []sides {
-	used := map[sides]bool{}
+func (r *Report) dumpSides() []Sides {
+	used := map[Sides]bool{}
 	diffed, _ := r.splitSkipped()
 	for _, t := range diffed {
 		for _, o := range t.Objects {
 			if o.Category == Add || o.Category == Modify || o.Category == Delete {
-				used[o.diffSides()] = true
+				used[o.DiffSides()] = true
 			}
 		}
 	}
-	var out []sides
-	for _, sd := range []sides{sidesApply, sidesChange, sidesChangeLive} {
+	var out []Sides
+	for _, sd := range []Sides{SidesApply, SidesChange, SidesChangeLive} {
 		if used[sd] {
 			out = append(out, sd)
 		}
 	}
 	if len(out) == 0 {
-		out = append(out, sidesApply)
+		out = append(out, SidesApply)
 	}
 	return out
 }
 
 // dumpObject writes one object's sides below root.
 func dumpObject(root *os.Root, sub string, o Object) error {
-	if err := object.CheckFileName(o.file); err != nil {
+	if err := object.CheckFileName(o.File); err != nil {
 		return err
 	}
-	sd := o.diffSides()
-	for _, f := range [2][2]string{{sd.from, o.live}, {sd.to, o.merged}} {
+	sd := o.DiffSides()
+	for _, f := range [2][2]string{{sd.From, o.FromYAML}, {sd.To, o.ToYAML}} {
 		side, content := f[0], f[1]
 		if content == "" {
 			continue
@@ -110,7 +110,7 @@ func dumpObject(root *os.Root, sub string, o Object) error {
 		if err := root.MkdirAll(d, 0o755); err != nil {
 			return fmt.Errorf("failed to create %s: %w", d, err)
 		}
-		if err := root.WriteFile(filepath.Join(d, o.file), []byte(content), 0o600); err != nil {
+		if err := root.WriteFile(filepath.Join(d, o.File), []byte(content), 0o600); err != nil {
 			return fmt.Errorf("failed to write: %w", err)
 		}
 	}
@@ -148,7 +148,7 @@ func RunExternalDiff(ctx context.Context, env string, rep *Report, stdout, stder
 	dumpErr := Dump(tmp, rep)
 	errs := []error{dumpErr}
 	for _, sd := range rep.dumpSides() {
-		prog, args := ExternalCommand(env, filepath.Join(tmp, sd.from), filepath.Join(tmp, sd.to))
+		prog, args := ExternalCommand(env, filepath.Join(tmp, sd.From), filepath.Join(tmp, sd.To))
 		cmd := exec.CommandContext(ctx, prog, args...)
 		cmd.Dir = tmp
 		cmd.Stdout, cmd.Stderr = stdout, stderr

@@ -1,4 +1,4 @@
-package report
+package report_test
 
 import (
 	"io/fs"
@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/drift-gitops/drift/internal/object"
+	"github.com/drift-gitops/drift/internal/report"
 )
 
 func listTree(t *testing.T, root string) []string {
@@ -25,19 +26,19 @@ func listTree(t *testing.T, root string) []string {
 	return out
 }
 
-// TestDumpRefusesFileNamesThatAreNotOneElement hands Dump what validation upstream
+// TestDumpRefusesFileNamesThatAreNotOneElement hands report.Dump what validation upstream
 // should never let through, and checks that nothing is written outside its directory
 // and that the healthy object is still written.
 func TestDumpRefusesFileNamesThatAreNotOneElement(t *testing.T) {
 	t.Parallel()
 	hostile := []string{"v1.ConfigMap.shop.x/../../../escaped", "..", "v1.ConfigMap.shop.a\x00b", "v1.ConfigMap.shop.a\nb", `v1.ConfigMap.shop.x\..\..\escaped`}
-	objs := []Object{{Category: Add, ID: object.ID{Kind: "ConfigMap", Name: "healthy"}, Source: "cm.yaml", merged: "a: 1\n", file: "v1.ConfigMap.shop.healthy"}}
+	objs := []report.Object{{Category: report.Add, ID: object.ID{Kind: "ConfigMap", Name: "healthy"}, Source: "cm.yaml", ToYAML: "a: 1\n", File: "v1.ConfigMap.shop.healthy"}}
 	for _, f := range hostile {
-		objs = append(objs, Object{Category: Modify, ID: object.ID{Kind: "ConfigMap", Name: f}, Source: "bad.yaml", live: "a: 1\n", merged: "a: 2\n", file: f})
+		objs = append(objs, report.Object{Category: report.Modify, ID: object.ID{Kind: "ConfigMap", Name: f}, Source: "bad.yaml", FromYAML: "a: 1\n", ToYAML: "a: 2\n", File: f})
 	}
 	parent := t.TempDir()
 	dir := filepath.Join(parent, "a", "dump")
-	err := Dump(dir, &Report{Targets: []Target{{Name: "t", Objects: objs}}})
+	err := report.Dump(dir, &report.Report{Targets: []report.Target{{Name: "t", Objects: objs}}})
 	if err == nil || strings.Count(err.Error(), "(bad.yaml)") != len(hostile) {
 		t.Fatalf("want one refusal naming bad.yaml per hostile object, got %v", err)
 	}
@@ -47,7 +48,7 @@ func TestDumpRefusesFileNamesThatAreNotOneElement(t *testing.T) {
 	}
 }
 
-// TestDumpDoesNotFollowSymlinksOut plants a symlink where Dump writes: through
+// TestDumpDoesNotFollowSymlinksOut plants a symlink where report.Dump writes: through
 // os.Root, the write is refused instead of landing outside.
 func TestDumpDoesNotFollowSymlinksOut(t *testing.T) {
 	t.Parallel()
@@ -62,28 +63,12 @@ func TestDumpDoesNotFollowSymlinksOut(t *testing.T) {
 	if err := os.Symlink(outside, filepath.Join(dir, "merged")); err != nil {
 		t.Fatal(err)
 	}
-	o := Object{Category: Add, ID: object.ID{Kind: "ConfigMap", Name: "web"}, Source: "cm.yaml", merged: "a: 1\n", file: "v1.ConfigMap.shop.web"}
-	err := Dump(dir, &Report{Targets: []Target{{Name: "t", Objects: []Object{o}}}})
+	o := report.Object{Category: report.Add, ID: object.ID{Kind: "ConfigMap", Name: "web"}, Source: "cm.yaml", ToYAML: "a: 1\n", File: "v1.ConfigMap.shop.web"}
+	err := report.Dump(dir, &report.Report{Targets: []report.Target{{Name: "t", Objects: []report.Object{o}}}})
 	if err == nil {
 		t.Fatal("Dump wrote through a symlink that leaves its directory")
 	}
 	if entries, _ := os.ReadDir(outside); len(entries) != 0 {
 		t.Fatalf("Dump wrote outside its directory: %v", entries)
-	}
-}
-
-// TestNamesThatWouldWriteLinesAreQuoted: a name or file from content holding a newline
-// or a terminal escape is shown quoted, so it cannot forge lines of the report.
-func TestNamesThatWouldWriteLinesAreQuoted(t *testing.T) {
-	o := Object{ID: object.ID{Version: "v1", Kind: "ConfigMap", Namespace: "ns", Name: "x\nNo changes."}, Source: "a\x1b[2Jb.yaml", Document: 2}
-	if got, want := o.Title(), `v1 ConfigMap ns/"x\nNo changes."`; got != want {
-		t.Errorf("Title() = %q, want %q", got, want)
-	}
-	if got, want := o.Where(), `"a\x1b[2Jb.yaml" document 2`; got != want {
-		t.Errorf("Where() = %q, want %q", got, want)
-	}
-	plain := Object{ID: object.ID{Group: "apps", Version: "v1", Kind: "Deployment", Namespace: "shop", Name: "wéb"}, Source: "apps/web.yaml"}
-	if got := plain.Title() + " " + plain.Where(); got != "apps/v1 Deployment shop/wéb apps/web.yaml" {
-		t.Errorf("a visible name is shown as it is: %q", got)
 	}
 }

@@ -1,4 +1,4 @@
-package report
+package report_test
 
 import (
 	"bytes"
@@ -11,6 +11,10 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/drift-gitops/drift/internal/entry"
+	"github.com/drift-gitops/drift/internal/report"
+	"github.com/drift-gitops/drift/internal/report/reporttest"
 )
 
 // chromium finds Debian's chromium; outside CI a machine without it skips the browser
@@ -71,16 +75,13 @@ func visible(page string) []string {
 // Secret value or external URL in the page.
 func TestHTMLReportInABrowser(t *testing.T) {
 	browser := chromium(t)
-	rep, err := Build(sampleInput(t), Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	rep := build(t, reporttest.SampleInput(t), entry.Options{})
 	var buf bytes.Buffer
-	if err := WriteHTML(&buf, rep); err != nil {
+	if err := report.WriteHTML(&buf, rep); err != nil {
 		t.Fatal(err)
 	}
 	html := buf.String()
-	for _, bad := range []string{"s3cr3t", b64("s3cr3t-old"), b64("s3cr3t-new"), "@someone", "http://", "https://", "src="} {
+	for _, bad := range []string{"s3cr3t", reporttest.B64("s3cr3t-old"), reporttest.B64("s3cr3t-new"), "@someone", "http://", "https://", "src="} {
 		if strings.Contains(html, bad) {
 			t.Errorf("the page holds %q", bad)
 		}

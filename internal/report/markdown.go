@@ -51,7 +51,7 @@ var markdownFuncs = template.FuncMap{
 	"html":     htmlText,
 	"htmlcode": htmlCode,
 	"fence":    fence,
-	"plural":   func(n int, one, many string) string { return plural(n, one, many) },
+	"plural":   Plural,
 	"mark":     mark,
 }
 
@@ -190,7 +190,7 @@ func markdownView(t *template.Template, rep *Report, opts MarkdownOptions) (*mdV
 	v := &mdView{Headline: rep.headline(), Mismatch: rep.MismatchNote(), Policy: rep.PolicyNote(),
 		SummaryOnly: opts.SummaryOnly, FullReport: full, HTMLReport: opts.HTMLReport}
 	if risky := rep.Summary.Risky; risky > 0 && rep.Kind != KindDrift {
-		v.Headline += " · ⚠️ " + plural(risky, "risky object", "risky objects")
+		v.Headline += " · ⚠️ " + Plural(risky, "risky object", "risky objects")
 	}
 	if !rep.Complete {
 		v.Incomplete = rep.IncompleteNote()
@@ -227,7 +227,7 @@ func markdownView(t *template.Template, rep *Report, opts MarkdownOptions) (*mdV
 	for _, tg := range diffed {
 		mt := &mdTarget{Target: tg, Display: tg.Display(), About: tg.about(codeSpan)}
 		for _, o := range tg.Objects {
-			mt.Counts.count(o.Category)
+			mt.Counts.Count(o.Category)
 			if o.Category == Unchanged {
 				if opts.ShowUnchanged {
 					mt.Unchanged = append(mt.Unchanged, o)

@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"strconv"
 	"strings"
 )
 
@@ -87,7 +88,7 @@ func describeRef(ref, commit string, quote func(string) string) string {
 func (r *Report) IncompleteNote() string {
 	var why []string
 	if n := r.Summary.Error; n > 0 {
-		why = append(why, plural(n, "object", "objects")+" could not be previewed")
+		why = append(why, Plural(n, "object", "objects")+" could not be previewed")
 	}
 	if n := r.Summary.NotPreviewed; n > 0 {
 		var names []string
@@ -100,7 +101,7 @@ func (r *Report) IncompleteNote() string {
 			names = append(names, fmt.Sprintf("%d more", n-len(names)))
 		}
 		why = append(why, fmt.Sprintf("%s the change touches %s not previewed (%s: why is in the skipped targets)",
-			plural(n, "target", "targets"), map[bool]string{true: "was", false: "were"}[n == 1], strings.Join(names, ", ")))
+			Plural(n, "target", "targets"), map[bool]string{true: "was", false: "were"}[n == 1], strings.Join(names, ", ")))
 	}
 	fix := "Fix the errors and run again."
 	if r.Summary.NotPreviewed > 0 {
@@ -243,4 +244,12 @@ func sectionOf(category string) section {
 		}
 	}
 	return sections[0]
+}
+
+// Plural is "1 object" or "3 objects".
+func Plural(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return strconv.Itoa(n) + " " + many
 }

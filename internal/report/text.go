@@ -3,9 +3,11 @@ package report
 import (
 	"bufio"
 	"fmt"
-	"github.com/drift-gitops/drift/internal/reason"
 	"io"
 	"strings"
+
+	"github.com/drift-gitops/drift/internal/reason"
+	"github.com/drift-gitops/drift/internal/unified"
 )
 
 // TextOptions control the text report.
@@ -58,7 +60,7 @@ func WriteText(w io.Writer, rep *Report, opts TextOptions) error {
 		if about != "" {
 			about = "; " + about
 		}
-		fmt.Fprintf(bw, "\n%s %s (%s%s)\n", c(ansiBold, "Target"), t.Display(), plural(len(t.Objects), "object", "objects"), about)
+		fmt.Fprintf(bw, "\n%s %s (%s%s)\n", c(ansiBold, "Target"), t.Display(), Plural(len(t.Objects), "object", "objects"), about)
 		for _, s := range sections {
 			objs := objectsIn(t, s.category)
 			if len(objs) == 0 {
@@ -149,7 +151,7 @@ func writeTextObject(w io.Writer, o Object, s section, opts TextOptions, c func(
 	if o.Diff == "" || opts.NoDiffs {
 		return
 	}
-	for _, line := range splitLines(o.Diff) {
+	for _, line := range unified.Lines(o.Diff) {
 		line = strings.TrimSuffix(line, "\n")
 		switch {
 		case strings.HasPrefix(line, "+++"), strings.HasPrefix(line, "---"):

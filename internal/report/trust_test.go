@@ -1,4 +1,4 @@
-package report
+package report_test
 
 import (
 	"bytes"
@@ -16,6 +16,7 @@ import (
 	"github.com/drift-gitops/drift/internal/dryrun"
 	"github.com/drift-gitops/drift/internal/object"
 	"github.com/drift-gitops/drift/internal/reason"
+	"github.com/drift-gitops/drift/internal/report"
 	"github.com/drift-gitops/drift/internal/risk"
 )
 
@@ -41,35 +42,35 @@ var hostileStrings = []string{
 // hostileReport is a report whose every string from a repository or a cluster is
 // hostile: target names, paths and contexts, identities, sources, what changed, risks,
 // errors, warnings, diffs, notes, kept objects, skipped targets and the configuration.
-func hostileReport() *Report {
+func hostileReport() *report.Report {
 	h := func(i int) string { return hostileStrings[i%len(hostileStrings)] }
-	rep := &Report{SchemaVersion: SchemaVersion, Ref: "main", Commit: "0123456789abcdef0123456789abcdef01234567",
-		Summary: Summary{Add: 1, Modify: 2, Delete: 1, Error: 2, Risky: 1},
-		Config:  &ConfigChange{File: "drift.yaml " + h(0), TrustedFrom: "main " + h(1), NotApplied: []string{h(2), h(3)}, Diff: "--- base\n+++ head\n@@ -1 +1 @@\n-" + h(4) + "\n+" + h(5) + "\n"},
+	rep := &report.Report{SchemaVersion: report.SchemaVersion, Ref: "main", Commit: "0123456789abcdef0123456789abcdef01234567",
+		Summary: report.Summary{Add: 1, Modify: 2, Delete: 1, Error: 2, Risky: 1},
+		Config:  &report.ConfigChange{File: "drift.yaml " + h(0), TrustedFrom: "main " + h(1), NotApplied: []string{h(2), h(3)}, Diff: "--- base\n+++ head\n@@ -1 +1 @@\n-" + h(4) + "\n+" + h(5) + "\n"},
 	}
-	var targets []Target
+	var targets []report.Target
 	n := 0
 	next := func() string { n++; return h(n) }
 	for i := 0; i < 2; i++ {
 		// A target's name is in a table cell: the hostile string with '|' for one.
-		t := Target{Name: "web " + h(5+i), Path: "apps/" + next(), Renderer: "kustomize", Context: "prod " + next(), Applier: "kubectl",
-			Notes: []string{next()}, Kept: []Kept{{ID: object.ID{Version: "v1", Kind: "ConfigMap", Namespace: "shop", Name: "kept"}, Inventory: next(), Reason: next()}}}
+		t := report.Target{Name: "web " + h(5+i), Path: "apps/" + next(), Renderer: "kustomize", Context: "prod " + next(), Applier: "kubectl",
+			Notes: []string{next()}, Kept: []report.Kept{{ID: object.ID{Version: "v1", Kind: "ConfigMap", Namespace: "shop", Name: "kept"}, Inventory: next(), Reason: next()}}}
 		id := func() object.ID {
 			return object.ID{Group: "apps", Version: "v1", Kind: "Deployment", Namespace: "shop", Name: "web@PWNteam#42"}
 		}
-		t.Objects = []Object{
-			{Category: Error, ID: id(), Source: "apps/" + next(), Document: 2, Error: next(), ErrorReason: reason.Invalid,
+		t.Objects = []report.Object{
+			{Category: report.Error, ID: id(), Source: "apps/" + next(), Document: 2, Error: next(), ErrorReason: reason.Invalid,
 				Warnings: []dryrun.Message{{Reason: reason.ServerWarning, Message: next()}}},
-			{Category: Modify, ID: id(), Source: "apps/web.yaml", What: next(), Risks: []risk.Finding{{Rule: "image-latest", Message: next()}},
+			{Category: report.Modify, ID: id(), Source: "apps/web.yaml", What: next(), Risks: []risk.Finding{{Rule: "image-latest", Message: next()}},
 				Diff: "--- live\n+++ merged\n@@ -1,2 +1,2 @@\n-  image: " + next() + "\n+  image: " + next() + "\n     ```` " + next() + "\n"},
-			{Category: Add, ID: id(), Source: "apps/" + next(), What: next(), Diff: "+" + next() + "\n"},
-			{Category: Delete, ID: id(), Source: "apps/web.yaml", Inventory: next(), Diff: "-" + next() + "\n"},
-			{Category: Unchanged, ID: id(), Source: "apps/" + next()},
+			{Category: report.Add, ID: id(), Source: "apps/" + next(), What: next(), Diff: "+" + next() + "\n"},
+			{Category: report.Delete, ID: id(), Source: "apps/web.yaml", Inventory: next(), Diff: "-" + next() + "\n"},
+			{Category: report.Unchanged, ID: id(), Source: "apps/" + next()},
 		}
-		t.Drift = []Object{{Category: Modify, Story: StoryDrift, ID: id(), Source: "apps/web.yaml", What: next(), Diff: " " + next() + "\n"}}
+		t.Drift = []report.Object{{Category: report.Modify, Story: report.StoryDrift, ID: id(), Source: "apps/web.yaml", What: next(), Diff: " " + next() + "\n"}}
 		targets = append(targets, t)
 	}
-	targets = append(targets, Target{Name: "skipped " + next(), Skipped: next()})
+	targets = append(targets, report.Target{Name: "skipped " + next(), Skipped: next()})
 	rep.Targets = targets
 	return rep
 }
@@ -203,8 +204,13 @@ func checkRendered(t *testing.T, what, page string, maxH4 int) {
 func TestTrustMarkdownRenderedByGitHubHoldsNoInjection(t *testing.T) {
 	bin := cmarkGFM(t)
 	rep := hostileReport()
-	diffed, _ := rep.splitSkipped()
-	for name, opts := range map[string]MarkdownOptions{
+	diffed := 0
+	for _, t := range rep.Targets {
+		if t.Skipped == "" {
+			diffed++
+		}
+	}
+	for name, opts := range map[string]report.MarkdownOptions{
 		"job summary":  {MaxBytes: 1 << 20, ShowUnchanged: true},
 		"comment":      {MaxBytes: 65536},
 		"summary only": {SummaryOnly: true},
@@ -212,14 +218,14 @@ func TestTrustMarkdownRenderedByGitHubHoldsNoInjection(t *testing.T) {
 		"small budget": {MaxBytes: 6000},
 	} {
 		var md bytes.Buffer
-		if err := WriteMarkdown(&md, rep, opts); err != nil {
+		if err := report.WriteMarkdown(&md, rep, opts); err != nil {
 			t.Fatal(err)
 		}
 		if !strings.Contains(md.String(), pwn) {
 			t.Fatalf("%s: the markdown shows no hostile string", name)
 		}
 		page := renderGFM(t, bin, md.String())
-		checkRendered(t, name, page, len(diffed))
+		checkRendered(t, name, page, diffed)
 		if t.Failed() {
 			t.Logf("%s markdown:\n%s\nrendered:\n%s", name, md.String(), page)
 			return
@@ -245,7 +251,7 @@ func TestTrustHTMLReportInABrowserHoldsNoInjection(t *testing.T) {
 	}
 
 	var buf bytes.Buffer
-	if err := WriteHTML(&buf, hostileReport()); err != nil {
+	if err := report.WriteHTML(&buf, hostileReport()); err != nil {
 		t.Fatal(err)
 	}
 	page := filepath.Join(dir, "report.html")

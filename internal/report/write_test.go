@@ -1,35 +1,36 @@
-package report
+package report_test
 
 import (
 	"bytes"
 	"context"
 	"strings"
 	"testing"
+
+	"github.com/drift-gitops/drift/internal/entry"
+	"github.com/drift-gitops/drift/internal/report"
+	"github.com/drift-gitops/drift/internal/report/reporttest"
 )
 
-// TestWriteWritesEachFormatAsItsWriter: Write is the format's own writer, with the
+// TestWriteWritesEachFormatAsItsWriter: report.Write is the format's own writer, with the
 // options it is given.
 func TestWriteWritesEachFormatAsItsWriter(t *testing.T) {
-	rep, err := Build(sampleInput(t), Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	rep := build(t, reporttest.SampleInput(t), entry.Options{})
 	var text, color, md, js bytes.Buffer
-	_ = WriteText(&text, rep, TextOptions{ShowUnchanged: true})
-	_ = WriteText(&color, rep, TextOptions{Color: true})
-	_ = WriteMarkdown(&md, rep, MarkdownOptions{})
-	_ = WriteJSON(&js, rep)
+	_ = report.WriteText(&text, rep, report.TextOptions{ShowUnchanged: true})
+	_ = report.WriteText(&color, rep, report.TextOptions{Color: true})
+	_ = report.WriteMarkdown(&md, rep, report.MarkdownOptions{})
+	_ = report.WriteJSON(&js, rep)
 	for _, c := range []struct {
-		opts WriteOptions
+		opts report.WriteOptions
 		want string
 	}{
-		{WriteOptions{ShowUnchanged: true}, text.String()},
-		{WriteOptions{Format: "text", Color: true}, color.String()},
-		{WriteOptions{Format: "markdown"}, md.String()},
-		{WriteOptions{Format: "json"}, js.String()},
+		{report.WriteOptions{ShowUnchanged: true}, text.String()},
+		{report.WriteOptions{Format: "text", Color: true}, color.String()},
+		{report.WriteOptions{Format: "markdown"}, md.String()},
+		{report.WriteOptions{Format: "json"}, js.String()},
 	} {
 		var got bytes.Buffer
-		if err := Write(context.Background(), &got, rep, c.opts); err != nil {
+		if err := report.Write(context.Background(), &got, rep, c.opts); err != nil {
 			t.Fatalf("%+v: %v", c.opts, err)
 		}
 		if got.String() != c.want {
@@ -42,20 +43,17 @@ func TestWriteWritesEachFormatAsItsWriter(t *testing.T) {
 // report has no diffs and runs the program after the objects; without changes it
 // runs nothing.
 func TestWriteHandsDiffsToTheExternalProgram(t *testing.T) {
-	rep, err := Build(sampleInput(t), Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	rep := build(t, reporttest.SampleInput(t), entry.Options{})
 	var out, stderr bytes.Buffer
-	if err := Write(context.Background(), &out, rep, WriteOptions{ExternalDiff: "true", Stderr: &stderr}); err != nil {
+	if err := report.Write(context.Background(), &out, rep, report.WriteOptions{ExternalDiff: "true", Stderr: &stderr}); err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(out.String(), "Diff from "+ExternalDiffEnv+":") || strings.Contains(out.String(), "@@") {
+	if !strings.Contains(out.String(), "Diff from "+report.ExternalDiffEnv+":") || strings.Contains(out.String(), "@@") {
 		t.Errorf("the report should leave its diffs to the program:\n%s", out.String())
 	}
-	rep.Summary = Summary{Unchanged: 1}
+	rep.Summary = report.Summary{Unchanged: 1}
 	out.Reset()
-	if err := Write(context.Background(), &out, rep, WriteOptions{ExternalDiff: "no-such-program-drift", Stderr: &stderr}); err != nil {
+	if err := report.Write(context.Background(), &out, rep, report.WriteOptions{ExternalDiff: "no-such-program-drift", Stderr: &stderr}); err != nil {
 		t.Errorf("no changes, yet the program ran: %v", err)
 	}
 	if strings.Contains(out.String(), "Diff from") {

@@ -1,8 +1,9 @@
-package report
+package entry
 
 import (
 	"context"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/itchyny/gojq"
@@ -13,27 +14,57 @@ import (
 // jqPathExpressions (one second by default).
 const jqTimeout = time.Second
 
-// applyJQ removes what each jq path expression selects from both sides (either may
-// be nil), as Argo CD's ignoreDifferences jqPathExpressions do: del(EXPR). The
+// jqExpr is an ignore rule's jq path expression compiled as del(EXPR), or why it
+// could not be.
+type jqExpr struct {
+	expr string
+	code *gojq.Code
+	err  error
+}
+
+// jqCache compiles each jq path expression once per run, however many targets and
+// objects its rules select. A compiled gojq.Code is safe to run in goroutines.
+type jqCache struct {
+	mu    sync.Mutex
+	exprs map[string]*jqExpr
+}
+
+// compile returns expr compiled, from the cache after the first time. The
 // expressions read nothing but the object: no environment (gojq's default, said
 // explicitly), no input.
-func applyJQ(exprs []string, objs ...*unstructured.Unstructured) error {
-	for _, expr := range exprs {
-		q, err := gojq.Parse("del(" + expr + ")")
-		if err != nil {
-			return fmt.Errorf("jq path expression %q does not parse: %v", expr, err)
-		}
-		code, err := gojq.Compile(q, gojq.WithEnvironLoader(func() []string { return nil }))
-		if err != nil {
-			return fmt.Errorf("jq path expression %q: %v", expr, err)
+func (c *jqCache) compile(expr string) *jqExpr {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if x := c.exprs[expr]; x != nil {
+		return x
+	}
+	x := &jqExpr{expr: expr}
+	if q, err := gojq.Parse("del(" + expr + ")"); err != nil {
+		x.err = fmt.Errorf("jq path expression %q does not parse: %v", expr, err)
+	} else if x.code, err = gojq.Compile(q, gojq.WithEnvironLoader(func() []string { return nil })); err != nil {
+		x.err = fmt.Errorf("jq path expression %q: %v", expr, err)
+	}
+	if c.exprs == nil {
+		c.exprs = map[string]*jqExpr{}
+	}
+	c.exprs[expr] = x
+	return x
+}
+
+// applyJQ removes what each jq path expression selects from both sides (either may
+// be nil), as Argo CD's ignoreDifferences jqPathExpressions do: del(EXPR).
+func applyJQ(exprs []*jqExpr, objs ...*unstructured.Unstructured) error {
+	for _, x := range exprs {
+		if x.err != nil {
+			return x.err
 		}
 		for _, u := range objs {
 			if u == nil {
 				continue
 			}
-			out, err := runJQ(code, u.Object)
+			out, err := runJQ(x.code, u.Object)
 			if err != nil {
-				return fmt.Errorf("jq path expression %q: %v", expr, err)
+				return fmt.Errorf("jq path expression %q: %v", x.expr, err)
 			}
 			u.Object = out
 		}

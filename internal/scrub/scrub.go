@@ -1,4 +1,7 @@
-package report
+// Package scrub keeps secret values out of everything drift writes: a run's one
+// Scrubber is told every credential, Secret value and masked value, and replaces each,
+// in every form it may take, wherever it appears.
+package scrub
 
 import (
 	"encoding/binary"
@@ -52,8 +55,11 @@ type forms struct {
 	credential bool
 }
 
-// NewScrubber returns a scrubber without values.
-func NewScrubber() *Scrubber {
+// Masked is what a scrubbed or masked value is shown as, as kubectl diff shows it.
+const Masked = "***"
+
+// New returns a scrubber without values.
+func New() *Scrubber {
 	return &Scrubber{values: map[string]*forms{}, public: map[string]bool{}}
 }
 
@@ -72,21 +78,22 @@ func (s *Scrubber) AddCredential(values ...string) {
 // template may place any one of them alone.
 func (s *Scrubber) AddSecretData(values ...any) {
 	for _, v := range values {
-		s.addValue(v)
+		s.AddValue(v)
 		if str, ok := v.(string); ok && strings.ContainsAny(str, ":\n[{") {
 			var doc any
 			if err := yaml.Unmarshal([]byte(str), &doc); err == nil {
 				switch doc.(type) {
 				case map[string]any, []any:
-					s.addValue(doc)
+					s.AddValue(doc)
 				}
 			}
 		}
 	}
 }
 
-// addPublic marks names the report shows anyway.
-func (s *Scrubber) addPublic(names ...string) {
+// AddPublic marks names the report shows anyway (of targets, objects and namespaces):
+// a value that is one of them is not scrubbed unless it is a credential.
+func (s *Scrubber) AddPublic(names ...string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for _, n := range names {
@@ -103,9 +110,9 @@ func (s *Scrubber) Scrub(text string) string {
 	return all.replace(text)
 }
 
-// scrubYAML scrubs YAML or a diff of it line by line, so lines are neither joined nor
+// YAML scrubs YAML or a diff of it line by line, so lines are neither joined nor
 // split and a diff stays a diff; lines of multi-line values count only if token-like.
-func (s *Scrubber) scrubYAML(text string) string {
+func (s *Scrubber) YAML(text string) string {
 	_, yaml := s.indexes()
 	if len(yaml) == 0 || text == "" {
 		return text
@@ -117,9 +124,9 @@ func (s *Scrubber) scrubYAML(text string) string {
 	return strings.Join(lines, "\n")
 }
 
-// addValue adds a value of any type decoded from YAML or JSON: strings, numbers as the
+// AddValue adds a value of any type decoded from YAML or JSON: strings, numbers as the
 // server prints them, maps and lists as their JSON and each of their leaves.
-func (s *Scrubber) addValue(v any) {
+func (s *Scrubber) AddValue(v any) {
 	switch x := v.(type) {
 	case nil, bool:
 		// One bit, and "true" is in every manifest: never scrubbed as a substring.
@@ -130,12 +137,12 @@ func (s *Scrubber) addValue(v any) {
 	case map[string]any:
 		s.addComposite(x)
 		for _, e := range x {
-			s.addValue(e)
+			s.AddValue(e)
 		}
 	case []any:
 		s.addComposite(x)
 		for _, e := range x {
-			s.addValue(e)
+			s.AddValue(e)
 		}
 	default:
 		for _, t := range numberForms(x) {
@@ -264,7 +271,7 @@ func (x index) replace(text string) string {
 			}
 			if start >= 0 && i > end {
 				b.WriteString(text[last:start])
-				b.WriteString(maskSame)
+				b.WriteString(Masked)
 				last, start = end, -1
 			}
 			if start < 0 {
@@ -280,7 +287,7 @@ func (x index) replace(text string) string {
 		}
 	} else {
 		b.WriteString(text[last:start])
-		b.WriteString(maskSame)
+		b.WriteString(Masked)
 		last = end
 	}
 	b.WriteString(text[last:])

@@ -1,4 +1,4 @@
-package report
+package unified
 
 import (
 	"fmt"
@@ -74,13 +74,13 @@ func TestUnifiedDiffAppliesWithPatch(t *testing.T) {
 	}
 	for name, c := range cases {
 		t.Run(name, func(t *testing.T) {
-			d := unifiedDiff(c[0], c[1], "live/v1.ConfigMap.x", "merged/v1.ConfigMap.x", DefaultContext)
+			d := Diff(c[0], c[1], "live/v1.ConfigMap.x", "merged/v1.ConfigMap.x", 3)
 			if got := applyPatch(t, c[0], d, "v1.ConfigMap.x"); got != c[1] {
 				t.Fatalf("patched result differs\nwant:\n%s\ngot:\n%s\ndiff:\n%s", c[1], got, d)
 			}
 		})
 	}
-	if d := unifiedDiff(base, base, "a", "b", DefaultContext); d != "" {
+	if d := Diff(base, base, "a", "b", 3); d != "" {
 		t.Fatalf("equal inputs gave a diff: %q", d)
 	}
 }
@@ -106,7 +106,7 @@ func TestUnifiedDiffMatchesGNUDiff(t *testing.T) {
 					t.Fatal(err)
 				}
 				out, _ := exec.Command("diff", "-U", strconv.Itoa(n), "--label", "a", "--label", "b", filepath.Join(dir, "a"), filepath.Join(dir, "b")).Output()
-				if got := unifiedDiff(base, b, "a", "b", n); got != string(out) {
+				if got := Diff(base, b, "a", "b", n); got != string(out) {
 					t.Fatalf("drift:\n%s\nGNU diff:\n%s", got, out)
 				}
 			})

@@ -1,11 +1,11 @@
-package report
+package entry
 
 import (
-	"bytes"
 	"strings"
 	"testing"
 
-	"github.com/drift-gitops/drift/internal/dryrun"
+	"github.com/drift-gitops/drift/internal/report"
+	"github.com/drift-gitops/drift/internal/report/reporttest"
 )
 
 func service(meta, spec string) string {
@@ -24,7 +24,7 @@ func TestOnlyValuesTheServerAllocatesAreMarked(t *testing.T) {
 			name:     "new Service: the dry run's cluster IPs",
 			rendered: service("", "ports: [{port: 80}]"),
 			merged:   service(", uid: u, creationTimestamp: '2026-01-01T00:00:00Z'", "clusterIP: 10.0.0.0, clusterIPs: [10.0.0.0], ports: [{port: 80}]"),
-			category: Add,
+			category: report.Add,
 			want:     []string{"+  clusterIP: (allocated)\n", "+  - (allocated)\n"},
 			notWant:  []string{"10.0.0.0", "uid:", "creationTimestamp"},
 		},
@@ -32,7 +32,7 @@ func TestOnlyValuesTheServerAllocatesAreMarked(t *testing.T) {
 			name:     "new Service: a cluster IP the manifest sets",
 			rendered: service("", "clusterIP: 10.96.0.10, ports: [{port: 80}]"),
 			merged:   service("", "clusterIP: 10.96.0.10, clusterIPs: [10.96.0.10], ports: [{port: 80}]"),
-			category: Add,
+			category: report.Add,
 			want:     []string{"+  clusterIP: 10.96.0.10\n"},
 			notWant:  []string{"(allocated)"},
 		},
@@ -40,7 +40,7 @@ func TestOnlyValuesTheServerAllocatesAreMarked(t *testing.T) {
 			name:     "headless Service",
 			rendered: service("", "clusterIP: None, ports: [{port: 80}]"),
 			merged:   service("", "clusterIP: None, clusterIPs: [None], ports: [{port: 80}]"),
-			category: Add,
+			category: report.Add,
 			want:     []string{"+  clusterIP: None\n", "+  - None\n"},
 			notWant:  []string{"(allocated)"},
 		},
@@ -48,7 +48,7 @@ func TestOnlyValuesTheServerAllocatesAreMarked(t *testing.T) {
 			name:     "new NodePort Service: node ports unless set",
 			rendered: service("", "type: NodePort, externalTrafficPolicy: Local, ports: [{port: 80}, {port: 443, nodePort: 30443}]"),
 			merged:   service("", "type: NodePort, externalTrafficPolicy: Local, healthCheckNodePort: 31999, ports: [{port: 80, nodePort: 31234}, {port: 443, nodePort: 30443}]"),
-			category: Add,
+			category: report.Add,
 			want:     []string{"+  healthCheckNodePort: (allocated)\n", "+  - nodePort: (allocated)\n", "+  - nodePort: 30443\n"},
 			notWant:  []string{"31234", "31999"},
 		},
@@ -57,26 +57,21 @@ func TestOnlyValuesTheServerAllocatesAreMarked(t *testing.T) {
 			rendered: service("", "ports: [{port: 80}]"),
 			live:     service(", uid: u", "clusterIP: 10.96.3.4, clusterIPs: [10.96.3.4], ports: [{port: 80}]"),
 			merged:   service(", uid: u", "clusterIP: 10.96.3.4, clusterIPs: [10.96.3.4], ports: [{port: 80}]"),
-			category: Unchanged,
+			category: report.Unchanged,
 		},
 		{
 			name:     "existing NodePort Service: a new port's node port",
 			rendered: service("", "type: NodePort, ports: [{port: 80}, {port: 81}]"),
 			live:     service("", "type: NodePort, clusterIP: 10.96.3.4, ports: [{port: 80, nodePort: 30080}]"),
 			merged:   service("", "type: NodePort, clusterIP: 10.96.3.4, ports: [{port: 80, nodePort: 30080}, {port: 81, nodePort: 31777}]"),
-			category: Modify,
+			category: report.Modify,
 			want:     []string{"   - nodePort: 30080\n", "+  - nodePort: (allocated)\n"},
 			notWant:  []string{"31777", "clusterIP"},
 		},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			in := Input{Targets: []TargetInput{{Name: "t", Results: []dryrun.Result{result(t, "svc.yaml", 1, tt.rendered, tt.live, tt.merged)}}}}
-			rep, err := Build(in, Options{})
-			if err != nil {
-				t.Fatal(err)
-			}
-			o := rep.Targets[0].Objects[0]
+			o := buildOne(t, reporttest.Result(t, "svc.yaml", 1, tt.rendered, tt.live, tt.merged), report.Rules{})
 			if o.Category != tt.category {
 				t.Fatalf("category %s, want %s\n%s", o.Category, tt.category, o.Diff)
 			}
@@ -91,45 +86,5 @@ func TestOnlyValuesTheServerAllocatesAreMarked(t *testing.T) {
 				}
 			}
 		})
-	}
-}
-
-// ephemeralInput is what two runs on fresh ephemeral servers seeded with the same base
-// give: the same objects, with the identity and allocations of each seeding.
-func ephemeralInput(t *testing.T, uid, ts, ip, nodePort string) Input {
-	meta := ", uid: " + uid + ", creationTimestamp: '" + ts + "', labels: {app: web}"
-	live := service(meta, "type: NodePort, clusterIP: "+ip+", clusterIPs: ["+ip+"], ports: [{port: 80, nodePort: "+nodePort+"}]")
-	merged := service(meta, "type: NodePort, clusterIP: "+ip+", clusterIPs: ["+ip+"], ports: [{port: 80, nodePort: "+nodePort+"}, {port: 81, nodePort: 3"+nodePort[1:]+"}]")
-	rendered := service(", labels: {app: web}", "type: NodePort, ports: [{port: 80}, {port: 81}]")
-	return Input{Ref: "HEAD", Base: "main", Cluster: ClusterEphemeral,
-		Targets: []TargetInput{{Name: "t", Results: []dryrun.Result{result(t, "svc.yaml", 1, rendered, live, merged)}}}}
-}
-
-func TestEphemeralRunsAreByteIdenticalAcrossSeedings(t *testing.T) {
-	t.Parallel()
-	render := func(in Input) string {
-		rep, err := Build(in, Options{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		var text, md, js bytes.Buffer
-		_ = WriteText(&text, rep, TextOptions{ShowUnchanged: true})
-		_ = WriteMarkdown(&md, rep, MarkdownOptions{})
-		_ = WriteJSON(&js, rep)
-		o := rep.Targets[0].Objects[0]
-		return text.String() + md.String() + js.String() + o.live + o.merged
-	}
-	first := render(ephemeralInput(t, "5f0c-1", "2026-01-01T00:00:00Z", "10.0.0.17", "30001"))
-	second := render(ephemeralInput(t, "77aa-2", "2026-01-01T00:00:09Z", "10.0.0.203", "31502"))
-	if first != second {
-		t.Fatalf("two ephemeral runs differ:\n%s\n---\n%s", first, second)
-	}
-	if !strings.Contains(first, "clusterIP: (allocated)") || !strings.Contains(first, "nodePort: (allocated)") {
-		t.Fatalf("allocated values not marked:\n%s", first)
-	}
-	for _, seeded := range []string{"5f0c", "2026-01-01", "10.0.0.17", "30001"} {
-		if strings.Contains(first, seeded) {
-			t.Errorf("the report or dump shows %q, which the seeding made up", seeded)
-		}
 	}
 }

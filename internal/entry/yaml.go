@@ -1,4 +1,4 @@
-package report
+package entry
 
 import (
 	"unicode/utf8"

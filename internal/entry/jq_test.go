@@ -1,4 +1,4 @@
-package report
+package entry
 
 import (
 	"strings"
@@ -15,8 +15,16 @@ func TestJQPathExpressionsDeleteWhatTheySelect(t *testing.T) {
 		return &unstructured.Unstructured{Object: map[string]any{"spec": map[string]any{"replicas": int64(3), "containers": []any{
 			map[string]any{"name": "web", "image": "web:1"}, map[string]any{"name": "istio-proxy", "image": "proxy:1"}}}}}
 	}
+	var c jqCache
+	compile := func(exprs ...string) []*jqExpr {
+		var out []*jqExpr
+		for _, e := range exprs {
+			out = append(out, c.compile(e))
+		}
+		return out
+	}
 	live, merged := obj(), obj()
-	if err := applyJQ([]string{`.spec.containers[] | select(.name == "istio-proxy")`, ".spec.replicas"}, live, nil, merged); err != nil {
+	if err := applyJQ(compile(`.spec.containers[] | select(.name == "istio-proxy")`, ".spec.replicas"), live, nil, merged); err != nil {
 		t.Fatal(err)
 	}
 	for _, u := range []*unstructured.Unstructured{live, merged} {
@@ -26,7 +34,7 @@ func TestJQPathExpressionsDeleteWhatTheySelect(t *testing.T) {
 		}
 	}
 	u := obj()
-	if err := applyJQ([]string{`.spec.containers[] | select(.name == $ENV.DRIFT_JQ_NAME or .name == env.DRIFT_JQ_NAME)`}, u); err != nil {
+	if err := applyJQ(compile(`.spec.containers[] | select(.name == $ENV.DRIFT_JQ_NAME or .name == env.DRIFT_JQ_NAME)`), u); err != nil {
 		t.Fatal(err)
 	}
 	if len(u.Object["spec"].(map[string]any)["containers"].([]any)) != 2 {
@@ -37,7 +45,7 @@ func TestJQPathExpressionsDeleteWhatTheySelect(t *testing.T) {
 		"last(range(1e12)) | .a": "deadline",
 		"input":                  "input",
 	} {
-		if err := applyJQ([]string{expr}, obj()); err == nil || !strings.Contains(err.Error(), want) {
+		if err := applyJQ(compile(expr), obj()); err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%s: %v, want %q", expr, err, want)
 		}
 	}

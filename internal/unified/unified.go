@@ -1,4 +1,6 @@
-package report
+// Package unified writes unified diffs as GNU diff -u does and patch -p1 applies: the
+// line-level edit script from go-diff, hunks with GNU's ranges and context.
+package unified
 
 import (
 	"fmt"
@@ -7,18 +9,16 @@ import (
 	"github.com/sergi/go-diff/diffmatchpatch"
 )
 
-// DefaultContext is the unified diff's lines of context by default, as diff -u.
-const DefaultContext = 3
-
 type diffLine struct {
 	op   byte // ' ', '-', '+'
 	text string
 }
 
-// unifiedDiff returns a unified diff of a and b that patch -p1 applies, with headers
-// "--- from" and "+++ to", or "" when they are equal. The line-level edit script comes
-// from go-diff with no time limit, so the same input always gives the same diff.
-func unifiedDiff(a, b, from, to string, context int) string {
+// Diff returns a unified diff of a and b with context lines around each change, that
+// patch -p1 applies, with headers "--- from" and "+++ to", or "" when they are equal.
+// The line-level edit script comes from go-diff with no time limit, so the same input
+// always gives the same diff.
+func Diff(a, b, from, to string, context int) string {
 	if a == b {
 		return ""
 	}
@@ -35,7 +35,7 @@ func unifiedDiff(a, b, from, to string, context int) string {
 		case diffmatchpatch.DiffInsert:
 			op = '+'
 		}
-		for _, l := range splitLines(d.Text) {
+		for _, l := range Lines(d.Text) {
 			ops = append(ops, diffLine{op: op, text: l})
 		}
 	}
@@ -45,8 +45,8 @@ func unifiedDiff(a, b, from, to string, context int) string {
 	return sb.String()
 }
 
-// splitLines splits after each newline; a last line without one keeps no newline.
-func splitLines(s string) []string {
+// Lines splits s after each newline; a last line without one keeps no newline.
+func Lines(s string) []string {
 	if s == "" {
 		return nil
 	}

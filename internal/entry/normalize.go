@@ -1,13 +1,8 @@
-package report
+package entry
 
 import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-
-	"github.com/drift-gitops/drift/internal/dryrun"
 )
-
-// lastApplied is kubectl's client-side apply annotation; on Secrets it holds values.
-const lastApplied = dryrun.LastAppliedAnnotation
 
 // normalize drops the fields that only record bookkeeping, so that they neither make
 // an object look changed nor clutter its diff. For objects that do not exist yet, the
@@ -55,13 +50,4 @@ func dropGeneratedJobLabels(u *unstructured.Unstructured) {
 		}
 		_ = unstructured.SetNestedStringMap(u.Object, labels, path...)
 	}
-}
-
-// toYAML renders an object with sorted keys, as kubectl diff does; nil is empty.
-func isSecret(u *unstructured.Unstructured) bool {
-	if u == nil {
-		return false
-	}
-	gvk := u.GroupVersionKind()
-	return gvk.Group == "" && gvk.Kind == "Secret"
 }

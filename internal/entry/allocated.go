@@ -1,12 +1,10 @@
-package report
+package entry
 
 import (
 	"fmt"
 
 	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-
-	"github.com/drift-gitops/drift/internal/object"
 )
 
 // allocatedValue stands for a value the server allocates from a pool when it creates
@@ -17,13 +15,6 @@ const allocatedValue = "(allocated)"
 // serviceAllocated are the Service fields the server allocates when the manifest leaves
 // them unset.
 var serviceAllocated = [][]string{{"spec", "clusterIP"}, {"spec", "clusterIPs"}, {"spec", "healthCheckNodePort"}}
-
-// MarkAllocated shows as "(allocated)" the values of u, a dry-run creation of the
-// rendered object, that the server allocated because the manifest did not set them.
-// It changes u in place; only Services have such values.
-func MarkAllocated(rendered, u *unstructured.Unstructured) {
-	markAllocated(rendered, nil, u)
-}
 
 // markAllocated shows as "(allocated)" the values of u the server allocated: those the
 // rendered manifest does not set and that differ from the real object's (real, nil when
@@ -129,15 +120,4 @@ func portKey(p map[string]interface{}) string {
 func isService(u *unstructured.Unstructured) bool {
 	gvk := u.GroupVersionKind()
 	return gvk.Group == "" && gvk.Kind == "Service"
-}
-
-// kubectlName is kubectl diff's file name for an object: its apiVersion with "/" as
-// ".", kind, namespace and name joined by dots, the namespace empty for a
-// cluster-scoped object: apps.v1.Deployment.shop.web, v1.Namespace..production.
-func kubectlName(id object.ID) string {
-	group := ""
-	if id.Group != "" {
-		group = id.Group + "."
-	}
-	return group + id.Version + "." + id.Kind + "." + id.Namespace + "." + id.Name
 }

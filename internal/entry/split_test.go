@@ -1,4 +1,4 @@
-package report
+package entry
 
 import (
 	"testing"
@@ -9,6 +9,7 @@ import (
 	"github.com/drift-gitops/drift/internal/dryrun"
 	"github.com/drift-gitops/drift/internal/object"
 	"github.com/drift-gitops/drift/internal/render"
+	"github.com/drift-gitops/drift/internal/report"
 )
 
 func splitObj(t *testing.T, y string) *unstructured.Unstructured {
@@ -30,16 +31,16 @@ func TestSplitMarksBothPredictionsOfANewServiceAndNamesChangesDiffedAgainstLive(
 	newSvc := dryrun.Result{Object: render.Object{Obj: splitObj(t, svc)}, ID: object.IDOf(splitObj(t, svc)), Merged: predicted("10.0.0.9")}
 	baseSvc := dryrun.Result{Object: render.Object{Obj: splitObj(t, svc)}, ID: newSvc.ID, Merged: predicted("10.0.0.44")}
 	adopted := dryrun.Result{Object: render.Object{Obj: splitObj(t, cm)}, ID: object.IDOf(splitObj(t, cm)), Live: splitObj(t, cm), Merged: splitObj(t, cm)}
-	change, sd, drift := Split{Head: newSvc, Base: &baseSvc}.stories()
+	change, sd, drift := stories(report.Split{Head: newSvc, Base: &baseSvc})
 	for side, u := range map[string]*unstructured.Unstructured{"base": change.Live, "head": change.Merged} {
 		if ip, _, _ := unstructured.NestedString(u.Object, "spec", "clusterIP"); ip != "(allocated)" {
 			t.Errorf("%s prediction's clusterIP = %q, want (allocated)", side, ip)
 		}
 	}
-	if sd != sidesChange || drift == nil {
+	if sd != report.SidesChange || drift == nil {
 		t.Errorf("a new Service in both: sides %v, drift %v; want base/head and a drift story", sd, drift)
 	}
-	if _, sd, drift := (Split{Head: adopted}).stories(); sd != sidesChangeLive || drift != nil {
+	if _, sd, drift := stories(report.Split{Head: adopted}); sd != report.SidesChangeLive || drift != nil {
 		t.Errorf("an object only the head renders, live already: sides %v, drift %v; want live/head and no drift story", sd, drift)
 	}
 }
