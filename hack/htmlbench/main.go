@@ -25,6 +25,7 @@ import (
 	"github.com/drift-gitops/drift/internal/object"
 	"github.com/drift-gitops/drift/internal/render"
 	"github.com/drift-gitops/drift/internal/report"
+	"github.com/drift-gitops/drift/internal/report/write"
 	"github.com/drift-gitops/drift/internal/scrub"
 )
 
@@ -54,7 +55,7 @@ func run(n, runs int) error {
 	}
 	defer os.RemoveAll(dir)
 	var page bytes.Buffer
-	if err := report.WriteHTML(&page, rep); err != nil {
+	if err := write.HTML(&page, rep); err != nil {
 		return err
 	}
 	file := filepath.Join(dir, "report.html")

@@ -1,7 +1,8 @@
 package entry
 
 import (
-	"sort"
+	"maps"
+	"slices"
 	"strconv"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -87,6 +88,7 @@ func applyMask(pointers [][]string, live, merged *unstructured.Unstructured) {
 	}
 }
 
+// maskPointer masks what the pointer's tokens select on both sides.
 func maskPointer(l, m any, toks []string) (any, any) {
 	if len(toks) == 0 {
 		return maskPair(l, m)
@@ -134,6 +136,8 @@ func maskPointer(l, m any, toks []string) (any, any) {
 	return l, m
 }
 
+// unionKeys are the keys tok names in a and b: itself, or for "*" every key of
+// either, sorted.
 func unionKeys(a, b map[string]any, tok string) []string {
 	if tok != "*" {
 		return []string{tok}
@@ -145,14 +149,10 @@ func unionKeys(a, b map[string]any, tok string) []string {
 	for k := range b {
 		seen[k] = true
 	}
-	keys := make([]string, 0, len(seen))
-	for k := range seen {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
+	return slices.Sorted(maps.Keys(seen))
 }
 
+// get is m's value at k, missing when m has none.
 func get(m map[string]any, k string) any {
 	if v, ok := m[k]; ok {
 		return v

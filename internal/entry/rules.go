@@ -51,6 +51,7 @@ func (b *Builder) compile(r report.Rules) *rules {
 	return out
 }
 
+// pointersOf are JSON pointers split into their tokens.
 func pointersOf(paths []string) [][]string {
 	out := make([][]string, 0, len(paths))
 	for _, p := range paths {
@@ -233,6 +234,8 @@ func removeFieldPath(v any, p fieldpath.Path) any {
 	return v
 }
 
+// itemMatches reports whether the i-th item of a list is the one a managed-fields
+// path element names (by index, value or key).
 func itemMatches(item any, i int, pe fieldpath.PathElement) bool {
 	switch {
 	case pe.Index != nil:
@@ -254,6 +257,7 @@ func itemMatches(item any, i int, pe fieldpath.PathElement) bool {
 	return false
 }
 
+// sameJSON reports whether a and b have the same JSON encoding.
 func sameJSON(a, b any) bool {
 	ja, err1 := json.Marshal(a)
 	jb, err2 := json.Marshal(b)

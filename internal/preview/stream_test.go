@@ -26,6 +26,7 @@ import (
 	"github.com/drift-gitops/drift/internal/reason"
 	"github.com/drift-gitops/drift/internal/render"
 	"github.com/drift-gitops/drift/internal/report"
+	"github.com/drift-gitops/drift/internal/report/write"
 	"github.com/drift-gitops/drift/internal/scrub"
 )
 
@@ -128,7 +129,7 @@ func TestStreamedEntriesMakeTheSameReport(t *testing.T) {
 		if err := report.WriteJSON(&out, rep); err != nil {
 			t.Fatal(err)
 		}
-		if err := report.WriteText(&out, rep, report.TextOptions{}); err != nil {
+		if err := write.Text(&out, rep, write.TextOptions{}); err != nil {
 			t.Fatal(err)
 		}
 		return out.String(), p

@@ -8,6 +8,7 @@ import (
 
 	"github.com/drift-gitops/drift/internal/github"
 	"github.com/drift-gitops/drift/internal/report"
+	"github.com/drift-gitops/drift/internal/report/write"
 	"github.com/drift-gitops/drift/internal/steplog"
 )
 
@@ -67,7 +68,7 @@ func (r *run) publish(ctx context.Context) error {
 	if ghc.RunURL != "" {
 		r.md.fullReport = "[the job summary](" + ghc.RunURL + ")"
 		if o.HTMLArtifact != "" && o.HTMLReport != "" {
-			r.md.htmlReport = "the artifact " + report.CodeSpan(o.HTMLArtifact) + " of [this run](" + ghc.RunURL + ")"
+			r.md.htmlReport = "the artifact " + write.CodeSpan(o.HTMLArtifact) + " of [this run](" + ghc.RunURL + ")"
 		}
 	}
 	if ghc.StepSummary != "" {

@@ -11,6 +11,7 @@ import (
 	"github.com/drift-gitops/drift/internal/reason"
 	"github.com/drift-gitops/drift/internal/report"
 	"github.com/drift-gitops/drift/internal/report/reporttest"
+	"github.com/drift-gitops/drift/internal/report/write"
 )
 
 // An object another applier manages is counted in the summary and called out at the
@@ -49,10 +50,10 @@ func TestApplierMismatchIsCountedAndAnIgnoredAbsentObjectIsUnchanged(t *testing.
 		t.Fatalf("JSON has applierMismatch %d and applier %q", decoded.Summary.ApplierMismatch, decoded.Targets[0].Applier)
 	}
 	var md, txt bytes.Buffer
-	if err := report.WriteMarkdown(&md, rep, report.MarkdownOptions{}); err != nil {
+	if err := write.Markdown(&md, rep, write.MarkdownOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	if err := report.WriteText(&txt, rep, report.TextOptions{}); err != nil {
+	if err := write.Text(&txt, rep, write.TextOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	want := "1 object is managed in the cluster by another applier than its target's (applier-mismatch)"

@@ -9,14 +9,14 @@ import (
 
 	"github.com/drift-gitops/drift/internal/entry"
 	"github.com/drift-gitops/drift/internal/golden"
-	"github.com/drift-gitops/drift/internal/report"
 	"github.com/drift-gitops/drift/internal/report/reporttest"
+	"github.com/drift-gitops/drift/internal/report/write"
 )
 
 func TestGoldenChangesReport(t *testing.T) {
 	rep := build(t, reporttest.SampleInput(t), entry.Options{})
 	var out bytes.Buffer
-	if err := report.WriteChanges(&out, rep, report.ChangesOptions{}); err != nil {
+	if err := write.Changes(&out, rep, write.ChangesOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	golden.Check(t, "report.changes.txt", out.Bytes())
@@ -61,7 +61,7 @@ func TestUserMarkdownTemplate(t *testing.T) {
 		t.Fatal(err)
 	}
 	var md bytes.Buffer
-	if err := report.WriteMarkdown(&md, rep, report.MarkdownOptions{Template: file, MaxBytes: 8000}); err != nil {
+	if err := write.Markdown(&md, rep, write.MarkdownOptions{Template: file, MaxBytes: 8000}); err != nil {
 		t.Fatal(err)
 	}
 	s := md.String()
@@ -71,7 +71,7 @@ func TestUserMarkdownTemplate(t *testing.T) {
 	if err := os.WriteFile(file, []byte(`{{define "line"}}{{.NoSuchField}}{{end}}`), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	err := report.WriteMarkdown(&md, rep, report.MarkdownOptions{Template: file})
+	err := write.Markdown(&md, rep, write.MarkdownOptions{Template: file})
 	if err == nil || !strings.Contains(err.Error(), "markdown template") || !strings.Contains(err.Error(), "NoSuchField") {
 		t.Errorf("a broken template: %v", err)
 	}

@@ -105,7 +105,7 @@ func sameRun(aName string, a *Report, bName string, b *Report) error {
 	case a.Commit != b.Commit:
 		return differs("they preview commit", short(a.Commit), short(b.Commit))
 	case a.BaseCommit != b.BaseCommit || a.Base != b.Base:
-		return differs("their base is", describeRef(a.Base, a.BaseCommit, identity), describeRef(b.Base, b.BaseCommit, identity))
+		return differs("their base is", DescribeRef(a.Base, a.BaseCommit, identity), DescribeRef(b.Base, b.BaseCommit, identity))
 	case a.Ref != b.Ref || a.Kind != b.Kind || a.Cluster != b.Cluster:
 		return differs("they were run as", describeRun(a), describeRun(b))
 	case as.Count != bs.Count:

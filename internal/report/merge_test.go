@@ -88,7 +88,7 @@ func TestMergedShardsAreTheRun(t *testing.T) {
 	}
 }
 
-// report.Merge refuses what is not the shards of one run, saying which files and why.
+// Merge refuses what is not the shards of one run, saying which files and why.
 func TestMergeRefusesMixedShards(t *testing.T) {
 	t.Parallel()
 	in := reporttest.SampleInput(t)

@@ -10,6 +10,7 @@ import (
 	"github.com/drift-gitops/drift/internal/golden"
 	"github.com/drift-gitops/drift/internal/report"
 	"github.com/drift-gitops/drift/internal/report/reporttest"
+	"github.com/drift-gitops/drift/internal/report/write"
 	"github.com/drift-gitops/drift/internal/scrub"
 )
 
@@ -27,13 +28,13 @@ func build(t *testing.T, in report.Input, opts entry.Options) *report.Report {
 func TestGoldenReports(t *testing.T) {
 	rep := build(t, reporttest.SampleInput(t), entry.Options{})
 	var text, color, md, js bytes.Buffer
-	if err := report.WriteText(&text, rep, report.TextOptions{ShowUnchanged: true}); err != nil {
+	if err := write.Text(&text, rep, write.TextOptions{ShowUnchanged: true}); err != nil {
 		t.Fatal(err)
 	}
-	if err := report.WriteText(&color, rep, report.TextOptions{Color: true}); err != nil {
+	if err := write.Text(&color, rep, write.TextOptions{Color: true}); err != nil {
 		t.Fatal(err)
 	}
-	if err := report.WriteMarkdown(&md, rep, report.MarkdownOptions{}); err != nil {
+	if err := write.Markdown(&md, rep, write.MarkdownOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	if err := report.WriteJSON(&js, rep); err != nil {
@@ -82,15 +83,15 @@ func TestShowSecretsLeavesValues(t *testing.T) {
 func TestGoldenBudgetedMarkdown(t *testing.T) {
 	rep := build(t, reporttest.BudgetInput(t, 12), entry.Options{})
 	var full, budget, summary bytes.Buffer
-	if err := report.WriteMarkdown(&full, rep, report.MarkdownOptions{}); err != nil {
+	if err := write.Markdown(&full, rep, write.MarkdownOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	max := full.Len() * 2 / 3
-	opts := report.MarkdownOptions{MaxBytes: max, FullReport: "[the job summary](https://github.example/run/1)"}
-	if err := report.WriteMarkdown(&budget, rep, opts); err != nil {
+	opts := write.MarkdownOptions{MaxBytes: max, FullReport: "[the job summary](https://github.example/run/1)"}
+	if err := write.Markdown(&budget, rep, opts); err != nil {
 		t.Fatal(err)
 	}
-	if err := report.WriteMarkdown(&summary, rep, report.MarkdownOptions{SummaryOnly: true}); err != nil {
+	if err := write.Markdown(&summary, rep, write.MarkdownOptions{SummaryOnly: true}); err != nil {
 		t.Fatal(err)
 	}
 	b := budget.String()
@@ -116,7 +117,7 @@ func TestGoldenBudgetedMarkdown(t *testing.T) {
 func TestBudgetKeepsErrorsAndRisksAmongThousands(t *testing.T) {
 	rep := build(t, reporttest.BudgetInput(t, 3000), entry.Options{})
 	var md bytes.Buffer
-	if err := report.WriteMarkdown(&md, rep, report.MarkdownOptions{MaxBytes: 65536}); err != nil {
+	if err := write.Markdown(&md, rep, write.MarkdownOptions{MaxBytes: 65536}); err != nil {
 		t.Fatal(err)
 	}
 	s := md.String()

@@ -21,6 +21,7 @@ import (
 	"github.com/drift-gitops/drift/internal/render"
 	"github.com/drift-gitops/drift/internal/report"
 	"github.com/drift-gitops/drift/internal/report/reporttest"
+	"github.com/drift-gitops/drift/internal/report/write"
 	"github.com/drift-gitops/drift/internal/scrub"
 )
 
@@ -29,17 +30,17 @@ import (
 func everything(t *testing.T, rep *report.Report) string {
 	t.Helper()
 	var all bytes.Buffer
-	if err := report.WriteText(&all, rep, report.TextOptions{ShowUnchanged: true}); err != nil {
+	if err := write.Text(&all, rep, write.TextOptions{ShowUnchanged: true}); err != nil {
 		t.Fatal(err)
 	}
-	if err := report.WriteMarkdown(&all, rep, report.MarkdownOptions{ShowUnchanged: true}); err != nil {
+	if err := write.Markdown(&all, rep, write.MarkdownOptions{ShowUnchanged: true}); err != nil {
 		t.Fatal(err)
 	}
 	if err := report.WriteJSON(&all, rep); err != nil {
 		t.Fatal(err)
 	}
 	dir := t.TempDir()
-	if err := report.Dump(dir, rep); err != nil {
+	if err := write.Dump(dir, rep); err != nil {
 		t.Fatal(err)
 	}
 	_ = filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {

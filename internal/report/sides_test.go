@@ -12,6 +12,7 @@ import (
 	"github.com/drift-gitops/drift/internal/reason"
 	"github.com/drift-gitops/drift/internal/report"
 	"github.com/drift-gitops/drift/internal/report/reporttest"
+	"github.com/drift-gitops/drift/internal/report/write"
 )
 
 func TestClusterScopedObjectsAreDumpedAndHeadedWithAnEmptyNamespace(t *testing.T) {
@@ -23,10 +24,10 @@ func TestClusterScopedObjectsAreDumpedAndHeadedWithAnEmptyNamespace(t *testing.T
 		t.Fatalf("diff not headed with kubectl's name:\n%s", d)
 	}
 	dir := t.TempDir()
-	if err := report.Dump(dir, rep); err != nil {
+	if err := write.Dump(dir, rep); err != nil {
 		t.Fatal(err)
 	}
-	if got := strings.Join(listTree(t, dir), ","); got != ".,live,merged,merged/v1.Namespace..production" {
+	if got := strings.Join(reporttest.Tree(t, dir), ","); got != ".,live,merged,merged/v1.Namespace..production" {
 		t.Fatalf("Dump wrote %s", got)
 	}
 }
@@ -66,8 +67,8 @@ func TestSplitDiffsAreHeadedByWhatTheyCompare(t *testing.T) {
 		}
 	}
 	var text, md, js bytes.Buffer
-	_ = report.WriteText(&text, rep, report.TextOptions{})
-	_ = report.WriteMarkdown(&md, rep, report.MarkdownOptions{})
+	_ = write.Text(&text, rep, write.TextOptions{})
+	_ = write.Markdown(&md, rep, write.MarkdownOptions{})
 	_ = report.WriteJSON(&js, rep)
 	for name, out := range map[string]string{"text": text.String(), "markdown": md.String(), "json": js.String()} {
 		if strings.Contains(out, "merged/") || !strings.Contains(out, "head/v1.ConfigMap.shop.settings") {
@@ -75,11 +76,11 @@ func TestSplitDiffsAreHeadedByWhatTheyCompare(t *testing.T) {
 		}
 	}
 	dir := t.TempDir()
-	if err := report.Dump(dir, rep); err != nil {
+	if err := write.Dump(dir, rep); err != nil {
 		t.Fatal(err)
 	}
 	want := ".,base,base/v1.ConfigMap.shop.settings,head,head/v1.ConfigMap.shop.settings,head/v1.Service.shop.web,live,live/v1.Service.shop.web"
-	if got := strings.Join(listTree(t, dir), ","); got != want {
+	if got := strings.Join(reporttest.Tree(t, dir), ","); got != want {
 		t.Fatalf("Dump wrote %s\nwant %s", got, want)
 	}
 }
@@ -88,7 +89,7 @@ func TestExternalDiffRunsOnEachPairOfSides(t *testing.T) {
 	t.Parallel()
 	rep := build(t, splitInput(t), entry.Options{})
 	var out bytes.Buffer
-	if err := report.RunExternalDiff(t.Context(), "diff -r", rep, &out, os.Stderr); err != nil {
+	if err := write.ExternalDiff(t.Context(), "diff -r", write.Run, rep, &out, os.Stderr); err != nil {
 		t.Fatal(err)
 	}
 	for _, want := range []string{filepath.Join("base", "v1.ConfigMap.shop.settings"), filepath.Join("live", "v1.Service.shop.web")} {
@@ -118,8 +119,8 @@ func TestEphemeralRunsAreByteIdenticalAcrossSeedings(t *testing.T) {
 	render := func(in report.Input) string {
 		rep := build(t, in, entry.Options{Ephemeral: in.Cluster == report.ClusterEphemeral})
 		var text, md, js bytes.Buffer
-		_ = report.WriteText(&text, rep, report.TextOptions{ShowUnchanged: true})
-		_ = report.WriteMarkdown(&md, rep, report.MarkdownOptions{})
+		_ = write.Text(&text, rep, write.TextOptions{ShowUnchanged: true})
+		_ = write.Markdown(&md, rep, write.MarkdownOptions{})
 		_ = report.WriteJSON(&js, rep)
 		o := rep.Targets[0].Objects[0]
 		return text.String() + md.String() + js.String() + o.FromYAML + o.ToYAML

@@ -6,6 +6,9 @@ package reporttest
 import (
 	"encoding/base64"
 	"fmt"
+	"io/fs"
+	"path/filepath"
+	"sort"
 	"strings"
 	"testing"
 
@@ -97,4 +100,19 @@ func BudgetInput(t testing.TB, n int) report.Input {
 		in.Targets[0].Results = append(in.Targets[0].Results, Result(t, "shop/dash.yaml", i+1, merged, live, merged))
 	}
 	return in
+}
+
+// Tree lists what is under root (root itself as "."), sorted: what --dump wrote.
+func Tree(t testing.TB, root string) []string {
+	t.Helper()
+	var out []string
+	if err := filepath.WalkDir(root, func(p string, _ fs.DirEntry, err error) error {
+		rel, _ := filepath.Rel(root, p)
+		out = append(out, rel)
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	sort.Strings(out)
+	return out
 }

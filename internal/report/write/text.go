@@ -1,4 +1,4 @@
-package report
+package write
 
 import (
 	"bufio"
@@ -6,7 +6,7 @@ import (
 	"io"
 	"strings"
 
-	"github.com/drift-gitops/drift/internal/reason"
+	"github.com/drift-gitops/drift/internal/report"
 	"github.com/drift-gitops/drift/internal/unified"
 )
 
@@ -32,8 +32,8 @@ const (
 	ansiCyan  = "\x1b[36m"
 )
 
-// WriteText writes the report for a terminal or a log.
-func WriteText(w io.Writer, rep *Report, opts TextOptions) error {
+// Text writes the report for a terminal or a log.
+func Text(w io.Writer, rep *report.Report, opts TextOptions) error {
 	bw := bufio.NewWriter(w)
 	c := func(code, s string) string {
 		if !opts.Color {
@@ -44,7 +44,7 @@ func WriteText(w io.Writer, rep *Report, opts TextOptions) error {
 	fmt.Fprintf(bw, "%s %s\n", c(ansiBold, "drift:"), rep.Describe())
 	writeConfigText(bw, rep.Config, func(s string) string { return c(ansiBold, s) })
 	writeTextFirst(bw, rep, c)
-	diffed, skipped := rep.splitSkipped()
+	diffed, skipped := splitSkipped(rep)
 	if len(skipped) > 0 {
 		fmt.Fprintf(bw, "\n%s\n", c(ansiBold, skippedTitle(len(skipped))+":"))
 		for _, t := range skipped {
@@ -56,18 +56,18 @@ func WriteText(w io.Writer, rep *Report, opts TextOptions) error {
 		}
 	}
 	for _, t := range diffed {
-		about := t.about(func(s string) string { return s })
+		about := about(t, func(s string) string { return s })
 		if about != "" {
 			about = "; " + about
 		}
-		fmt.Fprintf(bw, "\n%s %s (%s%s)\n", c(ansiBold, "Target"), t.Display(), Plural(len(t.Objects), "object", "objects"), about)
+		fmt.Fprintf(bw, "\n%s %s (%s%s)\n", c(ansiBold, "Target"), t.Display(), report.Plural(len(t.Objects), "object", "objects"), about)
 		for _, s := range sections {
 			objs := objectsIn(t, s.category)
 			if len(objs) == 0 {
 				continue
 			}
 			fmt.Fprintf(bw, "\n%s\n", c(ansiBold, fmt.Sprintf("%s (%d):", s.title, len(objs))))
-			if s.category == Unchanged && !opts.ShowUnchanged {
+			if s.category == report.Unchanged && !opts.ShowUnchanged {
 				fmt.Fprintf(bw, "  %d unchanged (--show-unchanged lists them)\n", len(objs))
 				continue
 			}
@@ -118,8 +118,10 @@ func WriteText(w io.Writer, rep *Report, opts TextOptions) error {
 	return bw.Flush()
 }
 
-func writeTextObject(w io.Writer, o Object, s section, opts TextOptions, c func(string, string) string) {
-	color := map[string]string{Add: ansiGreen, Modify: ansiYell, Delete: ansiRed, Error: ansiRed, Unchanged: ""}[s.category]
+// writeTextObject writes one object of a section: its line, owner, error, warnings,
+// risks and diff.
+func writeTextObject(w io.Writer, o report.Object, s section, opts TextOptions, c func(string, string) string) {
+	color := map[string]string{report.Add: ansiGreen, report.Modify: ansiYell, report.Delete: ansiRed, report.Error: ansiRed, report.Unchanged: ""}[s.category]
 	head := fmt.Sprintf("%s %s", s.mark, o.Title())
 	if color != "" {
 		head = c(color, head)
@@ -133,10 +135,7 @@ func writeTextObject(w io.Writer, o Object, s section, opts TextOptions, c func(
 		fmt.Fprintf(w, "  owned by %s\n", o.Inventory)
 	}
 	if o.Error != "" {
-		why := string(o.ErrorReason)
-		if why == "" {
-			why = string(reason.Error)
-		}
+		why := errorReason(o)
 		fmt.Fprintf(w, "  %s %s\n", c(ansiRed, why+":"), indentRest(o.Error, "    "))
 		if h := o.ErrorReason.Hint(); h != "" {
 			fmt.Fprintf(w, "  %s %s\n", c(ansiBold, "what to do:"), h)
@@ -167,15 +166,16 @@ func writeTextObject(w io.Writer, o Object, s section, opts TextOptions, c func(
 	}
 }
 
+// indentRest indents every line of s but the first, without its trailing newlines.
 func indentRest(s, indent string) string {
 	return strings.ReplaceAll(strings.TrimRight(s, "\n"), "\n", "\n"+indent)
 }
 
 // writeTextFirst lists, before the targets, what must not be missed: every error and
 // every risk, one line each, with its target when there are several.
-func writeTextFirst(w io.Writer, rep *Report, c func(string, string) string) {
-	diffed, _ := rep.splitSkipped()
-	in := func(t Target) string {
+func writeTextFirst(w io.Writer, rep *report.Report, c func(string, string) string) {
+	diffed, _ := splitSkipped(rep)
+	in := func(t report.Target) string {
 		if len(diffed) > 1 {
 			return " in " + t.Display()
 		}
@@ -184,11 +184,8 @@ func writeTextFirst(w io.Writer, rep *Report, c func(string, string) string) {
 	var errs, risks []string
 	for _, t := range diffed {
 		for _, o := range t.Objects {
-			if o.Category == Error {
-				why := string(o.ErrorReason)
-				if why == "" {
-					why = string(reason.Error)
-				}
+			if o.Category == report.Error {
+				why := errorReason(o)
 				errs = append(errs, fmt.Sprintf("  x %s (%s)%s: %s", o.Title(), o.Where(), in(t), why))
 			}
 			for _, r := range o.Risks {

@@ -1,4 +1,4 @@
-package report
+package write
 
 import (
 	"bufio"
@@ -7,6 +7,8 @@ import (
 	"strings"
 
 	"sigs.k8s.io/yaml"
+
+	"github.com/drift-gitops/drift/internal/report"
 )
 
 // ChangesOptions control the field-level report (-o changes).
@@ -15,11 +17,11 @@ type ChangesOptions struct {
 	Color bool
 }
 
-// WriteChanges writes the report field by field, as dyff does: per target, each
+// Changes writes the report field by field, as dyff does: per target, each
 // object that changes with the paths it changes and their values before and after;
 // additions and deletions as one line, errors with their reason, risks under their
 // object. Values are masked and scrubbed as in the diffs.
-func WriteChanges(w io.Writer, rep *Report, opts ChangesOptions) error {
+func Changes(w io.Writer, rep *report.Report, opts ChangesOptions) error {
 	bw := bufio.NewWriter(w)
 	c := func(code, s string) string {
 		if !opts.Color {
@@ -28,11 +30,11 @@ func WriteChanges(w io.Writer, rep *Report, opts ChangesOptions) error {
 		return code + s + ansiReset
 	}
 	fmt.Fprintf(bw, "%s %s\n", c(ansiBold, "drift:"), rep.Describe())
-	diffed, _ := rep.splitSkipped()
+	diffed, _ := splitSkipped(rep)
 	for _, t := range diffed {
-		var changed []Object
+		var changed []report.Object
 		for _, o := range t.Objects {
-			if o.Category != Unchanged {
+			if o.Category != report.Unchanged {
 				changed = append(changed, o)
 			}
 		}
@@ -54,28 +56,26 @@ func WriteChanges(w io.Writer, rep *Report, opts ChangesOptions) error {
 	return bw.Flush()
 }
 
-func writeObjectChanges(w io.Writer, o Object, c func(string, string) string) {
+// writeObjectChanges writes one changed object: its line, its field changes and risks.
+func writeObjectChanges(w io.Writer, o report.Object, c func(string, string) string) {
 	s := sectionOf(o.Category)
-	color := map[string]string{Add: ansiGreen, Modify: ansiYell, Delete: ansiRed, Error: ansiRed}[o.Category]
+	color := map[string]string{report.Add: ansiGreen, report.Modify: ansiYell, report.Delete: ansiRed, report.Error: ansiRed}[o.Category]
 	fmt.Fprintf(w, "%s  (%s)\n", c(color, s.mark+" "+o.Title()), o.Where())
 	switch o.Category {
-	case Add:
+	case report.Add:
 		fmt.Fprintf(w, "    %s\n", c(ansiGreen, "+ the whole object (new)"))
-	case Delete:
+	case report.Delete:
 		fmt.Fprintf(w, "    %s\n", c(ansiRed, "- the whole object (deleted)"))
-	case Error:
-		why := string(o.ErrorReason)
-		if why == "" {
-			why = Error
-		}
+	case report.Error:
+		why := errorReason(o)
 		fmt.Fprintf(w, "    %s %s\n", c(ansiRed, why+":"), indentRest(o.Error, "      "))
 	}
 	for _, ch := range o.Changes {
 		fmt.Fprintf(w, "    %s\n", ch.Path)
 		switch ch.Op {
-		case OpAdd:
+		case report.OpAdd:
 			fmt.Fprintf(w, "      %s\n", c(ansiGreen, "+ "+valueText(ch.After, "        ")))
-		case OpRemove:
+		case report.OpRemove:
 			fmt.Fprintf(w, "      %s\n", c(ansiRed, "- "+valueText(ch.Before, "        ")))
 		default:
 			fmt.Fprintf(w, "      %s\n", c(ansiRed, "- "+valueText(ch.Before, "        ")))

@@ -1,18 +1,20 @@
-package report
+package write
 
 import (
 	"context"
 	"fmt"
 	"io"
+
+	"github.com/drift-gitops/drift/internal/report"
 )
 
-// Formats are the report formats Write knows, as -o names them.
+// Formats are the report formats Report knows, as -o names them.
 var Formats = []string{"text", "markdown", "json", "changes"}
 
-// WriteOptions say how Write writes a report. The caller reads the terminal and the
-// environment; Write only acts on what they decided.
-type WriteOptions struct {
-	// Format is text (also when empty), markdown or json.
+// Options say how Report writes a report. The caller reads the terminal and the
+// environment; Report only acts on what they decided.
+type Options struct {
+	// Format is text (also when empty), markdown, json or changes.
 	Format string
 	// ShowUnchanged lists unchanged objects by name; otherwise they are only counted.
 	ShowUnchanged bool
@@ -21,23 +23,29 @@ type WriteOptions struct {
 	// ExternalDiff is the value of KUBECTL_EXTERNAL_DIFF: when set, a text report
 	// leaves its diffs out and that program shows them after the objects.
 	ExternalDiff string
+	// Exec runs the external diff program; Run when nil.
+	Exec Exec
 	// Stderr receives the external diff program's own error output.
 	Stderr io.Writer
 	// MarkdownTemplate is a user's markdown template file (--markdown-template).
 	MarkdownTemplate string
 }
 
-// Write writes rep to w in the format opts name.
-func Write(ctx context.Context, w io.Writer, rep *Report, opts WriteOptions) error {
+// Report writes rep to w in the format opts name.
+func Report(ctx context.Context, w io.Writer, rep *report.Report, opts Options) error {
 	switch opts.Format {
 	case "json":
-		return WriteJSON(w, rep)
+		return report.WriteJSON(w, rep)
 	case "markdown":
-		return WriteMarkdown(w, rep, MarkdownOptions{ShowUnchanged: opts.ShowUnchanged, Template: opts.MarkdownTemplate})
+		return Markdown(w, rep, MarkdownOptions{ShowUnchanged: opts.ShowUnchanged, Template: opts.MarkdownTemplate})
 	case "changes":
-		return WriteChanges(w, rep, ChangesOptions{Color: opts.Color})
+		return Changes(w, rep, ChangesOptions{Color: opts.Color})
 	}
 	text := TextOptions{Color: opts.Color, ShowUnchanged: opts.ShowUnchanged}
+	run := opts.Exec
+	if run == nil {
+		run = Run
+	}
 	if opts.ExternalDiff != "" {
 		text.NoDiffs = true
 		text.AfterObjects = func(w io.Writer) error {
@@ -45,8 +53,8 @@ func Write(ctx context.Context, w io.Writer, rep *Report, opts WriteOptions) err
 				return nil
 			}
 			fmt.Fprintf(w, "\nDiff from %s:\n", ExternalDiffEnv)
-			return RunExternalDiff(ctx, opts.ExternalDiff, rep, w, opts.Stderr)
+			return ExternalDiff(ctx, opts.ExternalDiff, run, rep, w, opts.Stderr)
 		}
 	}
-	return WriteText(w, rep, text)
+	return Text(w, rep, text)
 }

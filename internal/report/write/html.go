@@ -1,12 +1,16 @@
-package report
+package write
 
 import (
 	_ "embed"
 	"fmt"
 	"html/template"
 	"io"
+	"maps"
+	"slices"
 	"sort"
 	"strings"
+
+	"github.com/drift-gitops/drift/internal/report"
 )
 
 var (
@@ -22,7 +26,7 @@ var (
 
 // htmlObject is one object as the HTML page shows it.
 type htmlObject struct {
-	Object
+	report.Object
 	Anchor, Mark string
 	// Search is what the search box matches, lower-cased: identity, file, what
 	// changed, risks, reasons.
@@ -37,28 +41,28 @@ type htmlRef struct {
 type htmlTarget struct {
 	Display, About string
 	Objects        []htmlObject
-	Kept           []Kept
+	Kept           []report.Kept
 	Notes          []string
 }
 
 type htmlView struct {
 	Headline, Describe, Incomplete, Policy, Mismatch string
-	Summary                                          Summary
+	Summary                                          report.Summary
 	Errors, Risks                                    []htmlRef
 	Categories, Kinds, Namespaces                    []string
 	Targets                                          []htmlTarget
-	Skipped                                          []Target
+	Skipped                                          []report.Target
 	CSS                                              template.CSS
 	JS                                               template.JS
 }
 
-// WriteHTML writes the report as one self-contained HTML page: the counts, the
+// HTML writes the report as one self-contained HTML page: the counts, the
 // errors and the risks first, then every object of every target with its diff
 // (unified or side by side), filters by category, kind, namespace and risk, and a
-// search. Unchanged objects are listed but filtered out until asked for. Nothing on
+// search. report.Unchanged objects are listed but filtered out until asked for. Nothing on
 // the page is loaded from elsewhere.
-func WriteHTML(w io.Writer, rep *Report) error {
-	v := htmlView{Headline: rep.headline(), Describe: rep.Describe(), Policy: rep.PolicyNote(), Mismatch: rep.MismatchNote(),
+func HTML(w io.Writer, rep *report.Report) error {
+	v := htmlView{Headline: headline(rep), Describe: rep.Describe(), Policy: rep.PolicyNote(), Mismatch: rep.MismatchNote(),
 		Summary: rep.Summary, CSS: template.CSS(htmlCSS), JS: template.JS(htmlJS)}
 	if !rep.Complete {
 		v.Incomplete = rep.IncompleteNote()
@@ -67,17 +71,17 @@ func WriteHTML(w io.Writer, rep *Report) error {
 		v.Categories = append(v.Categories, s.category)
 	}
 	kinds, namespaces := map[string]bool{}, map[string]bool{}
-	diffed, skipped := rep.splitSkipped()
+	diffed, skipped := splitSkipped(rep)
 	v.Skipped = skipped
 	n := 0
 	for _, t := range diffed {
-		ht := htmlTarget{Display: t.Display(), About: t.about(func(s string) string { return s }), Kept: t.Kept, Notes: t.Notes}
-		objs := append(append([]Object(nil), t.Objects...), t.Drift...)
+		ht := htmlTarget{Display: t.Display(), About: about(t, func(s string) string { return s }), Kept: t.Kept, Notes: t.Notes}
+		objs := append(append([]report.Object(nil), t.Objects...), t.Drift...)
 		sort.SliceStable(objs, func(i, j int) bool { return htmlRank(objs[i]) < htmlRank(objs[j]) })
 		for _, o := range objs {
 			n++
 			ho := htmlObject{Object: o, Anchor: fmt.Sprintf("o-%d", n), Mark: sectionOf(o.Category).mark}
-			if o.Story == StoryDrift {
+			if o.Story == report.StoryDrift {
 				ho.What = strings.TrimPrefix(ho.What+"; drift already in the cluster, not made by this change", "; ")
 			}
 			ho.Search = searchText(ho)
@@ -87,12 +91,9 @@ func WriteHTML(w io.Writer, rep *Report) error {
 			if o.Namespace != "" {
 				namespaces[o.Namespace] = true
 			}
-			if o.Category == Error {
-				why := string(o.ErrorReason)
-				if why == "" {
-					why = Error
-				}
-				v.Errors = append(v.Errors, htmlRef{Anchor: ho.Anchor, Title: o.Title(), Where: o.Where(), Reason: why, Message: firstLine(o.Error, 300)})
+			if o.Category == report.Error {
+				why := errorReason(o)
+				v.Errors = append(v.Errors, htmlRef{Anchor: ho.Anchor, Title: o.Title(), Where: o.Where(), Reason: why, Message: report.FirstLine(o.Error, 300)})
 			}
 			for _, r := range o.Risks {
 				v.Risks = append(v.Risks, htmlRef{Anchor: ho.Anchor, Title: o.Title(), Rule: r.Rule, Message: r.Message})
@@ -110,9 +111,9 @@ func WriteHTML(w io.Writer, rep *Report) error {
 
 // htmlRank orders a target's objects on the page: errors, risky objects, then by
 // category, unchanged last.
-func htmlRank(o Object) int {
+func htmlRank(o report.Object) int {
 	switch {
-	case o.Category == Error:
+	case o.Category == report.Error:
 		return 0
 	case len(o.Risks) > 0:
 		return 1
@@ -120,6 +121,7 @@ func htmlRank(o Object) int {
 	return 2 + sectionIndex(o.Category)
 }
 
+// searchText is what the page's search box matches of an object, lower-cased.
 func searchText(o htmlObject) string {
 	parts := []string{o.Title(), o.Where(), o.What, o.Category, o.Inventory, string(o.ErrorReason)}
 	for _, r := range o.Risks {
@@ -128,11 +130,7 @@ func searchText(o htmlObject) string {
 	return strings.ToLower(strings.Join(parts, " "))
 }
 
+// sortedKeys are m's keys in order.
 func sortedKeys(m map[string]bool) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
+	return slices.Sorted(maps.Keys(m))
 }

@@ -1,4 +1,4 @@
-package report_test
+package write_test
 
 import (
 	"bytes"
@@ -13,8 +13,8 @@ import (
 	"time"
 
 	"github.com/drift-gitops/drift/internal/entry"
-	"github.com/drift-gitops/drift/internal/report"
 	"github.com/drift-gitops/drift/internal/report/reporttest"
+	"github.com/drift-gitops/drift/internal/report/write"
 )
 
 // chromium finds Debian's chromium; outside CI a machine without it skips the browser
@@ -77,7 +77,7 @@ func TestHTMLReportInABrowser(t *testing.T) {
 	browser := chromium(t)
 	rep := build(t, reporttest.SampleInput(t), entry.Options{})
 	var buf bytes.Buffer
-	if err := report.WriteHTML(&buf, rep); err != nil {
+	if err := write.HTML(&buf, rep); err != nil {
 		t.Fatal(err)
 	}
 	html := buf.String()

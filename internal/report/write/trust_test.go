@@ -1,4 +1,4 @@
-package report_test
+package write_test
 
 import (
 	"bytes"
@@ -17,6 +17,7 @@ import (
 	"github.com/drift-gitops/drift/internal/object"
 	"github.com/drift-gitops/drift/internal/reason"
 	"github.com/drift-gitops/drift/internal/report"
+	"github.com/drift-gitops/drift/internal/report/write"
 	"github.com/drift-gitops/drift/internal/risk"
 )
 
@@ -210,7 +211,7 @@ func TestTrustMarkdownRenderedByGitHubHoldsNoInjection(t *testing.T) {
 			diffed++
 		}
 	}
-	for name, opts := range map[string]report.MarkdownOptions{
+	for name, opts := range map[string]write.MarkdownOptions{
 		"job summary":  {MaxBytes: 1 << 20, ShowUnchanged: true},
 		"comment":      {MaxBytes: 65536},
 		"summary only": {SummaryOnly: true},
@@ -218,7 +219,7 @@ func TestTrustMarkdownRenderedByGitHubHoldsNoInjection(t *testing.T) {
 		"small budget": {MaxBytes: 6000},
 	} {
 		var md bytes.Buffer
-		if err := report.WriteMarkdown(&md, rep, opts); err != nil {
+		if err := write.Markdown(&md, rep, opts); err != nil {
 			t.Fatal(err)
 		}
 		if !strings.Contains(md.String(), pwn) {
@@ -251,7 +252,7 @@ func TestTrustHTMLReportInABrowserHoldsNoInjection(t *testing.T) {
 	}
 
 	var buf bytes.Buffer
-	if err := report.WriteHTML(&buf, hostileReport()); err != nil {
+	if err := write.HTML(&buf, hostileReport()); err != nil {
 		t.Fatal(err)
 	}
 	page := filepath.Join(dir, "report.html")

@@ -1,21 +1,15 @@
-package report
+package write
 
 import (
-	"context"
 	"errors"
 	"fmt"
-	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"regexp"
 	"strings"
 
 	"github.com/drift-gitops/drift/internal/object"
+	"github.com/drift-gitops/drift/internal/report"
 )
-
-// ExternalDiffEnv names the program that shows diffs instead of drift, as in kubectl.
-const ExternalDiffEnv = "KUBECTL_EXTERNAL_DIFF"
 
 // Dump writes the normalized, masked objects of every added, modified or deleted
 // object into dir/live and dir/merged (dir/base and dir/head for a split report's
@@ -26,7 +20,7 @@ const ExternalDiffEnv = "KUBECTL_EXTERNAL_DIFF"
 // reaches outside it; an object whose file name is not one plain path element is
 // refused before anything is written for it. Refused or unwritable objects are
 // returned as one error naming each; the others are still written.
-func Dump(dir string, rep *Report) error {
+func Dump(dir string, rep *report.Report) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("failed to create %s: %w", dir, err)
 	}
@@ -35,7 +29,7 @@ func Dump(dir string, rep *Report) error {
 		return fmt.Errorf("failed to open %s: %w", dir, err)
 	}
 	defer root.Close()
-	for _, sd := range rep.dumpSides() {
+	for _, sd := range dumpSides(rep) {
 		for _, side := range []string{sd.From, sd.To} {
 			if err := root.MkdirAll(side, 0o755); err != nil {
 				return fmt.Errorf("failed to create %s: %w", filepath.Join(dir, side), err)
@@ -43,7 +37,7 @@ func Dump(dir string, rep *Report) error {
 		}
 	}
 	var refused []error
-	diffed, _ := rep.splitSkipped()
+	diffed, _ := splitSkipped(rep)
 	for _, t := range diffed {
 		// With several targets (maybe several clusters holding the same object), each
 		// gets its own subdirectory so that nothing is overwritten.
@@ -56,7 +50,7 @@ func Dump(dir string, rep *Report) error {
 			}
 		}
 		for _, o := range t.Objects {
-			if o.Category != Add && o.Category != Modify && o.Category != Delete {
+			if o.Category != report.Add && o.Category != report.Modify && o.Category != report.Delete {
 				continue
 			}
 			if err := dumpObject(root, sub, o); err != nil {
@@ -73,30 +67,30 @@ func Dump(dir string, rep *Report) error {
 // dumpSides are the pairs of directories the report's diffed objects are dumped
 // into, in a fixed order: live and merged, or base and head for a split report's
 // change (live and head for a change diffed against the live object).
-func (r *Report) dumpSides() []Sides {
-	used := map[Sides]bool{}
-	diffed, _ := r.splitSkipped()
+func dumpSides(r *report.Report) []report.Sides {
+	used := map[report.Sides]bool{}
+	diffed, _ := splitSkipped(r)
 	for _, t := range diffed {
 		for _, o := range t.Objects {
-			if o.Category == Add || o.Category == Modify || o.Category == Delete {
+			if o.Category == report.Add || o.Category == report.Modify || o.Category == report.Delete {
 				used[o.DiffSides()] = true
 			}
 		}
 	}
-	var out []Sides
-	for _, sd := range []Sides{SidesApply, SidesChange, SidesChangeLive} {
+	var out []report.Sides
+	for _, sd := range []report.Sides{report.SidesApply, report.SidesChange, report.SidesChangeLive} {
 		if used[sd] {
 			out = append(out, sd)
 		}
 	}
 	if len(out) == 0 {
-		out = append(out, SidesApply)
+		out = append(out, report.SidesApply)
 	}
 	return out
 }
 
 // dumpObject writes one object's sides below root.
-func dumpObject(root *os.Root, sub string, o Object) error {
+func dumpObject(root *os.Root, sub string, o report.Object) error {
 	if err := object.CheckFileName(o.File); err != nil {
 		return err
 	}
@@ -115,52 +109,4 @@ func dumpObject(root *os.Root, sub string, o Object) error {
 		}
 	}
 	return nil
-}
-
-var externalArg = regexp.MustCompile(`^[a-zA-Z0-9-=]+$`)
-
-// ExternalCommand parses KUBECTL_EXTERNAL_DIFF as kubectl does: the first word is the
-// program; later words are passed after the two directories only if they consist of
-// letters, digits, '-' and '=' (others are dropped, so nothing reaches a shell).
-func ExternalCommand(env, liveDir, mergedDir string) (string, []string) {
-	words := strings.Split(env, " ")
-	args := []string{liveDir, mergedDir}
-	for _, w := range words[1:] {
-		if externalArg.MatchString(w) {
-			args = append(args, w)
-		}
-	}
-	return words[0], args
-}
-
-// RunExternalDiff dumps the report into a temporary directory and runs the program named
-// by env on its live and merged directories (base and head for a split report's
-// change; once per pair when a report has both), with its output on stdout and
-// stderr. Exit status 0 and 1 (differences found) are success, as for diff(1).
-func RunExternalDiff(ctx context.Context, env string, rep *Report, stdout, stderr io.Writer) error {
-	tmp, err := os.MkdirTemp("", "drift-diff-")
-	if err != nil {
-		return fmt.Errorf("failed to create a directory for %s: %w", ExternalDiffEnv, err)
-	}
-	defer os.RemoveAll(tmp)
-	// Objects that could not be dumped are named in the error; the program still
-	// shows the others.
-	dumpErr := Dump(tmp, rep)
-	errs := []error{dumpErr}
-	for _, sd := range rep.dumpSides() {
-		prog, args := ExternalCommand(env, filepath.Join(tmp, sd.From), filepath.Join(tmp, sd.To))
-		cmd := exec.CommandContext(ctx, prog, args...)
-		cmd.Dir = tmp
-		cmd.Stdout, cmd.Stderr = stdout, stderr
-		err := cmd.Run()
-		var exit *exec.ExitError
-		if errors.As(err, &exit) && exit.ExitCode() == 1 {
-			err = nil
-		}
-		if err != nil {
-			errs = append(errs, fmt.Errorf("%s program %q failed: %w", ExternalDiffEnv, prog, err))
-			break
-		}
-	}
-	return errors.Join(errs...)
 }

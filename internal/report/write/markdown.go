@@ -1,7 +1,8 @@
-package report
+package write
 
 import (
 	"bytes"
+	"cmp"
 	_ "embed"
 	"fmt"
 	"html"
@@ -11,7 +12,7 @@ import (
 	"strings"
 	"text/template"
 
-	"github.com/drift-gitops/drift/internal/reason"
+	"github.com/drift-gitops/drift/internal/report"
 )
 
 // MarkdownOptions control the markdown report.
@@ -51,20 +52,20 @@ var markdownFuncs = template.FuncMap{
 	"html":     htmlText,
 	"htmlcode": htmlCode,
 	"fence":    fence,
-	"plural":   Plural,
+	"plural":   report.Plural,
 	"mark":     mark,
 }
 
 // mark is a category's sign in the markdown report.
 func mark(category string) string {
 	switch category {
-	case Add:
+	case report.Add:
 		return "➕"
-	case Modify:
+	case report.Modify:
 		return "✏️"
-	case Delete:
+	case report.Delete:
 		return "🗑️"
-	case Error:
+	case report.Error:
 		return "❌"
 	}
 	return "▫️"
@@ -91,7 +92,7 @@ func parseMarkdownTemplate(file string) (*template.Template, error) {
 
 // mdEntry is one object as the markdown templates see it.
 type mdEntry struct {
-	Object
+	report.Object
 	// Anchor is the id of the object's details block; Detailed says whether the
 	// block is in this report (a budget may leave it out).
 	Anchor     string
@@ -117,14 +118,14 @@ type mdRisk struct {
 
 // mdTarget is one diffed target.
 type mdTarget struct {
-	Target
+	report.Target
 	Display, About string
-	Counts         Summary
+	Counts         report.Summary
 	Lines          []*mdEntry
 	More           int
 	Details        []string
 	Drift          []string
-	Unchanged      []Object
+	Unchanged      []report.Object
 
 	entries, drift []*mdEntry // every object with a block; Lines may be fewer
 }
@@ -136,18 +137,18 @@ type mdView struct {
 	Errors                                 []*mdEntry
 	Risks                                  []mdRisk
 	Targets                                []*mdTarget
-	Skipped                                []Target
+	Skipped                                []report.Target
 	Multi, SummaryOnly                     bool
 	FullReport, HTMLReport                 string
 	LeftOut                                int
 }
 
-// WriteMarkdown writes the report as GitHub-flavoured markdown from the templates in
+// Markdown writes the report as GitHub-flavoured markdown from the templates in
 // templates/report.md.tmpl: the title with the counts, the errors and the risks, a
 // table of targets, one line per changed object, then one collapsed block per object
 // with its diff, risky objects first. Under a budget (MaxBytes) the lines and risks
 // always go in and diffs are added, risky then small first, while they fit.
-func WriteMarkdown(w io.Writer, rep *Report, opts MarkdownOptions) error {
+func Markdown(w io.Writer, rep *report.Report, opts MarkdownOptions) error {
 	t, err := parseMarkdownTemplate(opts.Template)
 	if err != nil {
 		return err
@@ -167,6 +168,7 @@ func WriteMarkdown(w io.Writer, rep *Report, opts MarkdownOptions) error {
 	return execute(w, t, "report", v)
 }
 
+// execute runs the named template.
 func execute(w io.Writer, t *template.Template, name string, data any) error {
 	if err := t.ExecuteTemplate(w, name, data); err != nil {
 		return fmt.Errorf("markdown template: %w", err)
@@ -174,6 +176,7 @@ func execute(w io.Writer, t *template.Template, name string, data any) error {
 	return nil
 }
 
+// renderTemplate is what the named template writes.
 func renderTemplate(t *template.Template, name string, data any) (string, error) {
 	var b bytes.Buffer
 	err := execute(&b, t, name, data)
@@ -182,20 +185,17 @@ func renderTemplate(t *template.Template, name string, data any) (string, error)
 
 // markdownView builds the view with every detail in; entries are every object that
 // has a details block, in the report's order.
-func markdownView(t *template.Template, rep *Report, opts MarkdownOptions) (*mdView, []*mdEntry, error) {
-	full := opts.FullReport
-	if full == "" {
-		full = "the job summary"
-	}
-	v := &mdView{Headline: rep.headline(), Mismatch: rep.MismatchNote(), Policy: rep.PolicyNote(),
+func markdownView(t *template.Template, rep *report.Report, opts MarkdownOptions) (*mdView, []*mdEntry, error) {
+	full := cmp.Or(opts.FullReport, "the job summary")
+	v := &mdView{Headline: headline(rep), Mismatch: rep.MismatchNote(), Policy: rep.PolicyNote(),
 		SummaryOnly: opts.SummaryOnly, FullReport: full, HTMLReport: opts.HTMLReport}
-	if risky := rep.Summary.Risky; risky > 0 && rep.Kind != KindDrift {
-		v.Headline += " · ⚠️ " + Plural(risky, "risky object", "risky objects")
+	if risky := rep.Summary.Risky; risky > 0 && rep.Kind != report.KindDrift {
+		v.Headline += " · ⚠️ " + report.Plural(risky, "risky object", "risky objects")
 	}
 	if !rep.Complete {
 		v.Incomplete = rep.IncompleteNote()
 	}
-	if rep.Kind == KindDrift {
+	if rep.Kind == report.KindDrift {
 		v.Describe = "Drift check of " + mdDescribe(rep) + " against the live cluster."
 	} else {
 		v.Describe = "Preview of " + mdDescribe(rep) + "."
@@ -203,20 +203,17 @@ func markdownView(t *template.Template, rep *Report, opts MarkdownOptions) (*mdV
 	var cfg bytes.Buffer
 	writeConfigMarkdown(&cfg, rep.Config)
 	v.Config = cfg.String()
-	diffed, skipped := rep.splitSkipped()
+	diffed, skipped := splitSkipped(rep)
 	v.Skipped, v.Multi = skipped, len(diffed) > 1
 	var entries []*mdEntry
 	n := 0
-	newEntry := func(t Target, o Object) *mdEntry {
+	newEntry := func(t report.Target, o report.Object) *mdEntry {
 		e := &mdEntry{Object: o, Detailed: true, Target: t.Display(), FullReport: full}
 		var notes []string
 		if o.Error != "" {
-			why := o.ErrorReason
-			if why == "" {
-				why = reason.Error
-			}
-			notes = append(notes, "error ("+string(why)+"): "+o.Error)
-			e.Reason, e.Message, e.Hint = string(why), firstLine(o.Error, 200), o.ErrorReason.Hint()
+			why := errorReason(o)
+			notes = append(notes, "error ("+why+"): "+o.Error)
+			e.Reason, e.Message, e.Hint = why, report.FirstLine(o.Error, 200), o.ErrorReason.Hint()
 		}
 		for _, wn := range o.Warnings {
 			notes = append(notes, "warning ("+string(wn.Reason)+"): "+wn.Message)
@@ -225,10 +222,10 @@ func markdownView(t *template.Template, rep *Report, opts MarkdownOptions) (*mdV
 		return e
 	}
 	for _, tg := range diffed {
-		mt := &mdTarget{Target: tg, Display: tg.Display(), About: tg.about(codeSpan)}
+		mt := &mdTarget{Target: tg, Display: tg.Display(), About: about(tg, codeSpan)}
 		for _, o := range tg.Objects {
 			mt.Counts.Count(o.Category)
-			if o.Category == Unchanged {
+			if o.Category == report.Unchanged {
 				if opts.ShowUnchanged {
 					mt.Unchanged = append(mt.Unchanged, o)
 				}
@@ -236,7 +233,7 @@ func markdownView(t *template.Template, rep *Report, opts MarkdownOptions) (*mdV
 			}
 			e := newEntry(tg, o)
 			mt.Lines = append(mt.Lines, e)
-			if o.Category == Error {
+			if o.Category == report.Error {
 				v.Errors = append(v.Errors, e)
 			}
 			for _, r := range o.Risks {
@@ -275,7 +272,7 @@ func markdownView(t *template.Template, rep *Report, opts MarkdownOptions) (*mdV
 func sortDetails(es []*mdEntry) {
 	rank := func(e *mdEntry) int {
 		switch {
-		case e.Category == Error:
+		case e.Category == report.Error:
 			return 0
 		case len(e.Risks) > 0:
 			return 1
@@ -283,15 +280,6 @@ func sortDetails(es []*mdEntry) {
 		return 2 + sectionIndex(e.Category)
 	}
 	sort.SliceStable(es, func(i, j int) bool { return rank(es[i]) < rank(es[j]) })
-}
-
-func sectionIndex(category string) int {
-	for i, s := range sections {
-		if s.category == category {
-			return i
-		}
-	}
-	return len(sections)
 }
 
 // fill renders each target's lines and details as the entries now say.
@@ -389,11 +377,11 @@ func priority(entries []*mdEntry) []*mdEntry {
 	order := append([]*mdEntry(nil), entries...)
 	sort.SliceStable(order, func(i, j int) bool {
 		a, b := order[i], order[j]
-		if (a.Story == StoryDrift) != (b.Story == StoryDrift) {
-			return b.Story == StoryDrift
+		if (a.Story == report.StoryDrift) != (b.Story == report.StoryDrift) {
+			return b.Story == report.StoryDrift
 		}
-		if (a.Category == Error) != (b.Category == Error) {
-			return a.Category == Error
+		if (a.Category == report.Error) != (b.Category == report.Error) {
+			return a.Category == report.Error
 		}
 		if (len(a.Risks) > 0) != (len(b.Risks) > 0) {
 			return len(a.Risks) > 0
@@ -410,7 +398,7 @@ func trimLines(v *mdView, over int) {
 		mt := v.Targets[i]
 		drop := map[*mdEntry]bool{}
 		for j := len(mt.Lines) - 1; j >= 0 && over > 0; j-- {
-			if e := mt.Lines[j]; e.Category != Error && len(e.Risks) == 0 {
+			if e := mt.Lines[j]; e.Category != report.Error && len(e.Risks) == 0 {
 				drop[e] = true
 				over -= len(e.Line)
 			}
@@ -425,26 +413,16 @@ func trimLines(v *mdView, over int) {
 	}
 }
 
-func mdDescribe(rep *Report) string {
-	what := describeRef(rep.Ref, rep.Commit, codeSpan)
-	if rep.Cluster != ClusterEphemeral {
+// mdDescribe names what was previewed, with refs in code spans.
+func mdDescribe(rep *report.Report) string {
+	what := report.DescribeRef(rep.Ref, rep.Commit, codeSpan)
+	if rep.Cluster != report.ClusterEphemeral {
 		return what
 	}
 	if rep.Base == "" {
 		return what + " on an ephemeral API server that started empty, not a live cluster"
 	}
-	return what + " compared with " + describeRef(rep.Base, rep.BaseCommit, codeSpan) + " on an ephemeral API server, not a live cluster"
-}
-
-// firstLine is s's first line (ended by LF or CR), cut at most runes.
-func firstLine(s string, most int) string {
-	if i := strings.IndexAny(s, "\r\n"); i >= 0 {
-		s = s[:i] + " …"
-	}
-	if r := []rune(s); len(r) > most {
-		s = string(r[:most-1]) + "…"
-	}
-	return s
+	return what + " compared with " + report.DescribeRef(rep.Base, rep.BaseCommit, codeSpan) + " on an ephemeral API server, not a live cluster"
 }
 
 // fence is body in a fenced block no backtick run inside it can close.
@@ -454,6 +432,7 @@ func fence(lang, body string) string {
 	return b.String()
 }
 
+// writeFence writes body in a fenced block (fence).
 func writeFence(w io.Writer, lang, body string) {
 	fence := strings.Repeat("`", max(3, longestRun(body, '`')+1))
 	fmt.Fprintf(w, "\n%s%s\n%s\n%s\n", fence, lang, strings.TrimRight(body, "\n"), fence)

@@ -1,32 +1,18 @@
-package report_test
+package write_test
 
 import (
-	"io/fs"
 	"os"
 	"path/filepath"
-	"sort"
 	"strings"
 	"testing"
 
 	"github.com/drift-gitops/drift/internal/object"
 	"github.com/drift-gitops/drift/internal/report"
+	"github.com/drift-gitops/drift/internal/report/reporttest"
+	"github.com/drift-gitops/drift/internal/report/write"
 )
 
-func listTree(t *testing.T, root string) []string {
-	t.Helper()
-	var out []string
-	if err := filepath.WalkDir(root, func(p string, _ fs.DirEntry, err error) error {
-		rel, _ := filepath.Rel(root, p)
-		out = append(out, rel)
-		return err
-	}); err != nil {
-		t.Fatal(err)
-	}
-	sort.Strings(out)
-	return out
-}
-
-// TestDumpRefusesFileNamesThatAreNotOneElement hands report.Dump what validation upstream
+// TestDumpRefusesFileNamesThatAreNotOneElement hands Dump what validation upstream
 // should never let through, and checks that nothing is written outside its directory
 // and that the healthy object is still written.
 func TestDumpRefusesFileNamesThatAreNotOneElement(t *testing.T) {
@@ -38,17 +24,17 @@ func TestDumpRefusesFileNamesThatAreNotOneElement(t *testing.T) {
 	}
 	parent := t.TempDir()
 	dir := filepath.Join(parent, "a", "dump")
-	err := report.Dump(dir, &report.Report{Targets: []report.Target{{Name: "t", Objects: objs}}})
+	err := write.Dump(dir, &report.Report{Targets: []report.Target{{Name: "t", Objects: objs}}})
 	if err == nil || strings.Count(err.Error(), "(bad.yaml)") != len(hostile) {
 		t.Fatalf("want one refusal naming bad.yaml per hostile object, got %v", err)
 	}
-	got := strings.Join(listTree(t, parent), ",")
+	got := strings.Join(reporttest.Tree(t, parent), ",")
 	if want := ".,a,a/dump,a/dump/live,a/dump/merged,a/dump/merged/v1.ConfigMap.shop.healthy"; got != want {
 		t.Fatalf("Dump wrote %s, want %s", got, want)
 	}
 }
 
-// TestDumpDoesNotFollowSymlinksOut plants a symlink where report.Dump writes: through
+// TestDumpDoesNotFollowSymlinksOut plants a symlink where Dump writes: through
 // os.Root, the write is refused instead of landing outside.
 func TestDumpDoesNotFollowSymlinksOut(t *testing.T) {
 	t.Parallel()
@@ -64,7 +50,7 @@ func TestDumpDoesNotFollowSymlinksOut(t *testing.T) {
 		t.Fatal(err)
 	}
 	o := report.Object{Category: report.Add, ID: object.ID{Kind: "ConfigMap", Name: "web"}, Source: "cm.yaml", ToYAML: "a: 1\n", File: "v1.ConfigMap.shop.web"}
-	err := report.Dump(dir, &report.Report{Targets: []report.Target{{Name: "t", Objects: []report.Object{o}}}})
+	err := write.Dump(dir, &report.Report{Targets: []report.Target{{Name: "t", Objects: []report.Object{o}}}})
 	if err == nil {
 		t.Fatal("Dump wrote through a symlink that leaves its directory")
 	}
