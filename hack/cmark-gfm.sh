@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Prints the path of cmark-gfm, GitHub's own markdown renderer, for the test that
-# renders the pull-request comment as GitHub does (internal/report), installing
+# renders the pull-request comment as GitHub does (internal/report/write), installing
 # Debian's cmark-gfm package first when it is not on PATH (as hack/browser.sh installs
 # chromium). Progress goes to stderr.
 set -euo pipefail

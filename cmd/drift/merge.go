@@ -14,6 +14,7 @@ import (
 	"github.com/drift-gitops/drift/internal/preview"
 	"github.com/drift-gitops/drift/internal/render"
 	"github.com/drift-gitops/drift/internal/report"
+	"github.com/drift-gitops/drift/internal/report/write"
 	"github.com/drift-gitops/drift/internal/source"
 )
 
@@ -75,8 +76,8 @@ Exit status: 0 no changes, 1 changes, 2 errors (the report is then incomplete).`
 // merge reads the shards' reports, plans the run again to check them, merges them
 // and finishes as a run does.
 func (o *diffOptions) merge(ctx context.Context, files []string) error {
-	if !slices.Contains(report.Formats, o.Output) {
-		return fmt.Errorf("unknown output format %q: use -o %s", o.Output, strings.Join(report.Formats, ", -o "))
+	if !slices.Contains(write.Formats, o.Output) {
+		return fmt.Errorf("unknown output format %q: use -o %s", o.Output, strings.Join(write.Formats, ", -o "))
 	}
 	if err := o.report.validate(); err != nil {
 		return err

@@ -17,7 +17,8 @@ import (
 	"github.com/drift-gitops/drift/internal/dryrun"
 	"github.com/drift-gitops/drift/internal/plan"
 	"github.com/drift-gitops/drift/internal/render"
-	"github.com/drift-gitops/drift/internal/report"
+	"github.com/drift-gitops/drift/internal/report/write"
+	"github.com/drift-gitops/drift/internal/scrub"
 )
 
 // commonOptions hold what drift diff and drift detect are both told: what to render,
@@ -77,7 +78,7 @@ type commonOptions struct {
 	getenv func(string) string
 	// scrub removes credentials, Secret and masked values from everything the run
 	// writes: the report, warnings, errors.
-	scrub *report.Scrubber
+	scrub *scrub.Scrubber
 }
 
 // init readies the options for a command writing to streams.
@@ -119,8 +120,8 @@ func (o *commonOptions) addFlags(f *pflag.FlagSet) {
 
 // validate checks the flags before any work; configFrom is diff's --config-from.
 func (o *commonOptions) validate(configFrom string) error {
-	if !slices.Contains(report.Formats, o.Output) {
-		return fmt.Errorf("unknown output format %q: use -o %s", o.Output, strings.Join(report.Formats, ", -o "))
+	if !slices.Contains(write.Formats, o.Output) {
+		return fmt.Errorf("unknown output format %q: use -o %s", o.Output, strings.Join(write.Formats, ", -o "))
 	}
 	if err := o.report.validate(); err != nil {
 		return err

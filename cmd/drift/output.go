@@ -11,6 +11,7 @@ import (
 	"golang.org/x/term"
 
 	"github.com/drift-gitops/drift/internal/report"
+	"github.com/drift-gitops/drift/internal/report/write"
 )
 
 // write sends the report to stdout or --out, and fills --dump.
@@ -18,7 +19,7 @@ func (o *commonOptions) write(ctx context.Context, rep *report.Report) error {
 	// An object --dump refuses is named in the error, after the report is written.
 	var dumpErr error
 	if o.Dump != "" {
-		dumpErr = report.Dump(o.Dump, rep)
+		dumpErr = write.Dump(o.Dump, rep)
 	}
 	out := o.streams.Out
 	var file *os.File
@@ -32,11 +33,11 @@ func (o *commonOptions) write(ctx context.Context, rep *report.Report) error {
 		}
 		file, out = f, f
 	}
-	externalDiff := o.getenv(report.ExternalDiffEnv)
+	externalDiff := o.getenv(write.ExternalDiffEnv)
 	if o.noObjects {
 		externalDiff = ""
 	}
-	err := report.Write(ctx, out, rep, report.WriteOptions{
+	err := write.Report(ctx, out, rep, write.Options{
 		Format:           o.Output,
 		ShowUnchanged:    o.ShowUnchanged,
 		Color:            o.report.color(out, o.getenv),
@@ -104,7 +105,7 @@ func writeHTML(name string, rep *report.Report) error {
 	if err != nil {
 		return fmt.Errorf("failed to create --html file: %w", err)
 	}
-	err = report.WriteHTML(f, rep)
+	err = write.HTML(f, rep)
 	if cerr := f.Close(); err == nil && cerr != nil {
 		err = fmt.Errorf("failed to write --html file: %w", cerr)
 	}

@@ -5,6 +5,7 @@ import (
 
 	"github.com/drift-gitops/drift/internal/dryrun"
 	"github.com/drift-gitops/drift/internal/dryrun/ephemeral"
+	"github.com/drift-gitops/drift/internal/entry"
 	"github.com/drift-gitops/drift/internal/plan"
 	"github.com/drift-gitops/drift/internal/preview"
 	"github.com/drift-gitops/drift/internal/render"
@@ -15,8 +16,9 @@ import (
 const ephemeralCluster = "ephemeral"
 
 // previewDeps connects with kubectl's flags (and diff's --cluster), starts ephemeral
-// servers from drift's assets, shows progress on a terminal and scrubs what it warns.
-func (o *commonOptions) previewDeps(cache *render.Cache, progress *progress, cluster string) preview.Deps {
+// servers from drift's assets, shows progress on a terminal, scrubs what it warns
+// and hands each finished result to sink, the run's entry builder.
+func (o *commonOptions) previewDeps(cache *render.Cache, progress *progress, cluster string, sink preview.Sink) preview.Deps {
 	return preview.Deps{
 		Connect: func(ctx context.Context, key plan.ClusterKey) (*dryrun.Connection, error) {
 			flags := dryrun.FlagsFor(o.kube, key.Kubeconfig, key.Context)
@@ -32,14 +34,16 @@ func (o *commonOptions) previewDeps(cache *render.Cache, progress *progress, clu
 		Progress: progress.update,
 		Warnf:    o.warnf,
 		Secrets:  o.scrub.AddSecrets,
-		Report:   report.NewBuilder(o.reportOptions(), reportCluster(cluster)),
+		Sink:     sink,
 	}
 }
 
-// reportOptions are what the report may show; the preview builds entries with them
-// and report.Build the rest, over the same scrubber.
-func (o *commonOptions) reportOptions() report.Options {
-	return report.Options{ShowSecrets: o.ShowSecrets, Scrubber: o.scrub, DisabledRisks: o.disabledRisks, Unified: &o.report.Unified}
+// newBuilder is the run's one entry builder, over the run's scrubber, with what the
+// report may show: the preview hands it each result as it finishes, and report.Build
+// gets every entry from it.
+func (o *commonOptions) newBuilder(cluster string) *entry.Builder {
+	return entry.NewBuilder(entry.Options{ShowSecrets: o.ShowSecrets, DisabledRisks: o.disabledRisks, Unified: &o.report.Unified,
+		Ephemeral: reportCluster(cluster) == report.ClusterEphemeral}, o.scrub)
 }
 
 // reportCluster is the report's cluster field for diff's --cluster.

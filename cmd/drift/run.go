@@ -91,7 +91,8 @@ func (o *commonOptions) preview(ctx context.Context, m mode) error {
 		return err
 	}
 	progress := newProgress(o.streams.ErrOut, "previewing")
-	pv, err := preview.Run(ctx, o.previewDeps(pl.Cache, progress, m.cluster), popts, pl.Targets, head, base)
+	entries := o.newBuilder(m.cluster)
+	pv, err := preview.Run(ctx, o.previewDeps(pl.Cache, progress, m.cluster, entries), popts, pl.Targets, head, base)
 	progress.done()
 	if err != nil {
 		return err
@@ -105,7 +106,7 @@ func (o *commonOptions) preview(ctx context.Context, m mode) error {
 	if o.shard.Sharded() {
 		in.Shard = &report.Shard{Index: o.shard.Index, Count: o.shard.Count, Plan: pv.Digest()}
 	}
-	rep, err := report.Build(in, o.reportOptions())
+	rep, err := report.Build(in, entries)
 	if err != nil {
 		return err
 	}

@@ -1,12 +1,12 @@
 package main
 
-import "github.com/drift-gitops/drift/internal/report"
+import "github.com/drift-gitops/drift/internal/scrub"
 
 // newScrubber starts the run's scrubber with the credentials drift is handed; the
-// report adds every Secret and masked value when it is built, and each cluster its
-// own credentials when it is connected.
-func (o *commonOptions) newScrubber() *report.Scrubber {
-	s := report.NewScrubber()
+// run's entry builder adds every Secret and masked value of the report, and each
+// cluster its own credentials when it is connected.
+func (o *commonOptions) newScrubber() *scrub.Scrubber {
+	s := scrub.New()
 	s.AddCredential(o.github.Token)
 	// The variables of a GitHub Actions job that hold tokens.
 	for _, name := range []string{"GITHUB_TOKEN", "GH_TOKEN", "ACTIONS_RUNTIME_TOKEN", "ACTIONS_ID_TOKEN_REQUEST_TOKEN"} {
@@ -29,7 +29,7 @@ func (o *commonOptions) newScrubber() *report.Scrubber {
 // see what it wraps (exit statuses, GitHub's answers).
 type scrubbedError struct {
 	err   error
-	scrub *report.Scrubber
+	scrub *scrub.Scrubber
 }
 
 func (e scrubbedError) Error() string { return e.scrub.Scrub(e.err.Error()) }

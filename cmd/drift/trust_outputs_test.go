@@ -17,6 +17,7 @@ import (
 	"github.com/drift-gitops/drift/internal/object"
 	"github.com/drift-gitops/drift/internal/reason"
 	"github.com/drift-gitops/drift/internal/report"
+	"github.com/drift-gitops/drift/internal/scrub"
 	"github.com/drift-gitops/drift/internal/steplog/steplogtest"
 )
 
@@ -53,7 +54,7 @@ func TestTrustStepLogCarriesNoCommandFromAReport(t *testing.T) {
 		code := execute(genericiooptions.IOStreams{In: strings.NewReader(""), Out: &out, ErrOut: &errOut}, func(s genericiooptions.IOStreams) error {
 			o := &commonOptions{}
 			o.init(s)
-			o.Output, o.noObjects, o.github.Outputs, o.scrub = "text", true, outputs, report.NewScrubber()
+			o.Output, o.noObjects, o.github.Outputs, o.scrub = "text", true, outputs, scrub.New()
 			o.files = fstest.MapFS{}
 			r := *rep
 			return o.finish(context.Background(), &r)

@@ -21,9 +21,12 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/drift-gitops/drift/internal/dryrun"
+	"github.com/drift-gitops/drift/internal/entry"
 	"github.com/drift-gitops/drift/internal/object"
 	"github.com/drift-gitops/drift/internal/render"
 	"github.com/drift-gitops/drift/internal/report"
+	"github.com/drift-gitops/drift/internal/report/write"
+	"github.com/drift-gitops/drift/internal/scrub"
 )
 
 func main() {
@@ -42,7 +45,7 @@ func run(n, runs int) error {
 		return err
 	}
 	rep, err := report.Build(report.Input{Ref: "main", Commit: "0123456789abcdef0123456789abcdef01234567",
-		Targets: []report.TargetInput{{Name: "big", Results: results(n)}}}, report.Options{})
+		Targets: []report.TargetInput{{Name: "big", Results: results(n)}}}, entry.NewBuilder(entry.Options{}, scrub.New()))
 	if err != nil {
 		return err
 	}
@@ -52,7 +55,7 @@ func run(n, runs int) error {
 	}
 	defer os.RemoveAll(dir)
 	var page bytes.Buffer
-	if err := report.WriteHTML(&page, rep); err != nil {
+	if err := write.HTML(&page, rep); err != nil {
 		return err
 	}
 	file := filepath.Join(dir, "report.html")

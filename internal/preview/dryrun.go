@@ -22,12 +22,12 @@ import (
 //     share, what pruning deletes and the names of the run are known;
 //  2. pruning and Helm's deletions are read, and the base's predictions of what the
 //     pull request changes (split);
-//  3. Secrets and masked objects are previewed, and the builder told every value;
-//  4. the rest is previewed, each object's report entry built as soon as its dry run
-//     returns and its objects dropped then (with deps.Report; without, the results
-//     are kept whole for report.Build). Entries are built once every cluster has
-//     passed step 3, since any Secret of the run is scrubbed from every entry; what
-//     returns before waits.
+//  3. Secrets and masked objects are previewed, and the sink told every value;
+//  4. the rest is previewed, each object's result handed to the sink as soon as its
+//     dry run returns and its objects dropped then (with deps.Sink; without, the
+//     results are kept whole for the report). Results are taken once every cluster
+//     has passed step 3, since any Secret of the run is scrubbed from every entry;
+//     what returns before waits.
 //
 // A sharded run renders everything first: which objects a shard owns is counted
 // across all targets.

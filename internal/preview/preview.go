@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/drift-gitops/drift/internal/dryrun"
+	"github.com/drift-gitops/drift/internal/object"
 	"github.com/drift-gitops/drift/internal/plan"
 	"github.com/drift-gitops/drift/internal/render"
 	"github.com/drift-gitops/drift/internal/report"
@@ -36,10 +37,34 @@ type Deps struct {
 	Warnf func(format string, args ...any)
 	// Secrets is told the objects whose Secret values a warning may quote.
 	Secrets func(objs ...*unstructured.Unstructured)
-	// Report, when set, builds each object's report entry as soon as its preview is
-	// done, and the objects are dropped then (Inputs carries the entries); report.Build
-	// must then use the same Scrubber. Without it, results are kept whole.
-	Report *report.Builder
+	// Sink, when set, takes each object's result as soon as its preview is done, and
+	// the objects are dropped then (Inputs counts them as Taken). Without it, results
+	// are kept whole.
+	Sink Sink
+}
+
+// Sink takes a run's results as their previews finish (entry.Builder builds each
+// object's report entry then), so that a run of 10,000 objects holds their entries,
+// not 20,000 decoded objects until the end. Whatever it takes must be built into
+// the report by the sink itself.
+//
+// A sink may scrub what it takes of values it must know first: each cluster's
+// objects are sent in two rounds, first those Sensitive says it must know, then the
+// rest, and nothing is taken before every cluster has sent its first round and the
+// sink was told every target's values (Prepare).
+type Sink interface {
+	// Prepare tells the sink a target's names and the values its results hold: every
+	// target's name first, then each previewed target's input once its first round
+	// is done.
+	Prepare(in report.TargetInput)
+	// Sensitive reports whether the sink must know an object's previewed values
+	// before it takes any result.
+	Sensitive(id object.ID, rules report.Rules) bool
+	// Take takes the result of a target's i-th object: in holds the target's name and
+	// rules and that one result (in Results, or in Split when the target tells the
+	// change apart from drift). It reports whether it took it; the preview then drops
+	// the result's objects.
+	Take(in report.TargetInput, i int) bool
 }
 
 // Options say how to preview.

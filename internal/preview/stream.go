@@ -11,20 +11,18 @@ import (
 	"github.com/drift-gitops/drift/internal/report"
 )
 
-// stream sends the planned objects and, with a report builder, builds each object's
-// report entry as soon as its preview is done, then drops the live object and the
-// prediction: a run of 10,000 objects holds their entries (YAML and diffs), not
-// 20,000 decoded objects until the end.
+// stream sends the planned objects and, with a sink, hands each object's result to
+// it as soon as its preview is done, then drops the live object and the prediction.
 //
-// An entry is scrubbed of the values known when it is built, so each cluster's
-// objects are sent in two rounds: first Secrets and masked objects (whose values the
-// scrubber must know), then the rest. Entries are built once every cluster has sent
-// its first round and told the builder its values and names (arrive); results that
-// return before then wait in a queue.
+// The sink may need to know values before it takes anything (Sink.Sensitive), so
+// each cluster's objects are sent in two rounds: first Secrets and masked objects,
+// then the rest. Results are taken once every cluster has sent its first round and
+// told the sink its values and names (arrive); results that return before then wait
+// in a queue.
 type stream struct {
 	deps Deps
-	// b is nil without streaming: everything is sent in the first round and kept.
-	b *report.Builder
+	// sink is nil without streaming: everything is sent in the first round and kept.
+	sink Sink
 
 	mu          sync.Mutex
 	done, total int
@@ -37,24 +35,24 @@ type stream struct {
 	queue   []queued
 }
 
-// queued is an object whose entry waits for the stream to open.
+// queued is an object whose result waits for the stream to open.
 type queued struct {
 	t *Target
 	i int
 }
 
 func newStream(deps Deps, clusters int) *stream {
-	return &stream{deps: deps, b: deps.Report, waiting: clusters}
+	return &stream{deps: deps, sink: deps.Sink, waiting: clusters}
 }
 
-// name tells the builder every target's name, which the report shows anyway, those
-// skipped or not reached included, before any entry is built.
+// name tells the sink every target's name, which the report shows anyway, those
+// skipped or not reached included, before any result is taken.
 func (s *stream) name(targets []*Target) {
-	if s.b == nil {
+	if s.sink == nil {
 		return
 	}
 	for _, t := range targets {
-		s.b.Prepare(report.TargetInput{Name: t.Name})
+		s.sink.Prepare(report.TargetInput{Name: t.Name})
 	}
 }
 
@@ -71,25 +69,25 @@ func (s *stream) count(t *Target) {
 	s.total += n
 }
 
-// prepare tells the builder the targets' names and the values they hold once their
+// prepare tells the sink the targets' names and the values they hold once their
 // first round is done: rendered Secrets, what pruning deletes, the base's
 // predictions, the live Secrets and masked objects.
 func (s *stream) prepare(targets []*Target) {
-	if s.b == nil {
+	if s.sink == nil {
 		return
 	}
 	for _, t := range targets {
-		s.b.Prepare(t.input())
+		s.sink.Prepare(t.input())
 	}
 }
 
 // arrive records that a cluster's first round is done and prepared (a cluster that
-// failed arrives with no targets). The last to arrive opens the stream: it builds
-// the first rounds' entries and those queued.
+// failed arrives with no targets). The last to arrive opens the stream: it hands
+// the sink the first rounds' results and those queued.
 func (s *stream) arrive(targets ...*Target) {
 	s.mu.Lock()
 	s.arrived = append(s.arrived, targets...)
-	if s.waiting--; s.waiting > 0 || s.b == nil {
+	if s.waiting--; s.waiting > 0 || s.sink == nil {
 		s.mu.Unlock()
 		return
 	}
@@ -99,7 +97,7 @@ func (s *stream) arrive(targets ...*Target) {
 	for _, t := range s.arrived {
 		for i := range t.Results {
 			// Sensitive first: the second round writes the other objects' flags.
-			if s.b.Sensitive(t.Results[i].ID, t.Rules) && t.previewed != nil && t.previewed[i] {
+			if s.sink.Sensitive(t.Results[i].ID, t.Rules) && t.previewed != nil && t.previewed[i] {
 				todo = append(todo, queued{t, i})
 			}
 		}
@@ -108,7 +106,7 @@ func (s *stream) arrive(targets ...*Target) {
 	g := &errgroup.Group{}
 	g.SetLimit(runtime.GOMAXPROCS(0))
 	for _, q := range todo {
-		g.Go(func() error { s.build(q.t, q.i); return nil })
+		g.Go(func() error { s.take(q.t, q.i); return nil })
 	}
 	_ = g.Wait()
 }
@@ -117,23 +115,23 @@ func (s *stream) arrive(targets ...*Target) {
 // objects and, when streaming, those whose values need not be known first.
 func (s *stream) sensitive(t *Target) func(int) bool {
 	return func(i int) bool {
-		return !t.owns(i) || (s.b != nil && !s.b.Sensitive(t.Results[i].ID, t.Rules))
+		return !t.owns(i) || (s.sink != nil && !s.sink.Sensitive(t.Results[i].ID, t.Rules))
 	}
 }
 
 // rest names what the second round does not send: what the first sent.
 func (s *stream) rest(t *Target) func(int) bool {
 	return func(i int) bool {
-		return !t.owns(i) || s.b == nil || s.b.Sensitive(t.Results[i].ID, t.Rules)
+		return !t.owns(i) || s.sink == nil || s.sink.Sensitive(t.Results[i].ID, t.Rules)
 	}
 }
 
 // send previews the target's planned objects that skip does not name and, when
-// build is set and streaming, builds their entries as they return.
-func (s *stream) send(ctx context.Context, t *Target, opts dryrun.Options, skip func(int) bool, build bool) {
+// take is set and streaming, hands their results to the sink as they return.
+func (s *stream) send(ctx context.Context, t *Target, opts dryrun.Options, skip func(int) bool, take bool) {
 	if t.previewed == nil {
 		t.previewed = make([]bool, len(t.Results))
-		t.built = make([]report.Built, len(t.Results))
+		t.taken = make([]bool, len(t.Results))
 	}
 	opts.Skip = skip
 	opts.Progress = func(int, int) {
@@ -149,7 +147,7 @@ func (s *stream) send(ctx context.Context, t *Target, opts dryrun.Options, skip 
 		t.Rules.Trim(r)
 		t.addShared(i)
 		t.previewed[i] = true
-		if !build || s.b == nil {
+		if !take || s.sink == nil {
 			return
 		}
 		s.mu.Lock()
@@ -159,28 +157,27 @@ func (s *stream) send(ctx context.Context, t *Target, opts dryrun.Options, skip 
 			return
 		}
 		s.mu.Unlock()
-		s.build(t, i)
+		s.take(t, i)
 	}
 	dryrun.Send(ctx, t.conn.Clients, t.Results, opts)
 }
 
-// build builds the entry of the target's i-th object and drops what it was built
-// from. An object whose entry cannot be built is kept whole: report.Build says why.
-func (s *stream) build(t *Target, i int) {
+// take hands the sink the target's i-th result and, when it took it, drops what the
+// result holds. A result the sink does not take is kept whole for the report.
+func (s *stream) take(t *Target, i int) {
 	r := &t.Results[i]
-	ti := report.TargetInput{Name: t.Name, Rules: t.Rules}
+	in := report.TargetInput{Name: t.Name, Rules: t.Rules}
 	var base *dryrun.Result
 	if t.BasePredictions != nil {
 		base = t.BasePredictions[i]
-		ti.Split = []report.Split{{Head: *r, Base: base}}
+		in.Split = []report.Split{{Head: *r, Base: base}}
 	} else {
-		ti.Results = []dryrun.Result{*r}
+		in.Results = []dryrun.Result{*r}
 	}
-	built, err := s.b.Entries(ti)
-	if err != nil {
+	if !s.sink.Take(in, i) {
 		return
 	}
-	t.built[i] = built
+	t.taken[i] = true
 	r.Live, r.Merged = nil, nil
 	if base != nil {
 		base.Live, base.Merged = nil, nil

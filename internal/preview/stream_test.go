@@ -18,6 +18,7 @@ import (
 
 	"github.com/drift-gitops/drift/internal/config"
 	"github.com/drift-gitops/drift/internal/dryrun"
+	"github.com/drift-gitops/drift/internal/entry"
 	"github.com/drift-gitops/drift/internal/gitfixture"
 	"github.com/drift-gitops/drift/internal/golden"
 	"github.com/drift-gitops/drift/internal/plan"
@@ -25,16 +26,19 @@ import (
 	"github.com/drift-gitops/drift/internal/reason"
 	"github.com/drift-gitops/drift/internal/render"
 	"github.com/drift-gitops/drift/internal/report"
+	"github.com/drift-gitops/drift/internal/report/write"
+	"github.com/drift-gitops/drift/internal/scrub"
 )
 
-// TestStreamedEntriesMakeTheSameReport: with a report builder, each object's entry is
-// built as its preview returns and its objects are dropped; the report is byte for
-// byte the one built from whole results at the end. The run holds what makes that
-// hard: a ConfigMap quoting a Secret's live value, its rendered value, the value of
-// a Secret only pruning reads, and a masked field's value; an object two targets
-// share; enough ConfigMaps for a LIST; a pull request's change told apart from drift;
-// a Secret value that is also the name of a target whose cluster cannot be reached
-// (names are shown, so not scrubbed, whether or not the target was previewed).
+// TestStreamedEntriesMakeTheSameReport: with a sink (the run's entry builder), each
+// object's entry is built as its preview returns and its objects are dropped; the
+// report is byte for byte the one built from whole results at the end, by the same
+// builder. The run holds what makes that hard: a ConfigMap quoting a Secret's live
+// value, its rendered value, the value of a Secret only pruning reads, and a masked
+// field's value; an object two targets share; enough ConfigMaps for a LIST; a pull
+// request's change told apart from drift; a Secret value that is also the name of a
+// target whose cluster cannot be reached (names are shown, so not scrubbed, whether
+// or not the target was previewed).
 func TestStreamedEntriesMakeTheSameReport(t *testing.T) {
 	ctx := context.Background()
 	ns := "stream"
@@ -95,7 +99,7 @@ func TestStreamedEntriesMakeTheSameReport(t *testing.T) {
 
 	run := func(t *testing.T, split, stream bool) (string, *Preview) {
 		t.Helper()
-		sc := report.NewScrubber()
+		b := entry.NewBuilder(entry.Options{}, scrub.New())
 		deps := Deps{
 			Connect: func(ctx context.Context, key plan.ClusterKey) (*dryrun.Connection, error) {
 				if key.Context == "far" {
@@ -106,18 +110,18 @@ func TestStreamedEntriesMakeTheSameReport(t *testing.T) {
 			Cache: &render.Cache{},
 		}
 		if stream {
-			deps.Report = report.NewBuilder(report.Options{Scrubber: sc}, "")
+			deps.Sink = b
 		}
-		b := base
+		baseSnap := base
 		if !split {
-			b = nil
+			baseSnap = nil
 		}
-		p, err := Run(ctx, deps, Options{Concurrency: 4, Prune: true, SplitDrift: split}, targets, head, b)
+		p, err := Run(ctx, deps, Options{Concurrency: 4, Prune: true, SplitDrift: split}, targets, head, baseSnap)
 		if err != nil {
 			t.Fatal(err)
 		}
 		t.Cleanup(p.Stop)
-		rep, err := report.Build(report.Input{Targets: p.Inputs()}, report.Options{Scrubber: sc})
+		rep, err := report.Build(report.Input{Targets: p.Inputs()}, b)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -125,7 +129,7 @@ func TestStreamedEntriesMakeTheSameReport(t *testing.T) {
 		if err := report.WriteJSON(&out, rep); err != nil {
 			t.Fatal(err)
 		}
-		if err := report.WriteText(&out, rep, report.TextOptions{}); err != nil {
+		if err := write.Text(&out, rep, write.TextOptions{}); err != nil {
 			t.Fatal(err)
 		}
 		return out.String(), p
@@ -210,11 +214,12 @@ func TestAClustersObjectsAreSentWhileAnotherClusterStillRenders(t *testing.T) {
 	held := &blockingFS{FS: head.FS, dir: "b", release: make(chan struct{})}
 	head.FS = held
 	var once sync.Once
+	b := entry.NewBuilder(entry.Options{}, scrub.New())
 	deps := Deps{
 		Connect:  connectLive(ns),
 		Cache:    &render.Cache{},
 		Progress: func(done, total int) { once.Do(func() { close(held.release) }) },
-		Report:   report.NewBuilder(report.Options{}, ""),
+		Sink:     b,
 	}
 	p, err := Run(ctx, deps, Options{Concurrency: 4}, targets, head, nil)
 	if err != nil {
@@ -224,7 +229,7 @@ func TestAClustersObjectsAreSentWhileAnotherClusterStillRenders(t *testing.T) {
 	if held.gaveUp.Load() {
 		t.Error("target b's files were read only after 20 seconds: no object was previewed while it rendered")
 	}
-	rep, err := report.Build(report.Input{Targets: p.Inputs()}, report.Options{})
+	rep, err := report.Build(report.Input{Targets: p.Inputs()}, b)
 	if err != nil {
 		t.Fatal(err)
 	}

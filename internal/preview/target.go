@@ -48,10 +48,10 @@ type Target struct {
 	// shared are the warnings of objects another target deploys to the same
 	// cluster, by index, added once each one's preview is done (nil: none).
 	shared []*dryrun.Message
-	// previewed marks, by index, the objects whose preview ran; built holds the
-	// report entries built as they returned (streaming), whose results were dropped.
+	// previewed marks, by index, the objects whose preview ran; taken those the sink
+	// took as they returned (streaming), whose objects were dropped.
 	previewed []bool
-	built     []report.Built
+	taken     []bool
 
 	// shard is the run's share this runner previews: first numbers the target's
 	// first object among all targets' objects, and ownsTarget says whether the
@@ -172,8 +172,8 @@ func (t *Target) input() report.TargetInput {
 		switch {
 		case !t.owns(i):
 			in.Elsewhere = append(in.Elsewhere, head)
-		case i < len(t.built) && t.built[i].Len() > 0:
-			in.Built.Add(t.built[i])
+		case i < len(t.taken) && t.taken[i]:
+			in.Taken++
 		case t.BasePredictions != nil:
 			in.Split = append(in.Split, report.Split{Head: head, Base: t.BasePredictions[i]})
 		default:

@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/drift-gitops/drift/internal/github"
-	"github.com/drift-gitops/drift/internal/report"
+	"github.com/drift-gitops/drift/internal/report/write"
 )
 
 // TestOutputsAreAppendedInTheActionsFormat: the step outputs the Action declares, one
@@ -50,7 +50,7 @@ func TestTheCommentFileIsTheCommentWithItsMarker(t *testing.T) {
 		t.Fatal(err)
 	}
 	var md strings.Builder
-	if err := report.WriteMarkdown(&md, rep, commentBody); err != nil {
+	if err := write.Markdown(&md, rep, commentBody); err != nil {
 		t.Fatal(err)
 	}
 	if got, want := read(t, file), github.Marker([]string{"api", "web"})+"\n"+md.String(); got != want {

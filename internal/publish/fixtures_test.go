@@ -13,10 +13,12 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/drift-gitops/drift/internal/dryrun"
+	"github.com/drift-gitops/drift/internal/entry"
 	"github.com/drift-gitops/drift/internal/github/githubtest"
 	"github.com/drift-gitops/drift/internal/object"
 	"github.com/drift-gitops/drift/internal/render"
 	"github.com/drift-gitops/drift/internal/report"
+	"github.com/drift-gitops/drift/internal/scrub"
 )
 
 const (
@@ -76,7 +78,7 @@ func driftCheck(t *testing.T, results ...dryrun.Result) *report.Report {
 
 func build(t *testing.T, in report.Input) *report.Report {
 	t.Helper()
-	rep, err := report.Build(in, report.Options{})
+	rep, err := report.Build(in, entry.NewBuilder(entry.Options{}, scrub.New()))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,12 +9,12 @@ import (
 
 	"github.com/drift-gitops/drift/internal/gitlab"
 	"github.com/drift-gitops/drift/internal/publish/forge"
-	"github.com/drift-gitops/drift/internal/report"
+	"github.com/drift-gitops/drift/internal/report/write"
 )
 
 // gitlabNote is what fits a merge request note: GitLab keeps up to 1,000,000
 // characters, with room for what the GitLab flavour adds.
-var gitlabNote = report.MarkdownOptions{MaxBytes: gitlab.MaxNoteBytes - 9000}
+var gitlabNote = write.MarkdownOptions{MaxBytes: gitlab.MaxNoteBytes - 9000}
 
 // gitlab publishes to GitLab: the note file, the drift issue or the merge request's
 // note and commit status.

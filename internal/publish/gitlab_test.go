@@ -12,10 +12,12 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/drift-gitops/drift/internal/dryrun"
+	"github.com/drift-gitops/drift/internal/entry"
 	"github.com/drift-gitops/drift/internal/gitlab"
 	"github.com/drift-gitops/drift/internal/gitlab/gitlabtest"
 	"github.com/drift-gitops/drift/internal/publish/forge"
 	"github.com/drift-gitops/drift/internal/report"
+	"github.com/drift-gitops/drift/internal/scrub"
 )
 
 const glToken = "glpat-publish-test-token"
@@ -219,13 +221,13 @@ func TestNoSecretValueReachesGitLab(t *testing.T) {
 			"metadata": map[string]any{"name": "db", "namespace": "shop"}, "type": "Opaque",
 			"data": map[string]any{"password": base64.StdEncoding.EncodeToString([]byte(v))}}}
 	}
-	sc := report.NewScrubber()
+	sc := scrub.New()
 	sc.AddCredential(glToken)
 	in := report.Input{Ref: "refs/merge-requests/7/head", Commit: headSHA, Targets: []report.TargetInput{{Name: "web", Results: []dryrun.Result{
 		result(secret(value), secret("old-password-value"), secret(value)),
 		failed("cm", "server said: password "+value+" rejected, token "+glToken),
 	}}}}
-	rep, err := report.Build(in, report.Options{Scrubber: sc})
+	rep, err := report.Build(in, entry.NewBuilder(entry.Options{}, sc))
 	if err != nil {
 		t.Fatal(err)
 	}

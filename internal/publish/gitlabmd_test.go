@@ -10,7 +10,7 @@ import (
 	"github.com/yuin/goldmark/extension"
 	"github.com/yuin/goldmark/text"
 
-	"github.com/drift-gitops/drift/internal/report"
+	"github.com/drift-gitops/drift/internal/report/write"
 )
 
 // hostile is text a repository controls, written as GitLab would act on it: quick
@@ -49,7 +49,7 @@ func TestGitLabNotesHoldNoQuickActionNorReference(t *testing.T) {
 	}
 	bodies := []string{h.srv.Notes(7)[0].Body, h.srv.Issues[1].Description}
 	m := newMarkdown(rep, "")
-	for _, v := range []report.MarkdownOptions{summaryOnly, {MaxBytes: 3000}} {
+	for _, v := range []write.MarkdownOptions{summaryOnly, {MaxBytes: 3000}} {
 		md, err := m.get(v)
 		if err != nil {
 			t.Fatal(err)

@@ -5,20 +5,21 @@ import (
 
 	"github.com/drift-gitops/drift/internal/github"
 	"github.com/drift-gitops/drift/internal/report"
+	"github.com/drift-gitops/drift/internal/report/write"
 )
 
 // The markdown variants a run publishes.
 var (
 	// jobSummary is the full report, within GitHub's 1 MiB for a job summary.
-	jobSummary = report.MarkdownOptions{MaxBytes: 1 << 20}
+	jobSummary = write.MarkdownOptions{MaxBytes: 1 << 20}
 	// commentBody is what fits a comment: diffs added while they fit.
-	commentBody = report.MarkdownOptions{MaxBytes: github.MaxCommentBytes}
+	commentBody = write.MarkdownOptions{MaxBytes: github.MaxCommentBytes}
 	// summaryOnly is the title and the table: the comment GitHub found too long after
 	// all, and the check run's summary.
-	summaryOnly = report.MarkdownOptions{SummaryOnly: true}
+	summaryOnly = write.MarkdownOptions{SummaryOnly: true}
 	// checkText is the check run's text: the details the comment had no room for,
 	// within the check run's own budget.
-	checkText = report.MarkdownOptions{MaxBytes: github.MaxCheckOutput, AfterComment: github.MaxCommentBytes}
+	checkText = write.MarkdownOptions{MaxBytes: github.MaxCheckOutput, AfterComment: github.MaxCommentBytes}
 )
 
 // markdown renders each variant of one report on first use and keeps it: a large
@@ -26,7 +27,7 @@ var (
 // for.
 type markdown struct {
 	rep  *report.Report
-	done map[report.MarkdownOptions]string
+	done map[write.MarkdownOptions]string
 	// fullReport points to the job summary (a link to the run when known), and
 	// template is the user's markdown template: both apply to every variant.
 	fullReport, template string
@@ -35,17 +36,17 @@ type markdown struct {
 }
 
 func newMarkdown(rep *report.Report, template string) *markdown {
-	return &markdown{rep: rep, done: map[report.MarkdownOptions]string{}, template: template}
+	return &markdown{rep: rep, done: map[write.MarkdownOptions]string{}, template: template}
 }
 
-func (m *markdown) get(variant report.MarkdownOptions) (string, error) {
+func (m *markdown) get(variant write.MarkdownOptions) (string, error) {
 	if s, ok := m.done[variant]; ok {
 		return s, nil
 	}
 	opts := variant
 	opts.FullReport, opts.Template, opts.HTMLReport = m.fullReport, m.template, m.htmlReport
 	var buf bytes.Buffer
-	if err := report.WriteMarkdown(&buf, m.rep, opts); err != nil {
+	if err := write.Markdown(&buf, m.rep, opts); err != nil {
 		return "", err
 	}
 	m.done[variant] = buf.String()

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/drift-gitops/drift/internal/report"
+	"github.com/drift-gitops/drift/internal/report/write"
 )
 
 // TestEachMarkdownVariantIsRenderedOnceAndOnlyWhenNeeded: a run renders the job
@@ -19,15 +19,15 @@ func TestEachMarkdownVariantIsRenderedOnceAndOnlyWhenNeeded(t *testing.T) {
 		opts    Options
 		tooLong bool // GitHub refuses the full comment
 		noJob   bool // outside Actions: no GITHUB_STEP_SUMMARY
-		want    []report.MarkdownOptions
+		want    []write.MarkdownOptions
 	}{
-		{"comment and check", Options{Comment: true, Check: true}, false, false, []report.MarkdownOptions{jobSummary, commentBody, summaryOnly, checkText}},
-		{"too long, then the check", Options{Comment: true, Check: true}, true, false, []report.MarkdownOptions{jobSummary, commentBody, summaryOnly, checkText}},
-		{"comment alone", Options{Comment: true}, false, true, []report.MarkdownOptions{commentBody}},
-		{"comment file", Options{CommentFile: "comment.md"}, false, true, []report.MarkdownOptions{commentBody}},
-		{"job summary", Options{}, false, false, []report.MarkdownOptions{jobSummary}},
+		{"comment and check", Options{Comment: true, Check: true}, false, false, []write.MarkdownOptions{jobSummary, commentBody, summaryOnly, checkText}},
+		{"too long, then the check", Options{Comment: true, Check: true}, true, false, []write.MarkdownOptions{jobSummary, commentBody, summaryOnly, checkText}},
+		{"comment alone", Options{Comment: true}, false, true, []write.MarkdownOptions{commentBody}},
+		{"comment file", Options{CommentFile: "comment.md"}, false, true, []write.MarkdownOptions{commentBody}},
+		{"job summary", Options{}, false, false, []write.MarkdownOptions{jobSummary}},
 		{"outputs only", Options{Outputs: true}, false, false, nil},
-		{"issue", Options{Issue: true}, false, true, []report.MarkdownOptions{commentBody}},
+		{"issue", Options{Issue: true}, false, true, []write.MarkdownOptions{commentBody}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -49,8 +49,8 @@ func TestEachMarkdownVariantIsRenderedOnceAndOnlyWhenNeeded(t *testing.T) {
 			if err := r.publish(t.Context()); err != nil {
 				t.Fatal(err)
 			}
-			var got []report.MarkdownOptions
-			for _, v := range []report.MarkdownOptions{jobSummary, commentBody, summaryOnly, checkText} {
+			var got []write.MarkdownOptions
+			for _, v := range []write.MarkdownOptions{jobSummary, commentBody, summaryOnly, checkText} {
 				if _, ok := r.md.done[v]; ok {
 					got = append(got, v)
 				}

@@ -9,6 +9,7 @@ import (
 	"github.com/drift-gitops/drift/internal/github"
 	"github.com/drift-gitops/drift/internal/publish/forge"
 	"github.com/drift-gitops/drift/internal/report"
+	"github.com/drift-gitops/drift/internal/report/write"
 	"github.com/drift-gitops/drift/internal/steplog"
 )
 
@@ -78,7 +79,7 @@ func (r *run) publish(ctx context.Context) error {
 	if ghc.RunURL != "" {
 		r.md.fullReport = "[the job summary](" + ghc.RunURL + ")"
 		if o.HTMLArtifact != "" && o.HTMLReport != "" {
-			r.md.htmlReport = "the artifact " + report.CodeSpan(o.HTMLArtifact) + " of [this run](" + ghc.RunURL + ")"
+			r.md.htmlReport = "the artifact " + write.CodeSpan(o.HTMLArtifact) + " of [this run](" + ghc.RunURL + ")"
 		}
 	}
 	if ghc.StepSummary != "" {
@@ -152,13 +153,13 @@ type review struct {
 	noun, what string
 	// note is the markdown variant of the note; flavour, when set, adapts each body
 	// to the forge's markdown.
-	note    report.MarkdownOptions
+	note    write.MarkdownOptions
 	flavour func(string) string
 	tooLong func(error) bool
 }
 
 // body is a markdown variant in the review's flavour.
-func (r *run) body(site review, variant report.MarkdownOptions) (string, error) {
+func (r *run) body(site review, variant write.MarkdownOptions) (string, error) {
 	md, err := r.md.get(variant)
 	if err != nil || site.flavour == nil {
 		return md, err

@@ -1,4 +1,4 @@
-package report
+package report_test
 
 import (
 	"bytes"
@@ -7,7 +7,11 @@ import (
 	"testing"
 
 	"github.com/drift-gitops/drift/internal/dryrun"
+	"github.com/drift-gitops/drift/internal/entry"
 	"github.com/drift-gitops/drift/internal/reason"
+	"github.com/drift-gitops/drift/internal/report"
+	"github.com/drift-gitops/drift/internal/report/reporttest"
+	"github.com/drift-gitops/drift/internal/report/write"
 )
 
 // An object another applier manages is counted in the summary and called out at the
@@ -18,20 +22,17 @@ func TestApplierMismatchIsCountedAndAnIgnoredAbsentObjectIsUnchanged(t *testing.
 	cm := func(name, data string) string {
 		return "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: " + name + ", namespace: shop}\ndata: {" + data + "}\n"
 	}
-	mismatched := result(t, "a.yaml", 1, cm("a", "k: v"), cm("a", "k: v"), cm("a", "k: v"))
+	mismatched := reporttest.Result(t, "a.yaml", 1, cm("a", "k: v"), cm("a", "k: v"), cm("a", "k: v"))
 	mismatched.Warnings = []dryrun.Message{{Reason: reason.ApplierMismatch, Message: "managed by kustomize-controller"}}
-	ignored := result(t, "b.yaml", 1, cm("b", "k: v"), "", "")
+	ignored := reporttest.Result(t, "b.yaml", 1, cm("b", "k: v"), "", "")
 	ignored.Warnings = []dryrun.Message{{Reason: reason.NotApplied, Message: "flux sends nothing for this object"}}
-	in := Input{Targets: []TargetInput{{Name: "shop", Applier: "kubectl", Results: []dryrun.Result{mismatched, ignored}}}}
-	rep, err := Build(in, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	in := report.Input{Targets: []report.TargetInput{{Name: "shop", Applier: "kubectl", Results: []dryrun.Result{mismatched, ignored}}}}
+	rep := build(t, in, entry.Options{})
 	if s := rep.Summary; s.ApplierMismatch != 1 || s.Unchanged != 2 || s.Changes() != 0 {
 		t.Fatalf("summary %+v, want 2 unchanged, 1 applier mismatch, no changes", s)
 	}
 	var js bytes.Buffer
-	if err := WriteJSON(&js, rep); err != nil {
+	if err := report.WriteJSON(&js, rep); err != nil {
 		t.Fatal(err)
 	}
 	var decoded struct {
@@ -49,10 +50,10 @@ func TestApplierMismatchIsCountedAndAnIgnoredAbsentObjectIsUnchanged(t *testing.
 		t.Fatalf("JSON has applierMismatch %d and applier %q", decoded.Summary.ApplierMismatch, decoded.Targets[0].Applier)
 	}
 	var md, txt bytes.Buffer
-	if err := WriteMarkdown(&md, rep, MarkdownOptions{}); err != nil {
+	if err := write.Markdown(&md, rep, write.MarkdownOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	if err := WriteText(&txt, rep, TextOptions{}); err != nil {
+	if err := write.Text(&txt, rep, write.TextOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	want := "1 object is managed in the cluster by another applier than its target's (applier-mismatch)"

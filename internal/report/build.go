@@ -2,17 +2,13 @@ package report
 
 import (
 	"fmt"
-	"reflect"
 	"sort"
-	"strconv"
-
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/drift-gitops/drift/internal/dryrun"
 	"github.com/drift-gitops/drift/internal/object"
 	"github.com/drift-gitops/drift/internal/reason"
 	"github.com/drift-gitops/drift/internal/render"
-	"github.com/drift-gitops/drift/internal/risk"
+	"github.com/drift-gitops/drift/internal/scrub"
 )
 
 // Input is everything a report is built from.
@@ -58,43 +54,15 @@ type TargetInput struct {
 	// prediction to compare with (what pruning deletes), diffed against the live
 	// object.
 	Split []Split
-	// Built are the entries of objects whose results were dropped once their entries
-	// were built (preview.Run streams them); built with the same Scrubber.
-	Built Built
+	// Taken counts the target's objects whose results the run's Builder took as their
+	// previews finished (preview.Run streams them): the Builder holds their entries,
+	// and they are in neither Results nor Split.
+	Taken int
 	// Elsewhere are the target's objects another shard previews (drift --shard): not
 	// reported here, but their names and values are the run's, so that this shard's
 	// part is scrubbed as a whole run's report is.
 	Elsewhere []dryrun.Result
 }
-
-// diffSides are what the object's diff compares: kubectl diff's live and merged unless
-// the report splits the stories.
-func (o Object) diffSides() sides {
-	if o.sides == (sides{}) {
-		return sidesApply
-	}
-	return o.sides
-}
-
-// Sides name what a diff compares, in its headers and --dump's directories.
-type sides struct{ from, to string }
-
-var (
-	// sidesApply is kubectl diff's: the live object against the merged prediction.
-	sidesApply = sides{"live", "merged"}
-	// sidesChange is a split report's change: the base's prediction against the head's.
-	sidesChange = sides{"base", "head"}
-	// sidesChangeLive is a split change without the base's prediction.
-	sidesChangeLive = sides{"live", "head"}
-	// sidesDrift is a split report's drift: the live object against the base's prediction.
-	sidesDrift = sides{"live", "base"}
-)
-
-// Stories an object belongs to when a report splits them.
-const (
-	StoryChange = "change"
-	StoryDrift  = "drift"
-)
 
 // KeptInput is a prune candidate an inventory lists that is not deleted.
 type KeptInput struct {
@@ -103,33 +71,43 @@ type KeptInput struct {
 	Reason    string
 }
 
-// Options control what a report may show.
-type Options struct {
-	// ShowSecrets leaves Secret values unmasked (local use only).
-	ShowSecrets bool
-	// Scrubber, when set, holds the credentials to scrub from the report; Build adds
-	// the values of every Secret and masked field of the run, so that the caller can
-	// scrub what it writes besides the report (warnings) of the same values.
-	Scrubber *Scrubber
-	// DisabledRisks are risk rules switched off (drift.yaml's risks.disable).
-	DisabledRisks map[string]bool
-	// Unified, when set, is the diffs' lines of context (-U); DefaultContext otherwise.
-	Unified *int
-}
-
-func (o Options) context() int {
-	if o.Unified == nil || *o.Unified < 0 {
-		return DefaultContext
+// AllResults are every result the target's report is made of that it still holds
+// (not those Taken).
+func (ti TargetInput) AllResults() []dryrun.Result {
+	out := append([]dryrun.Result{}, ti.Results...)
+	for _, s := range ti.Split {
+		out = append(out, s.Head)
+		if s.Base != nil {
+			out = append(out, *s.Base)
+		}
 	}
-	return *o.Unified
+	return out
 }
 
-// Build classifies every result and computes its diff. Every message, diff and dumped
-// object is scrubbed of every value of every Secret and masked field of the run, in
-// whatever object's message it is quoted. Entries built ahead (TargetInput.Built) are
-// taken as they are.
-func Build(in Input, opts Options) (*Report, error) {
-	b := NewBuilder(opts, in.Cluster)
+// Builder builds the entries of a run's objects over the run's one scrubber
+// (entry.Builder). The run makes one, feeds it as the preview finishes objects, and
+// hands the same one to Build.
+type Builder interface {
+	// Prepare tells the scrubber a target's names, which the report shows anyway,
+	// and the values of its Secrets and masked fields.
+	Prepare(ti TargetInput)
+	// Entries are the entries of a target's objects: those it took as their
+	// previews finished (ti.Taken of them), then those of ti.Results and ti.Split,
+	// in their order; drift holds the drift already in the cluster, when the target
+	// splits the stories.
+	Entries(ti TargetInput) (objects, drift []Object, err error)
+	// Scrubber is the run's scrubber, which knows every value of the run once every
+	// target is prepared.
+	Scrubber() *scrub.Scrubber
+}
+
+// Build makes the report of a run: b, the run's one builder, is told every target
+// (Prepare) before it gives any target's entries, the ones it built as previews
+// finished and those of what is left; render failures, kept objects and notes are
+// added here. Every message, diff and dumped object is scrubbed of every value of
+// every Secret and masked field of the run, in whatever object's message it is
+// quoted.
+func Build(in Input, b Builder) (*Report, error) {
 	for _, ti := range in.Targets {
 		b.Prepare(ti)
 	}
@@ -143,12 +121,12 @@ func Build(in Input, opts Options) (*Report, error) {
 		for _, f := range ti.Failures {
 			t.Objects = append(t.Objects, fromFailure(f))
 		}
-		built, err := b.Entries(ti)
+		objects, drift, err := b.Entries(ti)
 		if err != nil {
 			return nil, err
 		}
-		t.Objects = append(append(t.Objects, ti.Built.objects...), built.objects...)
-		t.Drift = append(append(t.Drift, ti.Built.drift...), built.drift...)
+		t.Objects = append(t.Objects, objects...)
+		t.Drift = append(t.Drift, drift...)
 		sortObjects(t.Objects)
 		sortObjects(t.Drift)
 		for _, k := range ti.Kept {
@@ -160,122 +138,14 @@ func Build(in Input, opts Options) (*Report, error) {
 		rep.Targets = append(rep.Targets, t)
 	}
 	sort.SliceStable(rep.Targets, func(i, j int) bool { return rep.Targets[i].Name < rep.Targets[j].Name })
-	b.sc.scrubReport(rep)
+	scrubReport(b.Scrubber(), rep)
 	rep.Summary.NotPreviewed = notPreviewed(rep.Targets)
 	rep.Complete = rep.Summary.Error == 0 && rep.Summary.NotPreviewed == 0
 	return rep, nil
 }
 
-// Builder builds a report's entries. preview.Run holds one to build each object's
-// entry as soon as its dry run returns and drop the objects then (what keeps a run of
-// 10,000 objects small); Build builds the rest with another over the same Scrubber.
-//
-// An entry is scrubbed of the values its builder's scrubber knows when it is built,
-// so every target must be prepared (Prepare), with the previews of its Secrets and
-// masked objects (Sensitive), before the first entry is built.
-type Builder struct {
-	opts      Options
-	sc        *Scrubber
-	ephemeral bool
-}
-
-// NewBuilder returns a builder with opts' scrubber (a new one if unset), for a report
-// on cluster (ClusterEphemeral: a throwaway server drift loaded itself).
-func NewBuilder(opts Options, cluster string) *Builder {
-	if opts.Scrubber == nil {
-		opts.Scrubber = NewScrubber()
-	}
-	return &Builder{opts: opts, sc: opts.Scrubber, ephemeral: cluster == ClusterEphemeral}
-}
-
-// Prepare tells the scrubber a target's names, which the report shows anyway, and
-// the values of its Secrets and masked fields on every side its results hold.
-func (b *Builder) Prepare(ti TargetInput) {
-	b.sc.addPublic(ti.Name)
-	for _, r := range append(ti.allResults(), ti.Elsewhere...) {
-		b.sc.addPublic(r.ID.Name, r.ID.Namespace)
-		if !b.opts.ShowSecrets {
-			b.sc.addResult(r, ti.Rules)
-		}
-	}
-	for _, k := range ti.Kept {
-		b.sc.addPublic(k.ID.Name, k.ID.Namespace)
-	}
-}
-
-// Sensitive reports whether the scrubber must know an object's previewed values
-// before any entry is built: a Secret's, or an object's whose fields a mask rule
-// masks. Other objects' values are never scrubbed from elsewhere.
-func (b *Builder) Sensitive(id object.ID, rules Rules) bool {
-	if b.opts.ShowSecrets {
-		return false
-	}
-	return (id.Group == "" && id.Kind == "Secret") || len(rules.maskFor(id)) > 0
-}
-
-// Built are entries built ahead of Build, by a Builder's Entries.
-type Built struct{ objects, drift []Object }
-
-// Add appends more built entries.
-func (x *Built) Add(more Built) {
-	x.objects = append(x.objects, more.objects...)
-	x.drift = append(x.drift, more.drift...)
-}
-
-// Len is the number of entries built.
-func (x Built) Len() int { return len(x.objects) + len(x.drift) }
-
-// Entries builds the entries of a target input's results and splits (not of its
-// failures, kept objects or notes), in their order.
-func (b *Builder) Entries(ti TargetInput) (Built, error) {
-	var out Built
-	split := ti.Split != nil
-	add := func(r dryrun.Result, sd sides, story string) error {
-		o, err := fromResult(r, b.opts, ti.Rules, b.sc, sd, b.ephemeral)
-		if err != nil {
-			return err
-		}
-		if o.Story = story; story == StoryDrift {
-			if o.Category != Unchanged {
-				out.drift = append(out.drift, o)
-			}
-			return nil
-		}
-		out.objects = append(out.objects, o)
-		return nil
-	}
-	for _, r := range ti.Results {
-		sd, story := sidesApply, ""
-		if split {
-			sd, story = sidesChangeLive, StoryChange
-		}
-		if err := add(r, sd, story); err != nil {
-			return out, err
-		}
-	}
-	for _, sp := range ti.Split {
-		change, sd, drift := sp.stories()
-		if err := add(change, sd, StoryChange); err != nil {
-			return out, err
-		}
-		if drift != nil {
-			if err := add(*drift, sidesDrift, StoryDrift); err != nil {
-				return out, err
-			}
-		}
-	}
-	return out, nil
-}
-
-// objectOf is an object's content, nil for an absent side.
-func objectOf(u *unstructured.Unstructured) map[string]any {
-	if u == nil {
-		return nil
-	}
-	return u.Object
-}
-
-func (s *Summary) count(category string) {
+// Count counts one object of category into the summary.
+func (s *Summary) Count(category string) {
 	switch category {
 	case Add:
 		s.Add++
@@ -290,15 +160,24 @@ func (s *Summary) count(category string) {
 	}
 }
 
-func newObject(id object.ID, source string, doc int) Object {
-	return Object{ID: id,
-		Source: source, Document: doc, Warnings: []dryrun.Message{}, file: kubectlName(id), sides: sidesApply}
+// add counts objects into the summary.
+func (s *Summary) add(objs []Object) {
+	for _, o := range objs {
+		s.Count(o.Category)
+		if o.warned(reason.ApplierMismatch) {
+			s.ApplierMismatch++
+		}
+		if len(o.Risks) > 0 {
+			s.Risky++
+		}
+	}
 }
 
+// fromFailure is the error entry of what did not render or could not be read.
 func fromFailure(f render.Failure) Object {
 	var o Object
 	if f.ID != nil {
-		o = newObject(*f.ID, f.Source, f.Doc)
+		o = NewObject(*f.ID, f.Source, f.Doc)
 	} else {
 		o = Object{Source: f.Source, Document: f.Doc, Warnings: []dryrun.Message{}}
 	}
@@ -309,102 +188,8 @@ func fromFailure(f render.Failure) Object {
 	return o
 }
 
-// fromResult makes a result's line of the report; its messages are scrubbed later,
-// with the rest of the report. sd names the sides compared; ephemeral says the live
-// side was created by drift itself, in a throwaway server, so that its server-made
-// identity changes with every run.
-func fromResult(r dryrun.Result, opts Options, rules Rules, sc *Scrubber, sd sides, ephemeral bool) (Object, error) {
-	o := newObject(r.ID, r.Object.Source, r.Object.Doc)
-	o.sides = sd
-	o.Inventory = r.Inventory
-	masked := rules.maskFor(r.ID)
-	for _, n := range r.Object.Notes {
-		o.Warnings = append(o.Warnings, dryrun.Message{Reason: n.Reason, Message: n.Message})
-	}
-	for _, w := range r.Warnings {
-		o.Warnings = append(o.Warnings, dryrun.Message{Reason: w.Reason, Message: w.Message})
-	}
-	if r.Err != nil {
-		o.Category, o.Error, o.ErrorReason = Error, r.Err.Message, r.Err.Reason
-		o.Risks = risk.Evaluate(risk.Change{ID: o.ID, Category: Error, ErrorReason: string(r.Err.Reason)}, opts.DisabledRisks)
-		return o, nil
-	}
-	isNew := r.Live == nil
-	ignored, managers := rules.ignoreFor(r.ID)
-	owned := managedBy(r.Live, managers)
-	live, merged := normalize(r.Live, ephemeral), normalize(r.Merged, isNew || ephemeral)
-	if ephemeral {
-		markAllocated(r.Object.Obj, nil, live)
-		markAllocated(r.Object.Obj, nil, merged)
-	} else {
-		markAllocated(r.Object.Obj, live, merged)
-	}
-	applyIgnore(ignored, owned, live, merged)
-	if err := applyJQ(rules.jqFor(r.ID), live, merged); err != nil {
-		o.Category, o.Error, o.ErrorReason = Error, r.ID.Display()+": ignore rule: "+err.Error(), reason.Config
-		return o, nil
-	}
-	if !opts.ShowSecrets && (isSecret(live) || isSecret(merged)) {
-		maskSecrets(live, merged)
-	}
-	if !opts.ShowSecrets && len(masked) > 0 {
-		applyMask(masked, live, merged)
-	}
-	var err error
-	if o.live, err = toYAML(live); err != nil {
-		return o, fmt.Errorf("failed to render live %s: %w", r.ID.Display(), err)
-	}
-	if same(live, merged) {
-		o.merged = o.live // most objects are unchanged: one rendering, one string
-	} else if o.merged, err = toYAML(merged); err != nil {
-		return o, fmt.Errorf("failed to render merged %s: %w", r.ID.Display(), err)
-	}
-	switch {
-	case r.Merged == nil && r.Live == nil:
-		// An absent object the applier sends nothing for (Flux's ssa: Ignore): it
-		// stays absent.
-		o.Category = Unchanged
-	case r.Merged == nil:
-		o.Category = Delete
-	case isNew:
-		o.Category = Add
-	case o.live == o.merged:
-		o.Category = Unchanged
-	default:
-		o.Category = Modify
-	}
-	// Scrubbed after the comparison, so that a change of a scrubbed value still counts.
-	if sc.scrubObjects(live, merged) {
-		if o.live, err = toYAML(live); err != nil {
-			return o, fmt.Errorf("failed to render live %s: %w", r.ID.Display(), err)
-		}
-		if o.merged, err = toYAML(merged); err != nil {
-			return o, fmt.Errorf("failed to render merged %s: %w", r.ID.Display(), err)
-		}
-	}
-	if o.Category != Unchanged {
-		o.Diff = unifiedDiff(o.live, o.merged, sd.from+"/"+o.file, sd.to+"/"+o.file, opts.context())
-	}
-	if o.Category == Modify {
-		o.Changes = fieldChanges(live.Object, merged.Object)
-		o.What = whatChanged(o.Kind, o.Changes)
-	}
-	o.Risks = risk.Evaluate(risk.Change{ID: o.ID, Category: o.Category, Live: objectOf(live), Merged: objectOf(merged), CustomResources: r.CustomResources}, opts.DisabledRisks)
-	return o, nil
-}
-
 // sortObjects orders objects by identity; unreadable documents (no identity) come
 // first, by file and document.
-// same reports whether two normalized objects are equal as data, so that their YAML
-// is too; objects whose YAML is equal may still differ here (an int64 and a float64
-// of the same number), and are then rendered and compared as YAML.
-func same(a, b *unstructured.Unstructured) bool {
-	if a == nil || b == nil {
-		return a == b
-	}
-	return reflect.DeepEqual(a.Object, b.Object)
-}
-
 func sortObjects(objs []Object) {
 	sort.SliceStable(objs, func(i, j int) bool {
 		a, b := objs[i], objs[j]
@@ -420,5 +205,3 @@ func sortObjects(objs []Object) {
 		return a.Document < b.Document
 	})
 }
-
-func itoa(i int) string { return strconv.Itoa(i) }

@@ -1,64 +1,22 @@
-package report
+package report_test
 
 import (
 	"bytes"
-	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/drift-gitops/drift/internal/entry"
 	"github.com/drift-gitops/drift/internal/golden"
+	"github.com/drift-gitops/drift/internal/report/reporttest"
+	"github.com/drift-gitops/drift/internal/report/write"
 )
 
-// TestFieldChangesKeyListsByMergeKey: containers, env and ports are matched by their
-// keys, not their places, so a reordered or inserted element is one change, and
-// annotation keys with dots are quoted.
-func TestFieldChangesKeyListsByMergeKey(t *testing.T) {
-	live := obj(t, `
-metadata: {annotations: {app.kubernetes.io/version: "1.4"}}
-spec:
-  replicas: 2
-  template:
-    spec:
-      containers:
-      - {name: web, image: "web:1.4", env: [{name: A, value: "1"}, {name: B, value: "2"}], ports: [{containerPort: 80}]}
-      - {name: log, image: "log:2"}
-      args: [a, b]
-`)
-	merged := obj(t, `
-metadata: {annotations: {app.kubernetes.io/version: "1.5"}}
-spec:
-  replicas: 3
-  template:
-    spec:
-      containers:
-      - {name: sidecar, image: "proxy:1"}
-      - {name: web, image: "web:1.5", env: [{name: B, value: "2"}, {name: A, value: "1"}, {name: C, value: "3"}], ports: [{containerPort: 80}, {containerPort: 443}]}
-      args: [a, b, c]
-`)
-	got, _ := json.MarshalIndent(fieldChanges(live.Object, merged.Object), "", "  ")
-	golden.Check(t, "changes.json", append(got, '\n'))
-	if w := whatChanged("Deployment", fieldChanges(live.Object, merged.Object)); w != "image web:1.4 → 1.5, replicas 2 → 3, 6 more fields" {
-		t.Errorf("what = %q", w)
-	}
-}
-
-func TestWhatChangedForData(t *testing.T) {
-	live := obj(t, "data: {a: '1', b: '2', c: '3'}\nmetadata: {labels: {x: y}}")
-	merged := obj(t, "data: {a: '1', b: '9', d: '4', e: '5'}\nmetadata: {labels: {x: z}}")
-	if w := whatChanged("ConfigMap", fieldChanges(live.Object, merged.Object)); w != "data keys +2 −1 ~1, 1 more field" {
-		t.Errorf("what = %q", w)
-	}
-}
-
 func TestGoldenChangesReport(t *testing.T) {
-	rep, err := Build(sampleInput(t), Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	rep := build(t, reporttest.SampleInput(t), entry.Options{})
 	var out bytes.Buffer
-	if err := WriteChanges(&out, rep, ChangesOptions{}); err != nil {
+	if err := write.Changes(&out, rep, write.ChangesOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	golden.Check(t, "report.changes.txt", out.Bytes())
@@ -68,10 +26,7 @@ func TestGoldenChangesReport(t *testing.T) {
 }
 
 func TestPolicy(t *testing.T) {
-	rep, err := Build(sampleInput(t), Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	rep := build(t, reporttest.SampleInput(t), entry.Options{})
 	rep.Complete, rep.Summary.Error = true, 0 // judged as if complete
 	for _, c := range []struct {
 		failOn []string
@@ -99,17 +54,14 @@ func TestPolicy(t *testing.T) {
 // the summary line) over the built-in one, within the same budget; a broken one is an
 // error naming the flag and the template.
 func TestUserMarkdownTemplate(t *testing.T) {
-	rep, err := Build(budgetInput(t, 30), Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	rep := build(t, reporttest.BudgetInput(t, 30), entry.Options{})
 	file := filepath.Join(t.TempDir(), "mine.tmpl")
 	if err := os.WriteFile(file, []byte(`{{define "line"}}* {{.Category}} {{code .Title}}{{range .Risks}} RISK {{.Rule}}{{end}}
 {{end}}`), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	var md bytes.Buffer
-	if err := WriteMarkdown(&md, rep, MarkdownOptions{Template: file, MaxBytes: 8000}); err != nil {
+	if err := write.Markdown(&md, rep, write.MarkdownOptions{Template: file, MaxBytes: 8000}); err != nil {
 		t.Fatal(err)
 	}
 	s := md.String()
@@ -119,7 +71,7 @@ func TestUserMarkdownTemplate(t *testing.T) {
 	if err := os.WriteFile(file, []byte(`{{define "line"}}{{.NoSuchField}}{{end}}`), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	err = WriteMarkdown(&md, rep, MarkdownOptions{Template: file})
+	err := write.Markdown(&md, rep, write.MarkdownOptions{Template: file})
 	if err == nil || !strings.Contains(err.Error(), "markdown template") || !strings.Contains(err.Error(), "NoSuchField") {
 		t.Errorf("a broken template: %v", err)
 	}

@@ -2,8 +2,12 @@ package report
 
 import (
 	"fmt"
-	"io"
+
+	"github.com/drift-gitops/drift/internal/unified"
 )
+
+// DefaultContext is the diffs' lines of context by default, as diff -u.
+const DefaultContext = 3
 
 // ConfigChange says that the previewed ref edits drift.yaml on a pull request, and
 // what of that edit the run did not use because only the base may say it.
@@ -33,44 +37,16 @@ func configChange(in *ConfigInput) *ConfigChange {
 		return nil
 	}
 	return &ConfigChange{File: in.File, TrustedFrom: in.TrustedFrom, NotApplied: in.NotApplied,
-		Diff: unifiedDiff(in.Base, in.Head, "base/"+in.File, "head/"+in.File, DefaultContext)}
+		Diff: unified.Diff(in.Base, in.Head, "base/"+in.File, "head/"+in.File, DefaultContext)}
 }
 
-// lead is the paragraph's first sentence.
-func (c *ConfigChange) lead(quote func(string) string) string {
+// Lead is the first sentence of the report's paragraph on the configuration, each
+// name through quote.
+func (c *ConfigChange) Lead(quote func(string) string) string {
 	s := fmt.Sprintf("This change edits %s. What decides how objects are checked (rules, clusters, field managers, apply modes) is read from the base, %s",
 		quote(c.File), quote(c.TrustedFrom))
 	if len(c.NotApplied) == 0 {
 		return s + "; the change's edits are all used."
 	}
 	return s + "; not used from the change:"
-}
-
-func writeConfigText(w io.Writer, c *ConfigChange, bold func(string) string) {
-	if c == nil {
-		return
-	}
-	fmt.Fprintf(w, "\n%s %s\n", bold("Configuration:"), c.lead(func(s string) string { return s }))
-	for _, n := range c.NotApplied {
-		fmt.Fprintf(w, "  - %s\n", n)
-	}
-	if c.Diff != "" {
-		fmt.Fprintf(w, "    %s\n", indentRest(c.Diff, "    "))
-	}
-}
-
-func writeConfigMarkdown(w io.Writer, c *ConfigChange) {
-	if c == nil {
-		return
-	}
-	fmt.Fprintf(w, "> [!WARNING]\n> %s\n", c.lead(codeSpan))
-	for _, n := range c.NotApplied {
-		fmt.Fprintf(w, "> - %s\n", codeSpan(n))
-	}
-	fmt.Fprintln(w)
-	if c.Diff != "" {
-		fmt.Fprintf(w, "<details><summary>%s diff</summary>\n\n", htmlCode(c.File))
-		writeFence(w, "diff", c.Diff)
-		fmt.Fprintf(w, "\n</details>\n\n")
-	}
 }

@@ -1,5 +1,6 @@
-// Package report turns dry-run results into a Report: it normalizes live and merged
-// objects, masks Secret values, classifies each object (add, modify, unchanged,
-// delete, error), computes unified diffs in-process, and writes the report as text,
-// markdown or JSON.
+// Package report is a run's report: the drift.report/v1 model every writer renders
+// (internal/report/write), built from the targets' entries (Build, over the run's one
+// Builder, entry.Builder, which scrubs every message of every value the run's
+// scrubber knows), judged by a policy, written as and read back from JSON, and merged
+// from the shards of a run split across runners.
 package report

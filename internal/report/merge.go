@@ -1,12 +1,11 @@
 package report
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
 	"sort"
-
-	"github.com/drift-gitops/drift/internal/reason"
 )
 
 // Shard marks the report of one shard of a run split across runners (drift diff
@@ -106,12 +105,12 @@ func sameRun(aName string, a *Report, bName string, b *Report) error {
 	case a.Commit != b.Commit:
 		return differs("they preview commit", short(a.Commit), short(b.Commit))
 	case a.BaseCommit != b.BaseCommit || a.Base != b.Base:
-		return differs("their base is", describeRef(a.Base, a.BaseCommit, identity), describeRef(b.Base, b.BaseCommit, identity))
+		return differs("their base is", DescribeRef(a.Base, a.BaseCommit, identity), DescribeRef(b.Base, b.BaseCommit, identity))
 	case a.Ref != b.Ref || a.Kind != b.Kind || a.Cluster != b.Cluster:
 		return differs("they were run as", describeRun(a), describeRun(b))
 	case as.Count != bs.Count:
 		return differs("they split the run in", fmt.Sprint(as.Count), fmt.Sprint(bs.Count))
-	case !sameJSON(a.Config, b.Config):
+	case !sameConfig(a.Config, b.Config):
 		return differs("they read drift.yaml", "one way", "another")
 	case as.Plan != bs.Plan || len(a.Targets) != len(b.Targets):
 		return differs("they planned and rendered", "plan "+as.Plan, "plan "+bs.Plan)
@@ -120,6 +119,13 @@ func sameRun(aName string, a *Report, bName string, b *Report) error {
 }
 
 func identity(s string) string { return s }
+
+// sameConfig reports whether two reports say the same of drift.yaml.
+func sameConfig(a, b *ConfigChange) bool {
+	ja, err1 := json.Marshal(a)
+	jb, err2 := json.Marshal(b)
+	return err1 == nil && err2 == nil && bytes.Equal(ja, jb)
+}
 
 func short(commit string) string {
 	if len(commit) > 12 {
@@ -130,17 +136,4 @@ func short(commit string) string {
 
 func describeRun(r *Report) string {
 	return fmt.Sprintf("(ref %q, kind %q, cluster %q)", r.Ref, r.Kind, r.Cluster)
-}
-
-// add counts objects into the summary.
-func (s *Summary) add(objs []Object) {
-	for _, o := range objs {
-		s.count(o.Category)
-		if o.warned(reason.ApplierMismatch) {
-			s.ApplierMismatch++
-		}
-		if len(o.Risks) > 0 {
-			s.Risky++
-		}
-	}
 }

@@ -1,4 +1,4 @@
-package report
+package report_test
 
 import (
 	"bytes"
@@ -7,18 +7,21 @@ import (
 	"testing"
 
 	"github.com/drift-gitops/drift/internal/dryrun"
+	"github.com/drift-gitops/drift/internal/entry"
 	"github.com/drift-gitops/drift/internal/golden"
+	"github.com/drift-gitops/drift/internal/report"
+	"github.com/drift-gitops/drift/internal/report/reporttest"
 )
 
 // shardsOf builds the reports of n shards of in as drift --shard splits a run: the
 // i-th object of all targets to shard i mod n, each target's failures to the shard
 // of its index, the rest of each shard's objects handed in as Elsewhere.
-func shardsOf(t *testing.T, in Input, n int) map[string]*Report {
+func shardsOf(t *testing.T, in report.Input, n int) map[string]*report.Report {
 	t.Helper()
-	out := map[string]*Report{}
+	out := map[string]*report.Report{}
 	for s := 1; s <= n; s++ {
 		sin := in
-		sin.Shard = &Shard{Index: s, Count: n, Plan: "p"}
+		sin.Shard = &report.Shard{Index: s, Count: n, Plan: "p"}
 		sin.Targets = nil
 		unit := 0
 		for ti, tin := range in.Targets {
@@ -37,15 +40,12 @@ func shardsOf(t *testing.T, in Input, n int) map[string]*Report {
 			}
 			sin.Targets = append(sin.Targets, st)
 		}
-		rep, err := Build(sin, Options{})
-		if err != nil {
-			t.Fatal(err)
-		}
+		rep := build(t, sin, entry.Options{})
 		var buf bytes.Buffer
-		if err := WriteJSON(&buf, rep); err != nil {
+		if err := report.WriteJSON(&buf, rep); err != nil {
 			t.Fatal(err)
 		}
-		read, err := Read(&buf)
+		read, err := report.Read(&buf)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -59,30 +59,27 @@ func shardsOf(t *testing.T, in Input, n int) map[string]*Report {
 // another shard previews, as in the whole run.
 func TestMergedShardsAreTheRun(t *testing.T) {
 	t.Parallel()
-	in := sampleInput(t)
+	in := reporttest.SampleInput(t)
 	leaky := "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: leaky, namespace: shop}\ndata: {copy: s3cr3t-new}\n"
-	in.Targets[0].Results = append(in.Targets[0].Results, result(t, "shop/leaky.yaml", 1, leaky, "", leaky))
-	in.Targets = append(in.Targets, TargetInput{Name: "other", Notes: []string{"a note"}, Results: []dryrun.Result{
-		result(t, "other/a.yaml", 1, "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a, namespace: other}\n", "", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a, namespace: other}\n"),
+	in.Targets[0].Results = append(in.Targets[0].Results, reporttest.Result(t, "shop/leaky.yaml", 1, leaky, "", leaky))
+	in.Targets = append(in.Targets, report.TargetInput{Name: "other", Notes: []string{"a note"}, Results: []dryrun.Result{
+		reporttest.Result(t, "other/a.yaml", 1, "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a, namespace: other}\n", "", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a, namespace: other}\n"),
 	}})
-	whole, err := Build(in, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	whole := build(t, in, entry.Options{})
 	var want bytes.Buffer
-	if err := WriteJSON(&want, whole); err != nil {
+	if err := report.WriteJSON(&want, whole); err != nil {
 		t.Fatal(err)
 	}
 	if strings.Contains(want.String(), "s3cr3t-new") {
 		t.Fatal("the whole run's report leaks the Secret's value")
 	}
 	for _, n := range []int{1, 2, 3, 7} {
-		merged, err := Merge(shardsOf(t, in, n))
+		merged, err := report.Merge(shardsOf(t, in, n))
 		if err != nil {
 			t.Fatalf("%d shards: %v", n, err)
 		}
 		var got bytes.Buffer
-		if err := WriteJSON(&got, merged); err != nil {
+		if err := report.WriteJSON(&got, merged); err != nil {
 			t.Fatal(err)
 		}
 		if got.String() != want.String() {
@@ -94,27 +91,27 @@ func TestMergedShardsAreTheRun(t *testing.T) {
 // Merge refuses what is not the shards of one run, saying which files and why.
 func TestMergeRefusesMixedShards(t *testing.T) {
 	t.Parallel()
-	in := sampleInput(t)
+	in := reporttest.SampleInput(t)
 	cases := map[string]struct {
-		change func(map[string]*Report)
+		change func(map[string]*report.Report)
 		want   string
 	}{
-		"missing":    {func(s map[string]*Report) { delete(s, "shard-2.json") }, "shard 2/3 is missing"},
-		"twice":      {func(s map[string]*Report) { s["copy.json"] = s["shard-1.json"] }, "shard 1/3 is given twice: copy.json and shard-1.json"},
-		"not shard":  {func(s map[string]*Report) { s["shard-3.json"].Shard = nil }, "shard-3.json is not a shard's report"},
-		"commit":     {func(s map[string]*Report) { s["shard-2.json"].Commit = "fedcba9876543210" }, "shard-1.json and shard-2.json are not shards of one run: they preview commit 0123456789ab against fedcba987654"},
-		"plan":       {func(s map[string]*Report) { s["shard-3.json"].Shard.Plan = "q" }, "they planned and rendered plan p against plan q"},
-		"count":      {func(s map[string]*Report) { s["shard-3.json"].Shard.Count = 4 }, "they split the run in 3 against 4"},
-		"drift kind": {func(s map[string]*Report) { s["shard-2.json"].Kind = KindDrift }, "they were run as"},
+		"missing":    {func(s map[string]*report.Report) { delete(s, "shard-2.json") }, "shard 2/3 is missing"},
+		"twice":      {func(s map[string]*report.Report) { s["copy.json"] = s["shard-1.json"] }, "shard 1/3 is given twice: copy.json and shard-1.json"},
+		"not shard":  {func(s map[string]*report.Report) { s["shard-3.json"].Shard = nil }, "shard-3.json is not a shard's report"},
+		"commit":     {func(s map[string]*report.Report) { s["shard-2.json"].Commit = "fedcba9876543210" }, "shard-1.json and shard-2.json are not shards of one run: they preview commit 0123456789ab against fedcba987654"},
+		"plan":       {func(s map[string]*report.Report) { s["shard-3.json"].Shard.Plan = "q" }, "they planned and rendered plan p against plan q"},
+		"count":      {func(s map[string]*report.Report) { s["shard-3.json"].Shard.Count = 4 }, "they split the run in 3 against 4"},
+		"drift kind": {func(s map[string]*report.Report) { s["shard-2.json"].Kind = report.KindDrift }, "they were run as"},
 	}
 	for name, c := range cases {
 		shards := shardsOf(t, in, 3)
 		c.change(shards)
-		if _, err := Merge(shards); err == nil || !strings.Contains(err.Error(), c.want) {
+		if _, err := report.Merge(shards); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s: got %v, want %q", name, err, c.want)
 		}
 	}
-	if _, err := Read(strings.NewReader(`{"schemaVersion": "other/v9"}`)); err == nil {
+	if _, err := report.Read(strings.NewReader(`{"schemaVersion": "other/v9"}`)); err == nil {
 		t.Error("a report of another schema was read")
 	}
 }

@@ -1,6 +1,7 @@
 package report
 
 import (
+	"slices"
 	"strconv"
 	"strings"
 	"unicode"
@@ -136,13 +137,63 @@ type Object struct {
 	Error       string        `json:"error"`
 	ErrorReason reason.Reason `json:"errorReason,omitempty"`
 
-	// live and merged are the normalized, masked YAML of each side, for --dump and
-	// KUBECTL_EXTERNAL_DIFF; empty where that side does not exist.
-	live, merged string
-	// file is kubectl diff's file name for the object, and sides what its diff compares.
-	file  string
-	sides sides
+	// FromYAML and ToYAML are the normalized, masked and scrubbed YAML of the two
+	// sides the diff compares, for --dump and KUBECTL_EXTERNAL_DIFF; empty where that
+	// side does not exist. File is kubectl diff's file name for the object, and Sides
+	// what its diff compares. None of them is in the JSON report.
+	FromYAML string `json:"-"`
+	ToYAML   string `json:"-"`
+	File     string `json:"-"`
+	Sides    Sides  `json:"-"`
 }
+
+// NewObject is an object's line as it starts: its identity and where it came from,
+// no warnings yet, kubectl diff's file name, diffed live against merged.
+func NewObject(id object.ID, source string, doc int) Object {
+	return Object{ID: id,
+		Source: source, Document: doc, Warnings: []dryrun.Message{}, File: kubectlName(id), Sides: SidesApply}
+}
+
+// kubectlName is kubectl diff's file name for an object: its apiVersion with "/" as
+// ".", kind, namespace and name joined by dots, the namespace empty for a
+// cluster-scoped object: apps.v1.Deployment.shop.web, v1.Namespace..production.
+func kubectlName(id object.ID) string {
+	group := ""
+	if id.Group != "" {
+		group = id.Group + "."
+	}
+	return group + id.Version + "." + id.Kind + "." + id.Namespace + "." + id.Name
+}
+
+// Sides name what a diff compares, in its headers and --dump's directories.
+type Sides struct{ From, To string }
+
+// The sides a diff may compare.
+var (
+	// SidesApply is kubectl diff's: the live object against the merged prediction.
+	SidesApply = Sides{"live", "merged"}
+	// SidesChange is a split report's change: the base's prediction against the head's.
+	SidesChange = Sides{"base", "head"}
+	// SidesChangeLive is a split change without the base's prediction.
+	SidesChangeLive = Sides{"live", "head"}
+	// SidesDrift is a split report's drift: the live object against the base's prediction.
+	SidesDrift = Sides{"live", "base"}
+)
+
+// DiffSides are what the object's diff compares: kubectl diff's live and merged
+// unless the report splits the stories.
+func (o Object) DiffSides() Sides {
+	if o.Sides == (Sides{}) {
+		return SidesApply
+	}
+	return o.Sides
+}
+
+// Stories an object belongs to when a report splits them.
+const (
+	StoryChange = "change"
+	StoryDrift  = "drift"
+)
 
 // Title is the object's human name: "apps/v1 Deployment shop/web".
 func (o Object) Title() string {
@@ -175,7 +226,7 @@ func shown(s string) string {
 // Where is the object's source: "apps/web.yaml" or "apps/web.yaml document 2".
 func (o Object) Where() string {
 	if o.Document > 1 {
-		return shown(o.Source) + " document " + itoa(o.Document)
+		return shown(o.Source) + " document " + strconv.Itoa(o.Document)
 	}
 	return shown(o.Source)
 }
@@ -187,10 +238,5 @@ func (k Kept) Title() string {
 
 // warned reports whether the object carries a warning with reason.
 func (o Object) warned(r reason.Reason) bool {
-	for _, w := range o.Warnings {
-		if w.Reason == r {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(o.Warnings, func(w dryrun.Message) bool { return w.Reason == r })
 }

@@ -39,13 +39,13 @@ func (r *Report) ApplyPolicy(failOn []string) error {
 	for _, v := range p.FailOn {
 		switch {
 		case v == "error" && s.Error > 0:
-			p.Because = append(p.Because, plural(s.Error, "error", "errors"))
+			p.Because = append(p.Because, Plural(s.Error, "error", "errors"))
 		case v == "risk" && s.Risky > 0:
-			p.Because = append(p.Because, plural(s.Risky, "risky object", "risky objects"))
+			p.Because = append(p.Because, Plural(s.Risky, "risky object", "risky objects"))
 		case v == "delete" && s.Delete > 0:
-			p.Because = append(p.Because, plural(s.Delete, "deletion", "deletions"))
+			p.Because = append(p.Because, Plural(s.Delete, "deletion", "deletions"))
 		case v == "change" && s.Changes() > 0:
-			p.Because = append(p.Because, plural(s.Changes(), "change", "changes"))
+			p.Because = append(p.Because, Plural(s.Changes(), "change", "changes"))
 		}
 	}
 	p.Failed = len(p.Because) > 0

@@ -1,4 +1,4 @@
-package report
+package report_test
 
 import (
 	"bytes"
@@ -15,27 +15,32 @@ import (
 
 	"github.com/drift-gitops/drift/internal/config"
 	"github.com/drift-gitops/drift/internal/dryrun"
+	"github.com/drift-gitops/drift/internal/entry"
 	"github.com/drift-gitops/drift/internal/object"
 	"github.com/drift-gitops/drift/internal/reason"
 	"github.com/drift-gitops/drift/internal/render"
+	"github.com/drift-gitops/drift/internal/report"
+	"github.com/drift-gitops/drift/internal/report/reporttest"
+	"github.com/drift-gitops/drift/internal/report/write"
+	"github.com/drift-gitops/drift/internal/scrub"
 )
 
 // everything renders a report every way it leaves drift: text, markdown, JSON and the
 // files of --dump.
-func everything(t *testing.T, rep *Report) string {
+func everything(t *testing.T, rep *report.Report) string {
 	t.Helper()
 	var all bytes.Buffer
-	if err := WriteText(&all, rep, TextOptions{ShowUnchanged: true}); err != nil {
+	if err := write.Text(&all, rep, write.TextOptions{ShowUnchanged: true}); err != nil {
 		t.Fatal(err)
 	}
-	if err := WriteMarkdown(&all, rep, MarkdownOptions{ShowUnchanged: true}); err != nil {
+	if err := write.Markdown(&all, rep, write.MarkdownOptions{ShowUnchanged: true}); err != nil {
 		t.Fatal(err)
 	}
-	if err := WriteJSON(&all, rep); err != nil {
+	if err := report.WriteJSON(&all, rep); err != nil {
 		t.Fatal(err)
 	}
 	dir := t.TempDir()
-	if err := Dump(dir, rep); err != nil {
+	if err := write.Dump(dir, rep); err != nil {
 		t.Fatal(err)
 	}
 	_ = filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
@@ -59,7 +64,7 @@ func secretResult(name string, stringData map[string]any) dryrun.Result {
 
 // quoting is an object of another target whose error and warning quote text.
 func quoting(t *testing.T, text string) dryrun.Result {
-	r := result(t, "cm.yaml", 1, "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: other, namespace: shop}\n", "", "")
+	r := reporttest.Result(t, "cm.yaml", 1, "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: other, namespace: shop}\n", "", "")
 	r.Err = &dryrun.Message{Reason: reason.WebhookDenied, Message: "admission webhook policy.example denies this object. The server said: " + text}
 	r.Warnings = []dryrun.Message{{Reason: "warning", Message: "note: " + text}}
 	return r
@@ -98,13 +103,10 @@ func TestEveryFormOfEveryTypeIsScrubbedFromOtherObjects(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
 			quoted := strings.Join(c.forms, " | ")
-			rep, err := Build(Input{Targets: []TargetInput{
+			rep := build(t, report.Input{Targets: []report.TargetInput{
 				{Name: "a", Results: []dryrun.Result{secretResult("s", map[string]any{"v": c.value})}},
 				{Name: "b", Results: []dryrun.Result{quoting(t, quoted)}},
-			}}, Options{})
-			if err != nil {
-				t.Fatal(err)
-			}
+			}}, entry.Options{})
 			out := everything(t, rep)
 			for _, f := range c.forms {
 				if strings.Contains(out, f) {
@@ -123,7 +125,7 @@ func TestEveryFormOfEveryTypeIsScrubbedFromOtherObjects(t *testing.T) {
 	}
 }
 
-func find(rep *Report, kind string) Object {
+func find(rep *report.Report, kind string) report.Object {
 	for _, t := range rep.Targets {
 		for _, o := range t.Objects {
 			if o.Kind == kind {
@@ -131,31 +133,7 @@ func find(rep *Report, kind string) Object {
 			}
 		}
 	}
-	return Object{}
-}
-
-// TestValuesInsideTheBase64OfALongerStringAreScrubbed: a token inside the base64 of
-// "x-access-token:TOKEN" (a git credential), at each of the three alignments.
-func TestValuesInsideTheBase64OfALongerStringAreScrubbed(t *testing.T) {
-	t.Parallel()
-	const token = "ghs_0123456789abcdefABCDEF0123456789"
-	for _, prefix := range []string{"x-access-token:", "bearer ", "user:", "Authorization: Basic "} {
-		t.Run(prefix, func(t *testing.T) {
-			t.Parallel()
-			enc := base64.StdEncoding.EncodeToString([]byte(prefix + token + "@github.com"))
-			sc := NewScrubber()
-			sc.AddCredential(token)
-			got := sc.Scrub("header: " + enc)
-			// Every window of characters that only the token's bits make must be gone;
-			// the prefix's and suffix's own characters may stay.
-			from, to := len(prefix)*4/3+2, (len(prefix)+len(token))*4/3-2
-			for i := from; i+6 <= to; i++ {
-				if strings.Contains(got, enc[i:i+6]) {
-					t.Fatalf("%q still holds %q of the token's base64 (%q)", got, enc[i:i+6], enc)
-				}
-			}
-		})
-	}
+	return report.Object{}
 }
 
 // TestShortValuesAndLiteralsAreMaskedButNotScrubbedEverywhere: a value shorter than
@@ -164,17 +142,14 @@ func TestValuesInsideTheBase64OfALongerStringAreScrubbed(t *testing.T) {
 func TestShortValuesAndLiteralsAreMaskedButNotScrubbedEverywhere(t *testing.T) {
 	t.Parallel()
 	live := "apiVersion: v1\nkind: Secret\nmetadata: {name: s, namespace: shop}\ndata: {a: " + b64std("abc") + ", b: " + b64std("true") + ", c: " + b64std("-----BEGIN KEY-----\nMIIEpAIBAAKCAQEA7\n}\n-----END KEY-----") + "}\n"
-	sec := result(t, "s.yaml", 1, "apiVersion: v1\nkind: Secret\nmetadata: {name: s, namespace: shop}\n", live, strings.Replace(live, b64std("abc"), b64std("abd"), 1))
+	sec := reporttest.Result(t, "s.yaml", 1, "apiVersion: v1\nkind: Secret\nmetadata: {name: s, namespace: shop}\n", live, strings.Replace(live, b64std("abc"), b64std("abd"), 1))
 	cm := quoting(t, "abc is a word, true is a word, } is a line, -----BEGIN KEY----- says what follows")
-	rep, err := Build(Input{Targets: []TargetInput{{Name: "t", Results: []dryrun.Result{sec, cm}}}}, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	rep := build(t, report.Input{Targets: []report.TargetInput{{Name: "t", Results: []dryrun.Result{sec, cm}}}}, entry.Options{})
 	if msg := find(rep, "ConfigMap").Error; !strings.HasSuffix(msg, "abc is a word, true is a word, } is a line, -----BEGIN KEY----- says what follows") {
 		t.Errorf("short values and literals were scrubbed from another object: %q", msg)
 	}
 	s := find(rep, "Secret")
-	if s.Category != Modify || !strings.Contains(s.Diff, "-  a: '*** (before)'") || strings.Contains(everything(t, rep), b64std("abc")) {
+	if s.Category != report.Modify || !strings.Contains(s.Diff, "-  a: '*** (before)'") || strings.Contains(everything(t, rep), b64std("abc")) {
 		t.Errorf("the Secret's short value is not masked as a whole:\n%s", s.Diff)
 	}
 	if strings.Contains(everything(t, rep), "MIIEpAIBAAKCAQEA7") {
@@ -186,14 +161,11 @@ func TestShortValuesAndLiteralsAreMaskedButNotScrubbedEverywhere(t *testing.T) {
 // any type, are scrubbed from another object's message in the same forms.
 func TestMaskedValuesAreScrubbedFromOtherObjects(t *testing.T) {
 	t.Parallel()
-	cm := result(t, "app.yaml", 1, "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web, namespace: shop}\nspec: {template: {metadata: {annotations: {key: \"line-one-of-it\\nline-two-of-it\", pin: 8675309123}}}}\n", "", "")
+	cm := reporttest.Result(t, "app.yaml", 1, "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web, namespace: shop}\nspec: {template: {metadata: {annotations: {key: \"line-one-of-it\\nline-two-of-it\", pin: 8675309123}}}}\n", "", "")
 	cm.Merged = cm.Object.Obj
-	rules := Rules{Mask: []config.MaskRule{{Selector: config.Selector{Kind: "Deployment"}, Paths: []string{"/spec/template/metadata/annotations"}}}}
+	rules := report.Rules{Mask: []config.MaskRule{{Selector: config.Selector{Kind: "Deployment"}, Paths: []string{"/spec/template/metadata/annotations"}}}}
 	other := quoting(t, jsonEscaped("line-one-of-it\nline-two-of-it")+" and "+b64std("line-one-of-it\nline-two-of-it")+" and pin 8675309123 and line-two-of-it")
-	rep, err := Build(Input{Targets: []TargetInput{{Name: "a", Results: []dryrun.Result{cm}, Rules: rules}, {Name: "b", Results: []dryrun.Result{other}}}}, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	rep := build(t, report.Input{Targets: []report.TargetInput{{Name: "a", Results: []dryrun.Result{cm}, Rules: rules}, {Name: "b", Results: []dryrun.Result{other}}}}, entry.Options{})
 	out := everything(t, rep)
 	for _, leak := range []string{"line-one-of-it", "line-two-of-it", "8675309123", b64std("line-one-of-it\nline-two-of-it")} {
 		if strings.Contains(out, leak) {
@@ -216,45 +188,29 @@ func TestAValueFoldedOrChangedInAnotherObjectStaysHiddenAndTheChangeShows(t *tes
 	cmYAML := "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: copy, namespace: shop}\ndata: {long: \"LONG\", v: VALUE}\n"
 	live := strings.ReplaceAll(strings.ReplaceAll(cmYAML, "LONG", "x"), "VALUE", "old-secret-value")
 	merged := strings.ReplaceAll(strings.ReplaceAll(cmYAML, "LONG", long), "VALUE", "new-secret-value")
-	cm := result(t, "cm.yaml", 1, merged, live, merged)
-	rep, err := Build(Input{Targets: []TargetInput{{Name: "t", Results: []dryrun.Result{sec, cm}}}}, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	cm := reporttest.Result(t, "cm.yaml", 1, merged, live, merged)
+	rep := build(t, report.Input{Targets: []report.TargetInput{{Name: "t", Results: []dryrun.Result{sec, cm}}}}, entry.Options{})
 	out := everything(t, rep)
 	for _, w := range append(words, "old-secret-value", "new-secret-value") {
 		if strings.Contains(out, w) {
 			t.Errorf("%q reaches the output", w)
 		}
 	}
-	if c := find(rep, "ConfigMap"); c.Category != Modify || !strings.Contains(c.Diff, "-  v: '*** (before)'") || !strings.Contains(c.Diff, "+  v: '*** (after)'") {
+	if c := find(rep, "ConfigMap"); c.Category != report.Modify || !strings.Contains(c.Diff, "-  v: '*** (before)'") || !strings.Contains(c.Diff, "+  v: '*** (after)'") {
 		t.Errorf("the change of a scrubbed value does not show:\n%s", c.Diff)
 	}
 }
 
-// TestScrubbingIsDeterministicAndLeavesNoPartOfOverlappingValues: values that overlap
-// in the text are scrubbed as one run whatever order they were added in.
-func TestScrubbingIsDeterministicAndLeavesNoPartOfOverlappingValues(t *testing.T) {
+// TestScrubbedReportsAreDeterministic: two builds of a report scrubbed of a Secret's
+// values are byte-identical.
+func TestScrubbedReportsAreDeterministic(t *testing.T) {
 	t.Parallel()
-	text := "a zzabcd1234 b abcd1234zz c"
-	var outs []string
-	for _, order := range [][]string{{"abcd1234", "zzab", "34zz"}, {"34zz", "zzab", "abcd1234"}} {
-		sc := NewScrubber()
-		sc.AddCredential(order...)
-		outs = append(outs, sc.Scrub(text))
-	}
-	if outs[0] != "a *** b *** c" || outs[1] != outs[0] {
-		t.Fatalf("got %q and %q", outs[0], outs[1])
-	}
-	in := Input{Targets: []TargetInput{{Name: "a", Results: []dryrun.Result{secretResult("s", map[string]any{"v": "hunter2-password", "n": int64(98765432123)})}},
+	in := report.Input{Targets: []report.TargetInput{{Name: "a", Results: []dryrun.Result{secretResult("s", map[string]any{"v": "hunter2-password", "n": int64(98765432123)})}},
 		{Name: "b", Results: []dryrun.Result{quoting(t, "hunter2-password 98765432123")}}}}
 	var js [2]bytes.Buffer
 	for i := range js {
-		rep, err := Build(in, Options{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		_ = WriteJSON(&js[i], rep)
+		rep := build(t, in, entry.Options{})
+		_ = report.WriteJSON(&js[i], rep)
 	}
 	if !bytes.Equal(js[0].Bytes(), js[1].Bytes()) {
 		t.Fatal("two builds of the same input differ")
@@ -265,10 +221,10 @@ func TestScrubbingIsDeterministicAndLeavesNoPartOfOverlappingValues(t *testing.T
 // values, never the run's own credentials.
 func TestCredentialsHandedInAreScrubbedEvenWithShowSecrets(t *testing.T) {
 	t.Parallel()
-	sc := NewScrubber()
+	sc := scrub.New()
 	sc.AddCredential("ghp_credential0123456789")
-	rep, err := Build(Input{Targets: []TargetInput{{Name: "b", Results: []dryrun.Result{quoting(t, "token ghp_credential0123456789 in "+b64std("x-access-token:ghp_credential0123456789"))}}}},
-		Options{ShowSecrets: true, Scrubber: sc})
+	rep, err := report.Build(report.Input{Targets: []report.TargetInput{{Name: "b", Results: []dryrun.Result{quoting(t, "token ghp_credential0123456789 in "+b64std("x-access-token:ghp_credential0123456789"))}}}},
+		entry.NewBuilder(entry.Options{ShowSecrets: true}, sc))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -283,13 +239,10 @@ func TestCredentialsHandedInAreScrubbedEvenWithShowSecrets(t *testing.T) {
 func TestAValueThatNamesAnObjectOfTheRunIsNotScrubbed(t *testing.T) {
 	t.Parallel()
 	sec := secretResult("db", map[string]any{"username": "shop", "password": "correct-horse-9"})
-	cm := result(t, "cm.yaml", 1, "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: web, namespace: shop}\ndata: {a: b}\n", "", "")
+	cm := reporttest.Result(t, "cm.yaml", 1, "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: web, namespace: shop}\ndata: {a: b}\n", "", "")
 	cm.Merged = cm.Object.Obj
 	other := quoting(t, "user shop, password correct-horse-9")
-	rep, err := Build(Input{Targets: []TargetInput{{Name: "t", Results: []dryrun.Result{sec, cm, other}}}}, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	rep := build(t, report.Input{Targets: []report.TargetInput{{Name: "t", Results: []dryrun.Result{sec, cm, other}}}}, entry.Options{})
 	c := rep.Targets[0].Objects[1]
 	if c.Name != "web" || !strings.Contains(c.Diff, "+++ merged/v1.ConfigMap.shop.web") || !strings.Contains(c.Diff, "namespace: shop") {
 		t.Errorf("the namespace is scrubbed:\n%s", c.Diff)

@@ -1,13 +1,6 @@
 package report
 
-import (
-	"fmt"
-
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-
-	"github.com/drift-gitops/drift/internal/dryrun"
-	"github.com/drift-gitops/drift/internal/reason"
-)
+import "github.com/drift-gitops/drift/internal/dryrun"
 
 // Split is one object of a pull request's report that tells the change apart from
 // drift already in the cluster.
@@ -17,63 +10,4 @@ type Split struct {
 	// Base is the base's prediction of the same object on the same cluster; nil when
 	// the base does not render it.
 	Base *dryrun.Result
-}
-
-// stories are the split object's two stories: the change, with the sides its diff
-// compares, and the drift already there (nil when there is none to tell apart).
-//   - the change is the base's prediction against the head's (base/ → head/);
-//   - the drift is the live object against the base's prediction (live/ → base/);
-//   - an object the base does not render, or whose base preview failed, is diffed
-//     against the live object (live/ → head/), the failure said in a warning.
-func (s Split) stories() (change dryrun.Result, sd sides, drift *dryrun.Result) {
-	head, base := s.Head, s.Base
-	switch {
-	case head.Err != nil:
-		return head, sidesChange, nil
-	case base == nil:
-		if head.Live == nil {
-			return head, sidesChange, nil // new in the pull request: no side but the head's
-		}
-		return head, sidesChangeLive, nil
-	case base.Err != nil:
-		head.Warnings = append(append([]dryrun.Message{}, head.Warnings...), dryrun.Message{Reason: reason.Error, Message: fmt.Sprintf(
-			"drift already in the cluster could not be told apart from this change: the base's preview failed (%s): the diff is against the live object", base.Err.Message)})
-		return head, sidesChangeLive, nil
-	}
-	basePrediction, headPrediction := base.Merged, head.Merged
-	if head.Live == nil {
-		// Not in the cluster: both predictions are dry-run creations, whose
-		// server-generated identity differs; compare them without it. Both also hold
-		// values the server allocated (a Service's cluster IP).
-		basePrediction, headPrediction = withoutIdentity(base.Merged), withoutIdentity(head.Merged)
-		MarkAllocated(base.Object.Obj, basePrediction)
-		MarkAllocated(head.Object.Obj, headPrediction)
-	}
-	change = head
-	// fromResult diffs Live against Merged: here the two predictions.
-	change.Live, change.Merged = basePrediction, headPrediction
-	return change, sidesChange, &dryrun.Result{Object: base.Object, ID: head.ID, Live: head.Live, Merged: base.Merged}
-}
-
-// allResults are every result the target's report is made of.
-func (ti TargetInput) allResults() []dryrun.Result {
-	out := append([]dryrun.Result{}, ti.Results...)
-	for _, s := range ti.Split {
-		out = append(out, s.Head)
-		if s.Base != nil {
-			out = append(out, *s.Base)
-		}
-	}
-	return out
-}
-
-func withoutIdentity(u *unstructured.Unstructured) *unstructured.Unstructured {
-	if u == nil {
-		return nil
-	}
-	out := u.DeepCopy()
-	for _, f := range []string{"uid", "creationTimestamp", "resourceVersion", "generation", "managedFields"} {
-		unstructured.RemoveNestedField(out.Object, "metadata", f)
-	}
-	return out
 }

@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"strconv"
 	"strings"
 )
 
@@ -49,7 +50,7 @@ func (s Summary) Headline() string {
 // Describe names what was diffed: "commit 1a2b3c4d5e6f (main)" or "the work tree",
 // and, for an ephemeral server, against what.
 func (r *Report) Describe() string {
-	what := describeRef(r.Ref, r.Commit, func(s string) string { return s })
+	what := DescribeRef(r.Ref, r.Commit, func(s string) string { return s })
 	if r.Kind == KindDrift {
 		what = "drift check of " + what + " against the live cluster"
 	}
@@ -62,14 +63,16 @@ func (r *Report) Describe() string {
 	if r.Base == "" {
 		return what + " on an ephemeral API server that started empty (no --base), not a live cluster"
 	}
-	return what + " compared with " + describeRef(r.Base, r.BaseCommit, func(s string) string { return s }) +
+	return what + " compared with " + DescribeRef(r.Base, r.BaseCommit, func(s string) string { return s }) +
 		" on an ephemeral API server, not a live cluster"
 }
 
 // ClusterEphemeral marks reports made on a throwaway API server.
 const ClusterEphemeral = "ephemeral"
 
-func describeRef(ref, commit string, quote func(string) string) string {
+// DescribeRef names a commit and its ref, each through quote: "commit 1a2b3c4d5e6f
+// (main)", or "the work tree" when there is no commit.
+func DescribeRef(ref, commit string, quote func(string) string) string {
 	if commit == "" {
 		return "the work tree"
 	}
@@ -87,7 +90,7 @@ func describeRef(ref, commit string, quote func(string) string) string {
 func (r *Report) IncompleteNote() string {
 	var why []string
 	if n := r.Summary.Error; n > 0 {
-		why = append(why, plural(n, "object", "objects")+" could not be previewed")
+		why = append(why, Plural(n, "object", "objects")+" could not be previewed")
 	}
 	if n := r.Summary.NotPreviewed; n > 0 {
 		var names []string
@@ -100,7 +103,7 @@ func (r *Report) IncompleteNote() string {
 			names = append(names, fmt.Sprintf("%d more", n-len(names)))
 		}
 		why = append(why, fmt.Sprintf("%s the change touches %s not previewed (%s: why is in the skipped targets)",
-			plural(n, "target", "targets"), map[bool]string{true: "was", false: "were"}[n == 1], strings.Join(names, ", ")))
+			Plural(n, "target", "targets"), map[bool]string{true: "was", false: "were"}[n == 1], strings.Join(names, ", ")))
 	}
 	fix := "Fix the errors and run again."
 	if r.Summary.NotPreviewed > 0 {
@@ -134,50 +137,6 @@ func (r *Report) MismatchNote() string {
 	return fmt.Sprintf("%d %s managed in the cluster by another applier than its target's (applier-mismatch): the prediction is for the target's applier and may be wrong. Each warning names the applier to set.", n, what)
 }
 
-// section is one category's place in the text and markdown reports.
-type section struct {
-	category string
-	title    string
-	mark     string
-}
-
-var sections = []section{
-	{Add, "To add", "+"},
-	{Modify, "To modify", "~"},
-	{Delete, "To delete", "-"},
-	{Unchanged, "Unchanged", "="},
-	{Error, "Errors", "x"},
-}
-
-func objectsIn(t Target, category string) []Object {
-	var out []Object
-	for _, o := range t.Objects {
-		if o.Category == category {
-			out = append(out, o)
-		}
-	}
-	return out
-}
-
-// splitSkipped separates the targets that were diffed from those that were skipped.
-func (r *Report) splitSkipped() (diffed, skipped []Target) {
-	for _, t := range r.Targets {
-		if t.Skipped != "" {
-			skipped = append(skipped, t)
-		} else {
-			diffed = append(diffed, t)
-		}
-	}
-	return diffed, skipped
-}
-
-func skippedTitle(n int) string {
-	if n == 1 {
-		return "Skipped 1 target"
-	}
-	return fmt.Sprintf("Skipped %d targets", n)
-}
-
 // Display is the target's name as reports show it: its name, or for the repository
 // root "the repository root" rather than ".".
 func (t Target) Display() string {
@@ -185,37 +144,6 @@ func (t Target) Display() string {
 		return "repository root"
 	}
 	return t.Name
-}
-
-// about says what a target renders and where it is diffed: "kustomize apps/web,
-// context prod".
-func (t Target) about(quote func(string) string) string {
-	var parts []string
-	if t.Path != "" {
-		r := t.Renderer
-		if r == "" {
-			r = "path"
-		}
-		parts = append(parts, r+" "+quote(t.Path))
-	}
-	if t.Context != "" {
-		parts = append(parts, "context "+quote(t.Context))
-	}
-	if t.Applier != "" {
-		parts = append(parts, "applier "+quote(t.Applier))
-	}
-	return strings.Join(parts, ", ")
-}
-
-// headline is the report's title: the counts, or for a drift check what they mean.
-func (r *Report) headline() string {
-	if r.Kind != KindDrift {
-		return r.Summary.Headline()
-	}
-	if r.Summary.Changes() == 0 && r.Summary.Error == 0 {
-		return "no drift: the cluster matches the repository"
-	}
-	return "drift detected: " + r.Summary.Headline()
 }
 
 // Fingerprint identifies a report's findings, whatever the commit or the time: every
@@ -235,12 +163,22 @@ func Fingerprint(r *Report) string {
 	return hex.EncodeToString(h.Sum(nil))[:16]
 }
 
-// sectionOf returns the section of a category.
-func sectionOf(category string) section {
-	for _, s := range sections {
-		if s.category == category {
-			return s
-		}
+// Plural is "1 object" or "3 objects".
+func Plural(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
 	}
-	return sections[0]
+	return strconv.Itoa(n) + " " + many
+}
+
+// FirstLine is s's first line (ended by LF or CR, " …" marking the cut), cut at most
+// runes: a message quoted in one line of a report.
+func FirstLine(s string, most int) string {
+	if i := strings.IndexAny(s, "\r\n"); i >= 0 {
+		s = s[:i] + " …"
+	}
+	if r := []rune(s); len(r) > most {
+		s = string(r[:most-1]) + "…"
+	}
+	return s
 }

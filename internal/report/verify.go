@@ -24,6 +24,7 @@ type PlannedObject struct {
 	Document                  int
 }
 
+// String names the object as a refusal does: "apps/Deployment web from apps/web.yaml document 1".
 func (p PlannedObject) String() string {
 	return fmt.Sprintf("%s %s from %s document %d", strings.TrimPrefix(p.Group+"/"+p.Kind, "/"), p.Name, p.Source, p.Document)
 }
@@ -256,7 +257,7 @@ func checkText(rep *Report) error {
 	return nil
 }
 
-// plainText refuses a control character (but a newline or tab in a message).
+// checkPlain refuses a control character (but a newline or tab in a message).
 func checkPlain(what, s string, multiline bool) error {
 	i := strings.IndexFunc(s, func(r rune) bool {
 		return (unicode.IsControl(r) || r == '\u2028' || r == '\u2029') && !(multiline && (r == '\n' || r == '\t'))
@@ -279,7 +280,7 @@ func diffLines(what, diff string) error {
 			}
 			continue
 		}
-		return fmt.Errorf("%s's diff has the line %q, which is not a unified diff's", what, firstLine(l, 40))
+		return fmt.Errorf("%s's diff has the line %q, which is not a unified diff's", what, FirstLine(l, 40))
 	}
 	return nil
 }

@@ -1,0 +1,163 @@
+package entry
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/drift-gitops/drift/internal/config"
+	"github.com/drift-gitops/drift/internal/dryrun"
+	"github.com/drift-gitops/drift/internal/object"
+	"github.com/drift-gitops/drift/internal/render"
+	"github.com/drift-gitops/drift/internal/report"
+	"github.com/drift-gitops/drift/internal/report/reporttest"
+	"github.com/drift-gitops/drift/internal/scrub"
+)
+
+// streamed builds in's report as preview.Run feeds a builder: every target prepared,
+// then each result taken, in order, and the report built from what is left by the
+// same builder.
+func streamed(t *testing.T, in report.Input, b *Builder) *report.Report {
+	t.Helper()
+	for _, ti := range in.Targets {
+		b.Prepare(ti)
+	}
+	for i, ti := range in.Targets {
+		left := ti
+		left.Results, left.Split = nil, nil
+		for j, r := range ti.Results {
+			one := report.TargetInput{Name: ti.Name, Rules: ti.Rules, Results: []dryrun.Result{r}}
+			if !b.Take(one, j) {
+				t.Fatalf("%s: result %d not taken", ti.Name, j)
+			}
+			left.Taken++
+		}
+		for j, sp := range ti.Split {
+			one := report.TargetInput{Name: ti.Name, Rules: ti.Rules, Split: []report.Split{sp}}
+			if !b.Take(one, len(ti.Results)+j) {
+				t.Fatalf("%s: split %d not taken", ti.Name, j)
+			}
+			left.Taken++
+		}
+		in.Targets[i] = left
+	}
+	rep, err := report.Build(in, b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rep
+}
+
+func jsonOf(t *testing.T, rep *report.Report) string {
+	t.Helper()
+	var b bytes.Buffer
+	if err := report.WriteJSON(&b, rep); err != nil {
+		t.Fatal(err)
+	}
+	for _, tg := range rep.Targets {
+		for _, o := range append(tg.Objects, tg.Drift...) {
+			b.WriteString(o.FromYAML + o.ToYAML)
+		}
+	}
+	return b.String()
+}
+
+// TestTakenEntriesAreTheEntriesOfWholeResults: entries built one result at a time, as
+// the preview finishes them, make the report whole results make, byte for byte, and
+// a Secret's value quoted by an object taken before it is scrubbed all the same.
+func TestTakenEntriesAreTheEntriesOfWholeResults(t *testing.T) {
+	t.Parallel()
+	in := reporttest.SampleInput(t)
+	quote := "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: quote, namespace: shop}\ndata: {copy: s3cr3t-new}\n"
+	in.Targets[0].Results = append([]dryrun.Result{reporttest.Result(t, "shop/quote.yaml", 1, quote, "", quote)}, in.Targets[0].Results...)
+	cm := func(color string) string {
+		return "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: settings, namespace: split}\ndata: {color: " + color + "}\n"
+	}
+	base := reporttest.Result(t, "cm.yaml", 1, cm("blue"), cm("red"), cm("blue"))
+	in.Targets = append(in.Targets, report.TargetInput{Name: "split", Split: []report.Split{{Head: reporttest.Result(t, "cm.yaml", 1, cm("green"), cm("red"), cm("green")), Base: &base}}})
+
+	whole := jsonOf(t, build(t, in, Options{}))
+	got := jsonOf(t, streamed(t, in, NewBuilder(Options{}, scrub.New())))
+	if got != whole {
+		t.Errorf("the taken entries make another report:\n%s\nwhole:\n%s", got, whole)
+	}
+	if strings.Contains(got, "s3cr3t-new") || !strings.Contains(got, "+++ head/v1.ConfigMap.split.settings") {
+		t.Errorf("a Secret's value leaks, or the split's entries are missing:\n%s", got)
+	}
+}
+
+// TestAReportIsRefusedFromAnotherBuilderThanTheOneTheResultsWentTo: the entries of
+// taken results are the taking builder's; another builder says so rather than leave
+// them out.
+func TestAReportIsRefusedFromAnotherBuilderThanTheOneTheResultsWentTo(t *testing.T) {
+	t.Parallel()
+	in := reporttest.SampleInput(t)
+	in.Targets[0].Results, in.Targets[0].Taken = nil, 3
+	_, err := report.Build(in, NewBuilder(Options{}, scrub.New()))
+	if err == nil || !strings.Contains(err.Error(), "target shop: 3 of its objects were taken") || !strings.Contains(err.Error(), "the builder the preview fed") {
+		t.Fatalf("got %v", err)
+	}
+}
+
+// TestJQIsCompiledOncePerRun: the same expression in the rules of two targets is
+// compiled once, and one that does not parse is an error of each object it selects.
+func TestJQIsCompiledOncePerRun(t *testing.T) {
+	t.Parallel()
+	b := NewBuilder(Options{}, scrub.New())
+	rules := func(exprs ...string) report.Rules {
+		return report.Rules{Ignore: []config.IgnoreRule{{Selector: config.Selector{Kind: "ConfigMap"}, JQ: exprs}}}
+	}
+	a, c := b.compile(rules(".data.a", ".data[")), b.compile(rules(".data["))
+	if a.ignore[0].jq[1] != c.ignore[0].jq[0] || a.ignore[0].jq[0] == a.ignore[0].jq[1] {
+		t.Fatal("an expression was compiled twice, or two expressions share one compilation")
+	}
+	cm := "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c, namespace: n}\ndata: {a: '1'}\n"
+	o := buildOne(t, reporttest.Result(t, "cm.yaml", 1, cm, cm, cm), rules(".data["))
+	if o.Category != report.Error || !strings.Contains(o.Error, `: ignore rule: jq path expression ".data[" does not parse`) {
+		t.Fatalf("%s %q", o.Category, o.Error)
+	}
+}
+
+// TestSidesEqualAsYAMLAreUnchangedWhetherOrNotScrubbed: two sides that differ as Go
+// values but not as YAML (an integer the server sent, a float the prediction holds)
+// are unchanged, also when scrubbing changed them before they were rendered; a
+// scrubbed value that changes is still a modification.
+func TestSidesEqualAsYAMLAreUnchangedWhetherOrNotScrubbed(t *testing.T) {
+	t.Parallel()
+	side := func(n any, token string) *unstructured.Unstructured {
+		return &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "ConfigMap",
+			"metadata": map[string]any{"name": "c", "namespace": "n"}, "data": map[string]any{"token": token}, "spec": map[string]any{"n": n}}}
+	}
+	for _, c := range []struct {
+		name         string
+		live, merged *unstructured.Unstructured
+		scrub        string
+		want, inDiff string
+		notInOutput  string
+	}{
+		{name: "not scrubbed", live: side(int64(1000000), "plain-value"), merged: side(1e6, "plain-value"), want: report.Unchanged},
+		{name: "scrubbed", live: side(int64(1000000), "token-value-1"), merged: side(1e6, "token-value-1"), scrub: "token-value-1", want: report.Unchanged, notInOutput: "token-value-1"},
+		{name: "scrubbed value changes", live: side(int64(7), "token-value-1"), merged: side(int64(7), "token-value-2"), scrub: "token-value-1 token-value-2",
+			want: report.Modify, inDiff: "+  token: '*** (after)'", notInOutput: "token-value-"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			sc := scrub.New()
+			sc.AddCredential(strings.Fields(c.scrub)...)
+			b := NewBuilder(Options{}, sc)
+			r := dryrun.Result{ID: object.IDOf(c.live), Object: render.Object{Obj: c.merged, Source: "c.yaml", Doc: 1}, Live: c.live, Merged: c.merged}
+			o, err := b.build(r, b.compile(report.Rules{}), report.SidesApply, "")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if o.Category != c.want || !strings.Contains(o.Diff, c.inDiff) {
+				t.Errorf("%s, want %s with %q:\n%s", o.Category, c.want, c.inDiff, o.Diff)
+			}
+			if c.notInOutput != "" && strings.Contains(o.FromYAML+o.ToYAML+o.Diff, c.notInOutput) {
+				t.Errorf("%q reaches the output:\n%s%s", c.notInOutput, o.FromYAML, o.ToYAML)
+			}
+		})
+	}
+}

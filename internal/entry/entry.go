@@ -1,0 +1,129 @@
+package entry
+
+import (
+	"fmt"
+	"reflect"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/drift-gitops/drift/internal/dryrun"
+	"github.com/drift-gitops/drift/internal/reason"
+	"github.com/drift-gitops/drift/internal/report"
+	"github.com/drift-gitops/drift/internal/risk"
+	"github.com/drift-gitops/drift/internal/scrub"
+	"github.com/drift-gitops/drift/internal/unified"
+)
+
+// build makes one result's line of the report: sd names the sides its diff compares,
+// story the story it tells when the report splits them. Its messages are scrubbed
+// later, with the rest of the report (report.Build).
+func (b *Builder) build(r dryrun.Result, rs *rules, sd report.Sides, story string) (report.Object, error) {
+	o := report.NewObject(r.ID, r.Object.Source, r.Object.Doc)
+	o.Sides, o.Inventory, o.Story = sd, r.Inventory, story
+	for _, n := range r.Object.Notes {
+		o.Warnings = append(o.Warnings, dryrun.Message{Reason: n.Reason, Message: n.Message})
+	}
+	for _, w := range r.Warnings {
+		o.Warnings = append(o.Warnings, dryrun.Message{Reason: w.Reason, Message: w.Message})
+	}
+	if r.Err != nil {
+		o.Category, o.Error, o.ErrorReason = report.Error, r.Err.Message, r.Err.Reason
+		o.Risks = risk.Evaluate(risk.Change{ID: o.ID, Category: report.Error, ErrorReason: string(r.Err.Reason)}, b.opts.DisabledRisks)
+		return o, nil
+	}
+	live, merged, err := b.sides(r, rs)
+	if err != nil {
+		o.Category, o.Error, o.ErrorReason = report.Error, r.ID.Display()+": ignore rule: "+err.Error(), reason.Config
+		return o, nil
+	}
+	equal := same(live, merged)
+	// Scrubbed before the YAML is rendered, once per side; whether the sides differ
+	// is decided on what they were before, so that a change of a scrubbed value still
+	// counts.
+	scrubbed, differ := scrubSides(b.sc, live, merged, !equal)
+	if o.FromYAML, err = toYAML(live); err != nil {
+		return o, fmt.Errorf("failed to render live %s: %w", r.ID.Display(), err)
+	}
+	if equal {
+		o.ToYAML = o.FromYAML // most objects are unchanged: one rendering, one string
+	} else if o.ToYAML, err = toYAML(merged); err != nil {
+		return o, fmt.Errorf("failed to render merged %s: %w", r.ID.Display(), err)
+	}
+	if !scrubbed {
+		differ = o.FromYAML != o.ToYAML
+	}
+	switch {
+	case r.Merged == nil && r.Live == nil:
+		// An absent object the applier sends nothing for (Flux's ssa: Ignore): it
+		// stays absent.
+		o.Category = report.Unchanged
+	case r.Merged == nil:
+		o.Category = report.Delete
+	case r.Live == nil:
+		o.Category = report.Add
+	case equal || !differ:
+		o.Category = report.Unchanged
+	default:
+		o.Category = report.Modify
+	}
+	if o.Category != report.Unchanged {
+		o.Diff = unified.Diff(o.FromYAML, o.ToYAML, sd.From+"/"+o.File, sd.To+"/"+o.File, b.context())
+	}
+	if o.Category == report.Modify {
+		o.Changes = fieldChanges(live.Object, merged.Object)
+		o.What = whatChanged(o.Kind, o.Changes)
+	}
+	o.Risks = risk.Evaluate(risk.Change{ID: o.ID, Category: o.Category, Live: objectOf(live), Merged: objectOf(merged), CustomResources: r.CustomResources}, b.opts.DisabledRisks)
+	return o, nil
+}
+
+// sides are the two sides of a result as the report shows them: normalized, values
+// the server allocated marked, ignored fields left out, Secrets and masked fields
+// masked. The error is an ignore rule's jq expression's.
+func (b *Builder) sides(r dryrun.Result, rs *rules) (live, merged *unstructured.Unstructured, err error) {
+	isNew := r.Live == nil
+	pointers, managers, jq := rs.ignoreFor(r.ID)
+	owned := managedBy(r.Live, managers)
+	live, merged = normalize(r.Live, b.opts.Ephemeral), normalize(r.Merged, isNew || b.opts.Ephemeral)
+	if b.opts.Ephemeral {
+		// The live side was created by drift itself, in a throwaway server: what
+		// the server allocated changes with every run.
+		markAllocated(r.Object.Obj, nil, live)
+		markAllocated(r.Object.Obj, nil, merged)
+	} else {
+		markAllocated(r.Object.Obj, live, merged)
+	}
+	applyIgnore(pointers, owned, live, merged)
+	if err := applyJQ(jq, live, merged); err != nil {
+		return nil, nil, err
+	}
+	if b.opts.ShowSecrets {
+		return live, merged, nil
+	}
+	if scrub.IsSecret(live) || scrub.IsSecret(merged) {
+		maskSecrets(live, merged)
+	}
+	if masked := rs.maskFor(r.ID); len(masked) > 0 {
+		applyMask(masked, live, merged)
+	}
+	return live, merged, nil
+}
+
+// same reports whether two normalized objects are equal as data, so that their YAML
+// is too; objects whose YAML is equal may still differ here (an int64 and a float64
+// of the same number): build then compares their YAML, or their JSON when scrubbing
+// changed them.
+func same(a, b *unstructured.Unstructured) bool {
+	if a == nil || b == nil {
+		return a == b
+	}
+	return reflect.DeepEqual(a.Object, b.Object)
+}
+
+// objectOf is an object's content, nil for an absent side.
+func objectOf(u *unstructured.Unstructured) map[string]any {
+	if u == nil {
+		return nil
+	}
+	return u.Object
+}
