@@ -44,6 +44,7 @@ import (
 
 	"github.com/drift-gitops/drift/internal/dryrun"
 	"github.com/drift-gitops/drift/internal/dryrun/ephemeral"
+	"github.com/drift-gitops/drift/internal/kube"
 	"github.com/drift-gitops/drift/internal/render"
 	"github.com/drift-gitops/drift/internal/source"
 	"github.com/drift-gitops/drift/internal/subprocess"
@@ -278,7 +279,7 @@ func loadBase(srv *ephemeral.Server, repoDir string) error {
 	if err != nil {
 		return err
 	}
-	clients, err := dryrun.NewClients(srv.Config, 32)
+	clients, err := kube.NewClients(srv.Config, 32)
 	if err != nil {
 		return err
 	}

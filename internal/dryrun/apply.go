@@ -8,21 +8,21 @@ import (
 	"strings"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/dynamic"
 
+	"github.com/drift-gitops/drift/internal/kube"
 	"github.com/drift-gitops/drift/internal/object"
 	"github.com/drift-gitops/drift/internal/reason"
 )
 
 // preview fills r.Live and r.Merged (or r.Err) for one planned object.
-func preview(ctx context.Context, c *Clients, r *Result, opts Options) {
-	ctx, sink := withWarningSink(ctx)
+func preview(ctx context.Context, c *kube.Clients, r *Result, opts Options) {
+	ctx, sink := kube.WithWarnings(ctx)
 	defer func() {
-		for _, w := range sink.msgs {
+		for _, w := range sink.Messages() {
 			r.Warnings = append(r.Warnings, Message{Reason: reason.ServerWarning, Message: "the API server warns: " + w})
 		}
 	}()
@@ -40,7 +40,7 @@ func preview(ctx context.Context, c *Clients, r *Result, opts Options) {
 		previewPendingCR(r)
 		return
 	}
-	res, err := resourceFor(c, r.ID)
+	res, err := c.ResourceFor(r.ID)
 	if err != nil {
 		r.Err = mappingError(r.ID, err)
 		return
@@ -64,7 +64,7 @@ func preview(ctx context.Context, c *Clients, r *Result, opts Options) {
 
 // previewServerSide sends the object as a server-side apply, as the profile's field
 // manager; a conflict is reported and the apply forced, as --force-conflicts would.
-func previewServerSide(ctx context.Context, c *Clients, res dynamic.ResourceInterface, r *Result, opts Options) {
+func previewServerSide(ctx context.Context, c *kube.Clients, res dynamic.ResourceInterface, r *Result, opts Options) {
 	force := opts.ForceConflicts
 	for attempt := 1; ; attempt++ {
 		live, err := read(ctx, c, res, r, attempt, opts)
@@ -93,13 +93,13 @@ func previewServerSide(ctx context.Context, c *Clients, res dynamic.ResourceInte
 		if opts.Profile.MigrationNeeded != nil {
 			csa = opts.Profile.MigrationNeeded(live)
 		}
-		merged, err := Retry(ctx, c, applyOnce)
+		merged, err := kube.Retry(ctx, c, applyOnce)
 		if err != nil && !force && isFieldManagerConflict(err) {
 			if !csa || !onlyCSAConflicts(err) {
 				r.Warnings = append(r.Warnings, conflictWarning(err))
 			}
 			force = true
-			merged, err = Retry(ctx, c, applyOnce)
+			merged, err = kube.Retry(ctx, c, applyOnce)
 		}
 		if err == nil && csa && opts.Profile.MigratesCSA {
 			var removed []string
@@ -124,7 +124,7 @@ func previewServerSide(ctx context.Context, c *Clients, res dynamic.ResourceInte
 // settle records the outcome of one dry run of r, in either apply mode, and reports
 // whether to read the object and try again: the live object changed in between (409),
 // which is retried up to maxVersionRetries times.
-func settle(c *Clients, r *Result, live, merged *unstructured.Unstructured, err error, attempt int, opts Options) (again bool) {
+func settle(c *kube.Clients, r *Result, live, merged *unstructured.Unstructured, err error, attempt int, opts Options) (again bool) {
 	// The applied body carries no resourceVersion (the server would copy it into an
 	// existing last-applied annotation, an artefact of drift in the prediction), so a
 	// change between the read and the dry run shows as a dry-run answer whose
@@ -188,40 +188,6 @@ func untouched(r *Result, live, obj *unstructured.Unstructured, why string, opts
 		r.Merged = nil
 	}
 	r.Warnings = append(r.Warnings, Message{Reason: reason.NotApplied, Message: fmt.Sprintf("%s sends nothing for this object: %s", opts.Profile.Name, why)})
-}
-
-// resourceFor returns the client for an object's resource, namespaced where it is.
-func resourceFor(c *Clients, id object.ID) (dynamic.ResourceInterface, error) {
-	mapping, err := c.Mapper.RESTMapping(id.GroupKind(), id.Version)
-	if err != nil {
-		return nil, err
-	}
-	if mapping.Scope.Name() == meta.RESTScopeNameNamespace {
-		return c.Dynamic.Resource(mapping.Resource).Namespace(id.Namespace), nil
-	}
-	return c.Dynamic.Resource(mapping.Resource), nil
-}
-
-// get reads the live object. The first read may come from the API server's watch cache
-// (resourceVersion=0), which spares etcd: the dry-run apply is pinned to the version
-// read, so a stale read costs a 409 and a second, consistent read, never a wrong diff.
-// "Not found" is confirmed by a consistent read, so an object created a moment ago is
-// never shown as an addition.
-func get(ctx context.Context, res dynamic.ResourceInterface, name string, cached bool, opts Options) (*unstructured.Unstructured, error) {
-	ctx, cancel := context.WithTimeout(ctx, opts.RequestTimeout)
-	defer cancel()
-	rv := ""
-	if cached {
-		rv = "0"
-	}
-	live, err := res.Get(ctx, name, metav1.GetOptions{ResourceVersion: rv})
-	if apierrors.IsNotFound(err) && cached {
-		live, err = res.Get(ctx, name, metav1.GetOptions{})
-	}
-	if apierrors.IsNotFound(err) {
-		return nil, nil
-	}
-	return live, err
 }
 
 func apply(ctx context.Context, res dynamic.ResourceInterface, name string, body []byte, force bool, opts Options) (*unstructured.Unstructured, error) {
@@ -330,7 +296,7 @@ func missingNamespace(err error) (string, bool) {
 // previewGenerated previews an object that has only metadata.generateName: it cannot
 // be applied by name, so every apply creates a new one (kubectl create). The server
 // dry-runs that creation; the generated name, different on every run, is left out.
-func previewGenerated(ctx context.Context, c *Clients, res dynamic.ResourceInterface, r *Result, opts Options) {
+func previewGenerated(ctx context.Context, c *kube.Clients, res dynamic.ResourceInterface, r *Result, opts Options) {
 	obj, skip, err := prepared(r, nil, opts)
 	if err != nil {
 		r.Err = &Message{Reason: reason.Invalid, Message: err.Error()}
@@ -340,7 +306,7 @@ func previewGenerated(ctx context.Context, c *Clients, res dynamic.ResourceInter
 		untouched(r, nil, obj, skip, opts)
 		return
 	}
-	merged, err := Retry(ctx, c, func(ctx context.Context) (*unstructured.Unstructured, error) {
+	merged, err := kube.Retry(ctx, c, func(ctx context.Context) (*unstructured.Unstructured, error) {
 		ctx, cancel := context.WithTimeout(ctx, opts.RequestTimeout)
 		defer cancel()
 		return res.Create(ctx, obj, metav1.CreateOptions{

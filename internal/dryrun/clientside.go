@@ -18,6 +18,7 @@ import (
 	kubectlutil "k8s.io/kubectl/pkg/util"
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 
+	"github.com/drift-gitops/drift/internal/kube"
 	"github.com/drift-gitops/drift/internal/reason"
 )
 
@@ -32,7 +33,7 @@ const ClientSideFieldManager = "kubectl-client-side-apply"
 // three-way patch between the last-applied configuration, the new object and the live
 // object (strategic merge for built-in kinds, JSON merge for the rest), which also
 // updates the annotation. Each try is pinned to the live resourceVersion.
-func previewClientSide(ctx context.Context, c *Clients, res dynamic.ResourceInterface, r *Result, opts Options) {
+func previewClientSide(ctx context.Context, c *kube.Clients, res dynamic.ResourceInterface, r *Result, opts Options) {
 	for attempt := 1; ; attempt++ {
 		live, err := read(ctx, c, res, r, attempt, opts)
 		if err != nil {
@@ -69,7 +70,7 @@ func previewClientSide(ctx context.Context, c *Clients, res dynamic.ResourceInte
 				obj.SetName("")
 				obj.SetGenerateName(r.ID.Name + "-")
 			}
-			merged, err = Retry(ctx, c, func(ctx context.Context) (*unstructured.Unstructured, error) {
+			merged, err = kube.Retry(ctx, c, func(ctx context.Context) (*unstructured.Unstructured, error) {
 				ctx, cancel := context.WithTimeout(ctx, opts.RequestTimeout)
 				defer cancel()
 				return res.Create(ctx, obj, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}, FieldManager: opts.FieldManager, FieldValidation: opts.Profile.fieldValidation()})
@@ -89,7 +90,7 @@ func previewClientSide(ctx context.Context, c *Clients, res dynamic.ResourceInte
 				r.Err = &Message{Reason: reason.Invalid, Message: perr.Error()}
 				return
 			}
-			merged, err = Retry(ctx, c, func(ctx context.Context) (*unstructured.Unstructured, error) {
+			merged, err = kube.Retry(ctx, c, func(ctx context.Context) (*unstructured.Unstructured, error) {
 				ctx, cancel := context.WithTimeout(ctx, opts.RequestTimeout)
 				defer cancel()
 				return res.Patch(ctx, r.ID.Name, patchType, patch, metav1.PatchOptions{DryRun: []string{metav1.DryRunAll}, FieldManager: opts.FieldManager, FieldValidation: opts.Profile.fieldValidation()})

@@ -15,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
 
+	"github.com/drift-gitops/drift/internal/kube"
 	"github.com/drift-gitops/drift/internal/reason"
 )
 
@@ -39,7 +40,7 @@ type liveCRD struct {
 // it. It reports false, leaving r alone, when the usual preview is right: the CRD is
 // not in the change, not live (a pending CRD), or serves the object's version as it
 // will.
-func previewChangedCR(ctx context.Context, c *Clients, r *Result, opts Options) bool {
+func previewChangedCR(ctx context.Context, c *kube.Clients, r *Result, opts Options) bool {
 	crd, ver := r.pendingCRD, r.pendingVer
 	if crd == nil {
 		crd, ver = opts.Pending.crdFor(r.ID.GroupKind(), r.ID.Version)
@@ -51,7 +52,7 @@ func previewChangedCR(ctx context.Context, c *Clients, r *Result, opts Options) 
 	if err != nil {
 		r.Warnings = append(r.Warnings, Message{Reason: reason.CRDChanged, Message: fmt.Sprintf(
 			"could not read CustomResourceDefinition %s to compare it with this change (%s), so this object was previewed as if the CRD stayed as it is: %s",
-			crd.rendered.Name, crd.Source, withoutValues(err.Error()))})
+			crd.rendered.Name, crd.Source, kube.WithoutValues(err.Error()))})
 		return false
 	}
 	if live == nil || servedVersion(live) == "" || !versionChanged(crd.rendered, live, r.ID.Version) || !crd.applied(opts) {
@@ -105,7 +106,7 @@ func previewChangedCR(ctx context.Context, c *Clients, r *Result, opts Options) 
 	merged, problems, err := ls.apply(r, current, obj, opts)
 	switch {
 	case err != nil:
-		r.Err = changedCRError(crd, []string{withoutValues(err.Error())})
+		r.Err = changedCRError(crd, []string{kube.WithoutValues(err.Error())})
 	case len(problems) > 0:
 		r.Err = changedCRError(crd, problems)
 	default:
@@ -126,14 +127,14 @@ func previewChangedCR(ctx context.Context, c *Clients, r *Result, opts Options) 
 // strategy None converts (the apiVersion only; needsWebhook tells when that is not
 // enough). A missing namespace fails r, as on the server. It reports false when r is
 // done.
-func readForChangedCRD(ctx context.Context, c *Clients, r *Result, live *apiextensionsv1.CustomResourceDefinition, from string, opts Options) (*unstructured.Unstructured, bool) {
+func readForChangedCRD(ctx context.Context, c *kube.Clients, r *Result, live *apiextensionsv1.CustomResourceDefinition, from string, opts Options) (*unstructured.Unstructured, bool) {
 	gvr := schema.GroupVersionResource{Group: live.Spec.Group, Version: from, Resource: live.Spec.Names.Plural}
 	var res dynamic.ResourceInterface = c.Dynamic.Resource(gvr)
 	if live.Spec.Scope == apiextensionsv1.NamespaceScoped {
 		res = c.Dynamic.Resource(gvr).Namespace(r.ID.Namespace)
 	}
-	current, err := Retry(ctx, c, func(ctx context.Context) (*unstructured.Unstructured, error) {
-		return get(ctx, res, r.ID.Name, false, opts)
+	current, err := kube.Retry(ctx, c, func(ctx context.Context) (*unstructured.Unstructured, error) {
+		return kube.Get(ctx, res, r.ID.Name, false, opts.RequestTimeout)
 	})
 	if err != nil {
 		r.Err = requestError(c, "get", r, err)
@@ -144,8 +145,8 @@ func readForChangedCRD(ctx context.Context, c *Clients, r *Result, live *apiexte
 		return current, true
 	}
 	if r.ID.Namespace != "" && !opts.Pending.Namespaces[r.ID.Namespace] {
-		ns, err := Retry(ctx, c, func(ctx context.Context) (*unstructured.Unstructured, error) {
-			return get(ctx, c.Dynamic.Resource(namespaceGVR), r.ID.Namespace, false, opts)
+		ns, err := kube.Retry(ctx, c, func(ctx context.Context) (*unstructured.Unstructured, error) {
+			return kube.Get(ctx, c.Dynamic.Resource(namespaceGVR), r.ID.Namespace, false, opts.RequestTimeout)
 		})
 		switch {
 		case err != nil:
@@ -180,9 +181,9 @@ func servedVersion(crd *apiextensionsv1.CustomResourceDefinition) string {
 }
 
 // liveCopy reads the cluster's copy of the CRD once for all its custom resources.
-func (p *PendingCRD) liveCopy(ctx context.Context, c *Clients, opts Options) (*apiextensionsv1.CustomResourceDefinition, error) {
+func (p *PendingCRD) liveCopy(ctx context.Context, c *kube.Clients, opts Options) (*apiextensionsv1.CustomResourceDefinition, error) {
 	p.live.once.Do(func() {
-		u, err := Retry(ctx, c, func(ctx context.Context) (*unstructured.Unstructured, error) {
+		u, err := kube.Retry(ctx, c, func(ctx context.Context) (*unstructured.Unstructured, error) {
 			ctx, cancel := context.WithTimeout(ctx, opts.RequestTimeout)
 			defer cancel()
 			return c.Dynamic.Resource(crdGVR).Get(ctx, p.rendered.Name, metav1.GetOptions{})

@@ -17,6 +17,8 @@ import (
 	"k8s.io/client-go/dynamic"
 	"sigs.k8s.io/yaml"
 
+	"github.com/drift-gitops/drift/internal/kube"
+
 	"github.com/drift-gitops/drift/internal/reason"
 	"github.com/drift-gitops/drift/internal/render"
 )
@@ -96,7 +98,7 @@ func gadgets(t *testing.T, crd ...string) (string, dynamic.ResourceInterface) {
 		doc = crd[0]
 	}
 	applyCRD(t, strings.ReplaceAll(doc, "GROUP", group), "size")
-	return group, dynamic.NewForConfigOrDie(env.Config).Resource(schema.GroupVersionResource{Group: group, Version: "v1", Resource: "gadgets"}).Namespace("default")
+	return group, dynamic.NewForConfigOrDie(testEnv(t).Config).Resource(schema.GroupVersionResource{Group: group, Version: "v1", Resource: "gadgets"}).Namespace("default")
 }
 
 // applyCRD applies a CRD for real and waits until the server serves it with the
@@ -104,7 +106,7 @@ func gadgets(t *testing.T, crd ...string) (string, dynamic.ResourceInterface) {
 func applyCRD(t *testing.T, doc, prop string) {
 	t.Helper()
 	crd := fromYAML(t, doc)
-	direct := dynamic.NewForConfigOrDie(env.Config).Resource(crdGVR)
+	direct := dynamic.NewForConfigOrDie(testEnv(t).Config).Resource(crdGVR)
 	body, _ := crd.MarshalJSON()
 	force := true
 	ctx := context.Background()
@@ -162,7 +164,7 @@ func runObjects(t *testing.T, docs ...string) []Result {
 // runObjectsAs previews docs under profile (the default when nil).
 func runObjectsAs(t *testing.T, profile *Profile, docs ...string) []Result {
 	t.Helper()
-	clients, err := NewClients(env.Config, 4)
+	clients, err := kube.NewClients(testEnv(t).Config, 4)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -287,7 +289,7 @@ func checkPrediction(t *testing.T, r Result, live string, want map[string]any) {
 func applyAfterCRD(t *testing.T, group, version, crd, cr string, spec map[string]any, wantErr string) (*unstructured.Unstructured, error) {
 	t.Helper()
 	applyCRD(t, crd, "mode")
-	res := dynamic.NewForConfigOrDie(env.Config).Resource(schema.GroupVersionResource{Group: group, Version: version, Resource: "gadgets"}).Namespace("default")
+	res := dynamic.NewForConfigOrDie(testEnv(t).Config).Resource(schema.GroupVersionResource{Group: group, Version: version, Resource: "gadgets"}).Namespace("default")
 	var last any
 	err := wait.PollUntilContextTimeout(context.Background(), 50*time.Millisecond, 30*time.Second, true, func(context.Context) (bool, error) {
 		obj, err := applyGadget(t, res, fromYAML(t, cr), DefaultFieldManager, true)

@@ -5,6 +5,7 @@ import (
 
 	"k8s.io/client-go/dynamic"
 
+	"github.com/drift-gitops/drift/internal/kube"
 	"github.com/drift-gitops/drift/internal/reason"
 	"github.com/drift-gitops/drift/internal/render"
 )
@@ -23,7 +24,7 @@ func createdWhenMissing(o render.Object) bool {
 
 // previewCreatedWhenMissing previews an object the applier only creates: untouched
 // when it exists, else created as the applier sends it.
-func previewCreatedWhenMissing(ctx context.Context, c *Clients, res dynamic.ResourceInterface, r *Result, opts Options) bool {
+func previewCreatedWhenMissing(ctx context.Context, c *kube.Clients, res dynamic.ResourceInterface, r *Result, opts Options) bool {
 	live, err := read(ctx, c, res, r, 1, opts)
 	if err != nil {
 		r.Err = requestError(c, "get", r, err)

@@ -10,6 +10,7 @@ import (
 
 	"k8s.io/client-go/rest"
 
+	"github.com/drift-gitops/drift/internal/kube"
 	"github.com/drift-gitops/drift/internal/reason"
 	"github.com/drift-gitops/drift/internal/render"
 )
@@ -20,7 +21,7 @@ import (
 // its own; the object after it, never sent, is not-checked with the run's cause; no
 // object is reported as if it had been checked.
 func TestRunEndingMidwayMarksTheRestNotChecked(t *testing.T) {
-	rp, err := env.ReverseProxy()
+	rp, err := testEnv(t).ReverseProxy()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -45,7 +46,7 @@ func TestRunEndingMidwayMarksTheRestNotChecked(t *testing.T) {
 	}))
 	defer proxy.Close()
 	defer close(released) // before Close, which waits for the handlers
-	clients, err := NewClientsWithin(ctx, &rest.Config{Host: proxy.URL}, 1)
+	clients, err := kube.NewClientsWithin(ctx, &rest.Config{Host: proxy.URL}, 1)
 	if err != nil {
 		t.Fatal(err)
 	}

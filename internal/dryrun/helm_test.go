@@ -11,7 +11,7 @@ import (
 	"helm.sh/helm/v3/pkg/action"
 	"helm.sh/helm/v3/pkg/chart"
 	"helm.sh/helm/v3/pkg/chart/loader"
-	"helm.sh/helm/v3/pkg/kube"
+	helmkube "helm.sh/helm/v3/pkg/kube"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -22,6 +22,8 @@ import (
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 	"sigs.k8s.io/yaml"
+
+	"github.com/drift-gitops/drift/internal/kube"
 
 	"github.com/drift-gitops/drift/internal/object"
 	"github.com/drift-gitops/drift/internal/render"
@@ -57,9 +59,9 @@ func (c helmChart) load(t *testing.T) *chart.Chart {
 // namespace ns, writing as the helm CLI does.
 func helmActions(t *testing.T, ns string) *action.Configuration {
 	t.Helper()
-	kube.ManagedFieldsManager = HelmFieldManager
+	helmkube.ManagedFieldsManager = HelmFieldManager
 	flags := genericclioptions.NewConfigFlags(false)
-	flags.KubeConfig = &env.Kubeconfig
+	flags.KubeConfig = &testEnv(t).Kubeconfig
 	flags.Namespace = &ns
 	cfg := &action.Configuration{}
 	if err := cfg.Init(flags, ns, "secret", func(string, ...any) {}); err != nil {
@@ -71,7 +73,7 @@ func helmActions(t *testing.T, ns string) *action.Configuration {
 func helmNamespace(t *testing.T) string {
 	t.Helper()
 	ns := "helm-" + rand.String(6)
-	cs := kubernetes.NewForConfigOrDie(env.Config)
+	cs := kubernetes.NewForConfigOrDie(testEnv(t).Config)
 	if _, err := cs.CoreV1().Namespaces().Create(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
@@ -110,7 +112,7 @@ func helmRender(t *testing.T, c helmChart, ns, name string, vals map[string]any)
 	return res.Objects
 }
 
-func helmResource(t *testing.T, c *Clients, u *unstructured.Unstructured) dynamic.ResourceInterface {
+func helmResource(t *testing.T, c *kube.Clients, u *unstructured.Unstructured) dynamic.ResourceInterface {
 	t.Helper()
 	gvk := u.GroupVersionKind()
 	m, err := c.Mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
@@ -165,7 +167,7 @@ func TestHelmBlockScalarEndingADocumentKeepsItsNewlineAsHelmApplies(t *testing.T
 	if len(objs) != 1 {
 		t.Fatalf("objects = %d", len(objs))
 	}
-	live, err := kubernetes.NewForConfigOrDie(env.Config).CoreV1().ConfigMaps(ns).Get(context.Background(), "cache-conf", metav1.GetOptions{})
+	live, err := kubernetes.NewForConfigOrDie(testEnv(t).Config).CoreV1().ConfigMaps(ns).Get(context.Background(), "cache-conf", metav1.GetOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -250,7 +252,7 @@ func TestHelmUpgradePredictionEqualsWhatHelmUpgradeLeaves(t *testing.T) {
 	v2 := map[string]any{"settings": map[string]any{"a": "1"}, "env": []any{"A"}, "tag": "2", "extra": false, "size": 2, "added": true}
 	helmInstall(t, ns, "app", appChart, v1)
 
-	c, err := NewClients(env.Config, 4)
+	c, err := kube.NewClients(testEnv(t).Config, 4)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -272,7 +274,7 @@ func TestHelmUpgradePredictionEqualsWhatHelmUpgradeLeaves(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	rel, err := ReadHelmRelease(kubernetes.NewForConfigOrDie(env.Config), c.Mapper, ns, "app")
+	rel, err := ReadHelmRelease(kubernetes.NewForConfigOrDie(testEnv(t).Config), c.Mapper, ns, "app")
 	if err != nil || rel == nil || rel.Revision != 1 || rel.NextRevision != 2 || len(rel.Objects) != 4 {
 		t.Fatalf("release = %+v, %v", rel, err)
 	}

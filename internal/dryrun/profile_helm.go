@@ -9,6 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/dynamic"
 
+	"github.com/drift-gitops/drift/internal/kube"
 	"github.com/drift-gitops/drift/internal/object"
 	"github.com/drift-gitops/drift/internal/reason"
 	"github.com/drift-gitops/drift/internal/render"
@@ -32,7 +33,7 @@ func init() { register(helmProfile) }
 // release opts.Owner names, whose deployed revision is opts.Helm (nil: an install).
 // A hook is created by Helm outside the release, so it is previewed as created
 // anew: a dry-run create when absent, else a forced apply of the hook as written.
-func previewHelm(ctx context.Context, c *Clients, res dynamic.ResourceInterface, r *Result, opts Options) {
+func previewHelm(ctx context.Context, c *kube.Clients, res dynamic.ResourceInterface, r *Result, opts Options) {
 	if isHelmHook(r.Object) {
 		previewServerSide(ctx, c, res, r, opts)
 		return
@@ -58,7 +59,7 @@ func previewHelm(ctx context.Context, c *Clients, res dynamic.ResourceInterface,
 			untouched(r, live, plan.Desired, plan.Untouched, opts)
 			return
 		}
-		merged, err := Retry(ctx, c, func(ctx context.Context) (*unstructured.Unstructured, error) {
+		merged, err := kube.Retry(ctx, c, func(ctx context.Context) (*unstructured.Unstructured, error) {
 			ctx, cancel := context.WithTimeout(ctx, opts.RequestTimeout)
 			defer cancel()
 			return PreviewHelm(ctx, res, plan.Original, live, plan.Desired)
@@ -82,7 +83,7 @@ func isHelmHook(o render.Object) bool {
 // that the chart no longer renders (results holds the rendered ones, namespaces
 // defaulted), unless their live copy says helm.sh/resource-policy: keep. Each is read
 // and its delete dry-run; one already gone is left out.
-func HelmDeletes(ctx context.Context, c *Clients, rel *HelmRelease, results []Result, opts Options) []Result {
+func HelmDeletes(ctx context.Context, c *kube.Clients, rel *HelmRelease, results []Result, opts Options) []Result {
 	if rel == nil {
 		return nil
 	}
@@ -96,14 +97,14 @@ func HelmDeletes(ctx context.Context, c *Clients, rel *HelmRelease, results []Re
 		id := object.IDOf(obj)
 		r := Result{ID: id, Inventory: fmt.Sprintf("Helm release %s/%s revision %d", rel.Namespace, rel.Name, rel.Revision),
 			Object: render.Object{Obj: obj, Source: fmt.Sprintf("release %s revision %d", rel.Name, rel.Revision)}}
-		res, err := resourceFor(c, id)
+		res, err := c.ResourceFor(id)
 		if err != nil {
 			r.Err = mappingError(id, err)
 			out = append(out, r)
 			continue
 		}
-		live, err := Retry(ctx, c, func(ctx context.Context) (*unstructured.Unstructured, error) {
-			return get(ctx, res, id.Name, false, opts)
+		live, err := kube.Retry(ctx, c, func(ctx context.Context) (*unstructured.Unstructured, error) {
+			return kube.Get(ctx, res, id.Name, false, opts.RequestTimeout)
 		})
 		switch {
 		case err != nil:

@@ -3,6 +3,7 @@ package dryrun
 import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
+	"github.com/drift-gitops/drift/internal/kube"
 	"github.com/drift-gitops/drift/internal/object"
 	"github.com/drift-gitops/drift/internal/reason"
 	"github.com/drift-gitops/drift/internal/render"
@@ -34,11 +35,28 @@ type Result struct {
 	pendingCRD *PendingCRD
 	pendingVer *crdVersion
 	// list is the LIST that reads the live copy for the first attempt (planLists).
-	list *listGroup
+	list *kube.List
 }
 
 // Message is a human message with a stable machine-readable reason.
 type Message struct {
 	Reason  reason.Reason `json:"reason"`
 	Message string        `json:"message"`
+}
+
+// problem is a kube.Problem as the Message of a result.
+func problem(p kube.Problem) *Message {
+	m := Message(p)
+	return &m
+}
+
+// requestError explains a failed request about r (verb get, patch, apply, create or
+// delete): kube.Describe, as r's message.
+func requestError(c *kube.Clients, verb string, r *Result, err error) *Message {
+	return problem(kube.Describe(c, verb, r.ID, err))
+}
+
+// mappingError explains why id's kind could not be mapped to a resource.
+func mappingError(id object.ID, err error) *Message {
+	return problem(kube.MappingProblem(id, err))
 }

@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
+	"github.com/drift-gitops/drift/internal/kube"
 	"github.com/drift-gitops/drift/internal/object"
 	"github.com/drift-gitops/drift/internal/reason"
 	"github.com/drift-gitops/drift/internal/render"
@@ -72,7 +73,7 @@ const maxVersionRetries = 3
 // Run previews every object and returns one result per object, in input order. It
 // never stops early: an object whose preview fails gets an error result, and when ctx
 // ends the objects not yet previewed are marked not checked.
-func Run(ctx context.Context, c *Clients, objs []render.Object, opts Options) []Result {
+func Run(ctx context.Context, c *kube.Clients, objs []render.Object, opts Options) []Result {
 	results := Plan(c, objs, opts)
 	Send(ctx, c, results, opts)
 	return results
@@ -82,7 +83,7 @@ func Run(ctx context.Context, c *Clients, objs []render.Object, opts Options) []
 // what cannot be sent (duplicates, unknown kinds, kinds of aggregated API servers),
 // without a request but for discovery. Its results hold identities only; Send fills
 // them in.
-func Plan(c *Clients, objs []render.Object, opts Options) []Result {
+func Plan(c *kube.Clients, objs []render.Object, opts Options) []Result {
 	opts = opts.withDefaults()
 	results := plan(c, objs, opts.Namespace, opts.Pending)
 	if !opts.DryRunAggregated {
@@ -94,7 +95,7 @@ func Plan(c *Clients, objs []render.Object, opts Options) []Result {
 // Send previews the planned results that planning did not fail and opts.Skip does not
 // name, at most opts.Concurrency at a time; it may be called more than once on the
 // same results with different Skips (preview sends Secrets first).
-func Send(ctx context.Context, c *Clients, results []Result, opts Options) {
+func Send(ctx context.Context, c *kube.Clients, results []Result, opts Options) {
 	opts = opts.withDefaults()
 	order := planLists(ctx, c, results, opts.Skip, opts)
 	var mu sync.Mutex
@@ -113,7 +114,7 @@ func Send(ctx context.Context, c *Clients, results []Result, opts Options) {
 			r.Err = notChecked(ctx)
 		}
 		if r.list != nil { // never read: its list may go
-			r.list.take(r.ID.Name)
+			r.list.Take(r.ID.Name)
 			r.list = nil
 		}
 		if ran && opts.Finished != nil {
@@ -168,7 +169,7 @@ func (o Options) withDefaults() Options {
 		o.Concurrency = 16
 	}
 	if o.RequestTimeout <= 0 {
-		o.RequestTimeout = DefaultRequestTimeout
+		o.RequestTimeout = kube.DefaultRequestTimeout
 	}
 	return o
 }
@@ -179,7 +180,7 @@ func notChecked(ctx context.Context) *Message {
 
 // plan resolves each object's kind to a resource, defaults its namespace, and marks
 // objects that end up with the same identity.
-func plan(c *Clients, objs []render.Object, defaultNS string, pending *Pending) []Result {
+func plan(c *kube.Clients, objs []render.Object, defaultNS string, pending *Pending) []Result {
 	results := make([]Result, len(objs))
 	seen := map[object.Key]int{}
 	refreshed := false
@@ -238,7 +239,7 @@ func plan(c *Clients, objs []render.Object, defaultNS string, pending *Pending) 
 
 // holdAggregated fails, without sending them, the objects whose kind an aggregated
 // API server serves.
-func holdAggregated(c *Clients, results []Result) {
+func holdAggregated(c *kube.Clients, results []Result) {
 	var agg map[schema.GroupVersion]string
 	for i := range results {
 		r := &results[i]
@@ -246,7 +247,7 @@ func holdAggregated(c *Clients, results []Result) {
 			continue
 		}
 		if agg == nil {
-			agg = c.aggregatedAPIs()
+			agg = c.AggregatedAPIs()
 		}
 		gv := schema.GroupVersion{Group: r.ID.Group, Version: r.ID.Version}
 		if svc, ok := agg[gv]; ok {

@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/dynamic"
 
+	"github.com/drift-gitops/drift/internal/kube"
 	"github.com/drift-gitops/drift/internal/object"
 	"github.com/drift-gitops/drift/internal/reason"
 	"github.com/drift-gitops/drift/internal/render"
@@ -27,7 +28,7 @@ var crdResource = schema.GroupVersionResource{Group: "apiextensions.k8s.io", Ver
 // last-applied annotation), as its field manager. CustomResourceDefinitions
 // and Namespaces go first, and the REST mapping is refreshed once the CRDs are
 // established. It returns the objects that could not be applied.
-func Seed(ctx context.Context, c *Clients, objs []render.Object, opts Options) []Result {
+func Seed(ctx context.Context, c *kube.Clients, objs []render.Object, opts Options) []Result {
 	opts = opts.withDefaults()
 	var first, rest []render.Object
 	for _, o := range objs {
@@ -46,10 +47,10 @@ func Seed(ctx context.Context, c *Clients, objs []render.Object, opts Options) [
 	return append(failed, seedAll(ctx, c, rest, opts)...)
 }
 
-func seedAll(ctx context.Context, c *Clients, objs []render.Object, opts Options) []Result {
+func seedAll(ctx context.Context, c *kube.Clients, objs []render.Object, opts Options) []Result {
 	results := plan(c, objs, opts.Namespace, nil)
 	forEachPlanned(results, nil, opts.Concurrency, nil, func(_ int, r *Result) {
-		res, err := resourceFor(c, r.ID)
+		res, err := c.ResourceFor(r.ID)
 		if err != nil {
 			r.Err = mappingError(r.ID, err)
 			return
@@ -74,13 +75,13 @@ func seedAll(ctx context.Context, c *Clients, objs []render.Object, opts Options
 // seedOne writes one object as the profile's applier left it: a client-side applier
 // created it (an Update in managedFields, as its manager); the others applied it
 // server-side. An object already there is applied over.
-func seedOne(ctx context.Context, c *Clients, res dynamic.ResourceInterface, name string, body []byte, opts Options) error {
+func seedOne(ctx context.Context, c *kube.Clients, res dynamic.ResourceInterface, name string, body []byte, opts Options) error {
 	if opts.Profile.Method == ClientSide {
 		obj := &unstructured.Unstructured{}
 		if err := obj.UnmarshalJSON(body); err != nil {
 			return err
 		}
-		_, err := Retry(ctx, c, func(ctx context.Context) (*unstructured.Unstructured, error) {
+		_, err := kube.Retry(ctx, c, func(ctx context.Context) (*unstructured.Unstructured, error) {
 			ctx, cancel := context.WithTimeout(ctx, opts.RequestTimeout)
 			defer cancel()
 			return res.Create(ctx, obj, metav1.CreateOptions{FieldManager: opts.FieldManager})
@@ -90,7 +91,7 @@ func seedOne(ctx context.Context, c *Clients, res dynamic.ResourceInterface, nam
 		}
 	}
 	force := true
-	_, err := Retry(ctx, c, func(ctx context.Context) (*unstructured.Unstructured, error) {
+	_, err := kube.Retry(ctx, c, func(ctx context.Context) (*unstructured.Unstructured, error) {
 		ctx, cancel := context.WithTimeout(ctx, opts.RequestTimeout)
 		defer cancel()
 		return res.Patch(ctx, name, types.ApplyPatchType, body, metav1.PatchOptions{FieldManager: opts.FieldManager, Force: &force})
@@ -103,7 +104,7 @@ const crdEstablishedTimeout = 30 * time.Second
 
 // waitForCRDs waits until every CRD among objs is established, so that its custom
 // resources can be seeded; it ends early with ctx.
-func waitForCRDs(ctx context.Context, c *Clients, objs []render.Object) error {
+func waitForCRDs(ctx context.Context, c *kube.Clients, objs []render.Object) error {
 	for _, o := range objs {
 		if o.ID().GroupKind() != object.CRDKind {
 			continue

@@ -31,6 +31,7 @@ import (
 	"k8s.io/kubectl/pkg/scheme"
 
 	"github.com/drift-gitops/drift/internal/dryrun"
+	"github.com/drift-gitops/drift/internal/kube"
 	"github.com/drift-gitops/drift/internal/reason"
 	"github.com/drift-gitops/drift/internal/render"
 )
@@ -383,7 +384,7 @@ func argoCDCheck(t *testing.T, ns string, base, head []*unstructured.Unstructure
 	owner := dryrun.Owner{Name: "shop", Tracking: "annotation"}
 	name := map[bool]string{false: "argocd", true: "argocd-server-side"}
 	kubectl(t, "apply", "-f", "-", "<<apiVersion: v1\nkind: Namespace\nmetadata: {name: "+ns+"}\n")
-	clients, err := dryrun.NewClients(env.Config, 4)
+	clients, err := kube.NewClients(env.Config, 4)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -26,6 +26,7 @@ import (
 	"k8s.io/client-go/dynamic"
 
 	"github.com/drift-gitops/drift/internal/dryrun"
+	"github.com/drift-gitops/drift/internal/kube"
 	"github.com/drift-gitops/drift/internal/render"
 	"github.com/drift-gitops/drift/internal/testenv"
 )
@@ -73,7 +74,7 @@ func runCell(t *testing.T, a realApplier) {
 	ctx := context.Background()
 	ns := "fidelity-" + a.profile
 	direct := dynamic.NewForConfigOrDie(env.Config)
-	clients, err := dryrun.NewClients(env.Config, 8)
+	clients, err := kube.NewClients(env.Config, 8)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -164,7 +165,7 @@ func runCell(t *testing.T, a realApplier) {
 
 var deployments = schema.GroupVersionResource{Group: "apps", Version: "v1", Resource: "deployments"}
 
-func liveOf(ctx context.Context, c *dryrun.Clients, direct dynamic.Interface, r dryrun.Result) (*unstructured.Unstructured, error) {
+func liveOf(ctx context.Context, c *kube.Clients, direct dynamic.Interface, r dryrun.Result) (*unstructured.Unstructured, error) {
 	mapping, err := c.Mapper.RESTMapping(r.ID.GroupKind(), r.ID.Version)
 	if err != nil {
 		return nil, err

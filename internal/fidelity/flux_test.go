@@ -17,6 +17,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/drift-gitops/drift/internal/dryrun"
+	"github.com/drift-gitops/drift/internal/kube"
 	"github.com/drift-gitops/drift/internal/render"
 )
 
@@ -121,7 +122,7 @@ func TestFidelityFluxHonoursSSAAnnotationsAndCleanup(t *testing.T) {
 // to show no change.
 func fluxCheck(t *testing.T, ns string, flux realApplier, head []*unstructured.Unstructured) {
 	ctx := context.Background()
-	clients, err := dryrun.NewClients(env.Config, 4)
+	clients, err := kube.NewClients(env.Config, 4)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,13 +6,14 @@ import (
 
 	"helm.sh/helm/v3/pkg/action"
 	"helm.sh/helm/v3/pkg/chart"
-	"helm.sh/helm/v3/pkg/kube"
+	helmkube "helm.sh/helm/v3/pkg/kube"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/client-go/kubernetes"
 	"sigs.k8s.io/yaml"
 
 	"github.com/drift-gitops/drift/internal/dryrun"
+	"github.com/drift-gitops/drift/internal/kube"
 )
 
 // helmApplier installs the base as a chart with the Helm SDK's install action, and
@@ -47,7 +48,7 @@ func helmApplier() realApplier {
 			}
 		},
 		options: func(t *testing.T, ns string, opts *dryrun.Options) {
-			clients, err := dryrun.NewClients(env.Config, 1)
+			clients, err := kube.NewClients(env.Config, 1)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -65,7 +66,7 @@ func helmApplier() realApplier {
 // writing as the helm CLI does.
 func helmConfig(t *testing.T, ns string) *action.Configuration {
 	t.Helper()
-	kube.ManagedFieldsManager = dryrun.HelmFieldManager
+	helmkube.ManagedFieldsManager = dryrun.HelmFieldManager
 	flags := genericclioptions.NewConfigFlags(false)
 	flags.KubeConfig = &env.Kubeconfig
 	flags.Namespace = &ns

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"sync"
 
-	"github.com/drift-gitops/drift/internal/dryrun"
+	"github.com/drift-gitops/drift/internal/kube"
 	"github.com/drift-gitops/drift/internal/object"
 	"github.com/drift-gitops/drift/internal/plan"
 	"github.com/drift-gitops/drift/internal/source"
@@ -13,7 +13,7 @@ import (
 
 // cluster is a cluster of the run, live or ephemeral.
 type cluster struct {
-	*dryrun.Connection
+	*kube.Connection
 	// absent lists objects the server holds only so others can be previewed.
 	absent map[object.Key]bool
 	// seeded lists what an ephemeral server was loaded with; assumed, the targets'

@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"github.com/drift-gitops/drift/internal/config"
-	"github.com/drift-gitops/drift/internal/dryrun"
+	"github.com/drift-gitops/drift/internal/kube"
 	"github.com/drift-gitops/drift/internal/plan"
 	"github.com/drift-gitops/drift/internal/source"
 )
@@ -35,9 +35,9 @@ func planned(t *testing.T, dir, drift string, refs ...string) ([]plan.Target, []
 
 // connectLive connects every cluster to the test API server, ns its default
 // namespace.
-func connectLive(ns string) func(context.Context, plan.ClusterKey) (*dryrun.Connection, error) {
-	return func(context.Context, plan.ClusterKey) (*dryrun.Connection, error) {
-		clients, err := dryrun.NewClients(env.Config, 4)
-		return &dryrun.Connection{Clients: clients, Namespace: ns, RequestTimeout: dryrun.DefaultRequestTimeout}, err
+func connectLive(ns string) func(context.Context, plan.ClusterKey) (*kube.Connection, error) {
+	return func(context.Context, plan.ClusterKey) (*kube.Connection, error) {
+		clients, err := kube.NewClients(env.Config, 4)
+		return &kube.Connection{Clients: clients, Namespace: ns, RequestTimeout: kube.DefaultRequestTimeout}, err
 	}
 }

@@ -13,7 +13,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
-	"github.com/drift-gitops/drift/internal/dryrun"
+	"github.com/drift-gitops/drift/internal/kube"
 	"github.com/drift-gitops/drift/internal/plan"
 	"github.com/drift-gitops/drift/internal/render"
 	"github.com/drift-gitops/drift/internal/report"
@@ -24,10 +24,10 @@ import (
 // action.Configuration is to its actions.
 type Deps struct {
 	// Connect opens the live cluster key names.
-	Connect func(ctx context.Context, key plan.ClusterKey) (*dryrun.Connection, error)
+	Connect func(ctx context.Context, key plan.ClusterKey) (*kube.Connection, error)
 	// StartEphemeral starts a throwaway API server (Options.Ephemeral); stop
 	// releases it.
-	StartEphemeral func(ctx context.Context) (conn *dryrun.Connection, stop func(), err error)
+	StartEphemeral func(ctx context.Context) (conn *kube.Connection, stop func(), err error)
 	// Cache renders the targets (in render workers, under the run's limits).
 	Cache *render.Cache
 	// Progress, when set, is told how many objects of how many were previewed.

@@ -16,6 +16,7 @@ import (
 
 	"github.com/drift-gitops/drift/internal/dryrun"
 	"github.com/drift-gitops/drift/internal/gitfixture"
+	"github.com/drift-gitops/drift/internal/kube"
 	"github.com/drift-gitops/drift/internal/plan"
 	"github.com/drift-gitops/drift/internal/reason"
 	"github.com/drift-gitops/drift/internal/render"
@@ -72,15 +73,15 @@ func TestPreviewRunsTargetsOnTheirClusters(t *testing.T) {
 	var mu sync.Mutex
 	connects := map[plan.ClusterKey]int{}
 	deps := Deps{
-		Connect: func(ctx context.Context, key plan.ClusterKey) (*dryrun.Connection, error) {
+		Connect: func(ctx context.Context, key plan.ClusterKey) (*kube.Connection, error) {
 			mu.Lock()
 			connects[key]++
 			mu.Unlock()
 			if key.Context == "far" {
 				return nil, errors.New("dial tcp: no route to host")
 			}
-			clients, err := dryrun.NewClients(env.Config, 4)
-			return &dryrun.Connection{Clients: clients, Namespace: ns, RequestTimeout: dryrun.DefaultRequestTimeout}, err
+			clients, err := kube.NewClients(env.Config, 4)
+			return &kube.Connection{Clients: clients, Namespace: ns, RequestTimeout: kube.DefaultRequestTimeout}, err
 		},
 		Cache: &render.Cache{},
 	}

@@ -17,9 +17,9 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/drift-gitops/drift/internal/config"
-	"github.com/drift-gitops/drift/internal/dryrun"
 	"github.com/drift-gitops/drift/internal/gitfixture"
 	"github.com/drift-gitops/drift/internal/golden"
+	"github.com/drift-gitops/drift/internal/kube"
 	"github.com/drift-gitops/drift/internal/plan"
 	"github.com/drift-gitops/drift/internal/prune"
 	"github.com/drift-gitops/drift/internal/reason"
@@ -97,7 +97,7 @@ func TestStreamedEntriesMakeTheSameReport(t *testing.T) {
 		t.Helper()
 		sc := report.NewScrubber()
 		deps := Deps{
-			Connect: func(ctx context.Context, key plan.ClusterKey) (*dryrun.Connection, error) {
+			Connect: func(ctx context.Context, key plan.ClusterKey) (*kube.Connection, error) {
 				if key.Context == "far" {
 					return nil, errors.New("dial tcp: no route to host")
 				}

@@ -14,7 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
-	"github.com/drift-gitops/drift/internal/dryrun"
+	"github.com/drift-gitops/drift/internal/kube"
 	"github.com/drift-gitops/drift/internal/object"
 	"github.com/drift-gitops/drift/internal/reason"
 	"github.com/drift-gitops/drift/internal/render"
@@ -233,7 +233,7 @@ func (p *pruner) applySet() {
 		}
 		for _, n := range scopes {
 			res, _, _ := p.resource(gk, n)
-			list, err := dryrun.Retry(p.ctx, p.c, func(ctx context.Context) (*unstructured.UnstructuredList, error) {
+			list, err := kube.Retry(p.ctx, p.c, func(ctx context.Context) (*unstructured.UnstructuredList, error) {
 				return res.List(ctx, metav1.ListOptions{LabelSelector: applySetPartOfLabel + "=" + setID})
 			})
 			if err != nil {

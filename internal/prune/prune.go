@@ -18,6 +18,7 @@ import (
 	"k8s.io/client-go/dynamic"
 
 	"github.com/drift-gitops/drift/internal/dryrun"
+	"github.com/drift-gitops/drift/internal/kube"
 	"github.com/drift-gitops/drift/internal/object"
 	"github.com/drift-gitops/drift/internal/reason"
 	"github.com/drift-gitops/drift/internal/render"
@@ -78,10 +79,10 @@ type inventory struct {
 // applying the target would prune. results are the target's dry-run results (their IDs
 // carry defaulted namespaces). Nothing is computed when rendering failed: objects
 // missing from an incomplete render must never look deleted.
-func Find(ctx context.Context, c *dryrun.Clients, rendered *render.Result, results []dryrun.Result, opts Options) Result {
+func Find(ctx context.Context, c *kube.Clients, rendered *render.Result, results []dryrun.Result, opts Options) Result {
 	var out Result
 	if opts.RequestTimeout <= 0 {
-		opts.RequestTimeout = dryrun.DefaultRequestTimeout
+		opts.RequestTimeout = kube.DefaultRequestTimeout
 	}
 	if opts.Propagation == "" {
 		opts.Propagation = metav1.DeletePropagationBackground
@@ -164,7 +165,7 @@ func (s *renderedSet) has(id object.ID) bool {
 
 type pruner struct {
 	ctx  context.Context
-	c    *dryrun.Clients
+	c    *kube.Clients
 	opts Options
 	inv  inventory
 	set  *renderedSet
@@ -197,7 +198,7 @@ func (p *pruner) resource(gk schema.GroupKind, ns string) (dynamic.ResourceInter
 }
 
 func (p *pruner) get(res dynamic.ResourceInterface, name string) (*unstructured.Unstructured, error) {
-	obj, err := dryrun.Retry(p.ctx, p.c, func(ctx context.Context) (*unstructured.Unstructured, error) {
+	obj, err := kube.Retry(p.ctx, p.c, func(ctx context.Context) (*unstructured.Unstructured, error) {
 		ctx, cancel := context.WithTimeout(ctx, p.opts.RequestTimeout)
 		defer cancel()
 		return res.Get(ctx, name, metav1.GetOptions{})
@@ -261,12 +262,13 @@ func (p *pruner) candidate(id object.ID, owned func(*unstructured.Unstructured) 
 	}
 	r := dryrun.Result{ID: id, Live: live, Inventory: p.inv.name, Object: render.Object{Obj: live, Source: p.inv.obj.Source, Doc: p.inv.obj.Doc}}
 	prop := p.opts.Propagation
-	if _, err := dryrun.Retry(p.ctx, p.c, func(ctx context.Context) (struct{}, error) {
+	if _, err := kube.Retry(p.ctx, p.c, func(ctx context.Context) (struct{}, error) {
 		ctx, cancel := context.WithTimeout(ctx, p.opts.RequestTimeout)
 		defer cancel()
 		return struct{}{}, res.Delete(ctx, id.Name, metav1.DeleteOptions{DryRun: []string{metav1.DryRunAll}, PropagationPolicy: &prop})
 	}); err != nil {
-		r.Err = dryrun.DescribeError(p.c, "delete", &r, err)
+		m := dryrun.Message(kube.Describe(p.c, "delete", id, err))
+		r.Err = &m
 	} else if id.Group == "apiextensions.k8s.io" && id.Kind == "CustomResourceDefinition" {
 		r.CustomResources = p.countCustomResources(live)
 	}
@@ -291,7 +293,7 @@ func (p *pruner) countCustomResources(crd *unstructured.Unstructured) *int64 {
 		return nil
 	}
 	res := p.c.Dynamic.Resource(schema.GroupVersionResource{Group: group, Version: version, Resource: plural})
-	list, err := dryrun.Retry(p.ctx, p.c, func(ctx context.Context) (*unstructured.UnstructuredList, error) {
+	list, err := kube.Retry(p.ctx, p.c, func(ctx context.Context) (*unstructured.UnstructuredList, error) {
 		ctx, cancel := context.WithTimeout(ctx, p.opts.RequestTimeout)
 		defer cancel()
 		return res.List(ctx, metav1.ListOptions{Limit: 1})
@@ -320,7 +322,7 @@ func hasFormat(invs []inventory, format string) bool {
 
 // liveApplySetParent reads the parent drift.yaml names, as kubectl's --applyset
 // does: RESOURCE[.GROUP]/NAME, or NAME for a Secret. nil when it does not exist yet.
-func liveApplySetParent(ctx context.Context, c *dryrun.Clients, opts Options) (*inventory, error) {
+func liveApplySetParent(ctx context.Context, c *kube.Clients, opts Options) (*inventory, error) {
 	resource, name, ok := strings.Cut(opts.ApplySet, "/")
 	if !ok {
 		resource, name = "secrets", opts.ApplySet
@@ -340,7 +342,7 @@ func liveApplySetParent(ctx context.Context, c *dryrun.Clients, opts Options) (*
 		ns = opts.Namespace
 		res = c.Dynamic.Resource(m.Resource).Namespace(ns)
 	}
-	live, err := dryrun.Retry(ctx, c, func(ctx context.Context) (*unstructured.Unstructured, error) {
+	live, err := kube.Retry(ctx, c, func(ctx context.Context) (*unstructured.Unstructured, error) {
 		ctx, cancel := context.WithTimeout(ctx, opts.RequestTimeout)
 		defer cancel()
 		return res.Get(ctx, name, metav1.GetOptions{})

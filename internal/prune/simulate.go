@@ -11,7 +11,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
-	"github.com/drift-gitops/drift/internal/dryrun"
+	"github.com/drift-gitops/drift/internal/kube"
 	"github.com/drift-gitops/drift/internal/object"
 	"github.com/drift-gitops/drift/internal/render"
 )
@@ -20,7 +20,7 @@ import (
 // are already there: the ownership marks on members and the inventory's list. drift's
 // ephemeral server uses it after loading the base, so that the head's prune candidates
 // are found as they would be on a cluster the base was deployed to.
-func MarkAsApplied(ctx context.Context, c *dryrun.Clients, objs []render.Object, defaultNS string) error {
+func MarkAsApplied(ctx context.Context, c *kube.Clients, objs []render.Object, defaultNS string) error {
 	invs, _ := inventories(objs)
 	for _, inv := range invs {
 		invID := inv.obj.ID()
@@ -105,7 +105,7 @@ func MarkAsApplied(ctx context.Context, c *dryrun.Clients, objs []render.Object,
 }
 
 // uidOf returns the live object's UID.
-func uidOf(ctx context.Context, c *dryrun.Clients, id object.ID) (string, error) {
+func uidOf(ctx context.Context, c *kube.Clients, id object.ID) (string, error) {
 	p := &pruner{ctx: ctx, c: c}
 	res, _, err := p.resource(id.GroupKind(), id.Namespace)
 	if err != nil {
@@ -118,7 +118,7 @@ func uidOf(ctx context.Context, c *dryrun.Clients, id object.ID) (string, error)
 	return string(obj.GetUID()), nil
 }
 
-func patch(ctx context.Context, c *dryrun.Clients, id object.ID, body map[string]any) error {
+func patch(ctx context.Context, c *kube.Clients, id object.ID, body map[string]any) error {
 	p := &pruner{ctx: ctx, c: c}
 	res, _, err := p.resource(id.GroupKind(), id.Namespace)
 	if err != nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/drift-gitops/drift/internal/dryrun"
+	"github.com/drift-gitops/drift/internal/kube"
 	"github.com/drift-gitops/drift/internal/prune"
 	"github.com/drift-gitops/drift/internal/render"
 )
@@ -24,7 +25,7 @@ type Batch struct {
 // batch's scaffolding, then each batch's objects and what its applier leaves
 // besides them (inventories' lists and marks). It returns the objects that could not
 // be loaded; warnf hears of inventories that could not be recorded.
-func Load(ctx context.Context, clients *dryrun.Clients, scaffolding []render.Object, scaffoldOpts dryrun.Options, batches []Batch, warnf func(string, ...any)) []dryrun.Result {
+func Load(ctx context.Context, clients *kube.Clients, scaffolding []render.Object, scaffoldOpts dryrun.Options, batches []Batch, warnf func(string, ...any)) []dryrun.Result {
 	failed := dryrun.Seed(ctx, clients, scaffolding, scaffoldOpts)
 	for _, b := range batches {
 		opts := b.Opts
@@ -42,7 +43,7 @@ func Load(ctx context.Context, clients *dryrun.Clients, scaffolding []render.Obj
 
 // Connect starts a throwaway API server from the assets drift installs (found with
 // getenv, see AssetsDir) and connects to it; stop stops it.
-func Connect(ctx context.Context, getenv func(string) string, concurrency int) (conn *dryrun.Connection, stop func(), err error) {
+func Connect(ctx context.Context, getenv func(string) string, concurrency int) (conn *kube.Connection, stop func(), err error) {
 	assets, err := AssetsDir(getenv)
 	if err != nil {
 		return nil, nil, err
@@ -51,11 +52,11 @@ func Connect(ctx context.Context, getenv func(string) string, concurrency int) (
 	if err != nil {
 		return nil, nil, err
 	}
-	clients, err := dryrun.NewClientsWithin(ctx, server.Config, concurrency)
+	clients, err := kube.NewClientsWithin(ctx, server.Config, concurrency)
 	if err != nil {
 		_ = server.Stop()
 		return nil, nil, err
 	}
 	stop = func() { _ = server.Stop() }
-	return &dryrun.Connection{Clients: clients, Namespace: "default", RequestTimeout: dryrun.DefaultRequestTimeout}, stop, nil
+	return &kube.Connection{Clients: clients, Namespace: "default", RequestTimeout: kube.DefaultRequestTimeout}, stop, nil
 }

@@ -1,10 +1,11 @@
-package dryrun
+package kube
 
 import (
 	"context"
 	"fmt"
 	"io"
 	"net/http"
+	"slices"
 	"sort"
 	"sync"
 	"sync/atomic"
@@ -19,7 +20,9 @@ import (
 	"k8s.io/client-go/restmapper"
 )
 
-// Clients is what the dry-run needs of a cluster.
+// Clients are drift's clients of one cluster, built once per run: discovery, the
+// dynamic client, the REST mapper, and what the run learns about the cluster as it
+// goes (a LIST refused, a server that went away).
 type Clients struct {
 	// Config is the configuration every client here was built from (the run's
 	// deadline, retries and warning collection included).
@@ -35,6 +38,14 @@ type Clients struct {
 	discovery discovery.DiscoveryInterface
 	cached    discovery.CachedDiscoveryInterface
 
+	// Sleep waits between retries (Retry), or less when ctx ends: by default it
+	// waits; a test hands in one that records the wait and returns at once.
+	Sleep func(ctx context.Context, d time.Duration) error
+	// ListAhead bounds the live copies that LISTs read ahead of the objects that use
+	// them (Lists), so that a large run holds a few namespaces' copies at a time;
+	// DefaultListAhead unless set.
+	ListAhead int64
+
 	aggOnce    sync.Once
 	aggregated map[schema.GroupVersion]string
 
@@ -43,8 +54,6 @@ type Clients struct {
 	down atomic.Int32
 	// listForbidden is set once a LIST was refused: the run reads with GETs.
 	listForbidden atomic.Bool
-	// sleep waits between retries, or less when ctx ends; tests replace it.
-	sleep func(ctx context.Context, d time.Duration) error
 }
 
 // Capabilities returns the server's version and the API versions it serves, as
@@ -130,9 +139,10 @@ func NewClientsWithin(run context.Context, cfg *rest.Config, _ int) (*Clients, e
 		Mapper:    restmapper.NewDeferredDiscoveryRESTMapper(cached),
 		Host:      cfg.Host,
 		User:      cfg.Impersonate.UserName,
+		Sleep:     sleepCtx,
+		ListAhead: DefaultListAhead,
 		discovery: dc,
 		cached:    cached,
-		sleep:     sleepCtx,
 	}, nil
 }
 
@@ -192,27 +202,34 @@ type warningCollector struct{}
 
 type warningsKey struct{}
 
-type warningSink struct {
-	mu   sync.Mutex
-	msgs []string
-}
-
 func (warningCollector) HandleWarningHeaderWithContext(ctx context.Context, _ int, _ string, text string) {
-	sink, ok := ctx.Value(warningsKey{}).(*warningSink)
+	sink, ok := ctx.Value(warningsKey{}).(*Warnings)
 	if !ok {
 		return
 	}
 	sink.mu.Lock()
 	defer sink.mu.Unlock()
-	for _, m := range sink.msgs {
-		if m == text {
-			return
-		}
+	if !slices.Contains(sink.msgs, text) {
+		sink.msgs = append(sink.msgs, text)
 	}
-	sink.msgs = append(sink.msgs, text)
 }
 
-func withWarningSink(ctx context.Context) (context.Context, *warningSink) {
-	sink := &warningSink{}
-	return context.WithValue(ctx, warningsKey{}, sink), sink
+// Warnings are the server's warnings to the requests sent with a context of
+// WithWarnings, each once, in the order they came.
+type Warnings struct {
+	mu   sync.Mutex
+	msgs []string
+}
+
+// WithWarnings returns a context whose requests hand the server's warnings to w.
+func WithWarnings(ctx context.Context) (context.Context, *Warnings) {
+	w := &Warnings{}
+	return context.WithValue(ctx, warningsKey{}, w), w
+}
+
+// Messages are the warnings received so far.
+func (w *Warnings) Messages() []string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return append([]string(nil), w.msgs...)
 }

@@ -1,4 +1,4 @@
-package dryrun
+package kube
 
 import (
 	"errors"
@@ -17,57 +17,60 @@ import (
 	"github.com/drift-gitops/drift/internal/reason"
 )
 
-func mappingError(id object.ID, err error) *Message {
+// Problem is what a failed request means: a reason and a message that keeps the
+// server's own words (without the values it quotes) and says what to do.
+type Problem struct {
+	Reason  reason.Reason
+	Message string
+}
+
+// MappingProblem explains why an object's kind could not be mapped to a resource.
+func MappingProblem(id object.ID, err error) Problem {
 	if meta.IsNoMatchError(err) {
 		gv := id.Version
 		if id.Group != "" {
 			gv = id.Group + "/" + id.Version
 		}
-		return &Message{Reason: reason.UnknownKind, Message: fmt.Sprintf("the cluster does not serve kind %s in %s: install its CustomResourceDefinition or fix apiVersion", id.Kind, gv)}
+		return Problem{Reason: reason.UnknownKind, Message: fmt.Sprintf("the cluster does not serve kind %s in %s: install its CustomResourceDefinition or fix apiVersion", id.Kind, gv)}
 	}
-	return &Message{Reason: reason.Unavailable, Message: fmt.Sprintf("failed to look up kind %s in the cluster's API discovery: %v", id.Kind, err)}
+	return Problem{Reason: reason.Unavailable, Message: fmt.Sprintf("failed to look up kind %s in the cluster's API discovery: %v", id.Kind, err)}
 }
 
-// DescribeError explains a failed request about r (verb get, patch, create or delete)
-// with a reason and what to do.
-func DescribeError(c *Clients, verb string, r *Result, err error) *Message {
-	return requestError(c, verb, r, err)
-}
-
-// requestError turns a failed request into a message that keeps the server's own
-// words and says what to do.
-func requestError(c *Clients, verb string, r *Result, err error) *Message {
+// Describe explains a failed request about the object id names (verb get, patch,
+// apply, create or delete): the reason read from the server's status code, reason
+// and causes, and what to do.
+func Describe(c *Clients, verb string, id object.ID, err error) Problem {
 	what := map[string]string{"get": "reading the live object", "apply": "applying", "delete": "dry-run delete", "create": "dry-run create"}[verb]
 	if what == "" {
 		what = "dry-run apply"
 	}
-	server := withoutValues(err.Error())
-	if m := webhookError(server); m != nil {
-		return m
+	server := WithoutValues(err.Error())
+	if p := webhookError(server); p != nil {
+		return *p
 	}
 	switch {
 	case apierrors.IsForbidden(err):
-		return refused(c, verb, r, err, server)
+		return refused(c, verb, id, err, server)
 	case apierrors.IsInvalid(err) && len(immutableFields(err)) > 0:
-		return &Message{Reason: reason.Immutable, Message: fmt.Sprintf(
+		return Problem{Reason: reason.Immutable, Message: fmt.Sprintf(
 			"%s cannot change on an existing object: applying this change will fail. The object must be replaced: delete and recreate it (kubectl replace --force), or give it a new name. The server said: %s",
 			strings.Join(immutableFields(err), ", "), server)}
 	case apierrors.IsInvalid(err), apierrors.IsBadRequest(err):
-		return &Message{Reason: reason.Invalid, Message: fmt.Sprintf("the API server rejects this object: %s", server)}
+		return Problem{Reason: reason.Invalid, Message: fmt.Sprintf("the API server rejects this object: %s", server)}
 	case untypable(err):
-		return &Message{Reason: reason.Invalid, Message: untypableMessage(server)}
+		return Problem{Reason: reason.Invalid, Message: untypableMessage(server)}
 	case unconvertible(err):
-		return &Message{Reason: reason.Invalid, Message: unconvertibleMessage(server)}
+		return Problem{Reason: reason.Invalid, Message: unconvertibleMessage(server)}
 	case apierrors.IsNotFound(err):
-		return &Message{Reason: reason.NotFound, Message: fmt.Sprintf("%s failed: %s", what, server)}
+		return Problem{Reason: reason.NotFound, Message: fmt.Sprintf("%s failed: %s", what, server)}
 	case apierrors.IsConflict(err):
-		return &Message{Reason: reason.Conflict, Message: fmt.Sprintf("%s failed: %s", what, server)}
+		return Problem{Reason: reason.Conflict, Message: fmt.Sprintf("%s failed: %s", what, server)}
 	case isTimeout(err):
-		return &Message{Reason: reason.Timeout, Message: fmt.Sprintf("%s timed out: %s; raise --request-timeout or check the API server's load", what, server)}
+		return Problem{Reason: reason.Timeout, Message: fmt.Sprintf("%s timed out: %s; raise --request-timeout or check the API server's load", what, server)}
 	case transient(err):
-		return &Message{Reason: reason.Unavailable, Message: fmt.Sprintf("%s failed: the API server at %s is unavailable: %s", what, c.Host, server)}
+		return Problem{Reason: reason.Unavailable, Message: fmt.Sprintf("%s failed: the API server at %s is unavailable: %s", what, c.Host, server)}
 	}
-	return &Message{Reason: reason.Error, Message: fmt.Sprintf("%s failed: %s", what, server)}
+	return Problem{Reason: reason.Error, Message: fmt.Sprintf("%s failed: %s", what, server)}
 }
 
 // untypableMessages are the 500 answers of server-side apply when the object does not
@@ -147,18 +150,18 @@ func causes(err error) []metav1.StatusCause {
 
 // refused explains a 403: the authorizer (RBAC) refusing the credentials, the
 // namespace being deleted, or an admission plugin refusing the object.
-func refused(c *Clients, verb string, r *Result, err error, server string) *Message {
+func refused(c *Clients, verb string, id object.ID, err error, server string) Problem {
 	for _, cause := range causes(err) {
 		if cause.Type == corev1.NamespaceTerminatingCause {
-			ns := r.ID.Namespace
-			return &Message{Reason: reason.NamespaceTerminating, Message: fmt.Sprintf(
+			ns := id.Namespace
+			return Problem{Reason: reason.NamespaceTerminating, Message: fmt.Sprintf(
 				"namespace %s is being deleted, so the API server refuses new objects in it and applying this change will fail until it is gone: wait for the deletion to finish (kubectl get namespace %s shows what holds it: finalizers, or objects whose finalizers are pending), then apply. The server said: %s", ns, ns, server)}
 		}
 	}
 	if rbacDenied.MatchString(server) {
-		return forbidden(c, verb, r, err)
+		return forbidden(c, verb, id, err)
 	}
-	return &Message{Reason: reason.AdmissionDenied, Message: fmt.Sprintf(
+	return Problem{Reason: reason.AdmissionDenied, Message: fmt.Sprintf(
 		"the API server's admission refuses this object, so the real apply will be refused the same way: create what it names first (a ServiceAccount, a LimitRange's or ResourceQuota's room) or change the object. The server said: %s", server)}
 }
 
@@ -182,8 +185,8 @@ func immutableFields(err error) []string {
 var rbacDenied = regexp.MustCompile(`User "([^"]*)" cannot (\S+) resource "([^"]+)"(?: in API group "([^"]*)")?(?: in the namespace "([^"]+)")?`)
 
 // forbidden names what was refused: the verb, the resource, the namespace and the user.
-func forbidden(c *Clients, verb string, r *Result, err error) *Message {
-	user, resource, ns := c.User, "", r.ID.Namespace
+func forbidden(c *Clients, verb string, id object.ID, err error) Problem {
+	user, resource, ns := c.User, "", id.Namespace
 	if m := rbacDenied.FindStringSubmatch(err.Error()); m != nil {
 		if user == "" {
 			user = m[1]
@@ -200,7 +203,7 @@ func forbidden(c *Clients, verb string, r *Result, err error) *Message {
 		}
 	}
 	if resource == "" {
-		resource = strings.ToLower(r.ID.Kind)
+		resource = strings.ToLower(id.Kind)
 	}
 	where := "cluster-wide"
 	if ns != "" {
@@ -210,7 +213,7 @@ func forbidden(c *Clients, verb string, r *Result, err error) *Message {
 	if user != "" {
 		who = "user " + user
 	}
-	return &Message{Reason: reason.Forbidden, Message: fmt.Sprintf(
+	return Problem{Reason: reason.Forbidden, Message: fmt.Sprintf(
 		"%s may not %s %s %s. drift needs get and patch (patch is sent with dryRun=All and changes nothing) on every resource it previews: grant them with a Role or ClusterRole, or preview with other credentials. The server said: %s",
 		who, verb, resource, where, err.Error())}
 }
@@ -223,13 +226,13 @@ var (
 )
 
 // webhookError explains an answer that comes from an admission webhook.
-func webhookError(server string) *Message {
+func webhookError(server string) *Problem {
 	if m := webhookDryRun.FindStringSubmatch(server); m != nil {
-		return &Message{Reason: reason.DryRunUnsupported, Message: fmt.Sprintf(
+		return &Problem{Reason: reason.DryRunUnsupported, Message: fmt.Sprintf(
 			"admission webhook %s does not support dry run (it declares sideEffects Unknown or Some), so the server cannot preview this object: ask the webhook's owner to declare sideEffects: None or NoneOnDryRun. The server said: %s", m[1], server)}
 	}
 	if m := webhookDenied.FindStringSubmatch(server); m != nil {
-		return &Message{Reason: reason.WebhookDenied, Message: fmt.Sprintf(
+		return &Problem{Reason: reason.WebhookDenied, Message: fmt.Sprintf(
 			"admission webhook %s denies this object, so the real apply will be denied too: change the object or the policy. The server said: %s", m[1], server)}
 	}
 	if m := webhookCalling.FindStringSubmatch(server); m != nil {
@@ -237,7 +240,7 @@ func webhookError(server string) *Message {
 		if strings.Contains(server, "deadline exceeded") || strings.Contains(server, "Timeout exceeded") || strings.Contains(server, "i/o timeout") {
 			what = "did not answer in time"
 		}
-		return &Message{Reason: reason.WebhookUnavailable, Message: fmt.Sprintf(
+		return &Problem{Reason: reason.WebhookUnavailable, Message: fmt.Sprintf(
 			"admission webhook %s %s and its failurePolicy is Fail, so the server refused the dry run without judging the object: check the webhook's service and pods (a webhook being restarted, such as cert-manager's, does this) and run drift again. The server said: %s", m[1], what, server)}
 	}
 	return nil
@@ -247,10 +250,10 @@ func webhookError(server string) *Message {
 // ".stringData.pin: expected string, got &value.valueUnstructured{Value:98765432123}".
 var typedValue = regexp.MustCompile(`(?m)&value\.valueUnstructured\{Value:(.*)\}$`)
 
-// withoutValues replaces the values the server quotes from a field of the wrong type
+// WithoutValues replaces the values the server quotes from a field of the wrong type
 // with what they are ("a number"): a Secret's value must not reach the report, and
 // the type is what the user needs to know.
-func withoutValues(server string) string {
+func WithoutValues(server string) string {
 	return typedValue.ReplaceAllStringFunc(server, func(m string) string {
 		v := typedValue.FindStringSubmatch(m)[1]
 		switch {

@@ -1,4 +1,4 @@
-package dryrun
+package kube
 
 import (
 	"reflect"

@@ -1,4 +1,4 @@
-package dryrun
+package kube
 
 import (
 	"strings"
@@ -22,7 +22,7 @@ func TestValuesOfFieldsOfTheWrongTypeAreNotQuoted(t *testing.T) {
 		t.Run(c.want, func(t *testing.T) {
 			t.Parallel()
 			server := "failed to create typed patch object (shop/db; /v1, Kind=Secret): errors:\n  .stringData.a: expected string, got &value.valueUnstructured{Value:" + c.value + "}\n  .stringData.b: expected string, got &value.valueUnstructured{Value:" + c.value + "}"
-			got := withoutValues(server)
+			got := WithoutValues(server)
 			if strings.Contains(got, strings.Trim(c.value, `"`)) || strings.Count(got, "expected string, got "+c.want) != 2 {
 				t.Fatalf("%q", got)
 			}

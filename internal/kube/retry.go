@@ -1,4 +1,4 @@
-package dryrun
+package kube
 
 import (
 	"context"
@@ -20,11 +20,11 @@ import (
 // Retry, around each request at its call site:
 //   - an answer the server may give differently next time (429 from API Priority and
 //     Fairness, 500, 502, 503, 504) or a connection refused, reset or closed is sent
-//     again, up to maxAttempts in all, after the wait the server asked for
+//     again, up to MaxAttempts in all, after the wait the server asked for
 //     (Retry-After, as client-go reads it into the Status) or else a jittered
 //     exponential backoff;
 //   - a request that ran out of --request-timeout is sent again at once with a fresh
-//     timeout, up to timeoutRetries more times;
+//     timeout, up to TimeoutRetries more times;
 //   - every other answer (400, 403, 404, 409, 422, and the 500 of an object that does
 //     not fit its schema or cannot be converted to its type) is final.
 //
@@ -32,25 +32,28 @@ import (
 // (see noClientRetries): it would wait on a clock tests cannot replace, outside the
 // bound above and the short cut for a server that went away.
 const (
-	maxAttempts    = 4 // per request, the first included
-	timeoutRetries = 2
-	retryAfterMax  = 30 * time.Second // a longer Retry-After is not waited for
-	// downAfter is how many requests in a row must fail to connect, after their
+	// MaxAttempts bounds the sends of one request, the first included.
+	MaxAttempts = 4
+	// TimeoutRetries is how often a request that timed out is sent again.
+	TimeoutRetries = 2
+	// RetryAfterMax is the longest Retry-After waited for: a longer one is not.
+	RetryAfterMax = 30 * time.Second
+	// DownAfter is how many requests in a row must fail to connect, after their
 	// retries, before the rest of the run stops retrying: the API server went away,
 	// and every remaining object should fail fast instead of waiting out backoffs.
-	downAfter = 3
+	DownAfter = 3
 )
 
 // backoff is the wait between attempts: 200ms, doubled each time up to 5s, plus up
 // to half as much again at random.
-var backoff = wait.Backoff{Duration: 200 * time.Millisecond, Factor: 2, Jitter: 0.5, Steps: maxAttempts, Cap: 5 * time.Second}
+var backoff = wait.Backoff{Duration: 200 * time.Millisecond, Factor: 2, Jitter: 0.5, Steps: MaxAttempts, Cap: 5 * time.Second}
 
 // Retry sends a request with send until it is answered, its answer is final, or the
 // policy above gives up; it returns the last answer. send gets the context to send
 // with.
 func Retry[T any](ctx context.Context, c *Clients, send func(context.Context) (T, error)) (T, error) {
-	attempts := maxAttempts
-	if c.down.Load() >= downAfter {
+	attempts := MaxAttempts
+	if c.down.Load() >= DownAfter {
 		attempts = 1
 	}
 	b := backoff
@@ -64,7 +67,7 @@ func Retry[T any](ctx context.Context, c *Clients, send func(context.Context) (T
 		case ctx.Err() != nil:
 			return v, err
 		case isTimeout(err):
-			if timeouts++; timeouts > timeoutRetries {
+			if timeouts++; timeouts > TimeoutRetries {
 				return v, err
 			}
 			continue
@@ -79,12 +82,12 @@ func Retry[T any](ctx context.Context, c *Clients, send func(context.Context) (T
 		}
 		wait := b.Step()
 		if s, ok := apierrors.SuggestsClientDelay(err); ok && s > 0 {
-			wait = min(time.Duration(s)*time.Second, retryAfterMax)
+			wait = min(time.Duration(s)*time.Second, RetryAfterMax)
 		}
 		if deadline, ok := ctx.Deadline(); ok && time.Until(deadline) < wait {
 			return v, err // no time left to wait: report what the server said
 		}
-		if c.sleep(ctx, wait) != nil {
+		if c.Sleep(ctx, wait) != nil {
 			return v, err
 		}
 	}
