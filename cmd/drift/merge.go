@@ -125,6 +125,7 @@ func (o *diffOptions) checkShards(ctx context.Context, first *report.Report, sha
 		NewCache: func(repo *source.Repo) (*render.Cache, error) { return o.renderCache(ctx, repo) },
 		Charts:   o.charts.fetcher(o.getenv),
 		Context:  ctx, MaxTargets: o.maxTargets, Branches: o.branches(), ArgoClusters: o.liveArgoClusters(o.Cluster), LiveObject: o.liveObjects(o.Cluster),
+		Appliers: o.appliers,
 	})
 	if err != nil {
 		return fmt.Errorf("planning the run again to check its shards: %w", err)

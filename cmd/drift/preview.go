@@ -29,6 +29,7 @@ func (o *commonOptions) previewDeps(cache *render.Cache, progress *progress, clu
 			return ephemeral.Connect(ctx, o.getenv, o.Concurrency)
 		},
 		Cache:    cache,
+		Appliers: o.appliers,
 		Progress: progress.update,
 		Warnf:    o.warnf,
 		Secrets:  o.scrub.AddSecrets,

@@ -70,6 +70,7 @@ func (o *commonOptions) preview(ctx context.Context, m mode) error {
 		},
 		Charts:  o.charts.fetcher(o.getenv),
 		Context: ctx, MaxTargets: o.maxTargets, Branches: o.branches(), ArgoClusters: o.liveArgoClusters(m.cluster), LiveObject: o.liveObjects(m.cluster),
+		Appliers: o.appliers,
 	})
 	if err != nil {
 		return err

@@ -15,6 +15,7 @@ import (
 
 	"gopkg.in/yaml.v3"
 
+	"github.com/drift-gitops/drift/internal/applier"
 	"github.com/drift-gitops/drift/internal/chartrepo/repourl"
 	"github.com/drift-gitops/drift/internal/risk"
 )
@@ -110,18 +111,11 @@ type Ephemeral struct {
 
 // Defaults are the settings targets inherit.
 type Defaults struct {
-	Context      string `yaml:"context,omitempty" json:"context,omitempty"`
-	Namespace    string `yaml:"namespace,omitempty" json:"namespace,omitempty"`
-	FieldManager string `yaml:"fieldManager,omitempty" json:"fieldManager,omitempty"`
-	Applier      string `yaml:"applier,omitempty" json:"applier,omitempty"`
+	Context      string       `yaml:"context,omitempty" json:"context,omitempty"`
+	Namespace    string       `yaml:"namespace,omitempty" json:"namespace,omitempty"`
+	FieldManager string       `yaml:"fieldManager,omitempty" json:"fieldManager,omitempty"`
+	Applier      applier.Name `yaml:"applier,omitempty" json:"applier,omitempty"`
 }
-
-// Appliers are the applier profiles drift predicts, and the aliases drift.yaml's
-// applyMode used to take.
-var (
-	Appliers       = []string{"argocd", "argocd-server-side", "flux", "helm", "kubectl", "kubectl-server-side"}
-	applierAliases = map[string]string{"server": "kubectl-server-side", "client": "kubectl"}
-)
 
 // Target is one thing the repository deploys to one cluster.
 type Target struct {
@@ -141,8 +135,8 @@ type Target struct {
 	// repository does not render it: [RESOURCE][.GROUP]/NAME (default resource secrets),
 	// in the target's namespace.
 	ApplySet string `yaml:"applySet,omitempty" json:"applySet,omitempty"`
-	// Applier is what applies the target for real: one of Appliers.
-	Applier string `yaml:"applier,omitempty" json:"applier,omitempty"`
+	// Applier is what applies the target for real: one of applier.Names.
+	Applier applier.Name `yaml:"applier,omitempty" json:"applier,omitempty"`
 	// ApplyMode is the old name of Applier: server is kubectl-server-side, client
 	// is kubectl.
 	ApplyMode string `yaml:"applyMode,omitempty" json:"applyMode,omitempty"`
@@ -196,11 +190,11 @@ type ArgoCDTarget struct {
 
 // ApplierOf is the applier a target names, through the old applyMode too, or the
 // default's.
-func (t Target) ApplierOf(d Defaults) string {
+func (t Target) ApplierOf(d Defaults) applier.Name {
 	if t.Applier != "" {
 		return t.Applier
 	}
-	if a, ok := applierAliases[t.ApplyMode]; ok {
+	if a, ok := applier.FromApplyMode(t.ApplyMode); ok {
 		return a
 	}
 	return d.Applier
@@ -385,8 +379,10 @@ func (c *Config) validate(file string) error {
 			errs = append(errs, fmt.Sprintf("%s: risks.disable: %v", file, err))
 		}
 	}
-	if c.Defaults.Applier != "" && !knownApplier(c.Defaults.Applier) {
-		errs = append(errs, fmt.Sprintf("%s: defaults: applier %q is not one of %s", file, c.Defaults.Applier, strings.Join(Appliers, ", ")))
+	if c.Defaults.Applier != "" {
+		if _, err := applier.ParseName(string(c.Defaults.Applier)); err != nil {
+			errs = append(errs, fmt.Sprintf("%s: defaults: applier %v", file, err))
+		}
 	}
 	seen := map[string]int{}
 	for i, t := range c.Targets {
@@ -421,19 +417,21 @@ func (c *Config) validate(file string) error {
 		if t.ApplySet != "" && !applySetRef.MatchString(t.ApplySet) {
 			bad("applySet %q is not [RESOURCE][.GROUP]/NAME, as kubectl's --applyset (e.g. configmaps/shop-set)", t.ApplySet)
 		}
-		switch _, alias := applierAliases[t.ApplyMode]; {
+		switch _, alias := applier.FromApplyMode(t.ApplyMode); {
 		case t.ApplyMode != "" && !alias:
 			bad("applyMode %q is not server or client (applyMode is the old name of applier: see docs/config.md)", t.ApplyMode)
 		case t.ApplyMode != "" && t.Applier != "":
 			bad("sets both applier and applyMode, its old name: keep applier")
 		}
-		if t.Applier != "" && !knownApplier(t.Applier) {
-			bad("applier %q is not one of %s", t.Applier, strings.Join(Appliers, ", "))
+		if t.Applier != "" {
+			if _, err := applier.ParseName(string(t.Applier)); err != nil {
+				bad("applier %v", err)
+			}
 		}
-		if a := t.ApplierOf(c.Defaults); t.Flux != nil && a != "flux" {
+		if a := t.ApplierOf(c.Defaults); t.Flux != nil && a != applier.Flux {
 			bad("has flux options but applier %s: set applier: flux", orDefault(a))
 		}
-		if a := t.ApplierOf(c.Defaults); t.ArgoCD != nil && a != "argocd" && a != "argocd-server-side" {
+		if a := t.ApplierOf(c.Defaults); t.ArgoCD != nil && a != applier.ArgoCD && a != applier.ArgoCDServerSide {
 			bad("has argocd options but applier %s: set applier: argocd or argocd-server-side", orDefault(a))
 		}
 		if t.ArgoCD != nil {
@@ -544,20 +542,12 @@ func glob(pattern, s string) bool {
 	return ok
 }
 
-func knownApplier(name string) bool {
-	for _, a := range Appliers {
-		if a == name {
-			return true
-		}
+// orDefault names a target's applier, saying when it is the default.
+func orDefault(a applier.Name) string {
+	if a == "" {
+		return string(applier.Default) + " (the default)"
 	}
-	return false
-}
-
-func orDefault(applier string) string {
-	if applier == "" {
-		return "kubectl-server-side (the default)"
-	}
-	return applier
+	return string(a)
 }
 
 func sortedKeys(m map[string]string) []string {

@@ -4,6 +4,8 @@ import (
 	"os"
 	"strings"
 	"testing"
+
+	"github.com/drift-gitops/drift/internal/applier"
 )
 
 func TestParseTheTestRepositorysConfig(t *testing.T) {
@@ -95,7 +97,7 @@ func TestApplierAndItsOldName(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for i, want := range []string{"flux", "kubectl", "argocd"} {
+	for i, want := range []applier.Name{applier.Flux, applier.Kubectl, applier.ArgoCD} {
 		if got := cfg.Targets[i].ApplierOf(cfg.Defaults); got != want {
 			t.Errorf("target %s: applier %q, want %q", cfg.Targets[i].Name, got, want)
 		}

@@ -1,6 +1,7 @@
 package discover
 
 import (
+	"github.com/drift-gitops/drift/internal/applier"
 	"github.com/drift-gitops/drift/internal/config"
 	"github.com/drift-gitops/drift/internal/reason"
 	"github.com/drift-gitops/drift/internal/render"
@@ -42,7 +43,7 @@ type Target struct {
 	Cluster string
 	// Applier is the applier profile that applies it, and FieldManager the manager it
 	// applies with when the profile lets it choose ("": the profile's own).
-	Applier      string
+	Applier      applier.Name
 	FieldManager string
 	ArgoCD       *config.ArgoCDTarget
 	Flux         *config.FluxTarget

@@ -15,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
 
+	"github.com/drift-gitops/drift/internal/applier"
 	"github.com/drift-gitops/drift/internal/kube"
 	"github.com/drift-gitops/drift/internal/reason"
 )
@@ -58,12 +59,12 @@ func previewChangedCR(ctx context.Context, c *kube.Clients, r *Result, opts Opti
 	if live == nil || servedVersion(live) == "" || !versionChanged(crd.rendered, live, r.ID.Version) || !crd.applied(opts) {
 		return false
 	}
-	if opts.Profile.Method != ServerSide {
+	if opts.Applier.Sending().Method != applier.ServerSide {
 		// The local apply is server-side apply's; a client-side or Helm patch under
 		// the new schema is not reproduced.
 		r.Warnings = append(r.Warnings, Message{Reason: reason.CRDChanged, Message: fmt.Sprintf(
 			"this change modifies CustomResourceDefinition %s (%s), but the %s applier's patch is previewed against the CRD the cluster serves now: fields new in the change may be refused or dropped, and new defaults are missing",
-			crd.rendered.Name, crd.Source, opts.Profile.Name)})
+			crd.rendered.Name, crd.Source, opts.Applier.Name())})
 		return false
 	}
 	if ver.err != nil || ver.validator == nil || ver.structural == nil {
@@ -99,7 +100,7 @@ func previewChangedCR(ctx context.Context, c *kube.Clients, r *Result, opts Opti
 		return true
 	}
 	if skip != "" {
-		untouched(r, current, obj, skip, opts)
+		untouched(r, current, skip, opts)
 		return true
 	}
 	obj.SetResourceVersion("")
@@ -206,10 +207,10 @@ func (p *PendingCRD) liveCopy(ctx context.Context, c *kube.Clients, opts Options
 // applied reports whether the target's applier sends the CRD at all: one told to
 // leave it alone (a Flux or Argo CD annotation) keeps the live CRD.
 func (p *PendingCRD) applied(opts Options) bool {
-	if opts.Profile.Prepare == nil || p.object == nil {
+	if p.object == nil {
 		return true
 	}
-	skip, err := opts.Profile.Prepare(p.object.DeepCopy(), p.live.object.DeepCopy(), opts.Owner)
+	skip, err := opts.Applier.Prepare(p.object.DeepCopy(), p.live.object.DeepCopy(), opts.Owner)
 	return err != nil || skip == ""
 }
 

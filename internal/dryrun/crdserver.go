@@ -21,6 +21,9 @@ import (
 	"k8s.io/client-go/util/csaupgrade"
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 	"sigs.k8s.io/structured-merge-diff/v6/typed"
+
+	"github.com/drift-gitops/drift/internal/applier"
+	"github.com/drift-gitops/drift/internal/applier/serverside"
 )
 
 // applyModel is what kube-apiserver's custom resource handler builds to serve a CRD
@@ -119,11 +122,11 @@ func (ls *localServer) apply(r *Result, live, obj *unstructured.Unstructured, op
 		return nil, nil, err
 	}
 	force := opts.ForceConflicts
-	csa := appliedClientSide(live, opts.FieldManager)
+	csa := applier.AppliedClientSide(live, opts.FieldManager)
 	out, err := fm.Apply(base.DeepCopy(), obj.DeepCopy(), opts.FieldManager, force)
-	if err != nil && !force && isFieldManagerConflict(err) {
-		if !csa || !onlyCSAConflicts(err) {
-			r.Warnings = append(r.Warnings, conflictWarning(err))
+	if err != nil && !force && serverside.IsFieldManagerConflict(err) {
+		if !csa || !serverside.OnlyCSAConflicts(err) {
+			r.Warnings = append(r.Warnings, Message(serverside.ConflictWarning(err)))
 		}
 		out, err = fm.Apply(base.DeepCopy(), obj.DeepCopy(), opts.FieldManager, true)
 	}
@@ -131,8 +134,8 @@ func (ls *localServer) apply(r *Result, live, obj *unstructured.Unstructured, op
 		return nil, nil, err
 	}
 	merged = out.(*unstructured.Unstructured)
-	if csa && opts.Profile.MigratesCSA {
-		if merged, err = migrateLocally(fm, ls.converter, merged, obj, r, opts); err != nil {
+	if m := opts.Applier.Sending().Migration; csa && m != nil {
+		if merged, err = migrateLocally(fm, ls.converter, merged, obj, m, r, opts); err != nil {
 			return nil, nil, err
 		}
 	}
@@ -157,12 +160,9 @@ func (ls *localServer) apply(r *Result, live, obj *unstructured.Unstructured, op
 // manager (client-go's csaupgrade) and its second apply, done on the local result:
 // fields the last client-side apply set that the repository no longer has, and no
 // other manager owns, are removed.
-func migrateLocally(fm *managedfields.FieldManager, tc managedfields.TypeConverter, merged, obj *unstructured.Unstructured, r *Result, opts Options) (*unstructured.Unstructured, error) {
+func migrateLocally(fm *managedfields.FieldManager, tc managedfields.TypeConverter, merged, obj *unstructured.Unstructured, m applier.Migration, r *Result, opts Options) (*unstructured.Unstructured, error) {
 	upgraded := merged.DeepCopy()
-	owners := sets.New[string]()
-	for m := range csaManagers {
-		owners.Insert(m)
-	}
+	owners := sets.New(applier.ClientSideManagers...)
 	if err := csaupgrade.UpgradeManagedFields(upgraded, owners, opts.FieldManager); err != nil {
 		return nil, err
 	}
@@ -184,7 +184,7 @@ func migrateLocally(fm *managedfields.FieldManager, tc managedfields.TypeConvert
 		}
 	}
 	sort.Strings(removed)
-	r.Warnings = append(r.Warnings, migrationWarning(opts, removed))
+	r.Warnings = append(r.Warnings, Message(serverside.MigrationWarning(opts.Applier.Name(), opts.FieldManager, m, removed)))
 	return again, nil
 }
 

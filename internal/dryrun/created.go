@@ -2,6 +2,7 @@ package dryrun
 
 import (
 	"context"
+	"slices"
 
 	"k8s.io/client-go/dynamic"
 
@@ -14,12 +15,7 @@ import (
 // missing and never updates it: the Namespace of Argo CD's CreateNamespace=true or a
 // HelmRelease's install.createNamespace.
 func createdWhenMissing(o render.Object) bool {
-	for _, n := range o.Notes {
-		if n.Reason == reason.NamespaceCreated {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(o.Notes, func(n render.Note) bool { return n.Reason == reason.NamespaceCreated })
 }
 
 // previewCreatedWhenMissing previews an object the applier only creates: untouched
@@ -33,6 +29,6 @@ func previewCreatedWhenMissing(ctx context.Context, c *kube.Clients, res dynamic
 	if live == nil || opts.Absent[r.ID.Key()] {
 		return false
 	}
-	untouched(r, live, r.Object.Obj, "it creates the namespace only when it is missing", opts)
+	untouched(r, live, "it creates the namespace only when it is missing", opts)
 	return true
 }

@@ -10,6 +10,7 @@ import (
 
 	"k8s.io/client-go/rest"
 
+	"github.com/drift-gitops/drift/internal/applier/kubectlssa"
 	"github.com/drift-gitops/drift/internal/kube"
 	"github.com/drift-gitops/drift/internal/reason"
 	"github.com/drift-gitops/drift/internal/render"
@@ -54,7 +55,7 @@ func TestRunEndingMidwayMarksTheRestNotChecked(t *testing.T) {
 		{Obj: configMap("deadline-a", "x"), Source: "a.yaml", Doc: 1},
 		{Obj: configMap("deadline-b", "y"), Source: "b.yaml", Doc: 1},
 	}
-	results := Run(ctx, clients, objs, Options{Concurrency: 1})
+	results := Run(ctx, clients, objs, Options{Applier: kubectlssa.New(), Concurrency: 1})
 	if len(results) != 2 {
 		t.Fatalf("%d results", len(results))
 	}

@@ -19,6 +19,7 @@ import (
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/rest"
 
+	"github.com/drift-gitops/drift/internal/applier/kubectlssa"
 	"github.com/drift-gitops/drift/internal/kube"
 
 	"github.com/drift-gitops/drift/internal/reason"
@@ -120,7 +121,7 @@ func TestObjectChangedBetweenGetAndPatchIsReadAgain(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			results := Run(context.Background(), clients, []render.Object{{Obj: configMap(name, "v2"), Source: "cm.yaml", Doc: 1}}, Options{})
+			results := Run(context.Background(), clients, []render.Object{{Obj: configMap(name, "v2"), Source: "cm.yaml", Doc: 1}}, Options{Applier: kubectlssa.New()})
 			r := results[0]
 			if c.wantErrReason != "" {
 				if r.Err == nil || r.Err.Reason != c.wantErrReason {

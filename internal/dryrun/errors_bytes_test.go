@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/rest"
 
+	"github.com/drift-gitops/drift/internal/applier/kubectlssa"
 	"github.com/drift-gitops/drift/internal/kube"
 
 	"github.com/drift-gitops/drift/internal/reason"
@@ -94,7 +95,7 @@ func TestBytesThatAreNotBase64AreInvalidAndNeverSent(t *testing.T) {
 		}}, Source: "cm.yaml", Doc: 1},
 		{Obj: secret("wrapped-base64", map[string]any{"password": "cGFzc3dv\ncmQtdGhhdC1pcy1sb25n\n"}), Source: "ok.yaml", Doc: 1},
 	}
-	res := Run(context.Background(), c, objs, Options{FieldManager: "drift-test", RequestTimeout: 10 * time.Second})
+	res := Run(context.Background(), c, objs, Options{Applier: kubectlssa.New(), FieldManager: "drift-test", RequestTimeout: 10 * time.Second})
 
 	wantReason(t, res[0], reason.Invalid, "data.password is not valid base64", "a Secret's data must be base64", "It was not sent", "stringData")
 	if strings.Contains(res[0].Err.Message, "data.user") || strings.Contains(res[0].Err.Message, "data.token") || strings.Contains(res[0].Err.Message, notBase64Value) {
@@ -127,7 +128,7 @@ func TestAnObjectTheServerCannotConvertIsInvalidAndSentOnce(t *testing.T) {
 	log := &requestLog{}
 	var waits []time.Duration
 	c := loggedClients(t, log, &waits)
-	opts := Options{FieldManager: "drift-test", RequestTimeout: 10 * time.Second}
+	opts := Options{Applier: kubectlssa.New(), FieldManager: "drift-test", RequestTimeout: 10 * time.Second}
 
 	results := Plan(c, []render.Object{{Obj: secret("unconvertible", map[string]any{"password": notBase64Value}), Source: "secret.yaml", Doc: 1}}, opts)
 	if results[0].Err == nil || !strings.Contains(results[0].Err.Message, "data.password") {

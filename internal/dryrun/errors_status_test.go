@@ -13,6 +13,7 @@ import (
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/tools/clientcmd"
 
+	"github.com/drift-gitops/drift/internal/applier/kubectlssa"
 	"github.com/drift-gitops/drift/internal/kube"
 
 	"github.com/drift-gitops/drift/internal/reason"
@@ -25,7 +26,7 @@ import (
 func previewObject(t *testing.T, c *kube.Clients, obj *unstructured.Unstructured) Result {
 	t.Helper()
 	res := Run(context.Background(), c, []render.Object{{Obj: obj, Source: "obj.yaml", Doc: 1}},
-		Options{FieldManager: "drift-test", RequestTimeout: 10 * time.Second})
+		Options{Applier: kubectlssa.New(), FieldManager: "drift-test", RequestTimeout: 10 * time.Second})
 	return res[0]
 }
 

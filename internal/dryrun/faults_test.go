@@ -12,6 +12,7 @@ import (
 
 	"k8s.io/client-go/rest"
 
+	"github.com/drift-gitops/drift/internal/applier/kubectlssa"
 	"github.com/drift-gitops/drift/internal/kube"
 
 	"github.com/drift-gitops/drift/internal/reason"
@@ -156,7 +157,7 @@ func (p *faultProxy) waited() []time.Duration {
 func previewOne(t *testing.T, c *kube.Clients, name string, timeout time.Duration) Result {
 	t.Helper()
 	res := Run(context.Background(), c, []render.Object{{Obj: configMap(name, "v"), Source: "cm.yaml", Doc: 1}},
-		Options{FieldManager: "drift-test", RequestTimeout: timeout})
+		Options{Applier: kubectlssa.New(), FieldManager: "drift-test", RequestTimeout: timeout})
 	return res[0]
 }
 
@@ -294,7 +295,7 @@ func TestServerGoneMidRun(t *testing.T) {
 	for i := 0; i < 20; i++ {
 		objs = append(objs, render.Object{Obj: configMap(fmt.Sprintf("gone-%d", i), "v"), Source: "cm.yaml", Doc: i + 1})
 	}
-	results := Run(context.Background(), p.clients(t), objs, Options{FieldManager: "drift-test", Concurrency: 2, RequestTimeout: 5 * time.Second})
+	results := Run(context.Background(), p.clients(t), objs, Options{Applier: kubectlssa.New(), FieldManager: "drift-test", Concurrency: 2, RequestTimeout: 5 * time.Second})
 	done, failed := 0, 0
 	for _, r := range results {
 		switch {
@@ -329,7 +330,7 @@ func TestPermanentInternalErrorsAreNotRetried(t *testing.T) {
 	obj := configMap("typed-500", "v")
 	obj.Object["data"] = map[string]any{"n": int64(98765)}
 	res := Run(context.Background(), p.clients(t), []render.Object{{Obj: obj, Source: "cm.yaml", Doc: 1}},
-		Options{FieldManager: "drift-test", RequestTimeout: 10 * time.Second})
+		Options{Applier: kubectlssa.New(), FieldManager: "drift-test", RequestTimeout: 10 * time.Second})
 	if res[0].Err == nil || res[0].Err.Reason != reason.Invalid {
 		t.Fatalf("err = %+v, want invalid", res[0].Err)
 	}

@@ -16,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/dynamic"
 
+	"github.com/drift-gitops/drift/internal/applier/kubectlssa"
 	"github.com/drift-gitops/drift/internal/kube"
 	"github.com/drift-gitops/drift/internal/render"
 )
@@ -93,7 +94,7 @@ func (s listScene) check(t *testing.T, results []Result) {
 func TestManyObjectsOfANamespaceAreReadByOneList(t *testing.T) {
 	s := newListScene(t, "list-many", 12, 0)
 	p := newFaultProxy(t, noFaults)
-	results := Run(context.Background(), p.clients(t), s.objs, Options{FieldManager: "kubectl", RequestTimeout: 10 * time.Second})
+	results := Run(context.Background(), p.clients(t), s.objs, Options{Applier: kubectlssa.New(), FieldManager: "kubectl", RequestTimeout: 10 * time.Second})
 	s.check(t, results)
 	if lists, gets, patches := p.count("LIST"), p.total("GET "), p.total("PATCH "); lists != 1 || gets != 0 || patches != len(s.objs) {
 		t.Errorf("%d LISTs, %d GETs, %d PATCHes; want 1, 0, %d", lists, gets, patches, len(s.objs))
@@ -101,7 +102,7 @@ func TestManyObjectsOfANamespaceAreReadByOneList(t *testing.T) {
 	// Fewer than kube.ListMin objects are read one by one.
 	few := newListScene(t, "list-few", kube.ListMin-3, 0)
 	p = newFaultProxy(t, noFaults)
-	few.check(t, Run(context.Background(), p.clients(t), few.objs, Options{FieldManager: "kubectl", RequestTimeout: 10 * time.Second}))
+	few.check(t, Run(context.Background(), p.clients(t), few.objs, Options{Applier: kubectlssa.New(), FieldManager: "kubectl", RequestTimeout: 10 * time.Second}))
 	if lists := p.count("LIST"); lists != 0 {
 		t.Errorf("%d objects: %d LISTs, want GETs", len(few.objs), lists)
 	}
@@ -129,7 +130,7 @@ func TestListsAreReadAFewNamespacesAhead(t *testing.T) {
 	defer cancel()
 	c := p.clients(t)
 	c.ListAhead = ahead * kube.ListMin // four namespaces' objects
-	results := Run(ctx, c, objs, Options{FieldManager: "kubectl", RequestTimeout: 10 * time.Second, Concurrency: 1})
+	results := Run(ctx, c, objs, Options{Applier: kubectlssa.New(), FieldManager: "kubectl", RequestTimeout: 10 * time.Second, Concurrency: 1})
 	for _, s := range scenes {
 		var mine []Result
 		for _, r := range results {
@@ -182,7 +183,7 @@ func TestObjectChangedAfterTheListIsReadAgain(t *testing.T) {
 		}
 		return nil
 	})
-	results := Run(context.Background(), p.clients(t), s.objs, Options{FieldManager: "kubectl", RequestTimeout: 10 * time.Second})
+	results := Run(context.Background(), p.clients(t), s.objs, Options{Applier: kubectlssa.New(), FieldManager: "kubectl", RequestTimeout: 10 * time.Second})
 	s.check(t, results)
 	for _, r := range results {
 		if r.ID.Name != "c3" {
@@ -216,7 +217,7 @@ func TestListForbiddenFallsBackToGets(t *testing.T) {
 	}
 	c := userClients(t, "no-list")
 	var warnings []string
-	opts := Options{FieldManager: "kubectl", RequestTimeout: 10 * time.Second, Warnf: func(f string, a ...any) { warnings = append(warnings, fmt.Sprintf(f, a...)) }}
+	opts := Options{Applier: kubectlssa.New(), FieldManager: "kubectl", RequestTimeout: 10 * time.Second, Warnf: func(f string, a ...any) { warnings = append(warnings, fmt.Sprintf(f, a...)) }}
 	s.check(t, Run(context.Background(), c, s.objs, opts))
 	s.check(t, Run(context.Background(), c, s.objs, opts))
 	if len(warnings) != 1 || !strings.Contains(warnings[0], "may not list configmaps in namespace list-forbidden") {
@@ -230,7 +231,7 @@ func TestListForbiddenFallsBackToGets(t *testing.T) {
 func TestCrowdedNamespaceIsReadByGets(t *testing.T) {
 	s := newListScene(t, "list-crowded", kube.ListMin, kube.ListPage+kube.ListSpare*(kube.ListMin+2))
 	p := newFaultProxy(t, noFaults)
-	s.check(t, Run(context.Background(), p.clients(t), s.objs, Options{FieldManager: "kubectl", RequestTimeout: 10 * time.Second}))
+	s.check(t, Run(context.Background(), p.clients(t), s.objs, Options{Applier: kubectlssa.New(), FieldManager: "kubectl", RequestTimeout: 10 * time.Second}))
 	if lists, gets := p.count("LIST"), p.total("GET "); lists != 1 || gets < kube.ListMin {
 		t.Errorf("%d LISTs (one first page), %d GETs; want the previewed objects read by GET", lists, gets)
 	}

@@ -3,6 +3,7 @@ package dryrun
 import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
+	"github.com/drift-gitops/drift/internal/applier"
 	"github.com/drift-gitops/drift/internal/kube"
 	"github.com/drift-gitops/drift/internal/object"
 	"github.com/drift-gitops/drift/internal/reason"
@@ -60,3 +61,7 @@ func requestError(c *kube.Clients, verb string, r *Result, err error) *Message {
 func mappingError(id object.ID, err error) *Message {
 	return problem(kube.MappingProblem(id, err))
 }
+
+// LastAppliedAnnotation is where client-side apply keeps what it applied last
+// (applier.LastAppliedAnnotation), for what reads results.
+const LastAppliedAnnotation = applier.LastAppliedAnnotation

@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
+	"github.com/drift-gitops/drift/internal/applier"
 	"github.com/drift-gitops/drift/internal/kube"
 	"github.com/drift-gitops/drift/internal/object"
 	"github.com/drift-gitops/drift/internal/reason"
@@ -18,14 +19,17 @@ import (
 
 // Options control a dry-run.
 type Options struct {
-	// Profile is the applier the real pipeline applies with (nil: kubectl apply
-	// --server-side).
-	Profile *Profile
+	// Applier is what applies the objects for real; the run sends each object as it
+	// does. It must be set.
+	Applier applier.Applier
 	// Owner is what that applier knows the objects by (a Kustomization, an
 	// Application, a Helm release).
-	Owner Owner
-	// FieldManager replaces the profile's field manager where the applier lets users
-	// choose it (kubectl's --field-manager); "" keeps the profile's.
+	Owner applier.Owner
+	// Appliers are the appliers the run knows, whose field managers on a live object
+	// tell that another applier than Applier applies it (nil: none is told).
+	Appliers *applier.Registry
+	// FieldManager replaces the applier's field manager where the applier lets users
+	// choose it (kubectl's --field-manager); "" keeps the applier's.
 	FieldManager string
 	// ForceConflicts applies forced from the start, as --force-conflicts does.
 	ForceConflicts bool
@@ -47,9 +51,6 @@ type Options struct {
 	// DryRunAggregated sends objects served by aggregated API servers too; by default
 	// they are not sent, since such servers may not honour dryRun.
 	DryRunAggregated bool
-	// Helm is the deployed revision of the release the helm profile upgrades (nil: an
-	// install).
-	Helm *HelmRelease
 	// Warnf, when set, is told what the run goes on without (a LIST refused, once).
 	Warnf func(format string, args ...any)
 	// Finished, when set, is called with each object's result as soon as its preview
@@ -62,9 +63,6 @@ type Options struct {
 	// only what planning found.
 	Skip func(i int) bool
 }
-
-// DefaultFieldManager is what kubectl apply --server-side uses.
-const DefaultFieldManager = "kubectl"
 
 // maxVersionRetries bounds how often an object that changed between GET and PATCH is
 // read and previewed again.
@@ -157,11 +155,11 @@ func forEachPlanned(results []Result, order []int, concurrency int, skip func(in
 
 // withDefaults fills in what was left unset.
 func (o Options) withDefaults() Options {
-	if o.Profile == nil {
-		o.Profile = kubectlServerSideProfile
+	if o.Applier == nil {
+		panic("dryrun: Options.Applier is not set")
 	}
-	o.FieldManager = o.Profile.manager(o)
-	o.ForceConflicts = o.ForceConflicts || o.Profile.Force
+	o.FieldManager = o.Applier.Sending().ManagerFor(o.FieldManager)
+	o.ForceConflicts = o.ForceConflicts || o.Applier.Sending().Force
 	if o.Namespace == "" {
 		o.Namespace = "default"
 	}

@@ -13,6 +13,8 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/dynamic"
 
+	"github.com/drift-gitops/drift/internal/applier"
+	"github.com/drift-gitops/drift/internal/applier/serverside"
 	"github.com/drift-gitops/drift/internal/kube"
 	"github.com/drift-gitops/drift/internal/object"
 	"github.com/drift-gitops/drift/internal/reason"
@@ -22,7 +24,7 @@ import (
 var crdResource = schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"}
 
 // Seed writes objects for real into a server that drift owns, such as the ephemeral
-// one, as the profile's applier leaves them (created by a client-side applier, else
+// one, as their applier leaves them (created by a client-side applier, else
 // applied server-side, forced): with what
 // it adds (Flux's labels, Argo CD's tracking, Helm's release metadata, kubectl's
 // last-applied annotation), as its field manager. CustomResourceDefinitions
@@ -55,9 +57,9 @@ func seedAll(ctx context.Context, c *kube.Clients, objs []render.Object, opts Op
 			r.Err = mappingError(r.ID, err)
 			return
 		}
-		body, err := seedBody(r, opts)
+		left, err := seedBody(r, opts)
 		if err == nil {
-			err = seedOne(ctx, c, res, r.ID.Name, body, opts)
+			err = seedOne(ctx, c, res, r.ID.Name, left, opts)
 		}
 		if err != nil {
 			r.Err = requestError(c, "apply", r, err)
@@ -72,11 +74,12 @@ func seedAll(ctx context.Context, c *kube.Clients, objs []render.Object, opts Op
 	return failed
 }
 
-// seedOne writes one object as the profile's applier left it: a client-side applier
-// created it (an Update in managedFields, as its manager); the others applied it
-// server-side. An object already there is applied over.
-func seedOne(ctx context.Context, c *kube.Clients, res dynamic.ResourceInterface, name string, body []byte, opts Options) error {
-	if opts.Profile.Method == ClientSide {
+// seedOne writes one object as its applier left it: created (a client-side applier:
+// an Update in managedFields, as its manager), or applied server-side. An object
+// already there is applied over.
+func seedOne(ctx context.Context, c *kube.Clients, res dynamic.ResourceInterface, name string, left seeded, opts Options) error {
+	body := left.body
+	if left.Created {
 		obj := &unstructured.Unstructured{}
 		if err := obj.UnmarshalJSON(body); err != nil {
 			return err
@@ -135,26 +138,24 @@ func established(crd *unstructured.Unstructured) bool {
 	return false
 }
 
-// seedBody is the object as the profile's applier leaves it in the cluster.
-func seedBody(r *Result, opts Options) ([]byte, error) {
+// seeded is an object as its applier leaves it, and the body to send.
+type seeded struct {
+	applier.Left
+	body []byte
+}
+
+// seedBody is the object as its applier leaves it in the cluster.
+func seedBody(r *Result, opts Options) (seeded, error) {
 	obj, _, err := prepared(r, nil, opts)
 	if err != nil {
-		return nil, err
+		return seeded{}, err
 	}
-	switch opts.Profile.Method {
-	case ClientSide:
-		modified, err := modifiedConfiguration(obj)
-		if err != nil {
-			return nil, err
-		}
-		obj = &unstructured.Unstructured{}
-		if err := obj.UnmarshalJSON(modified); err != nil {
-			return nil, err
-		}
-	case HelmUpgrade:
-		if !isHelmHook(r.Object) {
-			SetHelmMetadata(obj, opts.Owner.Name, opts.Owner.Namespace)
-		}
+	o := applier.Object{ID: r.ID, Obj: obj, Owner: opts.Owner, Manager: opts.FieldManager, Notes: notes(r.Object)}
+	left, err := opts.Applier.Leaves(o)
+	if err != nil {
+		return seeded{}, err
 	}
-	return patchBody(r, obj)
+	o.Obj = left.Obj
+	body, err := serverside.Body(o)
+	return seeded{Left: left, body: body}, err
 }

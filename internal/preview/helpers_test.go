@@ -4,6 +4,7 @@ import (
 	"context"
 	"testing"
 
+	"github.com/drift-gitops/drift/internal/applier/appliers"
 	"github.com/drift-gitops/drift/internal/config"
 	"github.com/drift-gitops/drift/internal/kube"
 	"github.com/drift-gitops/drift/internal/plan"
@@ -30,7 +31,13 @@ func planned(t *testing.T, dir, drift string, refs ...string) ([]plan.Target, []
 	if err != nil {
 		t.Fatal(err)
 	}
-	return plan.Targets(&plan.Config{Use: cfg, Base: cfg}, repo.Dir, nil, plan.Overrides{}), snaps
+	targets := plan.Targets(&plan.Config{Use: cfg, Base: cfg}, repo.Dir, nil, plan.Overrides{}, appliers.All())
+	var base *source.Snapshot
+	if len(snaps) > 1 {
+		base = snaps[1]
+	}
+	plan.Resolve(targets, snaps[0], base)
+	return targets, snaps
 }
 
 // connectLive connects every cluster to the test API server, ns its default

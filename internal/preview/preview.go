@@ -13,6 +13,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
+	"github.com/drift-gitops/drift/internal/applier"
 	"github.com/drift-gitops/drift/internal/kube"
 	"github.com/drift-gitops/drift/internal/plan"
 	"github.com/drift-gitops/drift/internal/render"
@@ -30,6 +31,9 @@ type Deps struct {
 	StartEphemeral func(ctx context.Context) (conn *kube.Connection, stop func(), err error)
 	// Cache renders the targets (in render workers, under the run's limits).
 	Cache *render.Cache
+	// Appliers are the run's appliers: the default one loads an ephemeral server's
+	// scaffolding, and each target's warns when another one applies an object.
+	Appliers *applier.Registry
 	// Progress, when set, is told how many objects of how many were previewed.
 	Progress func(done, total int)
 	// Warnf reports what the run goes on without.
@@ -138,7 +142,7 @@ func interrupted(ctx context.Context, what string) error {
 func (p *Preview) Digest() string {
 	h := sha256.New()
 	for _, t := range p.Targets {
-		fmt.Fprintf(h, "target %q %q %q %q %q %q\n", t.Name, t.Spec.Path, t.Renderer, t.Cluster.Context, t.Applier, t.Skipped)
+		fmt.Fprintf(h, "target %q %q %q %q %q %q\n", t.Name, t.Spec.Path, t.Spec.Renderer, t.Cluster.Context, t.Applier.Name(), t.Skipped)
 		if t.Rendered != nil {
 			fmt.Fprintf(h, "failures %d\n", len(t.Rendered.Failures))
 		}

@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/kubernetes"
 
+	"github.com/drift-gitops/drift/internal/applier/appliers"
 	"github.com/drift-gitops/drift/internal/dryrun"
 	"github.com/drift-gitops/drift/internal/gitfixture"
 	"github.com/drift-gitops/drift/internal/kube"
@@ -83,7 +84,8 @@ func TestPreviewRunsTargetsOnTheirClusters(t *testing.T) {
 			clients, err := kube.NewClients(env.Config, 4)
 			return &kube.Connection{Clients: clients, Namespace: ns, RequestTimeout: kube.DefaultRequestTimeout}, err
 		},
-		Cache: &render.Cache{},
+		Cache:    &render.Cache{},
+		Appliers: appliers.All(),
 	}
 	p, err := Run(ctx, deps, Options{Concurrency: 4, Prune: true, SplitDrift: true}, targets, head, base)
 	if err != nil {

@@ -16,6 +16,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 
+	"github.com/drift-gitops/drift/internal/applier/appliers"
 	"github.com/drift-gitops/drift/internal/config"
 	"github.com/drift-gitops/drift/internal/gitfixture"
 	"github.com/drift-gitops/drift/internal/golden"
@@ -103,7 +104,8 @@ func TestStreamedEntriesMakeTheSameReport(t *testing.T) {
 				}
 				return connectLive(ns)(ctx, key)
 			},
-			Cache: &render.Cache{},
+			Cache:    &render.Cache{},
+			Appliers: appliers.All(),
 		}
 		if stream {
 			deps.Report = report.NewBuilder(report.Options{Scrubber: sc}, "")
@@ -213,6 +215,7 @@ func TestAClustersObjectsAreSentWhileAnotherClusterStillRenders(t *testing.T) {
 	deps := Deps{
 		Connect:  connectLive(ns),
 		Cache:    &render.Cache{},
+		Appliers: appliers.All(),
 		Progress: func(done, total int) { once.Do(func() { close(held.release) }) },
 		Report:   report.NewBuilder(report.Options{}, ""),
 	}
@@ -238,7 +241,7 @@ func TestAClustersObjectsAreSentWhileAnotherClusterStillRenders(t *testing.T) {
 func TestHelmOptionsOnAnotherRendererAreAnError(t *testing.T) {
 	entry := &config.Target{Name: "web", Path: "web", Helm: &config.HelmTarget{ValuesFiles: []string{"prod.yaml"}}}
 	for renderer, want := range map[string]bool{render.RendererKustomize: true, render.RendererPlain: true, render.RendererHelm: false} {
-		tg := &Target{Target: plan.Target{Name: "web", Entry: entry, Spec: render.Spec{Path: "web"}}, Renderer: renderer, Rendered: &render.Result{}}
+		tg := &Target{Target: plan.Target{Name: "web", Entry: entry, Spec: render.Spec{Path: "web", Renderer: renderer}}, Rendered: &render.Result{}}
 		f, got := tg.optionsUnused()
 		if got != want || (got && (f.Reason != reason.Config || !strings.Contains(f.Message, "target web sets helm options, but web renders with "+renderer))) {
 			t.Errorf("%s: %v %q", renderer, got, f.Message)

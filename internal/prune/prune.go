@@ -4,8 +4,10 @@
 package prune
 
 import (
+	"cmp"
 	"context"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -17,6 +19,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
 
+	"github.com/drift-gitops/drift/internal/applier"
 	"github.com/drift-gitops/drift/internal/dryrun"
 	"github.com/drift-gitops/drift/internal/kube"
 	"github.com/drift-gitops/drift/internal/object"
@@ -121,10 +124,10 @@ func Find(ctx context.Context, c *kube.Clients, rendered *render.Result, results
 	}
 	if ctrl := opts.Controller; ctrl != nil {
 		name := "Kustomization " + ctrl.Owner.Namespace + "/" + ctrl.Owner.Name + " status.inventory"
-		if ctrl.Format == FormatArgoCD {
-			name = "Application " + firstNonEmpty(ctrl.Owner.Namespace, argoNamespace) + "/" + ctrl.Owner.Name + " status.resources"
+		if ctrl.Record == applier.ArgoCDResources {
+			name = "Application " + cmp.Or(ctrl.Owner.Namespace, argoNamespace) + "/" + ctrl.Owner.Name + " status.resources"
 		}
-		p := &pruner{ctx: ctx, c: c, opts: opts, inv: inventory{format: ctrl.Format, name: name, obj: render.Object{Source: ctrl.Source}}, set: set, out: &out}
+		p := &pruner{ctx: ctx, c: c, opts: opts, inv: inventory{format: string(ctrl.Record), name: name, obj: render.Object{Source: ctrl.Source}}, set: set, out: &out}
 		p.controller(*ctrl)
 	}
 	// What the deleted controllers delete in turn.
@@ -312,12 +315,7 @@ func (p *pruner) countCustomResources(crd *unstructured.Unstructured) *int64 {
 }
 
 func hasFormat(invs []inventory, format string) bool {
-	for _, inv := range invs {
-		if inv.format == format {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(invs, func(inv inventory) bool { return inv.format == format })
 }
 
 // liveApplySetParent reads the parent drift.yaml names, as kubectl's --applyset

@@ -1,32 +1,31 @@
-package dryrun
+package helm
 
 import (
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	jsonpatch "github.com/evanphx/json-patch"
-	"helm.sh/helm/v3/pkg/kube"
+	helmkube "helm.sh/helm/v3/pkg/kube"
 	apiextv1beta1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1beta1"
 	"k8s.io/apimachinery/pkg/api/meta"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/strategicpatch"
 	"k8s.io/cli-runtime/pkg/resource"
-	"k8s.io/client-go/dynamic"
 
+	"github.com/drift-gitops/drift/internal/applier"
 	"github.com/drift-gitops/drift/internal/object"
 	"github.com/drift-gitops/drift/internal/reason"
-	"github.com/drift-gitops/drift/internal/render"
 )
 
-// HelmFieldManager is the field manager the helm CLI writes as (cmd/helm sets
+// FieldManager is the field manager the helm CLI writes as (cmd/helm sets
 // kube.ManagedFieldsManager to "helm").
-const HelmFieldManager = "helm"
+const FieldManager = "helm"
 
 // Helm's ownership metadata (pkg/action/validate.go).
 const (
@@ -36,10 +35,10 @@ const (
 	helmReleaseNamespaceAnno = "meta.helm.sh/release-namespace"
 )
 
-// SetHelmMetadata adds what `helm install` and `helm upgrade` add to every object of
+// SetMetadata adds what `helm install` and `helm upgrade` add to every object of
 // the release before sending it (setMetadataVisitor): the managed-by label and the
 // release name and namespace annotations, over any values the chart wrote.
-func SetHelmMetadata(u *unstructured.Unstructured, releaseName, releaseNamespace string) {
+func SetMetadata(u *unstructured.Unstructured, releaseName, releaseNamespace string) {
 	labels := u.GetLabels()
 	if labels == nil {
 		labels = map[string]string{}
@@ -55,14 +54,14 @@ func SetHelmMetadata(u *unstructured.Unstructured, releaseName, releaseNamespace
 	u.SetAnnotations(annos)
 }
 
-// ErrNotInRelease is what CheckHelmOwnership returns, wrapped, for a live object that
+// ErrNotInRelease is what CheckOwnership returns, wrapped, for a live object that
 // another owner (or none) has: `helm upgrade` stops on it.
 var ErrNotInRelease = errors.New("exists and cannot be imported into the current release")
 
-// CheckHelmOwnership returns the error `helm upgrade` and `helm install` stop with
+// CheckOwnership returns the error `helm upgrade` and `helm install` stop with
 // when the chart adds an object that is live but not the release's (without
 // --take-ownership): it must carry Helm's label and the release's annotations.
-func CheckHelmOwnership(live *unstructured.Unstructured, releaseName, releaseNamespace string) error {
+func CheckOwnership(live *unstructured.Unstructured, releaseName, releaseNamespace string) error {
 	var problems []string
 	want := func(kind string, m map[string]string, k, v string) {
 		switch got, ok := m[k]; {
@@ -82,16 +81,16 @@ func CheckHelmOwnership(live *unstructured.Unstructured, releaseName, releaseNam
 		ErrNotInRelease, strings.Join(problems, "; "))
 }
 
-// HelmPatch returns the patch `helm upgrade` sends to turn live into desired (pkg/kube
+// Patch returns the patch `helm upgrade` sends to turn live into desired (pkg/kube
 // Client.Update without --force, its createPatch): for kinds Helm's scheme knows, a
 // strategic three-way merge patch between original, desired and live that overwrites
 // changed fields; for the rest (custom resources, v1beta1 CRDs) a JSON merge patch
 // from original to desired alone, blind to live. original is the object as the
 // previous release's manifest has it; nil when that release did not have it, and
 // Helm then takes desired itself as the original (an object it adopts,
-// existingResourceConflict). desired carries Helm's metadata (SetHelmMetadata). An
+// existingResourceConflict). desired carries Helm's metadata (SetMetadata). An
 // empty patch ("{}") means Helm sends nothing for the object.
-func HelmPatch(original, live, desired *unstructured.Unstructured) ([]byte, types.PatchType, error) {
+func Patch(original, live, desired *unstructured.Unstructured) ([]byte, types.PatchType, error) {
 	if original == nil {
 		original = desired
 	}
@@ -109,7 +108,7 @@ func HelmPatch(original, live, desired *unstructured.Unstructured) ([]byte, type
 	}
 	// Helm's own conversion, with its scheme of built-in kinds only, decides the patch
 	// type as the real upgrade does.
-	versioned := kube.AsVersioned(&resource.Info{Object: desired.DeepCopy(), Mapping: &meta.RESTMapping{GroupVersionKind: desired.GroupVersionKind()}})
+	versioned := helmkube.AsVersioned(&resource.Info{Object: desired.DeepCopy(), Mapping: &meta.RESTMapping{GroupVersionKind: desired.GroupVersionKind()}})
 	_, isUnstructured := versioned.(runtime.Unstructured)
 	_, isCRD := versioned.(*apiextv1beta1.CustomResourceDefinition)
 	if isUnstructured || isCRD {
@@ -130,32 +129,30 @@ func HelmPatch(original, live, desired *unstructured.Unstructured) ([]byte, type
 	return patch, types.StrategicMergePatchType, nil
 }
 
-// PreviewHelm sends, with dryRun=All and Helm's field manager, what `helm upgrade`
-// sends for one object and returns the server's answer: a create when live is nil,
-// else the patch of HelmPatch; when that patch is empty Helm sends nothing and the
-// object stays live as it is. desired carries Helm's metadata; res is scoped to the
-// object's namespace.
-func PreviewHelm(ctx context.Context, res dynamic.ResourceInterface, original, live, desired *unstructured.Unstructured) (*unstructured.Unstructured, error) {
-	dryRun := []string{metav1.DryRunAll}
+// send sends through s, with dryRun=All, what `helm upgrade` sends for one object and
+// returns the server's answer: a create when live is nil, else the patch of Patch;
+// when that patch is empty Helm sends nothing and the object stays live as it is.
+// desired carries Helm's metadata. Helm sends no fieldValidation.
+func send(ctx context.Context, s applier.Server, original, live, desired *unstructured.Unstructured) (*unstructured.Unstructured, error) {
 	if live == nil {
 		obj := desired.DeepCopy()
 		// Helm's resource helper creates with modify=true: resourceVersion cleared.
 		obj.SetResourceVersion("")
-		return res.Create(ctx, obj, metav1.CreateOptions{DryRun: dryRun, FieldManager: HelmFieldManager})
+		return s.Create(ctx, obj, "")
 	}
-	patch, pt, err := HelmPatch(original, live, desired)
+	patch, pt, err := Patch(original, live, desired)
 	if err != nil {
 		return nil, err
 	}
 	if len(patch) == 0 || string(patch) == "{}" {
 		return live.DeepCopy(), nil
 	}
-	return res.Patch(ctx, desired.GetName(), pt, patch, metav1.PatchOptions{DryRun: dryRun, FieldManager: HelmFieldManager})
+	return s.Patch(ctx, pt, patch, "")
 }
 
-// HelmPlan is what `helm upgrade` (or `helm install`, when the release has no
+// ObjectPlan is what `helm upgrade` (or `helm install`, when the release has no
 // deployed revision) does to one rendered object of the chart.
-type HelmPlan struct {
+type ObjectPlan struct {
 	// Original is the previous release's copy (nil when the release did not have it).
 	Original *unstructured.Unstructured
 	// Desired is the rendered object with Helm's metadata, as Helm sends it.
@@ -164,32 +161,30 @@ type HelmPlan struct {
 	Untouched string
 }
 
-// PlanHelm decides what Helm does with rendered, whose namespace is defaulted, given
-// its live copy (nil when absent) and the deployed release (nil for an install). CRDs
+// PlanObject decides what Helm does with obj, the rendered object with its namespace
+// defaulted and notes the reasons of what rendering noted about it, given its live
+// copy (nil when absent) and the deployed release (nil for an install). CRDs
 // of the chart's crds/ directory are created on install when absent and never touched
 // otherwise; a hook is Helm's only while it runs, so it is not planned here (preview
 // it as an object applied now, without Helm's metadata). An object the release does
-// not have but the cluster does must be the release's (CheckHelmOwnership).
-func PlanHelm(rel *HelmRelease, rendered render.Object, live *unstructured.Unstructured, releaseName, releaseNamespace string) (HelmPlan, error) {
-	desired := rendered.Obj.DeepCopy()
-	for _, n := range rendered.Notes {
-		if n.Reason != reason.HelmCRD {
-			continue
-		}
+// not have but the cluster does must be the release's (CheckOwnership).
+func PlanObject(rel *Release, obj *unstructured.Unstructured, notes []reason.Reason, live *unstructured.Unstructured, releaseName, releaseNamespace string) (ObjectPlan, error) {
+	desired := obj.DeepCopy()
+	if slices.Contains(notes, reason.HelmCRD) {
 		switch {
 		case live != nil:
-			return HelmPlan{Desired: desired, Untouched: "Helm never updates a CRD of the chart's crds/ directory"}, nil
+			return ObjectPlan{Desired: desired, Untouched: "Helm never updates a CRD of the chart's crds/ directory"}, nil
 		case rel != nil:
-			return HelmPlan{Desired: desired, Untouched: "Helm creates CRDs of the chart's crds/ directory only on install, not on upgrade"}, nil
+			return ObjectPlan{Desired: desired, Untouched: "Helm creates CRDs of the chart's crds/ directory only on install, not on upgrade"}, nil
 		}
-		return HelmPlan{Desired: desired}, nil
+		return ObjectPlan{Desired: desired}, nil
 	}
-	SetHelmMetadata(desired, releaseName, releaseNamespace)
+	SetMetadata(desired, releaseName, releaseNamespace)
 	original := rel.Previous(object.IDOf(desired))
 	if original == nil && live != nil {
-		if err := CheckHelmOwnership(live, releaseName, releaseNamespace); err != nil {
-			return HelmPlan{}, err
+		if err := CheckOwnership(live, releaseName, releaseNamespace); err != nil {
+			return ObjectPlan{}, err
 		}
 	}
-	return HelmPlan{Original: original, Desired: desired}, nil
+	return ObjectPlan{Original: original, Desired: desired}, nil
 }

@@ -1,7 +1,6 @@
-package dryrun
+package argocd
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"reflect"
@@ -13,6 +12,9 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/component-helpers/auth/rbac/reconciliation"
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
+
+	"github.com/drift-gitops/drift/internal/applier"
+	"github.com/drift-gitops/drift/internal/applier/fields"
 )
 
 // Before a client-side apply of an RBAC object, gitops-engine runs kubectl auth
@@ -24,31 +26,28 @@ import (
 // alone are the reconcile's. A binding whose roleRef changes is deleted and created
 // anew by the reconcile, which drift does not predict: the patch's error shows.
 
-// argoCDReconcileManager is the manager of the reconcile's writes: the controller's
+// reconcileManager is the manager of the reconcile's writes: the controller's
 // client sets no field manager, and the server names it after the user agent, the
 // controller binary's name.
-const argoCDReconcileManager = "argocd-application-controller"
+const reconcileManager = "argocd-application-controller"
 
-// argoCDReconciledFirst moves to argocd-application-controller the fields of merged
+// reconciledFirst moves to argocd-application-controller the fields of merged
 // (the client-side apply's answer for live) that the reconcile wrote.
-func argoCDReconciledFirst(merged, live *unstructured.Unstructured, _ Owner) {
+func reconciledFirst(merged, live *unstructured.Unstructured) {
 	if merged.GetAPIVersion() != "rbac.authorization.k8s.io/v1" {
 		return
 	}
 	var expected map[string]any
-	if err := json.Unmarshal([]byte(merged.GetAnnotations()[LastAppliedAnnotation]), &expected); err != nil {
+	if err := json.Unmarshal([]byte(merged.GetAnnotations()[applier.LastAppliedAnnotation]), &expected); err != nil {
 		return
 	}
 	exp := &unstructured.Unstructured{Object: expected}
-	if live == nil || argoCDRecreates(exp, live) != "" {
+	if live == nil || recreates(exp, live) != "" {
 		// Created by the reconcile; the apply adds only its annotation.
-		mine := fieldpath.NewSet()
-		for _, e := range merged.GetManagedFields() {
-			if e.Manager == ArgoCDFieldManager && e.Operation == metav1.ManagedFieldsOperationUpdate {
-				mine = mine.Union(fieldsOf(e))
-			}
-		}
-		moveFields(merged, mine.Difference(fieldpath.NewSet(lastAppliedPath)))
+		mine := fields.Owned(merged.GetManagedFields(), func(e metav1.ManagedFieldsEntry) bool {
+			return e.Manager == FieldManager && e.Operation == metav1.ManagedFieldsOperationUpdate
+		})
+		moveFields(merged, mine.Difference(fieldpath.NewSet(applier.LastAppliedPath)))
 		return
 	}
 	paths, err := reconciledFields(live, exp, merged)
@@ -58,9 +57,9 @@ func argoCDReconciledFirst(merged, live *unstructured.Unstructured, _ Owner) {
 	moveFields(merged, paths)
 }
 
-// argoCDRecreates says why kubectl auth reconcile deletes and creates obj anew: a
+// recreates says why kubectl auth reconcile deletes and creates obj anew: a
 // binding whose roleRef changes, unless it opted out of reconciliation.
-func argoCDRecreates(obj, live *unstructured.Unstructured) string {
+func recreates(obj, live *unstructured.Unstructured) string {
 	bindingOf := map[string]func(*unstructured.Unstructured) (reconciliation.RoleBinding, error){"RoleBinding": roleBinding, "ClusterRoleBinding": clusterRoleBinding}[live.GetKind()]
 	if bindingOf == nil || live.GetAPIVersion() != "rbac.authorization.k8s.io/v1" {
 		return ""
@@ -150,44 +149,32 @@ func moveFields(obj *unstructured.Unstructured, paths *fieldpath.Set) {
 	if paths.Empty() {
 		return
 	}
-	var out []metav1.ManagedFieldsEntry
+	var others []metav1.ManagedFieldsEntry
 	mine := paths
 	var at *metav1.ManagedFieldsEntry
 	for _, e := range obj.GetManagedFields() {
-		if e.Manager == argoCDReconcileManager && e.Operation == metav1.ManagedFieldsOperationUpdate && e.Subresource == "" {
-			mine = mine.Union(fieldsOf(e))
+		if e.Manager == reconcileManager && e.Operation == metav1.ManagedFieldsOperationUpdate && e.Subresource == "" {
+			if s, err := fields.Of(e); err == nil {
+				mine = mine.Union(s)
+			}
 			at = &e
 			continue
 		}
-		rest := fieldsOf(e).Difference(paths)
-		if rest.Empty() {
-			continue
-		}
-		raw, err := rest.ToJSON()
-		if err != nil {
-			return
-		}
-		e.FieldsV1 = &metav1.FieldsV1{Raw: raw}
-		out = append(out, e)
+		others = append(others, e)
 	}
-	raw, err := mine.ToJSON()
+	others, err := fields.Without(others, paths)
 	if err != nil {
 		return
 	}
 	if at == nil {
-		at = &metav1.ManagedFieldsEntry{Manager: argoCDReconcileManager, Operation: metav1.ManagedFieldsOperationUpdate,
+		at = &metav1.ManagedFieldsEntry{Manager: reconcileManager, Operation: metav1.ManagedFieldsOperationUpdate,
 			APIVersion: obj.GetAPIVersion(), FieldsType: "FieldsV1", Time: latest(obj.GetManagedFields())}
 	}
-	at.FieldsV1 = &metav1.FieldsV1{Raw: raw}
-	obj.SetManagedFields(append([]metav1.ManagedFieldsEntry{*at}, out...))
-}
-
-func fieldsOf(e metav1.ManagedFieldsEntry) *fieldpath.Set {
-	s := &fieldpath.Set{}
-	if e.FieldsV1 != nil {
-		_ = s.FromJSON(bytes.NewReader(e.FieldsV1.Raw))
+	entry, err := fields.Entry(*at, mine)
+	if err != nil {
+		return
 	}
-	return s
+	obj.SetManagedFields(append([]metav1.ManagedFieldsEntry{entry}, others...))
 }
 
 func latest(mfs []metav1.ManagedFieldsEntry) *metav1.Time {

@@ -1,8 +1,9 @@
-package dryrun
+package helm
 
 import (
 	"context"
 	"fmt"
+	"os"
 	"reflect"
 	"sort"
 	"testing"
@@ -23,13 +24,31 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"sigs.k8s.io/yaml"
 
+	"github.com/drift-gitops/drift/internal/applier"
+	"github.com/drift-gitops/drift/internal/dryrun"
 	"github.com/drift-gitops/drift/internal/kube"
+	"github.com/drift-gitops/drift/internal/reason"
+	"github.com/drift-gitops/drift/internal/testenv"
 
 	"github.com/drift-gitops/drift/internal/object"
 	"github.com/drift-gitops/drift/internal/render"
 )
 
-var deployGVR = schema.GroupVersionResource{Group: "apps", Version: "v1", Resource: "deployments"}
+// shared is the API server this package's tests share, started by the first test
+// that needs it.
+var shared testenv.Shared
+
+func TestMain(m *testing.M) { os.Exit(testenv.Run(m, &shared)) }
+
+func testEnv(t testing.TB) *testenv.Env {
+	t.Helper()
+	return shared.Env(t)
+}
+
+var (
+	deployGVR = schema.GroupVersionResource{Group: "apps", Version: "v1", Resource: "deployments"}
+	cmGVR     = schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}
+)
 
 // helmChart is a chart both as drift reads it (a repository) and as Helm loads it.
 type helmChart map[string]string
@@ -59,7 +78,7 @@ func (c helmChart) load(t *testing.T) *chart.Chart {
 // namespace ns, writing as the helm CLI does.
 func helmActions(t *testing.T, ns string) *action.Configuration {
 	t.Helper()
-	helmkube.ManagedFieldsManager = HelmFieldManager
+	helmkube.ManagedFieldsManager = FieldManager
 	flags := genericclioptions.NewConfigFlags(false)
 	flags.KubeConfig = &testEnv(t).Kubeconfig
 	flags.Namespace = &ns
@@ -274,31 +293,23 @@ func TestHelmUpgradePredictionEqualsWhatHelmUpgradeLeaves(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	rel, err := ReadHelmRelease(kubernetes.NewForConfigOrDie(testEnv(t).Config), c.Mapper, ns, "app")
+	rel, err := ReadRelease(kubernetes.NewForConfigOrDie(testEnv(t).Config), c.Mapper, ns, "app")
 	if err != nil || rel == nil || rel.Revision != 1 || rel.NextRevision != 2 || len(rel.Objects) != 4 {
 		t.Fatalf("release = %+v, %v", rel, err)
 	}
 	predicted := map[string]map[string]any{}
 	var rendered []object.ID
-	for _, o := range helmRender(t, appChart, ns, "app", v2) {
-		o.Obj = o.Obj.DeepCopy()
-		o.Obj.SetNamespace(ns)
-		res := helmResource(t, c, o.Obj)
-		live := liveOf(t, res, o.Obj.GetName())
-		plan, err := PlanHelm(rel, o, live, "app", ns)
-		if err != nil {
-			t.Fatal(err)
+	results := dryrun.Run(ctx, c, helmRender(t, appChart, ns, "app", v2), dryrun.Options{
+		Applier: Upgrading(rel), Owner: applier.Owner{Name: "app", Namespace: ns}, Namespace: ns})
+	for _, r := range results {
+		if r.Err != nil {
+			t.Fatalf("%s: %+v", r.ID.Display(), r.Err)
 		}
-		if plan.Untouched != "" {
-			continue // the CRD of crds/
+		rendered = append(rendered, r.ID)
+		if len(r.Warnings) > 0 && r.Warnings[0].Reason == reason.NotApplied {
+			continue // the CRD of crds/, which an upgrade leaves alone
 		}
-		id := object.IDOf(plan.Desired)
-		rendered = append(rendered, id)
-		got, err := PreviewHelm(ctx, res, plan.Original, live, plan.Desired)
-		if err != nil {
-			t.Fatalf("%s: %v", id.Display(), err)
-		}
-		predicted[id.String()] = comparableHelm(got)
+		predicted[r.ID.String()] = comparableHelm(r.Merged)
 	}
 	var dropped []string
 	for _, o := range rel.Dropped(rendered) {
@@ -343,13 +354,13 @@ func TestHelmOwnershipRefusesObjectsOfOthers(t *testing.T) {
 	live := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "ConfigMap",
 		"metadata": map[string]any{"name": "x", "labels": map[string]any{"app.kubernetes.io/managed-by": "Helm"},
 			"annotations": map[string]any{"meta.helm.sh/release-name": "other", "meta.helm.sh/release-namespace": "ns"}}}}
-	err := CheckHelmOwnership(live, "app", "ns")
+	err := CheckOwnership(live, "app", "ns")
 	if err == nil || fmt.Sprint(err) == "" {
 		t.Fatal("no error for another release's object")
 	}
-	SetHelmMetadata(live, "app", "ns")
-	if err := CheckHelmOwnership(live, "app", "ns"); err != nil {
-		t.Errorf("after SetHelmMetadata: %v", err)
+	SetMetadata(live, "app", "ns")
+	if err := CheckOwnership(live, "app", "ns"); err != nil {
+		t.Errorf("after SetMetadata: %v", err)
 	}
 }
 

@@ -1,7 +1,11 @@
-package dryrun
+// Package flux is Flux's kustomize-controller as an applier: a forced server-side
+// apply as kustomize-controller, with fluxcd/pkg/ssa's labels, normalization and
+// managedFields cleanup, of objects built as Flux builds a Kustomization's path.
+package flux
 
 import (
-	"bytes"
+	"cmp"
+	"context"
 	"fmt"
 	"strings"
 
@@ -11,6 +15,10 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
+
+	"github.com/drift-gitops/drift/internal/applier"
+	"github.com/drift-gitops/drift/internal/applier/fields"
+	"github.com/drift-gitops/drift/internal/applier/serverside"
 )
 
 // Flux's kustomize-controller applies a Kustomization's objects with fluxcd/pkg/ssa's
@@ -22,43 +30,81 @@ import (
 // its own pre-SSA managers to its apply entry (cleanupMetadata), and a forced
 // apply, only when that patch changed something or the dry run differs.
 
-// FluxFieldManager is the field manager kustomize-controller writes as (its
+// FieldManager is the field manager kustomize-controller writes as (its
 // controllerName, main.go).
-const FluxFieldManager = "kustomize-controller"
+const FieldManager = "kustomize-controller"
 
 // Flux's metadata keys and values (api/v1/kustomization_types.go).
 const (
-	fluxGroup        = "kustomize.toolkit.fluxcd.io"
-	FluxNameLabel    = fluxGroup + "/name"
-	FluxNSLabel      = fluxGroup + "/namespace"
-	FluxSSAKey       = fluxGroup + "/ssa"
-	fluxReconcileKey = fluxGroup + "/reconcile"
+	group          = "kustomize.toolkit.fluxcd.io"
+	NameLabel      = group + "/name"
+	NamespaceLabel = group + "/namespace"
+	SSAKey         = group + "/ssa"
+	reconcileKey   = group + "/reconcile"
 )
 
-// fluxDefaultNamespace is where a Kustomization lives when drift.yaml names none.
-const fluxDefaultNamespace = "flux-system"
+// DefaultNamespace is where a Kustomization lives when drift.yaml names none.
+const DefaultNamespace = "flux-system"
 
-var fluxProfile = &Profile{
-	Name:         "flux",
-	Method:       ServerSide,
-	Manager:      FluxFieldManager,
-	FixedManager: true,
-	// dryRunApply and apply: client.ForceOwnership.
-	Force: true,
-	// controller-runtime's client sends no fieldValidation: the server's Warn.
-	FieldValidation: "Warn",
-	// cleanupMetadata's PatchReplaceFieldsManagers is a migration: the matched
-	// managers' fields become kustomize-controller's before the apply.
-	MigratesCSA:     true,
-	MigrationNeeded: fluxMigrates,
-	Migrated:        fluxMigrated,
-	Prepare:         fluxPrepare,
-	After:           fluxAfter,
-	Managers:        []string{FluxFieldManager},
-	Doc:             "Flux kustomize-controller (forced server-side apply as kustomize-controller with fluxcd/pkg/ssa's labels, normalization and managedFields cleanup)",
+type flux struct{ applier.Base }
+
+// New returns the flux applier.
+func New() applier.Applier { return flux{} }
+
+func (flux) Name() applier.Name { return applier.Flux }
+
+func (flux) Doc() string {
+	return "Flux kustomize-controller (forced server-side apply as kustomize-controller with fluxcd/pkg/ssa's labels, normalization and managedFields cleanup)"
 }
 
-func init() { register(fluxProfile) }
+func (flux) Sending() applier.Sending {
+	return applier.Sending{
+		Method:       applier.ServerSide,
+		Manager:      FieldManager,
+		ManagerFixed: true,
+		// dryRunApply and apply: client.ForceOwnership.
+		Force: true,
+		// controller-runtime's client sends no fieldValidation: the server's Warn.
+		FieldValidation: "Warn",
+		Managers:        []string{FieldManager},
+		// cleanupMetadata's PatchReplaceFieldsManagers is a migration: the matched
+		// managers' fields become kustomize-controller's before the apply.
+		Migration: migration{},
+	}
+}
+
+// Traits: Flux's record is the Kustomization's status.inventory, and it builds the
+// path as a Kustomization.
+func (flux) Traits() applier.Traits {
+	return applier.Traits{Record: applier.FluxInventory, BuildsAsFlux: true}
+}
+
+// Owner is the Kustomization drift.yaml's flux: names: by default the target's name,
+// in flux-system.
+func (flux) Owner(d applier.Declared) applier.Owner {
+	return applier.Owner{Name: cmp.Or(d.Kustomization.Name, d.Target), Namespace: cmp.Or(d.Kustomization.Namespace, DefaultNamespace)}
+}
+
+func (f flux) Send(ctx context.Context, s applier.Server, o applier.Object) (applier.Sent, error) {
+	return serverside.Send(ctx, s, o, f.Name(), f.Sending().Migration)
+}
+
+// migration is cleanupMetadata's move of kubectl's and kustomize-controller's own
+// pre-SSA managers' fields to its apply entry.
+type migration struct{}
+
+func (migration) Needed(live *unstructured.Unstructured, _ string) bool { return fluxMigrates(live) }
+
+func (migration) Moves(merged *unstructured.Unstructured, e metav1.ManagedFieldsEntry, _ bool) bool {
+	return fluxMigrated(merged, e)
+}
+
+func (migration) KeepsLastApplied(string) string { return "" }
+
+// Before: Flux takes over kubectl's managers, client- and server-side.
+func (migration) Before() string {
+	return "by kubectl (client-side apply, edit, label or server-side apply)"
+}
 
 // fluxSelector is a key and value that utils.AnyInMetadata matches, in labels or
 // annotations, the value case-insensitively.
@@ -66,11 +112,11 @@ type fluxSelector struct{ key, value string }
 
 var (
 	// ApplyOptions.ExclusionSelector: never applied.
-	fluxExcluded = []fluxSelector{{fluxReconcileKey, "disabled"}, {FluxSSAKey, "Ignore"}}
+	fluxExcluded = []fluxSelector{{reconcileKey, "disabled"}, {SSAKey, "Ignore"}}
 	// ApplyOptions.IfNotPresentSelector: applied only when absent.
-	fluxIfNotPresent = fluxSelector{FluxSSAKey, "IfNotPresent"}
+	fluxIfNotPresent = fluxSelector{SSAKey, "IfNotPresent"}
 	// ApplyCleanupOptions.Exclusions: no cleanup.
-	fluxMerge = fluxSelector{FluxSSAKey, "Merge"}
+	fluxMerge = fluxSelector{SSAKey, "Merge"}
 )
 
 func (s fluxSelector) in(obj *unstructured.Unstructured) bool {
@@ -87,7 +133,7 @@ func (s fluxSelector) in(obj *unstructured.Unstructured) bool {
 
 // The metadata apply() asks cleanupMetadata to remove (ApplyCleanupOptions).
 var (
-	fluxCleanupAnnotations = []string{LastAppliedAnnotation, "kustomize.toolkit.fluxcd.io/checksum", "fluxcd.io/sync-checksum"}
+	fluxCleanupAnnotations = []string{applier.LastAppliedAnnotation, "kustomize.toolkit.fluxcd.io/checksum", "fluxcd.io/sync-checksum"}
 	fluxCleanupLabels      = []string{"fluxcd.io/sync-gc-mark"}
 )
 
@@ -102,7 +148,7 @@ var fluxCleanupManagers = []struct {
 	{"kubectl", metav1.ManagedFieldsOperationApply},
 	{"kubectl", metav1.ManagedFieldsOperationUpdate},
 	{"before-first-apply", metav1.ManagedFieldsOperationUpdate},
-	{FluxFieldManager, metav1.ManagedFieldsOperationUpdate},
+	{FieldManager, metav1.ManagedFieldsOperationUpdate},
 }
 
 func fluxCleanupManager(e metav1.ManagedFieldsEntry) bool {
@@ -117,13 +163,13 @@ func fluxCleanupManager(e metav1.ManagedFieldsEntry) bool {
 	return false
 }
 
-// fluxPrepare does what kustomize-controller does to an object before applying it:
-// the owner labels (ResourceManager.SetOwnerLabels), normalize.UnstructuredList,
-// and utils.RemoveCABundleFromCRD; an excluded object, or one marked IfNotPresent
-// that exists, is skipped (shouldSkipApply).
-func fluxPrepare(obj, live *unstructured.Unstructured, o Owner) (string, error) {
+// Prepare does what kustomize-controller does to an object before applying it: the
+// owner labels (ResourceManager.SetOwnerLabels), normalize.UnstructuredList, and
+// utils.RemoveCABundleFromCRD; an excluded object, or one marked IfNotPresent that
+// exists, is skipped (shouldSkipApply).
+func (flux) Prepare(obj, live *unstructured.Unstructured, o applier.Owner) (string, error) {
 	if o.Name == "" {
-		return "", fmt.Errorf("the flux applier needs the Kustomization that applies these objects: set flux.name (and flux.namespace, default %s) in drift.yaml", fluxDefaultNamespace)
+		return "", fmt.Errorf("the flux applier needs the Kustomization that applies these objects: set flux.name (and flux.namespace, default %s) in drift.yaml", DefaultNamespace)
 	}
 	for _, s := range fluxExcluded {
 		if s.in(obj) || s.in(live) {
@@ -133,11 +179,7 @@ func fluxPrepare(obj, live *unstructured.Unstructured, o Owner) (string, error) 
 	if live != nil && live.GetUID() != "" && fluxIfNotPresent.in(obj) {
 		return fmt.Sprintf("%s: %s and it exists", fluxIfNotPresent.key, fluxIfNotPresent.value), nil
 	}
-	ns := o.Namespace
-	if ns == "" {
-		ns = fluxDefaultNamespace
-	}
-	addLabels(obj, map[string]string{FluxNameLabel: o.Name, FluxNSLabel: ns})
+	applier.AddLabels(obj, map[string]string{NameLabel: o.Name, NamespaceLabel: cmp.Or(o.Namespace, DefaultNamespace)})
 	if err := normalize.UnstructuredList([]*unstructured.Unstructured{obj}); err != nil {
 		return "", fmt.Errorf("failed to normalize as kustomize-controller does: %w", err)
 	}
@@ -171,12 +213,12 @@ func fluxMigrated(merged *unstructured.Unstructured, e metav1.ManagedFieldsEntry
 	return !fluxMerge.in(merged) && fluxCleanupManager(e)
 }
 
-// fluxAfter is the rest of what one ApplyAll step does to an existing object:
-// cleanupMetadata's removal of the listed annotations and labels (unless the
-// applied object sets them again), and no apply at all when that patch changes
-// nothing and the dry run does not differ from the live object (the live object
-// stays as it is, kustomize-controller's entry included).
-func fluxAfter(merged, live *unstructured.Unstructured, _ Owner) {
+// After is the rest of what one ApplyAll step does to an existing object:
+// cleanupMetadata's removal of the listed annotations and labels (unless the applied
+// object sets them again), and no apply at all when that patch changes nothing and
+// the dry run does not differ from the live object (the live object stays as it is,
+// kustomize-controller's entry included).
+func (flux) After(merged, live *unstructured.Unstructured, _ applier.Owner) {
 	if live == nil {
 		return
 	}
@@ -204,16 +246,9 @@ func fluxAfter(merged, live *unstructured.Unstructured, _ Owner) {
 
 // fluxApplied is the field set of kustomize-controller's apply entry.
 func fluxApplied(obj *unstructured.Unstructured) *fieldpath.Set {
-	set := &fieldpath.Set{}
-	for _, e := range obj.GetManagedFields() {
-		if e.Manager == FluxFieldManager && e.Operation == metav1.ManagedFieldsOperationApply && e.Subresource == "" && e.FieldsV1 != nil {
-			s := &fieldpath.Set{}
-			if s.FromJSON(bytes.NewReader(e.FieldsV1.Raw)) == nil {
-				set = set.Union(s)
-			}
-		}
-	}
-	return set
+	return fields.Owned(obj.GetManagedFields(), func(e metav1.ManagedFieldsEntry) bool {
+		return e.Manager == FieldManager && e.Operation == metav1.ManagedFieldsOperationApply && e.Subresource == ""
+	})
 }
 
 // fluxRemoveMeta removes metadata.<field>[key] as cleanupMetadata's JSON patch
@@ -237,25 +272,9 @@ func fluxRemoveMeta(obj *unstructured.Unstructured, applied *fieldpath.Set, fiel
 	} else {
 		_ = unstructured.SetNestedStringMap(obj.Object, m, "metadata", field)
 	}
-	var out []metav1.ManagedFieldsEntry
-	for _, e := range obj.GetManagedFields() {
-		if e.FieldsV1 != nil {
-			s := &fieldpath.Set{}
-			if s.FromJSON(bytes.NewReader(e.FieldsV1.Raw)) == nil && !s.Intersection(gone).Empty() {
-				rest := s.Difference(gone)
-				if rest.Empty() {
-					continue
-				}
-				raw, err := rest.ToJSON()
-				if err != nil {
-					return
-				}
-				e.FieldsV1 = &metav1.FieldsV1{Raw: raw}
-			}
-		}
-		out = append(out, e)
+	if mfs, err := fields.Without(obj.GetManagedFields(), gone); err == nil {
+		obj.SetManagedFields(mfs)
 	}
-	obj.SetManagedFields(out)
 }
 
 // fluxDrifted is the ResourceManager's hasDrifted: labels, annotations, or anything

@@ -1,4 +1,4 @@
-package dryrun
+package flux
 
 import (
 	"encoding/json"
@@ -9,14 +9,17 @@ import (
 	"github.com/fluxcd/pkg/ssa/normalize"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/yaml"
+
+	"github.com/drift-gitops/drift/internal/applier"
 )
 
-var fluxOwner = Owner{Name: "apps", Namespace: "flux-system"}
+var fluxOwner = applier.Owner{Name: "apps", Namespace: "flux-system"}
 
 func TestFluxNeedsTheKustomizationName(t *testing.T) {
 	t.Parallel()
-	obj := argoObj(t, "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: web, namespace: shop}\n")
-	_, err := fluxPrepare(obj, nil, Owner{Namespace: "flux-system"})
+	obj := obj(t, "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: web, namespace: shop}\n")
+	_, err := New().Prepare(obj, nil, applier.Owner{Namespace: "flux-system"})
 	if err == nil || !strings.Contains(err.Error(), "set flux.name") {
 		t.Fatalf("want an error asking for flux.name, got %v", err)
 	}
@@ -34,14 +37,14 @@ func TestFluxPrepareSendsWhatKustomizeControllerSends(t *testing.T) {
 		"apiVersion: fidelity.drift.dev/v1\nkind: Widget\nmetadata: {name: gear, namespace: shop}\nspec: {size: 3}\nstatus: {ready: true}\n",
 	}
 	for _, doc := range docs {
-		got, want := argoObj(t, doc), argoObj(t, doc)
+		got, want := obj(t, doc), obj(t, doc)
 		t.Run(got.GetKind(), func(t *testing.T) {
 			t.Parallel()
-			if skip, err := fluxPrepare(got, nil, fluxOwner); skip != "" || err != nil {
+			if skip, err := New().Prepare(got, nil, fluxOwner); skip != "" || err != nil {
 				t.Fatalf("skip %q, err %v", skip, err)
 			}
 			objs := []*unstructured.Unstructured{want}
-			ssa.NewResourceManager(nil, nil, ssa.Owner{Field: FluxFieldManager, Group: "kustomize.toolkit.fluxcd.io"}).
+			ssa.NewResourceManager(nil, nil, ssa.Owner{Field: FieldManager, Group: "kustomize.toolkit.fluxcd.io"}).
 				SetOwnerLabels(objs, fluxOwner.Name, fluxOwner.Namespace)
 			if err := normalize.UnstructuredList(objs); err != nil {
 				t.Fatal(err)
@@ -58,7 +61,7 @@ func TestFluxPrepareSendsWhatKustomizeControllerSends(t *testing.T) {
 func TestFluxSkipsWhatItsSelectorsExclude(t *testing.T) {
 	t.Parallel()
 	const cm = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: web, namespace: shop%s}\n"
-	live := argoObj(t, strings.Replace(cm, "%s", ", uid: u1", 1))
+	live := obj(t, strings.Replace(cm, "%s", ", uid: u1", 1))
 	cases := []struct {
 		name, meta, liveMeta string
 		exists, skipped      bool
@@ -83,10 +86,10 @@ func TestFluxSkipsWhatItsSelectorsExclude(t *testing.T) {
 			if c.exists || c.liveMeta != "" {
 				l = live.DeepCopy()
 				if c.liveMeta != "" {
-					l = argoObj(t, strings.Replace(cm, "%s", ", uid: u1, "+c.liveMeta, 1))
+					l = obj(t, strings.Replace(cm, "%s", ", uid: u1, "+c.liveMeta, 1))
 				}
 			}
-			skip, err := fluxPrepare(argoObj(t, strings.Replace(cm, "%s", meta, 1)), l, fluxOwner)
+			skip, err := New().Prepare(obj(t, strings.Replace(cm, "%s", meta, 1)), l, fluxOwner)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -105,23 +108,23 @@ func TestFluxMigratesTheEntriesCleanupMerges(t *testing.T) {
 		{Name: "kubectl", OperationType: metav1.ManagedFieldsOperationApply},
 		{Name: "kubectl", OperationType: metav1.ManagedFieldsOperationUpdate},
 		{Name: "before-first-apply", OperationType: metav1.ManagedFieldsOperationUpdate},
-		{Name: FluxFieldManager, OperationType: metav1.ManagedFieldsOperationUpdate},
+		{Name: FieldManager, OperationType: metav1.ManagedFieldsOperationUpdate},
 	}
 	apply, update := metav1.ManagedFieldsOperationApply, metav1.ManagedFieldsOperationUpdate
 	entries := []metav1.ManagedFieldsEntry{
 		{Manager: "kubectl", Operation: apply}, {Manager: "kubectl-last-applied", Operation: apply},
 		{Manager: "kubectl-client-side-apply", Operation: update}, {Manager: "kubectl-label", Operation: update},
 		{Manager: "kubectl-edit", Operation: update}, {Manager: "kubectl", Operation: update, Subresource: "scale"},
-		{Manager: "before-first-apply", Operation: update}, {Manager: FluxFieldManager, Operation: update},
+		{Manager: "before-first-apply", Operation: update}, {Manager: FieldManager, Operation: update},
 		{Manager: "kube-controller-manager", Operation: update}, {Manager: "helm", Operation: update},
 		{Manager: "argocd-controller", Operation: apply}, {Manager: "before-first-apply", Operation: apply},
 	}
-	merged := argoObj(t, "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: web}\n")
+	merged := obj(t, "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: web}\n")
 	for _, e := range entries {
 		e.APIVersion, e.FieldsType, e.FieldsV1 = "v1", "FieldsV1", &metav1.FieldsV1{Raw: []byte(`{"f:data":{"f:a":{}}}`)}
 		obj := merged.DeepCopy()
 		obj.SetManagedFields([]metav1.ManagedFieldsEntry{e})
-		patches, err := ssa.PatchReplaceFieldsManagers(obj, managers, FluxFieldManager)
+		patches, err := ssa.PatchReplaceFieldsManagers(obj, managers, FieldManager)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -129,7 +132,7 @@ func TestFluxMigratesTheEntriesCleanupMerges(t *testing.T) {
 			t.Errorf("%s %s %s: migrated %v, pkg/ssa merges it: %v", e.Manager, e.Operation, e.Subresource, got, want)
 		}
 	}
-	ssaMerge := argoObj(t, "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: web, annotations: {kustomize.toolkit.fluxcd.io/ssa: merge}}\n")
+	ssaMerge := obj(t, "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: web, annotations: {kustomize.toolkit.fluxcd.io/ssa: merge}}\n")
 	if fluxMigrated(ssaMerge, entries[2]) {
 		t.Error("ssa: Merge excludes the object from cleanup, so nothing migrates")
 	}
@@ -145,13 +148,13 @@ func TestFluxAfterRemovesTheCleanedMetadataUnlessApplied(t *testing.T) {
 	const doc = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: web, namespace: shop, resourceVersion: \"7\", annotations: {kustomize.toolkit.fluxcd.io/checksum: abc, keep: k}, labels: {fluxcd.io/sync-gc-mark: x}}\ndata: {a: \"1\"}\n"
 	other := fluxEntry("legacy", metav1.ManagedFieldsOperationUpdate,
 		`{"f:metadata":{"f:annotations":{"f:keep":{},"f:kustomize.toolkit.fluxcd.io/checksum":{}},"f:labels":{"f:fluxcd.io/sync-gc-mark":{}}}}`)
-	own := fluxEntry(FluxFieldManager, metav1.ManagedFieldsOperationApply, `{"f:data":{"f:a":{}}}`)
+	own := fluxEntry(FieldManager, metav1.ManagedFieldsOperationApply, `{"f:data":{"f:a":{}}}`)
 
-	live := argoObj(t, doc)
+	live := obj(t, doc)
 	live.SetManagedFields([]metav1.ManagedFieldsEntry{other})
 	merged := live.DeepCopy()
 	merged.SetManagedFields([]metav1.ManagedFieldsEntry{other, own})
-	fluxAfter(merged, live, fluxOwner)
+	New().After(merged, live, fluxOwner)
 	if got := merged.GetAnnotations(); len(got) != 1 || got["keep"] != "k" {
 		t.Errorf("annotations = %v, want only keep", got)
 	}
@@ -165,20 +168,20 @@ func TestFluxAfterRemovesTheCleanedMetadataUnlessApplied(t *testing.T) {
 
 	// The applied object sets the checksum again: it stays, as the apply writes it.
 	merged = live.DeepCopy()
-	reapplied := fluxEntry(FluxFieldManager, metav1.ManagedFieldsOperationApply,
+	reapplied := fluxEntry(FieldManager, metav1.ManagedFieldsOperationApply,
 		`{"f:data":{"f:a":{}},"f:metadata":{"f:annotations":{"f:kustomize.toolkit.fluxcd.io/checksum":{}}}}`)
 	merged.SetManagedFields([]metav1.ManagedFieldsEntry{other, reapplied})
-	fluxAfter(merged, live, fluxOwner)
+	New().After(merged, live, fluxOwner)
 	if _, ok := merged.GetAnnotations()["kustomize.toolkit.fluxcd.io/checksum"]; !ok {
 		t.Error("an annotation the applied object sets was removed")
 	}
 
 	// ssa: Merge skips cleanup; nothing drifted, so nothing is applied at all.
-	live = argoObj(t, strings.Replace(doc, "keep: k", "kustomize.toolkit.fluxcd.io/ssa: Merge", 1))
+	live = obj(t, strings.Replace(doc, "keep: k", "kustomize.toolkit.fluxcd.io/ssa: Merge", 1))
 	live.SetManagedFields([]metav1.ManagedFieldsEntry{other})
 	merged = live.DeepCopy()
 	merged.SetManagedFields([]metav1.ManagedFieldsEntry{other, own})
-	fluxAfter(merged, live, fluxOwner)
+	New().After(merged, live, fluxOwner)
 	if _, ok := merged.GetAnnotations()["kustomize.toolkit.fluxcd.io/checksum"]; !ok || len(merged.GetManagedFields()) != 1 {
 		t.Errorf("ssa: Merge: want the live object untouched, got %v %+v", merged.GetAnnotations(), merged.GetManagedFields())
 	}
@@ -188,19 +191,28 @@ func TestFluxAfterRemovesTheCleanedMetadataUnlessApplied(t *testing.T) {
 // differ from the live object: kustomize-controller does not take ownership then.
 func TestFluxAfterAppliesNothingWhenNothingDrifted(t *testing.T) {
 	t.Parallel()
-	live := argoObj(t, "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: web, namespace: shop, resourceVersion: \"7\", labels: {kustomize.toolkit.fluxcd.io/name: apps}}\ndata: {a: \"1\"}\n")
+	live := obj(t, "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: web, namespace: shop, resourceVersion: \"7\", labels: {kustomize.toolkit.fluxcd.io/name: apps}}\ndata: {a: \"1\"}\n")
 	live.SetManagedFields([]metav1.ManagedFieldsEntry{fluxEntry("helm", metav1.ManagedFieldsOperationUpdate, `{"f:data":{"f:a":{}}}`)})
 	merged := live.DeepCopy()
-	merged.SetManagedFields(append(merged.GetManagedFields(), fluxEntry(FluxFieldManager, metav1.ManagedFieldsOperationApply, `{"f:data":{"f:a":{}}}`)))
-	fluxAfter(merged, live, fluxOwner)
+	merged.SetManagedFields(append(merged.GetManagedFields(), fluxEntry(FieldManager, metav1.ManagedFieldsOperationApply, `{"f:data":{"f:a":{}}}`)))
+	New().After(merged, live, fluxOwner)
 	if len(merged.GetManagedFields()) != 1 {
 		t.Errorf("no apply happens, so no kustomize-controller entry: %+v", merged.GetManagedFields())
 	}
 
 	merged = live.DeepCopy()
 	_ = unstructured.SetNestedField(merged.Object, "2", "data", "a")
-	fluxAfter(merged, live, fluxOwner)
+	New().After(merged, live, fluxOwner)
 	if v, _, _ := unstructured.NestedString(merged.Object, "data", "a"); v != "2" {
 		t.Error("a drifted object is applied")
 	}
+}
+
+func obj(t *testing.T, doc string) *unstructured.Unstructured {
+	t.Helper()
+	u := &unstructured.Unstructured{}
+	if err := yaml.Unmarshal([]byte(doc), &u.Object); err != nil {
+		t.Fatal(err)
+	}
+	return u
 }

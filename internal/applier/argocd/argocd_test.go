@@ -1,4 +1,4 @@
-package dryrun
+package argocd
 
 import (
 	"fmt"
@@ -8,6 +8,9 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/yaml"
+
+	"github.com/drift-gitops/drift/internal/applier"
+	"github.com/drift-gitops/drift/internal/applier/clientside"
 )
 
 func argoObj(t *testing.T, doc string) *unstructured.Unstructured {
@@ -24,53 +27,53 @@ func TestArgoCDTrackingMatchesSetAppInstance(t *testing.T) {
 	long := strings.Repeat("a", 62) + "-b"
 	cases := []struct {
 		name, doc   string
-		owner       Owner
+		owner       applier.Owner
 		annotations map[string]string
 		labels      map[string]string
 	}{
 		{name: "annotation, core group",
 			doc:         "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: web, namespace: shop}\n",
-			owner:       Owner{Name: "app", Tracking: TrackingAnnotation, Destination: "dest"},
-			annotations: map[string]string{ArgoCDTrackingAnnotation: "app:/ConfigMap:shop/web"}},
+			owner:       applier.Owner{Name: "app", Tracking: TrackingAnnotation, Destination: "dest"},
+			annotations: map[string]string{TrackingIDAnnotation: "app:/ConfigMap:shop/web"}},
 		{name: "unset tracking is annotation (Argo CD 3)",
 			doc:         "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web, namespace: shop, labels: {a: b}}\n",
-			owner:       Owner{Name: "app", Destination: "dest"},
-			annotations: map[string]string{ArgoCDTrackingAnnotation: "app:apps/Deployment:shop/web"},
+			owner:       applier.Owner{Name: "app", Destination: "dest"},
+			annotations: map[string]string{TrackingIDAnnotation: "app:apps/Deployment:shop/web"},
 			labels:      map[string]string{"a": "b"}},
 		{name: "cluster-scoped carries the destination namespace",
 			doc:         "apiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRole\nmetadata: {name: reader}\n",
-			owner:       Owner{Name: "app", Tracking: TrackingAnnotation, Destination: "dest"},
-			annotations: map[string]string{ArgoCDTrackingAnnotation: "app:rbac.authorization.k8s.io/ClusterRole:dest/reader"}},
+			owner:       applier.Owner{Name: "app", Tracking: TrackingAnnotation, Destination: "dest"},
+			annotations: map[string]string{TrackingIDAnnotation: "app:rbac.authorization.k8s.io/ClusterRole:dest/reader"}},
 		{name: "app outside Argo CD's namespace",
 			doc:         "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: web, namespace: shop}\n",
-			owner:       Owner{Name: "app", Namespace: "team", Tracking: TrackingAnnotation},
-			annotations: map[string]string{ArgoCDTrackingAnnotation: "team_app:/ConfigMap:shop/web"}},
+			owner:       applier.Owner{Name: "app", Namespace: "team", Tracking: TrackingAnnotation},
+			annotations: map[string]string{TrackingIDAnnotation: "team_app:/ConfigMap:shop/web"}},
 		{name: "installation id removed",
 			doc:         "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: web, namespace: shop, annotations: {argocd.argoproj.io/installation-id: x, k: v}}\n",
-			owner:       Owner{Name: "app"},
-			annotations: map[string]string{ArgoCDTrackingAnnotation: "app:/ConfigMap:shop/web", "k": "v"}},
+			owner:       applier.Owner{Name: "app"},
+			annotations: map[string]string{TrackingIDAnnotation: "app:/ConfigMap:shop/web", "k": "v"}},
 		{name: "label only, not truncated",
 			doc:    "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: web, namespace: shop}\n",
-			owner:  Owner{Name: long + "x", Tracking: TrackingLabel, InstanceLabel: "app.kubernetes.io/instance"},
+			owner:  applier.Owner{Name: long + "x", Tracking: TrackingLabel, InstanceLabel: "app.kubernetes.io/instance"},
 			labels: map[string]string{"app.kubernetes.io/instance": long + "x"}},
 		{name: "annotation+label truncates the label to 63 ending alphanumeric",
 			doc:         "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: web, namespace: shop}\n",
-			owner:       Owner{Name: long + "x", Tracking: TrackingAnnotationAndLabel},
-			annotations: map[string]string{ArgoCDTrackingAnnotation: long + "x:/ConfigMap:shop/web"},
+			owner:       applier.Owner{Name: long + "x", Tracking: TrackingAnnotationAndLabel},
+			annotations: map[string]string{TrackingIDAnnotation: long + "x:/ConfigMap:shop/web"},
 			labels:      map[string]string{"app.kubernetes.io/instance": strings.Repeat("a", 62)}},
 		{name: "custom label key",
 			doc:    "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: web, namespace: shop}\n",
-			owner:  Owner{Name: "app", Tracking: TrackingLabel, InstanceLabel: "argocd.argoproj.io/instance"},
+			owner:  applier.Owner{Name: "app", Tracking: TrackingLabel, InstanceLabel: "argocd.argoproj.io/instance"},
 			labels: map[string]string{"argocd.argoproj.io/instance": "app"}},
 		{name: "CRDs are not tracked",
 			doc:   "apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata: {name: widgets.example.com}\n",
-			owner: Owner{Name: "app", Tracking: TrackingAnnotationAndLabel}},
+			owner: applier.Owner{Name: "app", Tracking: TrackingAnnotationAndLabel}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
 			obj := argoObj(t, c.doc)
-			if _, err := argoCDTrack(obj, nil, c.owner); err != nil {
+			if _, err := track(obj, nil, c.owner); err != nil {
 				t.Fatal(err)
 			}
 			if got := obj.GetAnnotations(); !equalMaps(got, c.annotations) {
@@ -86,11 +89,11 @@ func TestArgoCDTrackingMatchesSetAppInstance(t *testing.T) {
 func TestArgoCDLegacyLabelAlsoLabelsPodTemplates(t *testing.T) {
 	t.Parallel()
 	obj := argoObj(t, "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web, namespace: shop}\nspec: {template: {metadata: {labels: {app: web}}}}\n")
-	if _, err := argoCDTrack(obj, nil, Owner{Name: "app", Tracking: TrackingLabel, InstanceLabel: argoCDLegacyLabel}); err != nil {
+	if _, err := track(obj, nil, applier.Owner{Name: "app", Tracking: TrackingLabel, InstanceLabel: legacyLabel}); err != nil {
 		t.Fatal(err)
 	}
 	got, _, _ := unstructured.NestedStringMap(obj.Object, "spec", "template", "metadata", "labels")
-	if want := map[string]string{"app": "web", argoCDLegacyLabel: "app"}; !equalMaps(got, want) {
+	if want := map[string]string{"app": "web", legacyLabel: "app"}; !equalMaps(got, want) {
 		t.Errorf("template labels = %v, want %v", got, want)
 	}
 }
@@ -105,22 +108,19 @@ func TestArgoCDTruncateLabelFailsOnlyWhenNothingAlphanumericIsLeft(t *testing.T)
 	}
 }
 
-func TestArgoCDProfilesWriteAsArgoCDController(t *testing.T) {
+func TestArgoCDAppliersWriteAsArgoCDController(t *testing.T) {
 	t.Parallel()
-	for name, want := range map[string]struct {
-		method Method
-		force  bool
-	}{"argocd": {ClientSide, false}, "argocd-server-side": {ServerSide, true}} {
-		p, err := ProfileFor(name)
-		if err != nil {
-			t.Fatal(err)
+	for _, c := range []struct {
+		applier applier.Applier
+		method  applier.Method
+		force   bool
+	}{{New(), applier.ClientSide, false}, {NewServerSide(), applier.ServerSide, true}} {
+		s := c.applier.Sending()
+		if m := s.ManagerFor("mine"); m != FieldManager || s.Method != c.method || s.Force != c.force {
+			t.Errorf("%s: manager %s, method %v, force %v", c.applier.Name(), m, s.Method, s.Force)
 		}
-		opts := Options{Profile: p, FieldManager: "mine"}.withDefaults()
-		if opts.FieldManager != ArgoCDFieldManager || p.Method != want.method || opts.ForceConflicts != want.force {
-			t.Errorf("%s: manager %s, method %v, force %v", name, opts.FieldManager, p.Method, opts.ForceConflicts)
-		}
-		if p.fieldValidation() != metav1.FieldValidationWarn {
-			t.Errorf("%s: sends fieldValidation %s, Argo CD sends none (the server's Warn)", name, p.fieldValidation())
+		if s.Validation() != metav1.FieldValidationWarn {
+			t.Errorf("%s: sends fieldValidation %s, Argo CD sends none (the server's Warn)", c.applier.Name(), s.Validation())
 		}
 	}
 }
@@ -128,21 +128,21 @@ func TestArgoCDProfilesWriteAsArgoCDController(t *testing.T) {
 func TestArgoCDDropsTheLastAppliedAnnotationItsMigrationLeavesUnowned(t *testing.T) {
 	t.Parallel()
 	live := argoObj(t, "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: web, namespace: shop}\n")
-	live.SetManagedFields([]metav1.ManagedFieldsEntry{{Manager: ClientSideFieldManager, Operation: metav1.ManagedFieldsOperationUpdate}})
+	live.SetManagedFields([]metav1.ManagedFieldsEntry{{Manager: applier.ClientSideFieldManager, Operation: metav1.ManagedFieldsOperationUpdate}})
 	merged := argoObj(t, "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: web, namespace: shop, annotations: {kubectl.kubernetes.io/last-applied-configuration: '{}', k: v}}\n")
-	merged.SetManagedFields([]metav1.ManagedFieldsEntry{{Manager: ArgoCDFieldManager, Operation: metav1.ManagedFieldsOperationApply,
+	merged.SetManagedFields([]metav1.ManagedFieldsEntry{{Manager: FieldManager, Operation: metav1.ManagedFieldsOperationApply,
 		FieldsType: "FieldsV1", FieldsV1: &metav1.FieldsV1{Raw: []byte(`{"f:metadata":{"f:annotations":{"f:k":{}}}}`)}}})
-	argoCDDropLastApplied(merged, live, Owner{})
+	dropLastApplied(merged, live)
 	if got := merged.GetAnnotations(); !equalMaps(got, map[string]string{"k": "v"}) {
 		t.Errorf("annotations = %v", got)
 	}
 
 	owned := merged.DeepCopy()
-	owned.SetAnnotations(map[string]string{LastAppliedAnnotation: "{}"})
+	owned.SetAnnotations(map[string]string{applier.LastAppliedAnnotation: "{}"})
 	owned.SetManagedFields(append(owned.GetManagedFields(), metav1.ManagedFieldsEntry{Manager: "someone", Operation: metav1.ManagedFieldsOperationUpdate,
 		FieldsType: "FieldsV1", FieldsV1: &metav1.FieldsV1{Raw: []byte(`{"f:metadata":{"f:annotations":{"f:kubectl.kubernetes.io/last-applied-configuration":{}}}}`)}}))
-	argoCDDropLastApplied(owned, live, Owner{})
-	if _, ok := owned.GetAnnotations()[LastAppliedAnnotation]; !ok {
+	dropLastApplied(owned, live)
+	if _, ok := owned.GetAnnotations()[applier.LastAppliedAnnotation]; !ok {
 		t.Error("an annotation another manager owns was dropped")
 	}
 }
@@ -180,7 +180,7 @@ func TestArgoCDReconcileOwnsWhatItAddedAndThePatchLeft(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
 			live, merged := argoObj(t, c.live), argoObj(t, c.head)
-			modified, err := modifiedConfiguration(merged)
+			modified, err := clientside.ModifiedConfiguration(merged)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -188,15 +188,15 @@ func TestArgoCDReconcileOwnsWhatItAddedAndThePatchLeft(t *testing.T) {
 			if ann == nil {
 				ann = map[string]string{}
 			}
-			ann[LastAppliedAnnotation] = string(modified)
+			ann[applier.LastAppliedAnnotation] = string(modified)
 			merged.SetAnnotations(ann)
 			all := `{"f:metadata":{"f:annotations":{".":{},"f:kubectl.kubernetes.io/last-applied-configuration":{}},"f:labels":{".":{},"f:tier":{}}},"f:rules":{},"f:subjects":{}}`
-			merged.SetManagedFields([]metav1.ManagedFieldsEntry{{Manager: ArgoCDFieldManager, Operation: metav1.ManagedFieldsOperationUpdate,
+			merged.SetManagedFields([]metav1.ManagedFieldsEntry{{Manager: FieldManager, Operation: metav1.ManagedFieldsOperationUpdate,
 				FieldsType: "FieldsV1", FieldsV1: &metav1.FieldsV1{Raw: []byte(all)}}})
-			argoCDReconciledFirst(merged, live, Owner{})
+			reconciledFirst(merged, live)
 			got := ""
 			for _, e := range merged.GetManagedFields() {
-				if e.Manager == argoCDReconcileManager {
+				if e.Manager == reconcileManager {
 					got = string(e.FieldsV1.Raw)
 				}
 			}
@@ -209,17 +209,17 @@ func TestArgoCDReconcileOwnsWhatItAddedAndThePatchLeft(t *testing.T) {
 
 func TestArgoCDObjectSyncOptionOverridesTheApplications(t *testing.T) {
 	t.Parallel()
-	for option, want := range map[string]*Profile{
+	for option, want := range map[string]applier.Applier{
 		"":                                     nil,
-		"ServerSideApply=true":                 argoCDServerSideProfile,
-		" Prune=false , ServerSideApply=false": argoCDProfile,
-		"ServerSideApply=true,ServerSideApply=false": argoCDProfile,
+		"ServerSideApply=true":                 NewServerSide(),
+		" Prune=false , ServerSideApply=false": New(),
+		"ServerSideApply=true,ServerSideApply=false": New(),
 		"ServerSideApply=True":                       nil,
 	} {
 		obj := argoObj(t, "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: web}\n")
-		obj.SetAnnotations(map[string]string{argoCDSyncOptions: option})
-		if got := argoCDObjectProfile(obj); got != want {
-			t.Errorf("sync-options %q: profile %v, want %v", option, got, want)
+		obj.SetAnnotations(map[string]string{syncOptions: option})
+		if got := New().For(obj); got != want {
+			t.Errorf("sync-options %q: applier %v, want %v", option, got, want)
 		}
 	}
 }

@@ -1,4 +1,4 @@
-package dryrun
+package helm
 
 import (
 	"bufio"
@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 
 	"helm.sh/helm/v3/pkg/storage"
@@ -22,9 +23,9 @@ import (
 	"github.com/drift-gitops/drift/internal/object"
 )
 
-// HelmRelease is the deployed revision of a Helm release: what `helm upgrade` starts
+// Release is the deployed revision of a Helm release: what `helm upgrade` starts
 // from (its "current" resource list, pkg/action/upgrade.go).
-type HelmRelease struct {
+type Release struct {
 	Name      string
 	Namespace string
 	Revision  int
@@ -38,13 +39,13 @@ type HelmRelease struct {
 	Objects []*unstructured.Unstructured
 }
 
-// ReadHelmRelease reads the deployed revision of release name in namespace from its
+// ReadRelease reads the deployed revision of release name in namespace from its
 // release Secret (sh.helm.release.v1.<name>.v<N>, labels owner=helm, status=deployed),
 // decoded by Helm's own Secret storage driver. It returns nil and no error when the
 // release has no deployed revision: `helm upgrade --install` then installs. mapper
 // tells namespaced kinds, as Helm's resource builder does. Reading needs `list` on
 // Secrets in the release namespace.
-func ReadHelmRelease(cs kubernetes.Interface, mapper meta.RESTMapper, namespace, name string) (*HelmRelease, error) {
+func ReadRelease(cs kubernetes.Interface, mapper meta.RESTMapper, namespace, name string) (*Release, error) {
 	store := storage.Init(driver.NewSecrets(cs.CoreV1().Secrets(namespace)))
 	rel, err := store.Deployed(name)
 	if errors.Is(err, driver.ErrNoDeployedReleases) {
@@ -81,7 +82,7 @@ func ReadHelmRelease(cs kubernetes.Interface, mapper meta.RESTMapper, namespace,
 			next = v + 1
 		}
 	}
-	return &HelmRelease{Name: rel.Name, Namespace: rel.Namespace, Revision: rel.Version, NextRevision: next, Objects: objs}, nil
+	return &Release{Name: rel.Name, Namespace: rel.Namespace, Revision: rel.Version, NextRevision: next, Objects: objs}, nil
 }
 
 // decodeManifest reads a release manifest as Helm's kube client Build does: the
@@ -125,12 +126,12 @@ func decodeManifest(manifest string) ([]*unstructured.Unstructured, error) {
 
 // Previous returns the release's copy of the object id names (matched as Helm does,
 // on group, kind, namespace and name), or nil when the release does not have it.
-func (r *HelmRelease) Previous(id object.ID) *unstructured.Unstructured {
+func (r *Release) Previous(id object.ID) *unstructured.Unstructured {
 	if r == nil {
 		return nil
 	}
 	for _, o := range r.Objects {
-		if sameHelmObject(object.IDOf(o), id) {
+		if sameObject(object.IDOf(o), id) {
 			return o
 		}
 	}
@@ -139,35 +140,32 @@ func (r *HelmRelease) Previous(id object.ID) *unstructured.Unstructured {
 
 // Dropped returns the release's objects that rendered (identities with namespaces
 // defaulted) no longer has, in the release's order: `helm upgrade` deletes them,
-// except those whose live copy carries helm.sh/resource-policy: keep (HelmKeeps).
-func (r *HelmRelease) Dropped(rendered []object.ID) []*unstructured.Unstructured {
+// except those whose live copy carries helm.sh/resource-policy: keep (Keeps).
+func (r *Release) Dropped(rendered []object.ID) []*unstructured.Unstructured {
 	if r == nil {
 		return nil
 	}
 	var out []*unstructured.Unstructured
 	for _, o := range r.Objects {
 		id := object.IDOf(o)
-		found := false
-		for _, n := range rendered {
-			if sameHelmObject(id, n) {
-				found = true
-				break
-			}
-		}
-		if !found {
+		if !slices.ContainsFunc(rendered, func(n object.ID) bool { return sameObject(id, n) }) {
 			out = append(out, o)
 		}
 	}
 	return out
 }
 
-// HelmKeeps reports whether Helm leaves live in place when the chart drops it
-// (annotation helm.sh/resource-policy: keep).
-func HelmKeeps(live *unstructured.Unstructured) bool {
-	return live != nil && live.GetAnnotations()["helm.sh/resource-policy"] == "keep"
+// Inventory names the release as what records its objects: "Helm release
+// shop/web revision 3".
+func (r *Release) Inventory() string {
+	return fmt.Sprintf("Helm release %s/%s revision %d", r.Namespace, r.Name, r.Revision)
 }
 
-// sameHelmObject is Helm's isMatchingInfo: the version does not count.
-func sameHelmObject(a, b object.ID) bool {
+// Source names where the release's copy of an object comes from: "release web
+// revision 3".
+func (r *Release) Source() string { return fmt.Sprintf("release %s revision %d", r.Name, r.Revision) }
+
+// sameObject is Helm's isMatchingInfo: the version does not count.
+func sameObject(a, b object.ID) bool {
 	return a.Group == b.Group && a.Kind == b.Kind && a.Namespace == b.Namespace && a.Name == b.Name
 }

@@ -1,9 +1,9 @@
-package dryrun
+package serverside
 
 import (
-	"bytes"
 	"context"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -11,39 +11,18 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/util/sets"
-	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/util/csaupgrade"
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 	"sigs.k8s.io/structured-merge-diff/v6/value"
 
+	"github.com/drift-gitops/drift/internal/applier"
+	"github.com/drift-gitops/drift/internal/applier/fields"
 	"github.com/drift-gitops/drift/internal/reason"
 )
 
-// csaManagers are the managers client-side apply leaves in managedFields.
-var csaManagers = map[string]bool{ClientSideFieldManager: true, "before-first-apply": true}
-
-// lastAppliedPath is the last-applied-configuration annotation as a field path.
-var lastAppliedPath = fieldpath.MakePathOrDie("metadata", "annotations", LastAppliedAnnotation)
-
-// appliedClientSide reports whether a live object was last applied client-side by
-// another manager than the one previewing: the upgrade path of the server-side apply
-// design. kubectl apply --server-side, Flux and Argo CD then move the client-side
-// managers' fields to their own manager (client-go's csaupgrade) before applying.
-func appliedClientSide(live *unstructured.Unstructured, manager string) bool {
-	if live == nil || csaManagers[manager] {
-		return false
-	}
-	for _, mf := range live.GetManagedFields() {
-		if csaManagers[mf.Manager] && mf.Operation == metav1.ManagedFieldsOperationUpdate {
-			return true
-		}
-	}
-	return false
-}
-
-// onlyCSAConflicts reports a field manager conflict with client-side apply managers
+// OnlyCSAConflicts reports a field manager conflict with client-side apply managers
 // only: after the migration those fields are the applier's own, so it is no conflict.
-func onlyCSAConflicts(err error) bool {
+func OnlyCSAConflicts(err error) bool {
 	status, ok := err.(apierrors.APIStatus)
 	if !ok || status.Status().Details == nil {
 		return false
@@ -57,7 +36,7 @@ func onlyCSAConflicts(err error) bool {
 		if i := strings.IndexByte(mgr, '"'); i >= 0 {
 			mgr = mgr[:i]
 		}
-		if !csaManagers[mgr] {
+		if !slices.Contains(applier.ClientSideManagers, mgr) {
 			return false
 		}
 		found = true
@@ -65,50 +44,40 @@ func onlyCSAConflicts(err error) bool {
 	return found
 }
 
-// migrateCSA predicts what kubectl apply --server-side does to an object applied
-// client-side before (pkg/cmd/apply: saveLastApplyAnnotationIfNecessary, then
-// migrateToSSAIfNecessary with client-go's csaupgrade, then the apply again), from
-// merged, the server's answer to the first apply: the client-side managers' fields
-// become manager's, so those the repository no longer has, and no other manager
-// owns, are removed by the second apply; the server then defaults what it defaults,
-// which a dry-run update of the result asks it to do. lastApplied is the manager
-// that keeps the annotation ("" when the applier does not keep it). It returns the
-// prediction and the fields removed.
-func migrateCSA(ctx context.Context, res dynamic.ResourceInterface, merged *unstructured.Unstructured, manager, lastApplied string, opts Options) (*unstructured.Unstructured, []string, error) {
+// Migrate predicts what the applier's migration (m) does to an object applied
+// client-side before, as kubectl apply --server-side does it (pkg/cmd/apply:
+// saveLastApplyAnnotationIfNecessary, then migrateToSSAIfNecessary with client-go's
+// csaupgrade, then the apply again), from merged, the server's answer to the first
+// apply: the client-side managers' fields (those m moves) become manager's, so those
+// the repository no longer has, and no other manager owns, are removed by the second
+// apply; the server then defaults what it defaults, which a dry-run update of the
+// result asks it to do (through s). It returns the prediction and the fields removed.
+func Migrate(ctx context.Context, s applier.Server, merged *unstructured.Unstructured, manager string, m applier.Migration) (*unstructured.Unstructured, []string, error) {
 	out := merged.DeepCopy()
 	mfs := out.GetManagedFields()
-	if lastApplied != "" && out.GetAnnotations()[LastAppliedAnnotation] != "" && len(csaupgrade.FindFieldsOwners(mfs, metav1.ManagedFieldsOperationApply, fieldpath.NewSet(lastAppliedPath))) == 0 {
+	if lastApplied := m.KeepsLastApplied(manager); lastApplied != "" && out.GetAnnotations()[applier.LastAppliedAnnotation] != "" && len(csaupgrade.FindFieldsOwners(mfs, metav1.ManagedFieldsOperationApply, fieldpath.NewSet(applier.LastAppliedPath))) == 0 {
 		// kubectl applies the annotation alone as kubectl-last-applied first.
-		entry := metav1.ManagedFieldsEntry{Manager: lastApplied, Operation: metav1.ManagedFieldsOperationApply,
-			APIVersion: out.GetAPIVersion(), FieldsType: "FieldsV1"}
-		raw, err := fieldpath.NewSet(lastAppliedPath).ToJSON()
+		entry, err := fields.Entry(metav1.ManagedFieldsEntry{Manager: lastApplied, Operation: metav1.ManagedFieldsOperationApply,
+			APIVersion: out.GetAPIVersion(), FieldsType: "FieldsV1"}, fieldpath.NewSet(applier.LastAppliedPath))
 		if err != nil {
 			return nil, nil, err
 		}
-		entry.FieldsV1 = &metav1.FieldsV1{Raw: raw}
 		mfs = append(mfs, entry)
 	}
 	owners := sets.New[string]()
-	for _, e := range csaupgrade.FindFieldsOwners(mfs, metav1.ManagedFieldsOperationUpdate, fieldpath.NewSet(lastAppliedPath)) {
+	for _, e := range csaupgrade.FindFieldsOwners(mfs, metav1.ManagedFieldsOperationUpdate, fieldpath.NewSet(applier.LastAppliedPath)) {
 		owners.Insert(e.Manager)
 	}
-	for m := range csaManagers {
-		owners.Insert(m)
-	}
+	owners.Insert(applier.ClientSideManagers...)
 	migrated := func(e metav1.ManagedFieldsEntry) bool {
-		return owners.Has(e.Manager) && e.Operation == metav1.ManagedFieldsOperationUpdate && e.Subresource == ""
-	}
-	if p := opts.Profile; p != nil && p.Migrated != nil {
-		migrated = func(e metav1.ManagedFieldsEntry) bool { return p.Migrated(merged, e) }
+		return m.Moves(merged, e, owners.Has(e.Manager) && e.Operation == metav1.ManagedFieldsOperationUpdate && e.Subresource == "")
 	}
 	csa, applied, others := &fieldpath.Set{}, &fieldpath.Set{}, &fieldpath.Set{}
 	var kept []metav1.ManagedFieldsEntry
 	for _, e := range mfs {
-		s := &fieldpath.Set{}
-		if e.FieldsV1 != nil {
-			if err := s.FromJSON(bytes.NewReader(e.FieldsV1.Raw)); err != nil {
-				return nil, nil, fmt.Errorf("failed to read the managed fields of %s: %w", e.Manager, err)
-			}
+		s, err := fields.Of(e)
+		if err != nil {
+			return nil, nil, fmt.Errorf("failed to read the managed fields of %s: %w", e.Manager, err)
 		}
 		switch {
 		case migrated(e):
@@ -131,9 +100,7 @@ func migrateCSA(ctx context.Context, res dynamic.ResourceInterface, merged *unst
 	// again as it does every write: ask it, with a dry-run update of the result.
 	send := out.DeepCopy()
 	send.SetManagedFields(nil)
-	ctx, cancel := context.WithTimeout(ctx, opts.RequestTimeout)
-	defer cancel()
-	defaulted, err := res.Update(ctx, send, metav1.UpdateOptions{DryRun: []string{metav1.DryRunAll}, FieldManager: manager})
+	defaulted, err := s.Update(ctx, send)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -158,7 +125,7 @@ func removeFields(obj map[string]any, remove, keep *fieldpath.Set) []fieldpath.P
 	sort.SliceStable(paths, func(i, j int) bool { return len(paths[i]) < len(paths[j]) })
 	var removed []fieldpath.Path
 	for _, p := range paths {
-		if len(p) == 0 || p.String() == lastAppliedPath.String() || keep.Has(p) || hasBelow(keep, p) {
+		if len(p) == 0 || p.String() == applier.LastAppliedPath.String() || keep.Has(p) || hasBelow(keep, p) {
 			continue
 		}
 		if deletePath(obj, p, false) {
@@ -283,16 +250,13 @@ func isEmptyMap(v any) bool {
 	return ok && len(m) == 0
 }
 
-func migrationWarning(opts Options, removed []string) Message {
-	before := "client-side (by kubectl-client-side-apply, or whoever wrote its last-applied-configuration)"
-	if opts.Profile.Migrated != nil {
-		// Flux takes over kubectl's managers, client- and server-side.
-		before = "by kubectl (client-side apply, edit, label or server-side apply)"
-	}
+// MigrationWarning says that applier name, applying as manager, takes over an object
+// applied before it as m says, and which fields that removes.
+func MigrationWarning(name applier.Name, manager string, m applier.Migration, removed []string) applier.Warning {
 	msg := fmt.Sprintf("this object was applied %s, before %s: %s moves those fields to %s on its first apply, so they raise no conflict",
-		before, opts.Profile.Name, opts.Profile.Name, opts.FieldManager)
+		m.Before(), name, name, manager)
 	if len(removed) > 0 {
 		msg += "; fields the last client-side apply set and the repository no longer has are deleted: " + strings.Join(removed, ", ")
 	}
-	return Message{Reason: reason.CSAMigration, Message: msg}
+	return applier.Warning{Reason: reason.CSAMigration, Message: msg}
 }
