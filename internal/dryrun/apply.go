@@ -12,6 +12,7 @@ import (
 	"k8s.io/client-go/dynamic"
 
 	"github.com/drift-gitops/drift/internal/applier"
+	"github.com/drift-gitops/drift/internal/dryrun/crd"
 	"github.com/drift-gitops/drift/internal/kube"
 	"github.com/drift-gitops/drift/internal/object"
 	"github.com/drift-gitops/drift/internal/reason"
@@ -222,11 +223,11 @@ func untouched(r *Result, live *unstructured.Unstructured, why string, opts Opti
 // shown as written, or an error if it does not match the rendered CRD's schema.
 func previewPendingCR(r *Result) {
 	obj := asWritten(r)
-	if problems := checkPendingCR(obj.Object, r.pendingCRD, r.pendingVer); len(problems) > 0 {
+	if problems := crd.Check(obj.Object, r.pendingCRD, r.pendingVer); len(problems) > 0 {
 		r.Err = pendingCRError(r.pendingCRD, problems)
 		return
 	}
-	checked := r.pendingVer != nil && r.pendingVer.validator != nil && r.pendingVer.structural != nil
+	checked := r.pendingVer != nil && r.pendingVer.Usable() == nil
 	r.Live, r.Merged = nil, obj
 	r.Warnings = append(r.Warnings, pendingCRWarning(r.ID.GroupKind().String(), r.pendingCRD, checked))
 }

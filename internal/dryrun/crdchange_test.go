@@ -405,3 +405,15 @@ func TestCustomResourceNeedingTheChangedCRDsConversionWebhookIsPreviewedAsBefore
 		t.Fatalf("want the usual preview with a warning about the webhook, got %+v %+v", r.Err, r.Warnings)
 	}
 }
+
+// withoutMetadata is obj without its metadata, which a real apply and drift's
+// prediction write differently (uid, timestamps).
+func withoutMetadata(obj map[string]any) map[string]any {
+	out := make(map[string]any, len(obj))
+	for k, v := range obj {
+		if k != "metadata" {
+			out[k] = v
+		}
+	}
+	return out
+}

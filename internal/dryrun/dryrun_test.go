@@ -40,6 +40,8 @@ func testEnv(t testing.TB) *testenv.Env {
 	return shared.Env(t)
 }
 
+var crdGVR = schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"}
+
 var cmGVR = schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}
 
 func configMap(name, value string) *unstructured.Unstructured {

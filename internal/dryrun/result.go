@@ -4,6 +4,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/drift-gitops/drift/internal/applier"
+	"github.com/drift-gitops/drift/internal/dryrun/crd"
 	"github.com/drift-gitops/drift/internal/kube"
 	"github.com/drift-gitops/drift/internal/object"
 	"github.com/drift-gitops/drift/internal/reason"
@@ -33,8 +34,8 @@ type Result struct {
 	CustomResources *int64
 
 	// pendingCRD is set when the object's kind is defined by a CRD of the change itself.
-	pendingCRD *PendingCRD
-	pendingVer *crdVersion
+	pendingCRD *crd.CRD
+	pendingVer *crd.Version
 	// list is the LIST that reads the live copy for the first attempt (planLists).
 	list *kube.List
 }

@@ -1,4 +1,4 @@
-package dryrun
+package crd
 
 import (
 	"fmt"
@@ -23,7 +23,6 @@ import (
 	"sigs.k8s.io/structured-merge-diff/v6/typed"
 
 	"github.com/drift-gitops/drift/internal/applier"
-	"github.com/drift-gitops/drift/internal/applier/serverside"
 )
 
 // applyModel is what kube-apiserver's custom resource handler builds to serve a CRD
@@ -43,11 +42,11 @@ type servedSchema struct {
 	err  error
 }
 
-// localServer is what kube-apiserver's custom resource handler would have to serve
+// LocalServer is what kube-apiserver's custom resource handler would have to serve
 // one version of a CRD as the change makes it.
-type localServer struct {
-	crd *PendingCRD
-	ver *crdVersion
+type LocalServer struct {
+	crd *CRD
+	ver *Version
 	gvk schema.GroupVersionKind
 	// schema and storage are the structural schemas, defaults pruned, of the version
 	// and of the storage version (the same when it is the storage version or the
@@ -55,9 +54,14 @@ type localServer struct {
 	schema, storage *structuralschema.Structural
 	storageVersion  string
 	converter       managedfields.TypeConverter
+	// status says the version has the status subresource; fm is the handler's field
+	// manager.
+	status bool
+	fm     *managedfields.FieldManager
 }
 
-func newLocalServer(crd *PendingCRD, ver *crdVersion, version string) (*localServer, error) {
+// NewLocalServer serves version (ver) of crd as the change makes it.
+func NewLocalServer(crd *CRD, ver *Version, version string) (*LocalServer, error) {
 	m := crd.applyModel()
 	if m.err != nil {
 		return nil, m.err
@@ -66,7 +70,7 @@ func newLocalServer(crd *PendingCRD, ver *crdVersion, version string) (*localSer
 	if err != nil {
 		return nil, err
 	}
-	ls := &localServer{crd: crd, ver: ver, schema: s, storage: s, storageVersion: version, converter: m.converter,
+	ls := &LocalServer{crd: crd, ver: ver, schema: s, storage: s, storageVersion: version, converter: m.converter,
 		gvk: schema.GroupVersionKind{Group: crd.rendered.Spec.Group, Version: version, Kind: crd.rendered.Spec.Names.Kind}}
 	for _, v := range crd.rendered.Spec.Versions {
 		if sv := crd.versions[v.Name]; v.Storage && sv != nil && v.Name != version {
@@ -75,6 +79,15 @@ func newLocalServer(crd *PendingCRD, ver *crdVersion, version string) (*localSer
 			}
 		}
 	}
+	ls.status = hasStatus(crd.rendered, version)
+	reset := map[fieldpath.APIVersion]*fieldpath.Set{}
+	if ls.status {
+		reset[fieldpath.APIVersion(ls.gvk.GroupVersion().String())] = fieldpath.NewSet(fieldpath.MakePathOrDie("status"))
+	}
+	if ls.fm, err = managedfields.NewDefaultCRDFieldManager(ls.converter, sameVersion{}, schemaDefaulter{ls.schema},
+		unstructuredCreater{}, ls.gvk, ls.gvk.GroupVersion(), "", fieldpath.NewExcludeFilterSetMap(reset)); err != nil {
+		return nil, err
+	}
 	return ls, nil
 }
 
@@ -82,7 +95,7 @@ func newLocalServer(crd *PendingCRD, ver *crdVersion, version string) (*localSer
 // version pruned and defaulted by its schema, then converted (strategy None: only
 // apiVersion) and pruned by the version's schema. It is what an apply starts from,
 // and what a write answers, since the answer is decoded from what was stored.
-func (ls *localServer) stored(obj *unstructured.Unstructured) *unstructured.Unstructured {
+func (ls *LocalServer) stored(obj *unstructured.Unstructured) *unstructured.Unstructured {
 	out := obj.DeepCopy()
 	preserve := ls.crd.rendered.Spec.PreserveUnknownFields
 	out.SetAPIVersion(schema.GroupVersion{Group: ls.gvk.Group, Version: ls.storageVersion}.String())
@@ -92,88 +105,55 @@ func (ls *localServer) stored(obj *unstructured.Unstructured) *unstructured.Unst
 	return out
 }
 
-// apply does what the API server does with a server-side apply of obj once it serves
-// the rendered CRD: it merges obj into the live object as read from storage with the
-// field manager of the custom resource handler (taking conflicting fields over as a
-// forced apply, with a warning, unless forced from the start), defaults, prepares
-// and validates the result as the custom resource strategy does, and answers it as
-// stored. problems are the reasons the server would refuse it.
-func (ls *localServer) apply(r *Result, live, obj *unstructured.Unstructured, opts Options) (merged *unstructured.Unstructured, problems []string, err error) {
-	problems = checkPendingMeta(obj.Object, ls.crd.Namespaced)
+// Check is what the server checks of obj before it applies it: its metadata and
+// the fields the version's schema does not know (strict field validation).
+func (ls *LocalServer) Check(obj *unstructured.Unstructured) []string {
+	problems := CheckMeta(obj.Object, ls.crd.Namespaced)
 	for _, f := range unknownFields(obj.Object, ls.ver) {
 		problems = append(problems, fmt.Sprintf("unknown field %q", f))
 	}
-	if len(problems) > 0 {
-		return nil, problems, nil
+	return problems
+}
+
+// Base is what a server-side apply over live starts from: live as read back from
+// storage, or an empty object of the kind when live is nil.
+func (ls *LocalServer) Base(live *unstructured.Unstructured) *unstructured.Unstructured {
+	if live != nil {
+		return ls.stored(live)
 	}
 	base := &unstructured.Unstructured{}
 	base.SetGroupVersionKind(ls.gvk)
-	if live != nil {
-		base = ls.stored(live)
-	}
-	status := hasStatus(ls.crd.rendered, ls.gvk.Version)
-	reset := map[fieldpath.APIVersion]*fieldpath.Set{}
-	if status {
-		reset[fieldpath.APIVersion(ls.gvk.GroupVersion().String())] = fieldpath.NewSet(fieldpath.MakePathOrDie("status"))
-	}
-	fm, err := managedfields.NewDefaultCRDFieldManager(ls.converter, sameVersion{}, schemaDefaulter{ls.schema},
-		unstructuredCreater{}, ls.gvk, ls.gvk.GroupVersion(), "", fieldpath.NewExcludeFilterSetMap(reset))
-	if err != nil {
-		return nil, nil, err
-	}
-	force := opts.ForceConflicts
-	csa := applier.AppliedClientSide(live, opts.FieldManager)
-	out, err := fm.Apply(base.DeepCopy(), obj.DeepCopy(), opts.FieldManager, force)
-	if err != nil && !force && serverside.IsFieldManagerConflict(err) {
-		if !csa || !serverside.OnlyCSAConflicts(err) {
-			r.Warnings = append(r.Warnings, Message(serverside.ConflictWarning(err)))
-		}
-		out, err = fm.Apply(base.DeepCopy(), obj.DeepCopy(), opts.FieldManager, true)
-	}
-	if err != nil {
-		return nil, nil, err
-	}
-	merged = out.(*unstructured.Unstructured)
-	if m := opts.Applier.Sending().Migration; csa && m != nil {
-		if merged, err = migrateLocally(fm, ls.converter, merged, obj, m, r, opts); err != nil {
-			return nil, nil, err
-		}
-	}
-	var errs []string
-	if live == nil {
-		prepareForCreate(merged, status)
-		for _, e := range validation.ValidateCustomResource(nil, merged.Object, ls.ver.validator) {
-			errs = append(errs, e.Error())
-		}
-	} else {
-		prepareForUpdate(merged, base, status)
-		// Ratcheting, as the server does by default: a value the update leaves as it was
-		// may stay invalid under the new schema.
-		for _, e := range validation.ValidateCustomResourceUpdate(nil, merged.Object, base.Object, ls.ver.validator, validation.WithRatcheting(nil)) {
-			errs = append(errs, e.Error())
-		}
-	}
-	return ls.stored(merged), errs, nil
+	return base
 }
 
-// migrateLocally is kubectl's move of client-side managers' fields to its own
-// manager (client-go's csaupgrade) and its second apply, done on the local result:
-// fields the last client-side apply set that the repository no longer has, and no
-// other manager owns, are removed.
-func migrateLocally(fm *managedfields.FieldManager, tc managedfields.TypeConverter, merged, obj *unstructured.Unstructured, m applier.Migration, r *Result, opts Options) (*unstructured.Unstructured, error) {
-	upgraded := merged.DeepCopy()
-	owners := sets.New(applier.ClientSideManagers...)
-	if err := csaupgrade.UpgradeManagedFields(upgraded, owners, opts.FieldManager); err != nil {
-		return nil, err
-	}
-	out, err := fm.Apply(upgraded, obj.DeepCopy(), opts.FieldManager, true)
+// Apply merges obj into base (Base) as the API server's server-side apply does once
+// it serves the rendered CRD, with the field manager of the custom resource handler,
+// as manager, forced or not; a conflict is the server's field manager conflict.
+func (ls *LocalServer) Apply(base, obj *unstructured.Unstructured, manager string, force bool) (*unstructured.Unstructured, error) {
+	out, err := ls.fm.Apply(base.DeepCopy(), obj.DeepCopy(), manager, force)
 	if err != nil {
 		return nil, err
+	}
+	return out.(*unstructured.Unstructured), nil
+}
+
+// Migrate is kubectl's move of client-side managers' fields to manager (client-go's
+// csaupgrade) and its second apply of obj, done on merged, the first apply's result:
+// fields the last client-side apply set that the repository no longer has, and no
+// other manager owns, are removed. It returns the result and the fields removed.
+func (ls *LocalServer) Migrate(merged, obj *unstructured.Unstructured, manager string) (*unstructured.Unstructured, []string, error) {
+	upgraded := merged.DeepCopy()
+	if err := csaupgrade.UpgradeManagedFields(upgraded, sets.New(applier.ClientSideManagers...), manager); err != nil {
+		return nil, nil, err
+	}
+	out, err := ls.fm.Apply(upgraded, obj.DeepCopy(), manager, true)
+	if err != nil {
+		return nil, nil, err
 	}
 	again := out.(*unstructured.Unstructured)
 	var removed []string
-	before, err1 := tc.ObjectToTyped(merged, typed.AllowDuplicates)
-	after, err2 := tc.ObjectToTyped(again, typed.AllowDuplicates)
+	before, err1 := ls.converter.ObjectToTyped(merged, typed.AllowDuplicates)
+	after, err2 := ls.converter.ObjectToTyped(again, typed.AllowDuplicates)
 	if err1 == nil && err2 == nil {
 		if cmp, err := before.Compare(after); err == nil {
 			cmp.Removed.Leaves().Iterate(func(p fieldpath.Path) {
@@ -184,8 +164,28 @@ func migrateLocally(fm *managedfields.FieldManager, tc managedfields.TypeConvert
 		}
 	}
 	sort.Strings(removed)
-	r.Warnings = append(r.Warnings, Message(serverside.MigrationWarning(opts.Applier.Name(), opts.FieldManager, m, removed)))
-	return again, nil
+	return again, removed, nil
+}
+
+// Finish defaults, prepares and validates merged, the apply's result over base
+// (created when there was no live object), as the custom resource strategy does, and
+// answers it as stored; problems are the reasons the server would refuse it.
+func (ls *LocalServer) Finish(merged, base *unstructured.Unstructured, created bool) (*unstructured.Unstructured, []string) {
+	var problems []string
+	if created {
+		prepareForCreate(merged, ls.status)
+		for _, e := range validation.ValidateCustomResource(nil, merged.Object, ls.ver.validator) {
+			problems = append(problems, e.Error())
+		}
+	} else {
+		prepareForUpdate(merged, base, ls.status)
+		// Ratcheting, as the server does by default: a value the update leaves as it was
+		// may stay invalid under the new schema.
+		for _, e := range validation.ValidateCustomResourceUpdate(nil, merged.Object, base.Object, ls.ver.validator, validation.WithRatcheting(nil)) {
+			problems = append(problems, e.Error())
+		}
+	}
+	return ls.stored(merged), problems
 }
 
 // coerce is what the API server's schema coercion does to a custom resource: fields
@@ -238,7 +238,7 @@ func withoutMetadata(obj map[string]any) map[string]any {
 // version of the CRD (builder.BuildOpenAPIV3, with ObjectMeta and the other
 // definitions it references), merged, since server-side apply converts to the version
 // each manager last applied at.
-func (p *PendingCRD) applyModel() *applyModel {
+func (p *CRD) applyModel() *applyModel {
 	m, crd := &p.apply, p.rendered
 	m.once.Do(func() {
 		if len(crd.Spec.Versions) == 0 {
@@ -264,7 +264,7 @@ func (p *PendingCRD) applyModel() *applyModel {
 }
 
 // servedStructural is the version's structural schema with defaults pruned, built once.
-func (v *crdVersion) servedStructural() (*structuralschema.Structural, error) {
+func (v *Version) servedStructural() (*structuralschema.Structural, error) {
 	v.served.once.Do(func() {
 		if v.structural == nil {
 			v.served.err = fmt.Errorf("no structural schema")
@@ -316,10 +316,10 @@ func (unstructuredCreater) New(gvk schema.GroupVersionKind) (runtime.Object, err
 	return u, nil
 }
 
-// needsWebhook reports whether applying obj, read at version from, converts between
+// NeedsWebhook reports whether applying obj, read at version from, converts between
 // versions under a CRD whose conversion is a webhook, which drift does not call: to
 // or from the storage version, or to the versions managers applied at.
-func (ls *localServer) needsWebhook(obj *unstructured.Unstructured, from string) bool {
+func (ls *LocalServer) NeedsWebhook(obj *unstructured.Unstructured, from string) bool {
 	conv := ls.crd.rendered.Spec.Conversion
 	if conv == nil || conv.Strategy == apiextensionsv1.NoneConverter {
 		return false
