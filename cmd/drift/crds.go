@@ -4,7 +4,7 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/drift-gitops/drift/internal/dryrun/ephemeral"
+	"github.com/drift-gitops/drift/internal/ephemeral"
 	"github.com/drift-gitops/drift/internal/kube"
 	"github.com/drift-gitops/drift/internal/plan"
 	"github.com/drift-gitops/drift/internal/render"

@@ -3,7 +3,7 @@ package main
 import (
 	"context"
 
-	"github.com/drift-gitops/drift/internal/dryrun/ephemeral"
+	"github.com/drift-gitops/drift/internal/ephemeral"
 	"github.com/drift-gitops/drift/internal/kube"
 	"github.com/drift-gitops/drift/internal/plan"
 	"github.com/drift-gitops/drift/internal/preview"

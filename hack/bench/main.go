@@ -44,7 +44,7 @@ import (
 
 	"github.com/drift-gitops/drift/internal/applier/kubectlssa"
 	"github.com/drift-gitops/drift/internal/dryrun"
-	"github.com/drift-gitops/drift/internal/dryrun/ephemeral"
+	"github.com/drift-gitops/drift/internal/ephemeral"
 	"github.com/drift-gitops/drift/internal/kube"
 	"github.com/drift-gitops/drift/internal/render"
 	"github.com/drift-gitops/drift/internal/source"
@@ -284,7 +284,7 @@ func loadBase(srv *ephemeral.Server, repoDir string) error {
 	if err != nil {
 		return err
 	}
-	if failed := dryrun.Seed(context.Background(), clients, res.Objects, dryrun.Options{Applier: kubectlssa.New(), Concurrency: 32}); len(failed) > 0 {
+	if failed := ephemeral.Seed(context.Background(), clients, res.Objects, dryrun.Options{Applier: kubectlssa.New(), Concurrency: 32}); len(failed) > 0 {
 		return fmt.Errorf("loading the base: %d objects failed, first: %s", len(failed), failed[0].Err.Message)
 	}
 	return nil

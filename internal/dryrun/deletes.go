@@ -16,7 +16,7 @@ import (
 // its delete dry-run; one already gone, or whose live copy keep says the applier
 // leaves, is left out.
 func Deletes(ctx context.Context, c *kube.Clients, objs []*unstructured.Unstructured, inventory, source string, keep func(live *unstructured.Unstructured) bool, opts Options) []Result {
-	opts = opts.withDefaults()
+	opts = opts.WithDefaults()
 	var out []Result
 	for _, obj := range objs {
 		id := object.IDOf(obj)

@@ -30,7 +30,7 @@ func TestApplierMismatchNamesTheManagerFoundAndTheApplierToSet(t *testing.T) {
 	}
 	reg := appliers.All()
 	opts := func(name applier.Name) Options {
-		return Options{Applier: reg.Get(name), Appliers: reg}.withDefaults()
+		return Options{Applier: reg.Get(name), Appliers: reg}.WithDefaults()
 	}
 	cases := []struct {
 		live    *unstructured.Unstructured

@@ -66,3 +66,15 @@ func mappingError(id object.ID, err error) *Message {
 // LastAppliedAnnotation is where client-side apply keeps what it applied last
 // (applier.LastAppliedAnnotation), for what reads results.
 const LastAppliedAnnotation = applier.LastAppliedAnnotation
+
+// Sendable is r's object as opts.Applier sends it over nothing live: the rendered
+// object with its namespace defaulted and what the applier adds (Prepare). Loading a
+// server drift owns takes it to leave the object as the applier would
+// (applier.Applier.Leaves).
+func Sendable(r *Result, opts Options) (applier.Object, error) {
+	obj, _, err := prepared(r, nil, opts)
+	if err != nil {
+		return applier.Object{}, err
+	}
+	return applier.Object{ID: r.ID, Obj: obj, Owner: opts.Owner, Manager: opts.FieldManager, Notes: notes(r.Object)}, nil
+}

@@ -82,7 +82,7 @@ func Run(ctx context.Context, c *kube.Clients, objs []render.Object, opts Option
 // without a request but for discovery. Its results hold identities only; Send fills
 // them in.
 func Plan(c *kube.Clients, objs []render.Object, opts Options) []Result {
-	opts = opts.withDefaults()
+	opts = opts.WithDefaults()
 	results := plan(c, objs, opts.Namespace, opts.Pending)
 	if !opts.DryRunAggregated {
 		holdAggregated(c, results)
@@ -94,7 +94,7 @@ func Plan(c *kube.Clients, objs []render.Object, opts Options) []Result {
 // name, at most opts.Concurrency at a time; it may be called more than once on the
 // same results with different Skips (preview sends Secrets first).
 func Send(ctx context.Context, c *kube.Clients, results []Result, opts Options) {
-	opts = opts.withDefaults()
+	opts = opts.WithDefaults()
 	order := planLists(ctx, c, results, opts.Skip, opts)
 	var mu sync.Mutex
 	done := 0
@@ -153,8 +153,8 @@ func forEachPlanned(results []Result, order []int, concurrency int, skip func(in
 	_ = g.Wait()
 }
 
-// withDefaults fills in what was left unset.
-func (o Options) withDefaults() Options {
+// WithDefaults fills in what was left unset.
+func (o Options) WithDefaults() Options {
 	if o.Applier == nil {
 		panic("dryrun: Options.Applier is not set")
 	}

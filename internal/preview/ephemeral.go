@@ -10,7 +10,7 @@ import (
 	"github.com/drift-gitops/drift/internal/applier"
 	"github.com/drift-gitops/drift/internal/config"
 	"github.com/drift-gitops/drift/internal/dryrun"
-	"github.com/drift-gitops/drift/internal/dryrun/ephemeral"
+	"github.com/drift-gitops/drift/internal/ephemeral"
 	"github.com/drift-gitops/drift/internal/object"
 	"github.com/drift-gitops/drift/internal/render"
 )
@@ -182,7 +182,7 @@ func (r *runner) seedHeadScaffolding(ctx context.Context, cl *cluster, targets [
 	if len(scaffolding) == 0 {
 		return nil
 	}
-	r.seedReport(dryrun.Seed(ctx, cl.Clients, scaffolding, r.scaffoldOpts(cl)))
+	r.seedReport(ephemeral.Seed(ctx, cl.Clients, scaffolding, r.scaffoldOpts(cl)))
 	if ctx.Err() != nil {
 		return interrupted(ctx, "loading the ephemeral server")
 	}

@@ -20,9 +20,9 @@ import (
 	"github.com/drift-gitops/drift/internal/config"
 	"github.com/drift-gitops/drift/internal/gitfixture"
 	"github.com/drift-gitops/drift/internal/golden"
+	"github.com/drift-gitops/drift/internal/inventory"
 	"github.com/drift-gitops/drift/internal/kube"
 	"github.com/drift-gitops/drift/internal/plan"
-	"github.com/drift-gitops/drift/internal/prune"
 	"github.com/drift-gitops/drift/internal/reason"
 	"github.com/drift-gitops/drift/internal/render"
 	"github.com/drift-gitops/drift/internal/report"
@@ -48,7 +48,7 @@ func TestStreamedEntriesMakeTheSameReport(t *testing.T) {
 	}
 	_, err := cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{})
 	mustCreate(err)
-	setID := prune.ApplySetID("parent", ns, "ConfigMap", "")
+	setID := inventory.ApplySetID("parent", ns, "ConfigMap", "")
 	member := map[string]string{"applyset.kubernetes.io/part-of": setID}
 	create := metav1.CreateOptions{FieldManager: "kubectl"}
 	_, err = cs.CoreV1().Secrets(ns).Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "db"},

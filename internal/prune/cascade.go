@@ -11,6 +11,7 @@ import (
 
 	"github.com/drift-gitops/drift/internal/applier"
 	"github.com/drift-gitops/drift/internal/dryrun"
+	"github.com/drift-gitops/drift/internal/inventory"
 	"github.com/drift-gitops/drift/internal/object"
 	"github.com/drift-gitops/drift/internal/render"
 )
@@ -66,7 +67,7 @@ func (p *pruner) child(what string, d dryrun.Result, propagation metav1.Deletion
 	opts.Propagation = propagation
 	name := fmt.Sprintf("%s: deleted with %s %s/%s, which %s deletes", what, d.ID.Kind, d.ID.Namespace, d.ID.Name, d.Inventory)
 	return &pruner{ctx: p.ctx, c: p.c, opts: opts, set: p.set, out: &Result{},
-		inv: inventory{name: name, obj: render.Object{Source: p.inv.obj.Source, Doc: p.inv.obj.Doc}}}
+		inv: inventory.Inventory{Name: name, Obj: render.Object{Source: p.inv.Obj.Source, Doc: p.inv.Obj.Doc}}}
 }
 
 // fluxCascade is what deleting Kustomization d deletes.
@@ -97,7 +98,7 @@ func (p *pruner) fluxCascade(d dryrun.Result) []dryrun.Result {
 	}
 	for _, id := range ids {
 		if keep != "" {
-			c.out.Kept = append(c.out.Kept, Kept{ID: id, Inventory: c.inv.name, Reason: keep})
+			c.out.Kept = append(c.out.Kept, Kept{ID: id, Inventory: c.inv.Name, Reason: keep})
 			continue
 		}
 		c.candidate(id, func(obj *unstructured.Unstructured) (bool, string) {
@@ -138,7 +139,7 @@ func (p *pruner) argoCascade(d dryrun.Result) []dryrun.Result {
 	appDeleteFalse = slices.Contains(opts, "Delete=false")
 	for _, id := range ids {
 		if !cascades {
-			c.out.Kept = append(c.out.Kept, Kept{ID: id, Inventory: c.inv.name, Reason: "the Application has no resources finalizer (" + argoResourcesFinalizer + "): Argo CD deletes the Application and orphans its resources"})
+			c.out.Kept = append(c.out.Kept, Kept{ID: id, Inventory: c.inv.Name, Reason: "the Application has no resources finalizer (" + argoResourcesFinalizer + "): Argo CD deletes the Application and orphans its resources"})
 			continue
 		}
 		c.candidate(id, func(obj *unstructured.Unstructured) (bool, string) {

@@ -13,7 +13,7 @@ import (
 func TestReleasePlatformsBuild(t *testing.T) {
 	const broken = "sigs.k8s.io/controller-runtime/pkg/internal/testing/process"
 	for _, goos := range []string{"linux", "darwin", "windows"} {
-		cmd := exec.Command("go", "list", "-deps", "../../../cmd/drift")
+		cmd := exec.Command("go", "list", "-deps", "../../cmd/drift")
 		cmd.Env = append(cmd.Environ(), "GOOS="+goos, "GOARCH=arm64", "CGO_ENABLED=0", "GOTOOLCHAIN=local")
 		out, err := cmd.CombinedOutput()
 		if err != nil {

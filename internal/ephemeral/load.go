@@ -5,7 +5,6 @@ import (
 
 	"github.com/drift-gitops/drift/internal/dryrun"
 	"github.com/drift-gitops/drift/internal/kube"
-	"github.com/drift-gitops/drift/internal/prune"
 	"github.com/drift-gitops/drift/internal/render"
 )
 
@@ -26,15 +25,15 @@ type Batch struct {
 // besides them (inventories' lists and marks). It returns the objects that could not
 // be loaded; warnf hears of inventories that could not be recorded.
 func Load(ctx context.Context, clients *kube.Clients, scaffolding []render.Object, scaffoldOpts dryrun.Options, batches []Batch, warnf func(string, ...any)) []dryrun.Result {
-	failed := dryrun.Seed(ctx, clients, scaffolding, scaffoldOpts)
+	failed := Seed(ctx, clients, scaffolding, scaffoldOpts)
 	for _, b := range batches {
 		opts := b.Opts
 		opts.Namespace = scaffoldOpts.Namespace
-		failed = append(failed, dryrun.Seed(ctx, clients, b.Scaffolding, opts)...)
+		failed = append(failed, Seed(ctx, clients, b.Scaffolding, opts)...)
 	}
 	for _, b := range batches {
-		failed = append(failed, dryrun.Seed(ctx, clients, b.Objects, b.Opts)...)
-		if err := prune.MarkAsApplied(ctx, clients, b.All, b.Namespace); err != nil {
+		failed = append(failed, Seed(ctx, clients, b.Objects, b.Opts)...)
+		if err := markAsApplied(ctx, clients, b.All, b.Namespace); err != nil {
 			warnf("the base's inventory could not be recorded in the ephemeral server (%v): prune candidates may be missing", err)
 		}
 	}
