@@ -16,9 +16,11 @@ import (
 
 	"github.com/drift-gitops/drift/internal/applier"
 	"github.com/drift-gitops/drift/internal/applier/appliers"
+	"github.com/drift-gitops/drift/internal/config"
 	"github.com/drift-gitops/drift/internal/plan"
 	"github.com/drift-gitops/drift/internal/render"
 	"github.com/drift-gitops/drift/internal/report"
+	"github.com/drift-gitops/drift/internal/risk"
 )
 
 // commonOptions hold what drift diff and drift detect are both told: what to render,
@@ -238,3 +240,7 @@ func (o *commonOptions) branches() []string {
 	}
 	return out
 }
+
+// knownNames are what drift.yaml may name that internal/config does not define: the
+// risk rules risks.disable may switch off.
+func knownNames() config.Known { return config.Known{Risks: risk.Names()} }

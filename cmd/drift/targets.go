@@ -50,7 +50,7 @@ and why a target is skipped or refused. No cluster is contacted.`,
 			}
 			pl, err := plan.Open(plan.Request{
 				Repo: o.Repo, Ref: o.Ref, Paths: o.Paths, Names: o.Targets, Overrides: o.overrides(),
-				Config: plan.ConfigSource{File: o.Config, From: plan.ConfigFromHead}, Warnf: o.warnf,
+				Config: plan.ConfigSource{File: o.Config, From: plan.ConfigFromHead, Known: knownNames()}, Warnf: o.warnf,
 				NewCache: func(repo *source.Repo) (*render.Cache, error) { return o.renderCache(cmd.Context(), repo) },
 				Charts:   o.charts.fetcher(o.getenv),
 				Context:  cmd.Context(), MaxTargets: o.maxTargets, Branches: o.branches(), Appliers: o.appliers,

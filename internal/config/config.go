@@ -17,7 +17,6 @@ import (
 
 	"github.com/drift-gitops/drift/internal/applier"
 	"github.com/drift-gitops/drift/internal/chartrepo/repourl"
-	"github.com/drift-gitops/drift/internal/risk"
 )
 
 // FileName is the configuration file drift looks for at the repository root.
@@ -227,9 +226,16 @@ type MaskRule struct {
 	Paths    []string `yaml:"paths" json:"paths"`
 }
 
+// Known is what drift.yaml may name that this package does not define: the risk
+// rules risks.disable may switch off (internal/risk's, which the caller knows).
+type Known struct {
+	Risks []string
+}
+
 // Parse decodes drift.yaml strictly: unknown keys and wrong types are errors that
-// give the line. file names the file in messages.
-func Parse(file string, data []byte) (*Config, error) {
+// give the line; names it may use are checked against known. file names the file in
+// messages.
+func Parse(file string, data []byte, known Known) (*Config, error) {
 	var cfg Config
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	dec.KnownFields(true)
@@ -248,7 +254,7 @@ func Parse(file string, data []byte) (*Config, error) {
 			}
 		}
 	}
-	if err := cfg.validate(file); err != nil {
+	if err := cfg.validate(file, known); err != nil {
 		return nil, err
 	}
 	return &cfg, nil
@@ -363,7 +369,7 @@ var applySetRef = regexp.MustCompile(`^([a-z0-9]([-a-z0-9.]*[a-z0-9])?/)?[a-z0-9
 
 var targetName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._/-]*$`)
 
-func (c *Config) validate(file string) error {
+func (c *Config) validate(file string, known Known) error {
 	if c.Version != 0 && c.Version != 1 {
 		return fmt.Errorf("%s: version %d is not supported: this drift reads version 1", file, c.Version)
 	}
@@ -375,8 +381,11 @@ func (c *Config) validate(file string) error {
 		errs = append(errs, fmt.Sprintf("%s: failOn: %v", file, err))
 	}
 	if c.Risks != nil {
-		if err := risk.Check(c.Risks.Disable); err != nil {
-			errs = append(errs, fmt.Sprintf("%s: risks.disable: %v", file, err))
+		for _, n := range c.Risks.Disable {
+			if !slices.Contains(known.Risks, n) {
+				errs = append(errs, fmt.Sprintf("%s: risks.disable: unknown risk rule %q (known: %s)", file, n, strings.Join(known.Risks, ", ")))
+				break
+			}
 		}
 	}
 	if c.Defaults.Applier != "" {

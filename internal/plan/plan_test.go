@@ -21,7 +21,7 @@ targets:
 - {name: gitops, path: c, applier: flux, flux: {name: apps}}
 - {name: chart, path: d, applier: helm}
 - {name: wrong, path: e, applier: helm, fieldManager: me}
-`))
+`), config.Known{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -55,7 +55,7 @@ targets:
 // a chart's release is named after its directory.
 func TestPathsAreTargetsWithDefaultsAndOverrides(t *testing.T) {
 	t.Parallel()
-	cfg, err := config.Parse("drift.yaml", []byte("defaults: {namespace: shop, context: prod}\ntargets:\n- {name: x, path: x}\n"))
+	cfg, err := config.Parse("drift.yaml", []byte("defaults: {namespace: shop, context: prod}\ntargets:\n- {name: x, path: x}\n"), config.Known{})
 	if err != nil {
 		t.Fatal(err)
 	}

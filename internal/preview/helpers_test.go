@@ -27,7 +27,7 @@ func planned(t *testing.T, dir, drift string, refs ...string) ([]plan.Target, []
 		}
 		snaps = append(snaps, snap)
 	}
-	cfg, err := config.Parse("drift.yaml", []byte(drift))
+	cfg, err := config.Parse("drift.yaml", []byte(drift), config.Known{})
 	if err != nil {
 		t.Fatal(err)
 	}
