@@ -42,7 +42,8 @@ func planned(t *testing.T, dir, drift string, refs ...string) ([]plan.Target, []
 
 // connectLive connects every cluster to the test API server, ns its default
 // namespace.
-func connectLive(ns string) func(context.Context, plan.ClusterKey) (*kube.Connection, error) {
+func connectLive(t *testing.T, ns string) func(context.Context, plan.ClusterKey) (*kube.Connection, error) {
+	env := shared.Env(t)
 	return func(context.Context, plan.ClusterKey) (*kube.Connection, error) {
 		clients, err := kube.NewClients(env.Config, 4)
 		return &kube.Connection{Clients: clients, Namespace: ns, RequestTimeout: kube.DefaultRequestTimeout}, err

@@ -39,7 +39,7 @@ import (
 func TestStreamedEntriesMakeTheSameReport(t *testing.T) {
 	ctx := context.Background()
 	ns := "stream"
-	cs := kubernetes.NewForConfigOrDie(env.Config)
+	cs := kubernetes.NewForConfigOrDie(shared.Env(t).Config)
 	mustCreate := func(err error) {
 		t.Helper()
 		if err != nil {
@@ -102,7 +102,7 @@ func TestStreamedEntriesMakeTheSameReport(t *testing.T) {
 				if key.Context == "far" {
 					return nil, errors.New("dial tcp: no route to host")
 				}
-				return connectLive(ns)(ctx, key)
+				return connectLive(t, ns)(ctx, key)
 			},
 			Cache:    &render.Cache{},
 			Appliers: appliers.All(),
@@ -195,7 +195,7 @@ func (b *blockingFS) Open(name string) (fs.File, error) {
 func TestAClustersObjectsAreSentWhileAnotherClusterStillRenders(t *testing.T) {
 	ctx := context.Background()
 	ns := "overlap"
-	cs := kubernetes.NewForConfigOrDie(env.Config)
+	cs := kubernetes.NewForConfigOrDie(shared.Env(t).Config)
 	if _, err := cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
@@ -213,7 +213,7 @@ func TestAClustersObjectsAreSentWhileAnotherClusterStillRenders(t *testing.T) {
 	head.FS = held
 	var once sync.Once
 	deps := Deps{
-		Connect:  connectLive(ns),
+		Connect:  connectLive(t, ns),
 		Cache:    &render.Cache{},
 		Appliers: appliers.All(),
 		Progress: func(done, total int) { once.Do(func() { close(held.release) }) },

@@ -92,17 +92,36 @@ type Shared struct {
 // start fails the test.
 func (s *Shared) Env(t testing.TB) *Env {
 	t.Helper()
+	require(t)
+	s.once.Do(func() { s.env, s.err = Start() })
+	if s.err != nil {
+		t.Fatal(s.err)
+	}
+	return s.env
+}
+
+// StartFor starts a server of the test's own, stopped when the test ends; without
+// the binaries the test is skipped with what to do (failed under CI=true).
+func StartFor(t testing.TB) *Env {
+	t.Helper()
+	require(t)
+	e, err := Start()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = e.Stop() })
+	return e
+}
+
+// require skips t, or fails it under CI=true, when no server can be started.
+func require(t testing.TB) {
+	t.Helper()
 	if why := missing(); why != "" {
 		if inCI() {
 			t.Fatalf("this test needs a real API server and CI=true: %s", why)
 		}
 		t.Skipf("this test needs a real API server: %s", why)
 	}
-	s.once.Do(func() { s.env, s.err = Start() })
-	if s.err != nil {
-		t.Fatal(s.err)
-	}
-	return s.env
 }
 
 // Stop stops the server if a test started it.
