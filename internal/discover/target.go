@@ -41,8 +41,8 @@ type Target struct {
 	// drift.yaml's clusters map gives a context for (an Argo CD destination's name or
 	// server, a Flux kubeConfig Secret's name).
 	Cluster string
-	// Applier is the applier profile that applies it, and FieldManager the manager it
-	// applies with when the profile lets it choose ("": the profile's own).
+	// Applier is the applier that applies it, and FieldManager the manager it applies
+	// with when the applier lets it choose ("": the applier's own).
 	Applier      applier.Name
 	FieldManager string
 	ArgoCD       *config.ArgoCDTarget
