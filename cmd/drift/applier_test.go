@@ -38,7 +38,7 @@ func TestApplierFlagsAreValidated(t *testing.T) {
 			t.Errorf("%v: no error", c.args)
 		case c.want != "error" && err != nil:
 			t.Errorf("%v: %v", c.args, err)
-		case c.want != "error" && o.overrides().Applier != c.want:
+		case c.want != "error" && string(o.overrides().Applier) != c.want:
 			t.Errorf("%v: overrides name applier %q, want %q", c.args, o.overrides().Applier, c.want)
 		}
 	}

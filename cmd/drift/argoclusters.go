@@ -14,7 +14,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/drift-gitops/drift/internal/appset"
-	"github.com/drift-gitops/drift/internal/dryrun"
+	"github.com/drift-gitops/drift/internal/kube"
 	"github.com/drift-gitops/drift/internal/plan"
 )
 
@@ -99,7 +99,7 @@ func (o *commonOptions) liveClient(key plan.ClusterKey) (kubernetes.Interface, e
 	if cs, ok := o.liveClients[key]; ok {
 		return cs, nil
 	}
-	cfg, err := dryrun.FlagsFor(o.kube, key.Kubeconfig, key.Context).ToRESTConfig()
+	cfg, err := kube.FlagsFor(o.kube, key.Kubeconfig, key.Context).ToRESTConfig()
 	if err != nil {
 		return nil, fmt.Errorf("cannot connect to %s: %w", key, err)
 	}
@@ -132,7 +132,7 @@ func (o *commonOptions) liveSource(ctx context.Context, key plan.ClusterKey, kin
 	if !ok {
 		return nil, fmt.Errorf("drift does not read %s objects from the cluster", kind)
 	}
-	cfg, err := dryrun.FlagsFor(o.kube, key.Kubeconfig, key.Context).ToRESTConfig()
+	cfg, err := kube.FlagsFor(o.kube, key.Kubeconfig, key.Context).ToRESTConfig()
 	if err != nil {
 		return nil, fmt.Errorf("cannot connect to %s: %w", key, err)
 	}

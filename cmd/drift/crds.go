@@ -4,8 +4,8 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/drift-gitops/drift/internal/dryrun"
-	"github.com/drift-gitops/drift/internal/dryrun/ephemeral"
+	"github.com/drift-gitops/drift/internal/ephemeral"
+	"github.com/drift-gitops/drift/internal/kube"
 	"github.com/drift-gitops/drift/internal/plan"
 	"github.com/drift-gitops/drift/internal/render"
 )
@@ -23,7 +23,7 @@ func (o *commonOptions) ephemeralCRDs(ctx context.Context, m mode, pl *plan.Plan
 	if err != nil || m.crdsFromContext == "" {
 		return crds, err
 	}
-	cfg, err := dryrun.FlagsFor(o.kube, "", m.crdsFromContext).ToRESTConfig()
+	cfg, err := kube.FlagsFor(o.kube, "", m.crdsFromContext).ToRESTConfig()
 	if err != nil {
 		return nil, fmt.Errorf("--crds-from-context %s: %w", m.crdsFromContext, err)
 	}

@@ -10,7 +10,7 @@ import (
 	"helm.sh/helm/v3/pkg/kube"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 
-	"github.com/drift-gitops/drift/internal/dryrun"
+	"github.com/drift-gitops/drift/internal/applier/helm"
 	"github.com/drift-gitops/drift/internal/report"
 )
 
@@ -24,7 +24,7 @@ func helmRun(t *testing.T, dir, ns, release string, upgrade bool) {
 // helmRunValues is helmRun with values, as helm's --set-file/--values give them.
 func helmRunValues(t *testing.T, dir, ns, release string, upgrade bool, values map[string]any) {
 	t.Helper()
-	kube.ManagedFieldsManager = dryrun.HelmFieldManager
+	kube.ManagedFieldsManager = helm.FieldManager
 	flags := genericclioptions.NewConfigFlags(false)
 	flags.KubeConfig, flags.Namespace = &env.Kubeconfig, &ns
 	cfg := &action.Configuration{}

@@ -17,8 +17,8 @@ import (
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/yaml"
 
-	"github.com/drift-gitops/drift/internal/dryrun"
 	"github.com/drift-gitops/drift/internal/gitfixture"
+	"github.com/drift-gitops/drift/internal/kube"
 	"github.com/drift-gitops/drift/internal/report"
 	"github.com/drift-gitops/drift/internal/subprocess"
 	"github.com/drift-gitops/drift/internal/testenv"
@@ -112,7 +112,7 @@ func apply(t *testing.T, manager, docs string) {
 // applyTo applies YAML documents for real to the API server of cfg.
 func applyTo(t *testing.T, cfg *rest.Config, manager, docs string) {
 	t.Helper()
-	clients, err := dryrun.NewClients(cfg, 1)
+	clients, err := kube.NewClients(cfg, 1)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -124,10 +124,11 @@ func (o *diffOptions) merge(ctx context.Context, files []string) error {
 func (o *diffOptions) checkShards(ctx context.Context, first *report.Report, shards map[string]*report.Report) error {
 	pl, err := plan.Open(plan.Request{
 		Repo: o.Repo, Ref: o.Ref, DefaultRef: first.Kind == report.KindDrift, Base: o.Base, Paths: o.Paths, Names: o.Targets,
-		Config: plan.ConfigSource{File: o.Config, From: o.ConfigFrom}, Overrides: o.overrides(), Warnf: o.warnf,
+		Config: plan.ConfigSource{File: o.Config, From: o.ConfigFrom, Known: knownNames()}, Overrides: o.overrides(), Warnf: o.warnf,
 		NewCache: func(repo *source.Repo) (*render.Cache, error) { return o.renderCache(ctx, repo) },
 		Charts:   o.charts.fetcher(o.getenv),
 		Context:  ctx, MaxTargets: o.maxTargets, Branches: o.branches(), ArgoClusters: o.liveArgoClusters(o.Cluster), LiveObject: o.liveObjects(o.Cluster),
+		Appliers: o.appliers,
 	})
 	if err != nil {
 		return fmt.Errorf("planning the run again to check its shards: %w", err)

@@ -14,10 +14,13 @@ import (
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 	"k8s.io/client-go/kubernetes"
 
-	"github.com/drift-gitops/drift/internal/dryrun"
+	"github.com/drift-gitops/drift/internal/applier"
+	"github.com/drift-gitops/drift/internal/applier/appliers"
+	"github.com/drift-gitops/drift/internal/config"
 	"github.com/drift-gitops/drift/internal/plan"
 	"github.com/drift-gitops/drift/internal/render"
 	"github.com/drift-gitops/drift/internal/report/write"
+	"github.com/drift-gitops/drift/internal/risk"
 	"github.com/drift-gitops/drift/internal/scrub"
 )
 
@@ -79,11 +82,14 @@ type commonOptions struct {
 	// scrub removes credentials, Secret and masked values from everything the run
 	// writes: the report, warnings, errors.
 	scrub *scrub.Scrubber
+	// appliers are the appliers the run decides targets' appliers from.
+	appliers *applier.Registry
 }
 
 // init readies the options for a command writing to streams.
 func (o *commonOptions) init(streams genericiooptions.IOStreams) {
 	o.streams, o.kube, o.getenv = streams, genericclioptions.NewConfigFlags(true), os.Getenv
+	o.appliers = appliers.All()
 	// kubectl's --cluster is not drift's: diff has its own, detect has none.
 	o.kube.ClusterName = nil
 }
@@ -104,7 +110,7 @@ func (o *commonOptions) addFlags(f *pflag.FlagSet) {
 	f.DurationVar(&o.Timeout, "timeout", 10*time.Minute, "deadline for the whole run")
 	f.StringVar(&o.Config, "config", "", "drift.yaml to use instead of the one at the root of the rendered ref (a path inside the repository is read from the refs, like drift.yaml)")
 	f.BoolVar(&o.Prune, "prune", true, "report what applying would delete: objects an inventory in the cluster owns that the change no longer renders (--prune=false skips it)")
-	f.StringVar(&o.Applier, "applier", "", "what applies the targets for real, so drift predicts what it does: "+strings.Join(dryrun.ProfileNames(), ", ")+" (default kubectl-server-side); overrides drift.yaml")
+	f.StringVar(&o.Applier, "applier", "", "what applies the targets for real, so drift predicts what it does: "+applier.NameList()+" (default "+string(applier.Default)+"); overrides drift.yaml")
 	f.StringVar(&o.ApplyMode, "apply-mode", "", "old name of --applier: server is kubectl-server-side, client is kubectl")
 	f.StringArrayVar(&o.Targets, "target", nil, "diff only the drift.yaml targets with this name (repeatable; globs like 'web-*' allowed)")
 	addBranchFlag(f, &o.Branches)
@@ -164,8 +170,8 @@ func (o *commonOptions) validate(configFrom string) error {
 	case o.ApplyMode != "" && o.ApplyMode != "server" && o.ApplyMode != "client":
 		return fmt.Errorf("unknown --apply-mode %q: use server or client (or --applier)", o.ApplyMode)
 	case o.Applier != "":
-		if _, err := dryrun.ProfileFor(o.Applier); err != nil || o.Applier == "server" || o.Applier == "client" {
-			return fmt.Errorf("unknown --applier %q: use one of %s", o.Applier, strings.Join(dryrun.ProfileNames(), ", "))
+		if _, err := applier.ParseName(o.Applier); err != nil {
+			return fmt.Errorf("unknown --applier %q: use one of %s", o.Applier, applier.NameList())
 		}
 	}
 	return nil
@@ -173,12 +179,12 @@ func (o *commonOptions) validate(configFrom string) error {
 
 // overrides are what the command line sets for every target.
 func (o *commonOptions) overrides() plan.Overrides {
-	ov := plan.Overrides{Applier: o.Applier}
-	switch o.ApplyMode {
-	case "server":
-		ov.Applier = "kubectl-server-side"
-	case "client":
-		ov.Applier = "kubectl"
+	ov := plan.Overrides{}
+	if o.Applier != "" {
+		ov.Applier, _ = applier.ParseName(o.Applier) // checked by validate
+	}
+	if name, ok := applier.FromApplyMode(o.ApplyMode); ok {
+		ov.Applier = name
 	}
 	if o.flagSet("field-manager") {
 		ov.FieldManager = &o.FieldManager
@@ -246,3 +252,7 @@ func (o *commonOptions) branches() []string {
 	}
 	return out
 }
+
+// knownNames are what drift.yaml may name that internal/config does not define: the
+// risk rules risks.disable may switch off.
+func knownNames() config.Known { return config.Known{Risks: risk.Names()} }

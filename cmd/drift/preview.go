@@ -3,9 +3,9 @@ package main
 import (
 	"context"
 
-	"github.com/drift-gitops/drift/internal/dryrun"
-	"github.com/drift-gitops/drift/internal/dryrun/ephemeral"
 	"github.com/drift-gitops/drift/internal/entry"
+	"github.com/drift-gitops/drift/internal/ephemeral"
+	"github.com/drift-gitops/drift/internal/kube"
 	"github.com/drift-gitops/drift/internal/plan"
 	"github.com/drift-gitops/drift/internal/preview"
 	"github.com/drift-gitops/drift/internal/render"
@@ -20,17 +20,18 @@ const ephemeralCluster = "ephemeral"
 // and hands each finished result to sink, the run's entry builder.
 func (o *commonOptions) previewDeps(cache *render.Cache, progress *progress, cluster string, sink preview.Sink) preview.Deps {
 	return preview.Deps{
-		Connect: func(ctx context.Context, key plan.ClusterKey) (*dryrun.Connection, error) {
-			flags := dryrun.FlagsFor(o.kube, key.Kubeconfig, key.Context)
+		Connect: func(ctx context.Context, key plan.ClusterKey) (*kube.Connection, error) {
+			flags := kube.FlagsFor(o.kube, key.Kubeconfig, key.Context)
 			if cluster != "" {
 				flags.ClusterName = &cluster
 			}
-			return dryrun.Connect(ctx, flags, o.Concurrency, o.scrub.AddCredential)
+			return kube.Connect(ctx, flags, o.Concurrency, o.scrub.AddCredential)
 		},
-		StartEphemeral: func(ctx context.Context) (*dryrun.Connection, func(), error) {
+		StartEphemeral: func(ctx context.Context) (*kube.Connection, func(), error) {
 			return ephemeral.Connect(ctx, o.getenv, o.Concurrency)
 		},
 		Cache:    cache,
+		Appliers: o.appliers,
 		Progress: progress.update,
 		Warnf:    o.warnf,
 		Secrets:  o.scrub.AddSecrets,

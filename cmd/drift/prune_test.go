@@ -14,7 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
 
-	"github.com/drift-gitops/drift/internal/prune"
+	"github.com/drift-gitops/drift/internal/inventory"
 	"github.com/drift-gitops/drift/internal/report"
 )
 
@@ -114,7 +114,7 @@ func TestPruneWithApplyConfigInventory(t *testing.T) {
 
 	newList := lines("a", "e")
 	r := repo(t, map[string]string{
-		"inventory.yaml": inv(newList, ", kubectl.kubernetes.io/apply-hash: "+prune.ApplyHash(newList+"\n")),
+		"inventory.yaml": inv(newList, ", kubectl.kubernetes.io/apply-hash: "+inventory.ApplyHash(newList+"\n")),
 		"a.yaml":         s.cm("a", "1-changed", ""),
 		"e.yaml":         s.cm("e", "5", ""),
 	})
@@ -142,7 +142,7 @@ func TestPruneWithApplyConfigInventory(t *testing.T) {
 	}
 
 	// A hash that does not match the annotation: the inventory was edited by hand.
-	if _, err := r.CommitFiles(map[string]string{"inventory.yaml": inv(newList+"\n"+s.ns+"::ConfigMap:x", ", kubectl.kubernetes.io/apply-hash: "+prune.ApplyHash(newList+"\n"))}, "hand edit"); err != nil {
+	if _, err := r.CommitFiles(map[string]string{"inventory.yaml": inv(newList+"\n"+s.ns+"::ConfigMap:x", ", kubectl.kubernetes.io/apply-hash: "+inventory.ApplyHash(newList+"\n"))}, "hand edit"); err != nil {
 		t.Fatal(err)
 	}
 	rep, o = driftJSON(t, "diff", "--repo", r.Dir, "--ref", "main")
@@ -202,7 +202,7 @@ func TestPruneWithCLIUtilsInventory(t *testing.T) {
 
 func TestPruneWithApplySet(t *testing.T) {
 	s := newPruneScene(t)
-	id := prune.ApplySetID("parent", s.ns, "ConfigMap", "")
+	id := inventory.ApplySetID("parent", s.ns, "ConfigMap", "")
 	parent := fmt.Sprintf("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: parent\n  namespace: %s\n  labels: {applyset.kubernetes.io/id: %s}\n  annotations:\n    applyset.kubernetes.io/tooling: kubectl/v1.32\n    applyset.kubernetes.io/contains-group-kinds: ConfigMap,ClusterRole.rbac.authorization.k8s.io\n", s.ns, id)
 	apply(t, "kubectl", parent)
 	member := "  labels: {applyset.kubernetes.io/part-of: " + id + "}\n"
@@ -276,7 +276,7 @@ func TestEphemeralPrunesWhatTheBaseInventoryOwns(t *testing.T) {
 // creates the parent itself; the repository names it in drift.yaml.
 func TestPruneWithApplySetParentNamedInDriftYAML(t *testing.T) {
 	s := newPruneScene(t)
-	id := prune.ApplySetID("set", s.ns, "ConfigMap", "")
+	id := inventory.ApplySetID("set", s.ns, "ConfigMap", "")
 	apply(t, "kubectl", fmt.Sprintf("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: set\n  namespace: %s\n  labels: {applyset.kubernetes.io/id: %s}\n  annotations:\n    applyset.kubernetes.io/tooling: kubectl/v1.32\n    applyset.kubernetes.io/contains-group-kinds: ConfigMap,ClusterRole.rbac.authorization.k8s.io\n", s.ns, id))
 	member := "  labels: {applyset.kubernetes.io/part-of: " + id + "}\n"
 	apply(t, "kubectl", s.cm("a", "1", member)+"---\n"+s.cm("b", "2", member)+"---\n"+s.clusterRole(member))

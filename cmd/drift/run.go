@@ -55,7 +55,7 @@ func (o *commonOptions) preview(ctx context.Context, m mode) error {
 
 	pl, err := plan.Open(plan.Request{
 		Repo: o.Repo, Ref: o.Ref, DefaultRef: m.drift, Base: m.base, Paths: o.Paths, Names: o.Targets,
-		Config: plan.ConfigSource{File: o.Config, From: m.configFrom}, Overrides: o.overrides(), Warnf: o.warnf,
+		Config: plan.ConfigSource{File: o.Config, From: m.configFrom, Known: knownNames()}, Overrides: o.overrides(), Warnf: o.warnf,
 		NewCache: func(repo *source.Repo) (*render.Cache, error) {
 			cache, err := o.renderCache(ctx, repo)
 			if err == nil {
@@ -68,6 +68,7 @@ func (o *commonOptions) preview(ctx context.Context, m mode) error {
 		},
 		Charts:  o.charts.fetcher(o.getenv),
 		Context: ctx, MaxTargets: o.maxTargets, Branches: o.branches(), ArgoClusters: o.liveArgoClusters(m.cluster), LiveObject: o.liveObjects(m.cluster),
+		Appliers: o.appliers,
 	})
 	if err != nil {
 		return err

@@ -9,7 +9,7 @@ import (
 
 	"github.com/drift-gitops/drift/internal/dryrun"
 	"github.com/drift-gitops/drift/internal/golden"
-	"github.com/drift-gitops/drift/internal/prune"
+	"github.com/drift-gitops/drift/internal/inventory"
 	"github.com/drift-gitops/drift/internal/reason"
 	"github.com/drift-gitops/drift/internal/report"
 )
@@ -24,7 +24,7 @@ func TestShardsMergeIntoTheRun(t *testing.T) {
 	cm := func(name, value, meta string) string {
 		return fmt.Sprintf("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: %s\n  namespace: %s\n%sdata: {v: %q}\n", name, ns, meta, value)
 	}
-	id := prune.ApplySetID("parent", ns, "ConfigMap", "")
+	id := inventory.ApplySetID("parent", ns, "ConfigMap", "")
 	parent := fmt.Sprintf("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: parent\n  namespace: %s\n  labels: {applyset.kubernetes.io/id: %s}\n  annotations:\n    applyset.kubernetes.io/tooling: kubectl/v1.32\n    applyset.kubernetes.io/contains-group-kinds: ConfigMap\n", ns, id)
 	member := "  labels: {applyset.kubernetes.io/part-of: " + id + "}\n"
 	secret := fmt.Sprintf("apiVersion: v1\nkind: Secret\nmetadata: {name: db, namespace: %s}\nstringData: {password: hunter2-shard}\n", ns)

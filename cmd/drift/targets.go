@@ -50,10 +50,10 @@ and why a target is skipped or refused. No cluster is contacted.`,
 			}
 			pl, err := plan.Open(plan.Request{
 				Repo: o.Repo, Ref: o.Ref, Paths: o.Paths, Names: o.Targets, Overrides: o.overrides(),
-				Config: plan.ConfigSource{File: o.Config, From: plan.ConfigFromHead}, Warnf: o.warnf,
+				Config: plan.ConfigSource{File: o.Config, From: plan.ConfigFromHead, Known: knownNames()}, Warnf: o.warnf,
 				NewCache: func(repo *source.Repo) (*render.Cache, error) { return o.renderCache(cmd.Context(), repo) },
 				Charts:   o.charts.fetcher(o.getenv),
-				Context:  cmd.Context(), MaxTargets: o.maxTargets, Branches: o.branches(),
+				Context:  cmd.Context(), MaxTargets: o.maxTargets, Branches: o.branches(), Appliers: o.appliers,
 			})
 			if err != nil {
 				return err
@@ -79,7 +79,7 @@ and why a target is skipped or refused. No cluster is contacted.`,
 func (o *commonOptions) listTargets(pl *plan.Plan) error {
 	var rows []targetRow
 	for _, t := range pl.Targets {
-		if t.Skipped == "not selected with --target" {
+		if t.Skip == plan.SkipNotSelected {
 			continue
 		}
 		path := t.Spec.Path
@@ -96,12 +96,12 @@ func (o *commonOptions) listTargets(pl *plan.Plan) error {
 		if c := t.Spec.Helm.Chart; c != nil {
 			path = c.String()
 		}
-		renderer := plan.SpecFor(t, pl.Head.FS).Renderer
+		renderer := t.Spec.Renderer
 		if t.From != "" && t.Spec.Renderer == "" {
 			path, renderer = "-", "-" // discovered with nothing to render
 		}
 		rows = append(rows, targetRow{Name: t.Name, From: from, Path: path, Renderer: renderer,
-			Namespace: t.Namespace, Context: t.Cluster.Context, Applier: t.Applier, Skipped: t.Skipped, Refused: t.Refused})
+			Namespace: t.Namespace, Context: t.Cluster.Context, Applier: string(t.Applier.Name()), Skipped: t.Skipped, Refused: t.Refused})
 	}
 	if o.Output == "json" {
 		enc := json.NewEncoder(o.streams.Out)

@@ -42,8 +42,10 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 
+	"github.com/drift-gitops/drift/internal/applier/kubectlssa"
 	"github.com/drift-gitops/drift/internal/dryrun"
-	"github.com/drift-gitops/drift/internal/dryrun/ephemeral"
+	"github.com/drift-gitops/drift/internal/ephemeral"
+	"github.com/drift-gitops/drift/internal/kube"
 	"github.com/drift-gitops/drift/internal/render"
 	"github.com/drift-gitops/drift/internal/source"
 	"github.com/drift-gitops/drift/internal/subprocess"
@@ -278,11 +280,11 @@ func loadBase(srv *ephemeral.Server, repoDir string) error {
 	if err != nil {
 		return err
 	}
-	clients, err := dryrun.NewClients(srv.Config, 32)
+	clients, err := kube.NewClients(srv.Config, 32)
 	if err != nil {
 		return err
 	}
-	if failed := dryrun.Seed(context.Background(), clients, res.Objects, dryrun.Options{Concurrency: 32}); len(failed) > 0 {
+	if failed := ephemeral.Seed(context.Background(), clients, res.Objects, dryrun.Options{Applier: kubectlssa.New(), Concurrency: 32}); len(failed) > 0 {
 		return fmt.Errorf("loading the base: %d objects failed, first: %s", len(failed), failed[0].Err.Message)
 	}
 	return nil

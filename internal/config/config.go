@@ -15,8 +15,8 @@ import (
 
 	"gopkg.in/yaml.v3"
 
+	"github.com/drift-gitops/drift/internal/applier"
 	"github.com/drift-gitops/drift/internal/chartrepo/repourl"
-	"github.com/drift-gitops/drift/internal/risk"
 )
 
 // FileName is the configuration file drift looks for at the repository root.
@@ -110,18 +110,11 @@ type Ephemeral struct {
 
 // Defaults are the settings targets inherit.
 type Defaults struct {
-	Context      string `yaml:"context,omitempty" json:"context,omitempty"`
-	Namespace    string `yaml:"namespace,omitempty" json:"namespace,omitempty"`
-	FieldManager string `yaml:"fieldManager,omitempty" json:"fieldManager,omitempty"`
-	Applier      string `yaml:"applier,omitempty" json:"applier,omitempty"`
+	Context      string       `yaml:"context,omitempty" json:"context,omitempty"`
+	Namespace    string       `yaml:"namespace,omitempty" json:"namespace,omitempty"`
+	FieldManager string       `yaml:"fieldManager,omitempty" json:"fieldManager,omitempty"`
+	Applier      applier.Name `yaml:"applier,omitempty" json:"applier,omitempty"`
 }
-
-// Appliers are the applier profiles drift predicts, and the aliases drift.yaml's
-// applyMode used to take.
-var (
-	Appliers       = []string{"argocd", "argocd-server-side", "flux", "helm", "kubectl", "kubectl-server-side"}
-	applierAliases = map[string]string{"server": "kubectl-server-side", "client": "kubectl"}
-)
 
 // Target is one thing the repository deploys to one cluster.
 type Target struct {
@@ -141,8 +134,8 @@ type Target struct {
 	// repository does not render it: [RESOURCE][.GROUP]/NAME (default resource secrets),
 	// in the target's namespace.
 	ApplySet string `yaml:"applySet,omitempty" json:"applySet,omitempty"`
-	// Applier is what applies the target for real: one of Appliers.
-	Applier string `yaml:"applier,omitempty" json:"applier,omitempty"`
+	// Applier is what applies the target for real: one of applier.Names.
+	Applier applier.Name `yaml:"applier,omitempty" json:"applier,omitempty"`
 	// ApplyMode is the old name of Applier: server is kubectl-server-side, client
 	// is kubectl.
 	ApplyMode string `yaml:"applyMode,omitempty" json:"applyMode,omitempty"`
@@ -196,11 +189,11 @@ type ArgoCDTarget struct {
 
 // ApplierOf is the applier a target names, through the old applyMode too, or the
 // default's.
-func (t Target) ApplierOf(d Defaults) string {
+func (t Target) ApplierOf(d Defaults) applier.Name {
 	if t.Applier != "" {
 		return t.Applier
 	}
-	if a, ok := applierAliases[t.ApplyMode]; ok {
+	if a, ok := applier.FromApplyMode(t.ApplyMode); ok {
 		return a
 	}
 	return d.Applier
@@ -233,9 +226,16 @@ type MaskRule struct {
 	Paths    []string `yaml:"paths" json:"paths"`
 }
 
+// Known is what drift.yaml may name that this package does not define: the risk
+// rules risks.disable may switch off (internal/risk's, which the caller knows).
+type Known struct {
+	Risks []string
+}
+
 // Parse decodes drift.yaml strictly: unknown keys and wrong types are errors that
-// give the line. file names the file in messages.
-func Parse(file string, data []byte) (*Config, error) {
+// give the line; names it may use are checked against known. file names the file in
+// messages.
+func Parse(file string, data []byte, known Known) (*Config, error) {
 	var cfg Config
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	dec.KnownFields(true)
@@ -254,7 +254,7 @@ func Parse(file string, data []byte) (*Config, error) {
 			}
 		}
 	}
-	if err := cfg.validate(file); err != nil {
+	if err := cfg.validate(file, known); err != nil {
 		return nil, err
 	}
 	return &cfg, nil
@@ -369,7 +369,7 @@ var applySetRef = regexp.MustCompile(`^([a-z0-9]([-a-z0-9.]*[a-z0-9])?/)?[a-z0-9
 
 var targetName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._/-]*$`)
 
-func (c *Config) validate(file string) error {
+func (c *Config) validate(file string, known Known) error {
 	if c.Version != 0 && c.Version != 1 {
 		return fmt.Errorf("%s: version %d is not supported: this drift reads version 1", file, c.Version)
 	}
@@ -381,12 +381,17 @@ func (c *Config) validate(file string) error {
 		errs = append(errs, fmt.Sprintf("%s: failOn: %v", file, err))
 	}
 	if c.Risks != nil {
-		if err := risk.Check(c.Risks.Disable); err != nil {
-			errs = append(errs, fmt.Sprintf("%s: risks.disable: %v", file, err))
+		for _, n := range c.Risks.Disable {
+			if !slices.Contains(known.Risks, n) {
+				errs = append(errs, fmt.Sprintf("%s: risks.disable: unknown risk rule %q (known: %s)", file, n, strings.Join(known.Risks, ", ")))
+				break
+			}
 		}
 	}
-	if c.Defaults.Applier != "" && !knownApplier(c.Defaults.Applier) {
-		errs = append(errs, fmt.Sprintf("%s: defaults: applier %q is not one of %s", file, c.Defaults.Applier, strings.Join(Appliers, ", ")))
+	if c.Defaults.Applier != "" {
+		if _, err := applier.ParseName(string(c.Defaults.Applier)); err != nil {
+			errs = append(errs, fmt.Sprintf("%s: defaults: applier %v", file, err))
+		}
 	}
 	seen := map[string]int{}
 	for i, t := range c.Targets {
@@ -421,19 +426,21 @@ func (c *Config) validate(file string) error {
 		if t.ApplySet != "" && !applySetRef.MatchString(t.ApplySet) {
 			bad("applySet %q is not [RESOURCE][.GROUP]/NAME, as kubectl's --applyset (e.g. configmaps/shop-set)", t.ApplySet)
 		}
-		switch _, alias := applierAliases[t.ApplyMode]; {
+		switch _, alias := applier.FromApplyMode(t.ApplyMode); {
 		case t.ApplyMode != "" && !alias:
 			bad("applyMode %q is not server or client (applyMode is the old name of applier: see docs/config.md)", t.ApplyMode)
 		case t.ApplyMode != "" && t.Applier != "":
 			bad("sets both applier and applyMode, its old name: keep applier")
 		}
-		if t.Applier != "" && !knownApplier(t.Applier) {
-			bad("applier %q is not one of %s", t.Applier, strings.Join(Appliers, ", "))
+		if t.Applier != "" {
+			if _, err := applier.ParseName(string(t.Applier)); err != nil {
+				bad("applier %v", err)
+			}
 		}
-		if a := t.ApplierOf(c.Defaults); t.Flux != nil && a != "flux" {
+		if a := t.ApplierOf(c.Defaults); t.Flux != nil && a != applier.Flux {
 			bad("has flux options but applier %s: set applier: flux", orDefault(a))
 		}
-		if a := t.ApplierOf(c.Defaults); t.ArgoCD != nil && a != "argocd" && a != "argocd-server-side" {
+		if a := t.ApplierOf(c.Defaults); t.ArgoCD != nil && a != applier.ArgoCD && a != applier.ArgoCDServerSide {
 			bad("has argocd options but applier %s: set applier: argocd or argocd-server-side", orDefault(a))
 		}
 		if t.ArgoCD != nil {
@@ -544,20 +551,12 @@ func glob(pattern, s string) bool {
 	return ok
 }
 
-func knownApplier(name string) bool {
-	for _, a := range Appliers {
-		if a == name {
-			return true
-		}
+// orDefault names a target's applier, saying when it is the default.
+func orDefault(a applier.Name) string {
+	if a == "" {
+		return string(applier.Default) + " (the default)"
 	}
-	return false
-}
-
-func orDefault(applier string) string {
-	if applier == "" {
-		return "kubectl-server-side (the default)"
-	}
-	return applier
+	return string(a)
 }
 
 func sortedKeys(m map[string]string) []string {

@@ -4,6 +4,9 @@ import (
 	"os"
 	"strings"
 	"testing"
+
+	"github.com/drift-gitops/drift/internal/applier"
+	"github.com/drift-gitops/drift/internal/risk"
 )
 
 func TestParseTheTestRepositorysConfig(t *testing.T) {
@@ -11,7 +14,7 @@ func TestParseTheTestRepositorysConfig(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg, err := Parse("drift.yaml", data)
+	cfg, err := Parse("drift.yaml", data, known)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -68,7 +71,7 @@ func TestParseErrorsGiveLineAndKey(t *testing.T) {
 	}
 	for name, c := range cases {
 		t.Run(name, func(t *testing.T) {
-			_, err := Parse("drift.yaml", []byte(c.yaml))
+			_, err := Parse("drift.yaml", []byte(c.yaml), known)
 			if err == nil || !strings.Contains(err.Error(), c.want) {
 				t.Errorf("error = %v, want it to contain %q", err, c.want)
 			}
@@ -91,11 +94,11 @@ func TestSelectorGlobs(t *testing.T) {
 
 func TestApplierAndItsOldName(t *testing.T) {
 	t.Parallel()
-	cfg, err := Parse("drift.yaml", []byte("defaults: {applier: flux}\ntargets:\n- {name: a, path: a}\n- {name: b, path: b, applyMode: client}\n- {name: c, path: c, applier: argocd, argocd: {application: shop, tracking: label}}\n"))
+	cfg, err := Parse("drift.yaml", []byte("defaults: {applier: flux}\ntargets:\n- {name: a, path: a}\n- {name: b, path: b, applyMode: client}\n- {name: c, path: c, applier: argocd, argocd: {application: shop, tracking: label}}\n"), known)
 	if err != nil {
 		t.Fatal(err)
 	}
-	for i, want := range []string{"flux", "kubectl", "argocd"} {
+	for i, want := range []applier.Name{applier.Flux, applier.Kubectl, applier.ArgoCD} {
 		if got := cfg.Targets[i].ApplierOf(cfg.Defaults); got != want {
 			t.Errorf("target %s: applier %q, want %q", cfg.Targets[i].Name, got, want)
 		}
@@ -108,8 +111,25 @@ func TestApplierAndItsOldName(t *testing.T) {
 		"targets:\n- {name: a, path: a, applier: argocd, argocd: {tracking: id}}\n": `argocd tracking "id" is not annotation, label or annotation+label`,
 		"defaults: {applier: fluxcd}\ntargets:\n- {name: a, path: a}\n":             `defaults: applier "fluxcd" is not one of`,
 	} {
-		if _, err := Parse("drift.yaml", []byte(src)); err == nil || !strings.Contains(err.Error(), want) {
+		if _, err := Parse("drift.yaml", []byte(src), known); err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%q: err = %v, want it to say %q", src, err, want)
 		}
+	}
+}
+
+// known are the names drift.yaml may use that the config package does not define, as
+// drift passes them: internal/risk's rules.
+var known = Known{Risks: risk.Names()}
+
+// A risk rule risks.disable names must be one the caller knows.
+func TestRisksDisableNamesKnownRules(t *testing.T) {
+	t.Parallel()
+	src := []byte("targets:\n- {name: a, path: a}\nrisks: {disable: [pod-rollout, pod-rolout]}\n")
+	if _, err := Parse("drift.yaml", src, Known{Risks: []string{"pod-rollout", "secret-changed"}}); err == nil ||
+		!strings.Contains(err.Error(), `drift.yaml: risks.disable: unknown risk rule "pod-rolout" (known: pod-rollout, secret-changed)`) {
+		t.Errorf("an unknown rule: %v", err)
+	}
+	if _, err := Parse("drift.yaml", []byte("targets:\n- {name: a, path: a}\nrisks: {disable: [pod-rollout]}\n"), Known{Risks: []string{"pod-rollout"}}); err != nil {
+		t.Errorf("a known rule: %v", err)
 	}
 }

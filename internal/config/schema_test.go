@@ -123,7 +123,7 @@ func TestSchemaAcceptsWhatParseAcceptsAndRefusesTheRest(t *testing.T) {
 		good["docs/config.md example "+string(rune('1'+i))] = m[1]
 	}
 	for name, y := range good {
-		if _, err := Parse("drift.yaml", y); err != nil {
+		if _, err := Parse("drift.yaml", y, known); err != nil {
 			t.Errorf("%s: Parse: %v", name, err)
 		}
 		if err := validate(t, s, y); err != nil {
@@ -141,7 +141,7 @@ func TestSchemaAcceptsWhatParseAcceptsAndRefusesTheRest(t *testing.T) {
 		if validate(t, s, []byte(bad)) == nil {
 			t.Errorf("schema accepts %q", bad)
 		}
-		if _, err := Parse("drift.yaml", []byte(bad)); err == nil {
+		if _, err := Parse("drift.yaml", []byte(bad), known); err == nil {
 			t.Errorf("Parse accepts %q", bad)
 		}
 	}

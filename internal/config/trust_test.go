@@ -9,7 +9,7 @@ import (
 
 func mustParse(t *testing.T, s string) *Config {
 	t.Helper()
-	cfg, err := Parse("drift.yaml", []byte(s))
+	cfg, err := Parse("drift.yaml", []byte(s), known)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -115,7 +115,7 @@ func TestKubeconfigInDriftYAMLIsRefused(t *testing.T) {
 		"targets:\n  - {name: a, path: a, kubeconfig: ci/kubeconfig.yaml}\n",
 		"defaults: {kubeconfig: ~/.kube/config}\ntargets:\n  - {name: a, path: a}\n",
 	} {
-		_, err := Parse("drift.yaml", []byte(src))
+		_, err := Parse("drift.yaml", []byte(src), known)
 		if err == nil || !strings.Contains(err.Error(), "kubeconfig is not read from drift.yaml") || !strings.Contains(err.Error(), "--kubeconfig") {
 			t.Errorf("%q: err = %v", src, err)
 		}

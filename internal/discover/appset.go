@@ -7,6 +7,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
+	"github.com/drift-gitops/drift/internal/applier"
 	"github.com/drift-gitops/drift/internal/appset"
 	"github.com/drift-gitops/drift/internal/reason"
 	"github.com/drift-gitops/drift/internal/render"
@@ -20,7 +21,7 @@ import (
 // skipped on the ApplicationSet's own target; one that generates nothing says so.
 func (d *discovery) applicationSet(obj *unstructured.Unstructured, budget int) []Target {
 	name := obj.GetName()
-	self := Target{Kind: KindApplicationSet, Namespace: obj.GetNamespace(), ObjectName: name, Applier: "argocd",
+	self := Target{Kind: KindApplicationSet, Namespace: obj.GetNamespace(), ObjectName: name, Applier: applier.ArgoCD,
 		Name: strings.Replace(argoTargetName(obj.GetNamespace(), name), KindApplication, KindApplicationSet, 1), definition: definitionOf(obj)}
 	what := "ApplicationSet " + objectName(obj.GetNamespace(), name)
 	req := appset.Request{AppSet: obj.Object, RepoURLs: d.opts.RepoURLs, Revisions: d.opts.Revisions, MaxApplications: max(budget, 1)}

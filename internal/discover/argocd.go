@@ -12,6 +12,7 @@ import (
 	kustypes "sigs.k8s.io/kustomize/api/types"
 	"sigs.k8s.io/yaml"
 
+	"github.com/drift-gitops/drift/internal/applier"
 	"github.com/drift-gitops/drift/internal/config"
 	"github.com/drift-gitops/drift/internal/render"
 )
@@ -40,7 +41,7 @@ func (d *discovery) application(obj *unstructured.Unstructured) Target {
 	if t.Namespace != "" && t.Namespace != argoNamespace {
 		t.ArgoCD.Namespace = t.Namespace
 	}
-	t.Applier = "argocd"
+	t.Applier = applier.ArgoCD
 	t.DestNamespace = spec.Destination.Namespace
 	if !inCluster(spec.Destination) {
 		t.Cluster = spec.Destination.Name
@@ -55,7 +56,7 @@ func (d *discovery) application(obj *unstructured.Unstructured) Target {
 			case "CreateNamespace=true":
 				t.CreateNamespace = t.DestNamespace
 			case "ServerSideApply=true":
-				t.Applier = "argocd-server-side"
+				t.Applier = applier.ArgoCDServerSide
 			case "Replace=true":
 				t.Notes = append(t.Notes, "syncOptions Replace=true: Argo CD replaces objects (kubectl replace/create), drift previews them as applied")
 			}

@@ -3,7 +3,7 @@
 // ApplicationSet generates) or a Flux Kustomization or HelmRelease becomes a target
 // that renders what its controller would render, from this repository, into the
 // namespace and onto the cluster the object names, applied by that controller's
-// applier profile.
+// applier.
 //
 // Discovery starts from the objects written in the repository's YAML files and
 // follows what they render: an Application whose source renders Applications

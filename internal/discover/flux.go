@@ -1,6 +1,7 @@
 package discover
 
 import (
+	"cmp"
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
@@ -10,6 +11,7 @@ import (
 	kustypes "sigs.k8s.io/kustomize/api/types"
 	"sigs.k8s.io/yaml"
 
+	"github.com/drift-gitops/drift/internal/applier"
 	"github.com/drift-gitops/drift/internal/config"
 	"github.com/drift-gitops/drift/internal/render"
 )
@@ -21,7 +23,7 @@ func fluxTargetName(kind, ns, name string) string { return kind + "/" + ns + "/"
 // kustomize-controller builds it, with the spec's edits and postBuild substitution.
 func (d *discovery) kustomization(obj *unstructured.Unstructured) Target {
 	ns := obj.GetNamespace()
-	t := Target{Kind: KindKustomization, Namespace: ns, ObjectName: obj.GetName(), Applier: "flux",
+	t := Target{Kind: KindKustomization, Namespace: ns, ObjectName: obj.GetName(), Applier: applier.Flux,
 		Name: fluxTargetName(KindKustomization, ns, obj.GetName()), definition: definitionOf(obj),
 		Flux: &config.FluxTarget{Name: obj.GetName(), Namespace: ns}}
 	var k fluxKustomization
@@ -99,7 +101,7 @@ func (d *discovery) kustomization(obj *unstructured.Unstructured) Target {
 // helm-controller installs or upgrades it.
 func (d *discovery) helmRelease(obj *unstructured.Unstructured) Target {
 	ns := obj.GetNamespace()
-	t := Target{Kind: KindHelmRelease, Namespace: ns, ObjectName: obj.GetName(), Applier: "helm",
+	t := Target{Kind: KindHelmRelease, Namespace: ns, ObjectName: obj.GetName(), Applier: applier.Helm,
 		Name: fluxTargetName(KindHelmRelease, ns, obj.GetName()), definition: definitionOf(obj)}
 	var hr fluxHelmRelease
 	if err := fromObject(obj, &hr); err != nil {
@@ -110,7 +112,7 @@ func (d *discovery) helmRelease(obj *unstructured.Unstructured) Target {
 	t.Cluster = kubeConfigKey(s.KubeConfig)
 	t.DependsOn = dependsOn(KindHelmRelease, ns, s.DependsOn)
 	t.Prune = true // an upgrade deletes what the chart no longer renders
-	relNS := firstNonEmpty(s.TargetNamespace, ns)
+	relNS := cmp.Or(s.TargetNamespace, ns)
 	t.DestNamespace = relNS
 	opts := render.HelmOptions{ReleaseName: helmReleaseName(s.ReleaseName, s.TargetNamespace, obj.GetName()), ReleaseNamespace: relNS}
 	if s.Install != nil && s.Install.CreateNamespace {
@@ -153,7 +155,7 @@ func (d *discovery) helmRelease(obj *unstructured.Unstructured) Target {
 		opts.ReplaceChartValues = len(vfs) > 0
 	case s.Chart.Spec.SourceRef.Kind != "GitRepository":
 		ref := s.Chart.Spec.SourceRef
-		t.Skipped = fmt.Sprintf("its chart %s %s comes from %s %s, which drift does not read", s.Chart.Spec.Chart, s.Chart.Spec.Version, ref.Kind, objectName(firstNonEmpty(ref.Namespace, ns), ref.Name))
+		t.Skipped = fmt.Sprintf("its chart %s %s comes from %s %s, which drift does not read", s.Chart.Spec.Chart, s.Chart.Spec.Version, ref.Kind, objectName(cmp.Or(ref.Namespace, ns), ref.Name))
 		return t
 	default:
 		if why, err := d.fluxSource(&t, s.Chart.Spec.SourceRef, ns); err != nil || why != "" {
@@ -187,7 +189,7 @@ func (d *discovery) helmRelease(obj *unstructured.Unstructured) Target {
 			t.Refused = "valuesFrom names " + missing + " (mark it optional: true if Flux may go without it)"
 			return t
 		}
-		key := firstNonEmpty(ref.ValuesKey, "values.yaml")
+		key := cmp.Or(ref.ValuesKey, "values.yaml")
 		v, has := data[key]
 		if !has {
 			if ref.Optional {
@@ -228,7 +230,7 @@ func (d *discovery) helmRelease(obj *unstructured.Unstructured) Target {
 // URL (oci:// for type oci), the chart's name and version (Flux's default is "*", the
 // latest: a range).
 func (d *discovery) helmRepositoryChart(t *Target, src crossRef, ns, chart, version string) (*render.ChartRef, error) {
-	srcNS := firstNonEmpty(src.Namespace, ns)
+	srcNS := cmp.Or(src.Namespace, ns)
 	o, ok, err := d.source("HelmRepository", srcNS, src.Name)
 	switch {
 	case err != nil:
@@ -248,13 +250,13 @@ func (d *discovery) helmRepositoryChart(t *Target, src crossRef, ns, chart, vers
 	if o.Source != "" {
 		t.Inputs = append(t.Inputs, o.Source)
 	}
-	return &render.ChartRef{RepoURL: hr.Spec.URL, Name: chart, Version: firstNonEmpty(version, "*")}, nil
+	return &render.ChartRef{RepoURL: hr.Spec.URL, Name: chart, Version: cmp.Or(version, "*")}, nil
 }
 
 // ociRepositoryChart is the chart of a Flux OCIRepository the repository holds: its
 // URL names the chart, its ref the tag or semver range.
 func (d *discovery) ociRepositoryChart(t *Target, src crossRef, ns string) (*render.ChartRef, error) {
-	srcNS := firstNonEmpty(src.Namespace, ns)
+	srcNS := cmp.Or(src.Namespace, ns)
 	if src.Kind != "OCIRepository" {
 		return nil, fmt.Errorf("chartRef %s %s is not read by drift (only OCIRepository)", src.Kind, objectName(srcNS, src.Name))
 	}
@@ -286,7 +288,7 @@ func (d *discovery) ociRepositoryChart(t *Target, src crossRef, ns string) (*ren
 	}
 	u := strings.TrimSuffix(or.Spec.URL, "/")
 	i := strings.LastIndex(u, "/")
-	return &render.ChartRef{RepoURL: u[:i], Name: u[i+1:], Version: firstNonEmpty(or.Spec.Ref.Tag, or.Spec.Ref.Semver, "latest")}, nil
+	return &render.ChartRef{RepoURL: u[:i], Name: u[i+1:], Version: cmp.Or(or.Spec.Ref.Tag, or.Spec.Ref.Semver, "latest")}, nil
 }
 
 // helmReleaseName is the release helm-controller installs: releaseName, else the
@@ -313,7 +315,7 @@ func helmReleaseName(releaseName, targetNS, name string) string {
 // the flux-system GitRepository flux bootstrap writes into the repository it syncs.
 func (d *discovery) fluxSource(t *Target, ref crossRef, ns string) (string, error) {
 	d.sourceIgnore = ""
-	refNS := firstNonEmpty(ref.Namespace, ns)
+	refNS := cmp.Or(ref.Namespace, ns)
 	if ref.Kind != "GitRepository" {
 		return fmt.Sprintf("its source is %s %s, not this repository", ref.Kind, objectName(refNS, ref.Name)), nil
 	}
@@ -341,7 +343,7 @@ func (d *discovery) fluxSource(t *Target, ref crossRef, ns string) (string, erro
 		case r.Commit != "":
 			return fmt.Sprintf("its source GitRepository %s is pinned to commit %s, not the one previewed", objectName(refNS, ref.Name), r.Commit), nil
 		case r.Tag != "", r.Semver != "":
-			return fmt.Sprintf("its source GitRepository %s follows tag %s, not the ref previewed", objectName(refNS, ref.Name), firstNonEmpty(r.Tag, r.Semver)), nil
+			return fmt.Sprintf("its source GitRepository %s follows tag %s, not the ref previewed", objectName(refNS, ref.Name), cmp.Or(r.Tag, r.Semver)), nil
 		case r.Name != "" && !d.isPreviewedRevision(r.Name):
 			return fmt.Sprintf("its source GitRepository %s follows %s, not the ref previewed", objectName(refNS, ref.Name), r.Name), nil
 		case r.Branch != "" && !d.isPreviewedRevision(r.Branch):
@@ -368,7 +370,7 @@ func kubeConfigKey(k *kubeConfigRef) string {
 func dependsOn(kind, ns string, refs []crossRef) []string {
 	var out []string
 	for _, r := range refs {
-		out = append(out, fluxTargetName(kind, firstNonEmpty(r.Namespace, ns), r.Name))
+		out = append(out, fluxTargetName(kind, cmp.Or(r.Namespace, ns), r.Name))
 	}
 	return out
 }
@@ -390,15 +392,6 @@ func mergeMaps(dst, src map[string]any) map[string]any {
 		out[k] = v
 	}
 	return out
-}
-
-func firstNonEmpty(vals ...string) string {
-	for _, v := range vals {
-		if v != "" {
-			return v
-		}
-	}
-	return ""
 }
 
 // errText is an error's message ("" for none).

@@ -5,6 +5,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
+	"github.com/drift-gitops/drift/internal/applier"
 	"github.com/drift-gitops/drift/internal/fluxop"
 	"github.com/drift-gitops/drift/internal/render"
 )
@@ -15,7 +16,7 @@ import (
 // one whose reconciliation is disabled is skipped.
 func (d *discovery) fluxInstance(f render.Object) []Target {
 	obj := f.Obj
-	self := Target{Kind: KindFluxInstance, Namespace: obj.GetNamespace(), ObjectName: obj.GetName(), Applier: "flux",
+	self := Target{Kind: KindFluxInstance, Namespace: obj.GetNamespace(), ObjectName: obj.GetName(), Applier: applier.Flux,
 		Name: fluxTargetName(KindFluxInstance, obj.GetNamespace(), obj.GetName()), definition: definitionOf(obj)}
 	inst := obj.DeepCopy()
 	if inst.GetNamespace() == "" {
@@ -56,7 +57,7 @@ func (d *discovery) fluxInstance(f render.Object) []Target {
 // server-side as the operator applies them (field manager flux-operator).
 func (d *discovery) resourceSet(f render.Object) Target {
 	obj := f.Obj
-	t := Target{Kind: KindResourceSet, Namespace: obj.GetNamespace(), ObjectName: obj.GetName(), Applier: "kubectl-server-side",
+	t := Target{Kind: KindResourceSet, Namespace: obj.GetNamespace(), ObjectName: obj.GetName(), Applier: applier.KubectlServerSide,
 		Name: fluxTargetName(KindResourceSet, obj.GetNamespace(), obj.GetName()), definition: definitionOf(obj),
 		DestNamespace: obj.GetNamespace(), Prune: true, FieldManager: "flux-operator"}
 	if fluxop.ReconcileDisabled(obj.Object) {

@@ -1,6 +1,7 @@
 package discover
 
 import (
+	"github.com/drift-gitops/drift/internal/applier"
 	"github.com/drift-gitops/drift/internal/config"
 	"github.com/drift-gitops/drift/internal/reason"
 	"github.com/drift-gitops/drift/internal/render"
@@ -40,9 +41,9 @@ type Target struct {
 	// drift.yaml's clusters map gives a context for (an Argo CD destination's name or
 	// server, a Flux kubeConfig Secret's name).
 	Cluster string
-	// Applier is the applier profile that applies it, and FieldManager the manager it
-	// applies with when the profile lets it choose ("": the profile's own).
-	Applier      string
+	// Applier is the applier that applies it, and FieldManager the manager it applies
+	// with when the applier lets it choose ("": the applier's own).
+	Applier      applier.Name
 	FieldManager string
 	ArgoCD       *config.ArgoCDTarget
 	Flux         *config.FluxTarget

@@ -2,36 +2,35 @@ package dryrun
 
 import (
 	"context"
-	"encoding/json"
+	"errors"
 	"fmt"
-	"sort"
-	"strings"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/dynamic"
 
+	"github.com/drift-gitops/drift/internal/applier"
+	"github.com/drift-gitops/drift/internal/dryrun/crd"
+	"github.com/drift-gitops/drift/internal/kube"
 	"github.com/drift-gitops/drift/internal/object"
 	"github.com/drift-gitops/drift/internal/reason"
+	"github.com/drift-gitops/drift/internal/render"
 )
 
 // preview fills r.Live and r.Merged (or r.Err) for one planned object.
-func preview(ctx context.Context, c *Clients, r *Result, opts Options) {
-	ctx, sink := withWarningSink(ctx)
+func preview(ctx context.Context, c *kube.Clients, r *Result, opts Options) {
+	ctx, sink := kube.WithWarnings(ctx)
 	defer func() {
-		for _, w := range sink.msgs {
+		for _, w := range sink.Messages() {
 			r.Warnings = append(r.Warnings, Message{Reason: reason.ServerWarning, Message: "the API server warns: " + w})
 		}
 	}()
-	if f := opts.Profile.ObjectProfile; f != nil {
-		if p := f(r.Object.Obj); p != nil {
-			opts.Profile = p
-			opts.FieldManager = p.manager(opts)
-			opts.ForceConflicts = opts.ForceConflicts || p.Force
-		}
+	if a := opts.Applier.For(r.Object.Obj); a != nil {
+		opts.Applier = a
+		opts.FieldManager = a.Sending().ManagerFor(opts.FieldManager)
+		opts.ForceConflicts = opts.ForceConflicts || a.Sending().Force
 	}
 	if previewChangedCR(ctx, c, r, opts) {
 		return
@@ -40,7 +39,7 @@ func preview(ctx context.Context, c *Clients, r *Result, opts Options) {
 		previewPendingCR(r)
 		return
 	}
-	res, err := resourceFor(c, r.ID)
+	res, err := c.ResourceFor(r.ID)
 	if err != nil {
 		r.Err = mappingError(r.ID, err)
 		return
@@ -52,20 +51,13 @@ func preview(ctx context.Context, c *Clients, r *Result, opts Options) {
 	if createdWhenMissing(r.Object) && previewCreatedWhenMissing(ctx, c, res, r, opts) {
 		return
 	}
-	switch opts.Profile.Method {
-	case ClientSide:
-		previewClientSide(ctx, c, res, r, opts)
-	case HelmUpgrade:
-		previewHelm(ctx, c, res, r, opts)
-	default:
-		previewServerSide(ctx, c, res, r, opts)
-	}
+	previewApplied(ctx, c, res, r, opts)
 }
 
-// previewServerSide sends the object as a server-side apply, as the profile's field
-// manager; a conflict is reported and the apply forced, as --force-conflicts would.
-func previewServerSide(ctx context.Context, c *Clients, res dynamic.ResourceInterface, r *Result, opts Options) {
-	force := opts.ForceConflicts
+// previewApplied sends the object as its applier sends it (Applier.Send), and reads
+// it again and sends it again when it changed in between.
+func previewApplied(ctx context.Context, c *kube.Clients, res dynamic.ResourceInterface, r *Result, opts Options) {
+	s := &server{c: c, res: res, name: r.ID.Name, opts: opts}
 	for attempt := 1; ; attempt++ {
 		live, err := read(ctx, c, res, r, attempt, opts)
 		if err != nil {
@@ -78,57 +70,97 @@ func previewServerSide(ctx context.Context, c *Clients, res dynamic.ResourceInte
 			return
 		}
 		if skip != "" {
-			untouched(r, live, obj, skip, opts)
+			untouched(r, live, skip, opts)
 			return
 		}
-		body, err := patchBody(r, obj)
-		if err != nil {
-			r.Err = &Message{Reason: reason.Invalid, Message: err.Error()}
+		sent, err := opts.Applier.Send(ctx, s, applier.Object{ID: r.ID, Obj: obj, Live: live, Owner: opts.Owner,
+			Manager: opts.FieldManager, Force: opts.ForceConflicts, Notes: notes(r.Object)})
+		for _, w := range sent.Warnings {
+			r.Warnings = append(r.Warnings, Message(w))
+		}
+		var refused *applier.Refused
+		var final *applier.Final
+		switch {
+		case errors.As(err, &refused):
+			r.Err = &Message{Reason: refused.Reason, Message: refused.Message}
+			return
+		case errors.As(err, &final):
+			r.Err = requestError(c, "patch", r, final.Err)
+			return
+		case err == nil && sent.Untouched != "":
+			untouched(r, live, sent.Untouched, opts)
 			return
 		}
-		applyOnce := func(ctx context.Context) (*unstructured.Unstructured, error) {
-			return apply(ctx, res, r.ID.Name, body, force, opts)
-		}
-		csa := appliedClientSide(live, opts.FieldManager)
-		if opts.Profile.MigrationNeeded != nil {
-			csa = opts.Profile.MigrationNeeded(live)
-		}
-		merged, err := Retry(ctx, c, applyOnce)
-		if err != nil && !force && isFieldManagerConflict(err) {
-			if !csa || !onlyCSAConflicts(err) {
-				r.Warnings = append(r.Warnings, conflictWarning(err))
-			}
-			force = true
-			merged, err = Retry(ctx, c, applyOnce)
-		}
-		if err == nil && csa && opts.Profile.MigratesCSA {
-			var removed []string
-			lastApplied := ""
-			if opts.FieldManager == DefaultFieldManager {
-				lastApplied = opts.Profile.LastAppliedManager
-			}
-			if merged, removed, err = migrateCSA(ctx, res, merged, opts.FieldManager, lastApplied, opts); err == nil {
-				r.Warnings = append(r.Warnings, migrationWarning(opts, removed))
-			}
-		}
-		if err != nil && isFieldManagerConflict(err) {
-			r.Err = requestError(c, "patch", r, err)
-			return
-		}
-		if !settle(c, r, live, merged, err, attempt, opts) {
+		if !settle(c, r, live, sent.Merged, err, attempt, opts) {
 			return
 		}
 	}
 }
 
-// settle records the outcome of one dry run of r, in either apply mode, and reports
-// whether to read the object and try again: the live object changed in between (409),
-// which is retried up to maxVersionRetries times.
-func settle(c *Clients, r *Result, live, merged *unstructured.Unstructured, err error, attempt int, opts Options) (again bool) {
-	// The applied body carries no resourceVersion (the server would copy it into an
+// notes are the reasons of what rendering noted about o.
+func notes(o render.Object) []reason.Reason {
+	out := make([]reason.Reason, 0, len(o.Notes))
+	for _, n := range o.Notes {
+		out = append(out, n.Reason)
+	}
+	return out
+}
+
+// server is what an applier sends one object through: dry-run requests for the
+// object's resource, as the run's field manager, each bounded by the request timeout
+// and retried by kube.Retry.
+type server struct {
+	c    *kube.Clients
+	res  dynamic.ResourceInterface
+	name string
+	opts Options
+}
+
+func (s *server) Apply(ctx context.Context, body []byte, force bool) (*unstructured.Unstructured, error) {
+	return s.retried(ctx, func(ctx context.Context) (*unstructured.Unstructured, error) {
+		return s.res.Patch(ctx, s.name, types.ApplyPatchType, body, metav1.PatchOptions{
+			DryRun: []string{metav1.DryRunAll}, FieldManager: s.opts.FieldManager, Force: &force,
+			FieldValidation: s.opts.Applier.Sending().Validation()})
+	})
+}
+
+func (s *server) Create(ctx context.Context, obj *unstructured.Unstructured, validation string) (*unstructured.Unstructured, error) {
+	return s.retried(ctx, func(ctx context.Context) (*unstructured.Unstructured, error) {
+		return s.res.Create(ctx, obj, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}, FieldManager: s.opts.FieldManager, FieldValidation: validation})
+	})
+}
+
+func (s *server) Patch(ctx context.Context, pt types.PatchType, patch []byte, validation string) (*unstructured.Unstructured, error) {
+	return s.retried(ctx, func(ctx context.Context) (*unstructured.Unstructured, error) {
+		return s.res.Patch(ctx, s.name, pt, patch, metav1.PatchOptions{DryRun: []string{metav1.DryRunAll}, FieldManager: s.opts.FieldManager, FieldValidation: validation})
+	})
+}
+
+func (s *server) Update(ctx context.Context, obj *unstructured.Unstructured) (*unstructured.Unstructured, error) {
+	return s.retried(ctx, func(ctx context.Context) (*unstructured.Unstructured, error) {
+		return s.res.Update(ctx, obj, metav1.UpdateOptions{DryRun: []string{metav1.DryRunAll}, FieldManager: s.opts.FieldManager})
+	})
+}
+
+// retried sends one request within the request timeout, by drift's retry policy.
+func (s *server) retried(ctx context.Context, send func(context.Context) (*unstructured.Unstructured, error)) (*unstructured.Unstructured, error) {
+	return kube.Retry(ctx, s.c, func(ctx context.Context) (*unstructured.Unstructured, error) {
+		ctx, cancel := context.WithTimeout(ctx, s.opts.RequestTimeout)
+		defer cancel()
+		return send(ctx)
+	})
+}
+
+// settle records the outcome of one dry run of r, whichever way its applier sent it,
+// and reports whether to read the object and try again: the live object changed in
+// between, which is retried up to maxVersionRetries times.
+func settle(c *kube.Clients, r *Result, live, merged *unstructured.Unstructured, err error, attempt int, opts Options) (again bool) {
+	// A server-side apply carries no resourceVersion (the server would copy it into an
 	// existing last-applied annotation, an artefact of drift in the prediction), so a
 	// change between the read and the dry run shows as a dry-run answer whose
-	// resourceVersion is not the one read: dry-run answers keep the stored version.
+	// resourceVersion is not the one read: dry-run answers keep the stored version. A
+	// client-side patch is pinned to the version read, as kubectl pins it, and fails
+	// with a 409 instead.
 	changed := err == nil && live != nil && merged != nil && merged.GetResourceVersion() != live.GetResourceVersion()
 	if changed || (err != nil && apierrors.IsConflict(err) && live != nil) {
 		if attempt < maxVersionRetries {
@@ -145,8 +177,8 @@ func settle(c *Clients, r *Result, live, merged *unstructured.Unstructured, err 
 		r.Err = requestError(c, "patch", r, err)
 		return false
 	}
-	if opts.Profile.After != nil && merged != nil {
-		opts.Profile.After(merged, live, opts.Owner)
+	if merged != nil {
+		opts.Applier.After(merged, live, opts.Owner)
 	}
 	if opts.Absent[r.ID.Key()] {
 		live = nil
@@ -158,19 +190,16 @@ func settle(c *Clients, r *Result, live, merged *unstructured.Unstructured, err 
 	return false
 }
 
-// prepared is the object as the profile's applier sends it: the rendered object with
-// its defaulted namespace and what the applier adds. skip says why the applier sends
+// prepared is the object as its applier sends it: the rendered object with its
+// defaulted namespace and what the applier adds. skip says why the applier sends
 // nothing for it.
 func prepared(r *Result, live *unstructured.Unstructured, opts Options) (obj *unstructured.Unstructured, skip string, err error) {
 	obj = asWritten(r)
-	if opts.Profile.Prepare == nil {
-		return obj, "", nil
-	}
 	owner := opts.Owner
 	if owner.Destination == "" {
 		owner.Destination = opts.Namespace
 	}
-	skip, err = opts.Profile.Prepare(obj, live, owner)
+	skip, err = opts.Applier.Prepare(obj, live, owner)
 	if err != nil {
 		return nil, "", fmt.Errorf("%s: %w", r.ID.Display(), err)
 	}
@@ -179,7 +208,7 @@ func prepared(r *Result, live *unstructured.Unstructured, opts Options) (obj *un
 
 // untouched records an object the applier sends nothing for: the cluster keeps what
 // it has, so the prediction is the live object (nothing, when it is absent).
-func untouched(r *Result, live, obj *unstructured.Unstructured, why string, opts Options) {
+func untouched(r *Result, live *unstructured.Unstructured, why string, opts Options) {
 	if opts.Absent[r.ID.Key()] {
 		live = nil
 	}
@@ -187,119 +216,18 @@ func untouched(r *Result, live, obj *unstructured.Unstructured, why string, opts
 	if live == nil {
 		r.Merged = nil
 	}
-	r.Warnings = append(r.Warnings, Message{Reason: reason.NotApplied, Message: fmt.Sprintf("%s sends nothing for this object: %s", opts.Profile.Name, why)})
-}
-
-// resourceFor returns the client for an object's resource, namespaced where it is.
-func resourceFor(c *Clients, id object.ID) (dynamic.ResourceInterface, error) {
-	mapping, err := c.Mapper.RESTMapping(id.GroupKind(), id.Version)
-	if err != nil {
-		return nil, err
-	}
-	if mapping.Scope.Name() == meta.RESTScopeNameNamespace {
-		return c.Dynamic.Resource(mapping.Resource).Namespace(id.Namespace), nil
-	}
-	return c.Dynamic.Resource(mapping.Resource), nil
-}
-
-// get reads the live object. The first read may come from the API server's watch cache
-// (resourceVersion=0), which spares etcd: the dry-run apply is pinned to the version
-// read, so a stale read costs a 409 and a second, consistent read, never a wrong diff.
-// "Not found" is confirmed by a consistent read, so an object created a moment ago is
-// never shown as an addition.
-func get(ctx context.Context, res dynamic.ResourceInterface, name string, cached bool, opts Options) (*unstructured.Unstructured, error) {
-	ctx, cancel := context.WithTimeout(ctx, opts.RequestTimeout)
-	defer cancel()
-	rv := ""
-	if cached {
-		rv = "0"
-	}
-	live, err := res.Get(ctx, name, metav1.GetOptions{ResourceVersion: rv})
-	if apierrors.IsNotFound(err) && cached {
-		live, err = res.Get(ctx, name, metav1.GetOptions{})
-	}
-	if apierrors.IsNotFound(err) {
-		return nil, nil
-	}
-	return live, err
-}
-
-func apply(ctx context.Context, res dynamic.ResourceInterface, name string, body []byte, force bool, opts Options) (*unstructured.Unstructured, error) {
-	ctx, cancel := context.WithTimeout(ctx, opts.RequestTimeout)
-	defer cancel()
-	return res.Patch(ctx, name, types.ApplyPatchType, body, metav1.PatchOptions{
-		DryRun:       []string{metav1.DryRunAll},
-		FieldManager: opts.FieldManager,
-		Force:        &force,
-		// As the applier validates (kubectl apply's default --validate=strict): a
-		// misspelled field fails the real apply, so it fails the preview too.
-		FieldValidation: opts.Profile.fieldValidation(),
-	})
-}
-
-// patchBody is the rendered object with its defaulted namespace, as the applier sends
-// it. It never pins the live resourceVersion: the API server copies the applied body
-// into an existing last-applied-configuration annotation, so a pinned version would
-// appear in the prediction though no real apply writes it. settle detects a change
-// between the read and the dry run from the answer's resourceVersion instead.
-func patchBody(r *Result, obj *unstructured.Unstructured) ([]byte, error) {
-	obj = obj.DeepCopy()
-	obj.SetResourceVersion("")
-	data, err := json.Marshal(obj.Object)
-	if err != nil {
-		return nil, fmt.Errorf("failed to encode %s: %w", r.ID.Display(), err)
-	}
-	return data, nil
-}
-
-func isFieldManagerConflict(err error) bool {
-	status, ok := err.(apierrors.APIStatus)
-	if !ok || !apierrors.IsConflict(err) || status.Status().Details == nil {
-		return false
-	}
-	for _, c := range status.Status().Details.Causes {
-		if c.Type == metav1.CauseTypeFieldManagerConflict {
-			return true
-		}
-	}
-	return false
-}
-
-// conflictWarning lists the fields other managers own, grouped by manager.
-func conflictWarning(err error) Message {
-	byManager := map[string][]string{}
-	status := err.(apierrors.APIStatus).Status()
-	for _, c := range status.Details.Causes {
-		if c.Type != metav1.CauseTypeFieldManagerConflict {
-			continue
-		}
-		mgr := strings.TrimPrefix(c.Message, "conflict with ")
-		byManager[mgr] = append(byManager[mgr], c.Field)
-	}
-	managers := make([]string, 0, len(byManager))
-	for m := range byManager {
-		managers = append(managers, m)
-	}
-	sort.Strings(managers)
-	parts := make([]string, 0, len(managers))
-	for _, m := range managers {
-		fields := byManager[m]
-		sort.Strings(fields)
-		parts = append(parts, fmt.Sprintf("%s owned by %s", strings.Join(fields, ", "), m))
-	}
-	return Message{Reason: reason.Conflict, Message: "apply conflicts with other field managers: " + strings.Join(parts, "; ") +
-		". A plain server-side apply will fail; the diff shows a forced apply (--force-conflicts), which takes these fields over"}
+	r.Warnings = append(r.Warnings, Message{Reason: reason.NotApplied, Message: fmt.Sprintf("%s sends nothing for this object: %s", opts.Applier.Name(), why)})
 }
 
 // previewPendingCR reports a custom resource whose CRD the change creates: an addition
 // shown as written, or an error if it does not match the rendered CRD's schema.
 func previewPendingCR(r *Result) {
 	obj := asWritten(r)
-	if problems := checkPendingCR(obj.Object, r.pendingCRD, r.pendingVer); len(problems) > 0 {
+	if problems := crd.Check(obj.Object, r.pendingCRD, r.pendingVer); len(problems) > 0 {
 		r.Err = pendingCRError(r.pendingCRD, problems)
 		return
 	}
-	checked := r.pendingVer != nil && r.pendingVer.validator != nil && r.pendingVer.structural != nil
+	checked := r.pendingVer != nil && r.pendingVer.Usable() == nil
 	r.Live, r.Merged = nil, obj
 	r.Warnings = append(r.Warnings, pendingCRWarning(r.ID.GroupKind().String(), r.pendingCRD, checked))
 }
@@ -330,21 +258,21 @@ func missingNamespace(err error) (string, bool) {
 // previewGenerated previews an object that has only metadata.generateName: it cannot
 // be applied by name, so every apply creates a new one (kubectl create). The server
 // dry-runs that creation; the generated name, different on every run, is left out.
-func previewGenerated(ctx context.Context, c *Clients, res dynamic.ResourceInterface, r *Result, opts Options) {
+func previewGenerated(ctx context.Context, c *kube.Clients, res dynamic.ResourceInterface, r *Result, opts Options) {
 	obj, skip, err := prepared(r, nil, opts)
 	if err != nil {
 		r.Err = &Message{Reason: reason.Invalid, Message: err.Error()}
 		return
 	}
 	if skip != "" {
-		untouched(r, nil, obj, skip, opts)
+		untouched(r, nil, skip, opts)
 		return
 	}
-	merged, err := Retry(ctx, c, func(ctx context.Context) (*unstructured.Unstructured, error) {
+	merged, err := kube.Retry(ctx, c, func(ctx context.Context) (*unstructured.Unstructured, error) {
 		ctx, cancel := context.WithTimeout(ctx, opts.RequestTimeout)
 		defer cancel()
 		return res.Create(ctx, obj, metav1.CreateOptions{
-			DryRun: []string{metav1.DryRunAll}, FieldManager: opts.FieldManager, FieldValidation: opts.Profile.fieldValidation()})
+			DryRun: []string{metav1.DryRunAll}, FieldManager: opts.FieldManager, FieldValidation: opts.Applier.Sending().Validation()})
 	})
 	if err != nil {
 		r.Err = requestError(c, "create", r, err)

@@ -4,32 +4,20 @@ import (
 	"context"
 	"fmt"
 	"strings"
-	"sync"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
-	apiequality "k8s.io/apimachinery/pkg/api/equality"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
 
+	"github.com/drift-gitops/drift/internal/applier"
+	"github.com/drift-gitops/drift/internal/applier/serverside"
+	"github.com/drift-gitops/drift/internal/dryrun/crd"
+	"github.com/drift-gitops/drift/internal/kube"
 	"github.com/drift-gitops/drift/internal/reason"
 )
 
-var (
-	crdGVR       = schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"}
-	namespaceGVR = schema.GroupVersionResource{Version: "v1", Resource: "namespaces"}
-)
-
-// liveCRD is the cluster's copy of a CRD the change renders, read once per run.
-type liveCRD struct {
-	once   sync.Once
-	crd    *apiextensionsv1.CustomResourceDefinition // nil when not live
-	object *unstructured.Unstructured
-	err    error
-}
+var namespaceGVR = schema.GroupVersionResource{Version: "v1", Resource: "namespaces"}
 
 // previewChangedCR previews a custom resource whose CRD the change modifies, when the
 // modification touches the object's version (its schema or subresources, or a version
@@ -39,57 +27,53 @@ type liveCRD struct {
 // it. It reports false, leaving r alone, when the usual preview is right: the CRD is
 // not in the change, not live (a pending CRD), or serves the object's version as it
 // will.
-func previewChangedCR(ctx context.Context, c *Clients, r *Result, opts Options) bool {
-	crd, ver := r.pendingCRD, r.pendingVer
-	if crd == nil {
-		crd, ver = opts.Pending.crdFor(r.ID.GroupKind(), r.ID.Version)
+func previewChangedCR(ctx context.Context, c *kube.Clients, r *Result, opts Options) bool {
+	changed, ver := r.pendingCRD, r.pendingVer
+	if changed == nil {
+		changed, ver = opts.Pending.crdFor(r.ID.GroupKind(), r.ID.Version)
 	}
-	if crd == nil || ver == nil || crd.rendered == nil || r.Object.Obj.GetName() == "" {
+	if changed == nil || ver == nil || r.Object.Obj.GetName() == "" {
 		return false
 	}
-	live, err := crd.liveCopy(ctx, c, opts)
+	live, err := changed.Live(ctx, c, opts.RequestTimeout)
 	if err != nil {
 		r.Warnings = append(r.Warnings, Message{Reason: reason.CRDChanged, Message: fmt.Sprintf(
 			"could not read CustomResourceDefinition %s to compare it with this change (%s), so this object was previewed as if the CRD stayed as it is: %s",
-			crd.rendered.Name, crd.Source, withoutValues(err.Error()))})
+			changed.Name(), changed.Source, kube.WithoutValues(err.Error()))})
 		return false
 	}
-	if live == nil || servedVersion(live) == "" || !versionChanged(crd.rendered, live, r.ID.Version) || !crd.applied(opts) {
+	if live == nil || crd.ServedVersion(live) == "" || !changed.Changes(live, r.ID.Version) || !applied(changed, opts) {
 		return false
 	}
-	if opts.Profile.Method != ServerSide {
+	if opts.Applier.Sending().Method != applier.ServerSide {
 		// The local apply is server-side apply's; a client-side or Helm patch under
 		// the new schema is not reproduced.
 		r.Warnings = append(r.Warnings, Message{Reason: reason.CRDChanged, Message: fmt.Sprintf(
 			"this change modifies CustomResourceDefinition %s (%s), but the %s applier's patch is previewed against the CRD the cluster serves now: fields new in the change may be refused or dropped, and new defaults are missing",
-			crd.rendered.Name, crd.Source, opts.Profile.Name)})
+			changed.Name(), changed.Source, opts.Applier.Name())})
 		return false
 	}
-	if ver.err != nil || ver.validator == nil || ver.structural == nil {
-		why := "it has no schema"
-		if ver.err != nil {
-			why = ver.err.Error()
-		}
-		r.Err = changedCRError(crd, []string{fmt.Sprintf("version %s of the CRD has no usable schema: %s", r.ID.Version, why)})
+	if err := ver.Usable(); err != nil {
+		r.Err = changedCRError(changed, []string{fmt.Sprintf("version %s of the CRD has no usable schema: %s", r.ID.Version, err)})
 		return true
 	}
-	ls, err := newLocalServer(crd, ver, r.ID.Version)
+	ls, err := crd.NewLocalServer(changed, ver, r.ID.Version)
 	if err != nil {
-		r.Err = changedCRError(crd, []string{"the API server could not serve it: " + err.Error()})
+		r.Err = changedCRError(changed, []string{"the API server could not serve it: " + err.Error()})
 		return true
 	}
 	from := r.ID.Version
-	if !servesVersion(live, from) {
-		from = servedVersion(live)
+	if !crd.ServesVersion(live, from) {
+		from = crd.ServedVersion(live)
 	}
 	current, ok := readForChangedCRD(ctx, c, r, live, from, opts)
 	if !ok {
 		return true
 	}
-	if ls.needsWebhook(current, from) {
+	if ls.NeedsWebhook(current, from) {
 		r.Warnings = append(r.Warnings, Message{Reason: reason.CRDChanged, Message: fmt.Sprintf(
 			"this change modifies CustomResourceDefinition %s (%s), but applying this object under it converts between versions with the CRD's conversion webhook, which drift does not call: it was previewed against the CRD the cluster serves now, so new fields and defaults of the change may be missing",
-			crd.rendered.Name, crd.Source)})
+			changed.Name(), changed.Source)})
 		return false
 	}
 	obj, skip, err := prepared(r, current, opts)
@@ -98,27 +82,61 @@ func previewChangedCR(ctx context.Context, c *Clients, r *Result, opts Options) 
 		return true
 	}
 	if skip != "" {
-		untouched(r, current, obj, skip, opts)
+		untouched(r, current, skip, opts)
 		return true
 	}
 	obj.SetResourceVersion("")
-	merged, problems, err := ls.apply(r, current, obj, opts)
+	merged, problems, err := applyLocally(ls, r, current, obj, opts)
 	switch {
 	case err != nil:
-		r.Err = changedCRError(crd, []string{withoutValues(err.Error())})
+		r.Err = changedCRError(changed, []string{kube.WithoutValues(err.Error())})
 	case len(problems) > 0:
-		r.Err = changedCRError(crd, problems)
+		r.Err = changedCRError(changed, problems)
 	default:
 		served := "still serves the old schema of " + r.ID.Version
-		if !servesVersion(live, r.ID.Version) {
+		if !crd.ServesVersion(live, r.ID.Version) {
 			served = "does not serve " + r.ID.Version + " yet"
 		}
 		r.Warnings = append(r.Warnings, Message{Reason: reason.CRDChanged, Message: fmt.Sprintf(
 			"this change modifies CustomResourceDefinition %s (%s) and the cluster %s: this object was previewed against the CRD as the change makes it, applied locally with the API server's own code (server-side apply, pruning, defaulting, schema validation); admission webhooks and CEL validation rules were not run",
-			crd.rendered.Name, crd.Source, served)})
+			changed.Name(), changed.Source, served)})
 		_ = settle(c, r, current, merged, nil, 1, opts)
 	}
 	return true
+}
+
+// applyLocally does what the API server does with a server-side apply of obj over
+// live once it serves the rendered CRD (crd.LocalServer): conflicting fields are taken
+// over as a forced apply, with a warning, unless forced from the start; an object
+// applied client-side before is migrated as kubectl migrates it, when the applier
+// migrates. It answers the result as stored; problems are the reasons the server
+// would refuse it.
+func applyLocally(ls *crd.LocalServer, r *Result, live, obj *unstructured.Unstructured, opts Options) (merged *unstructured.Unstructured, problems []string, err error) {
+	if problems := ls.Check(obj); len(problems) > 0 {
+		return nil, problems, nil
+	}
+	base := ls.Base(live)
+	force := opts.ForceConflicts
+	csa := applier.AppliedClientSide(live, opts.FieldManager)
+	merged, err = ls.Apply(base, obj, opts.FieldManager, force)
+	if err != nil && !force && serverside.IsFieldManagerConflict(err) {
+		if !csa || !serverside.OnlyCSAConflicts(err) {
+			r.Warnings = append(r.Warnings, Message(serverside.ConflictWarning(err)))
+		}
+		merged, err = ls.Apply(base, obj, opts.FieldManager, true)
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	if m := opts.Applier.Sending().Migration; csa && m != nil {
+		var removed []string
+		if merged, removed, err = ls.Migrate(merged, obj, opts.FieldManager); err != nil {
+			return nil, nil, err
+		}
+		r.Warnings = append(r.Warnings, Message(serverside.MigrationWarning(opts.Applier.Name(), opts.FieldManager, m, removed)))
+	}
+	merged, problems = ls.Finish(merged, base, live == nil)
+	return merged, problems, nil
 }
 
 // readForChangedCRD reads the live custom resource at version from: the object's own
@@ -126,14 +144,14 @@ func previewChangedCR(ctx context.Context, c *Clients, r *Result, opts Options) 
 // strategy None converts (the apiVersion only; needsWebhook tells when that is not
 // enough). A missing namespace fails r, as on the server. It reports false when r is
 // done.
-func readForChangedCRD(ctx context.Context, c *Clients, r *Result, live *apiextensionsv1.CustomResourceDefinition, from string, opts Options) (*unstructured.Unstructured, bool) {
+func readForChangedCRD(ctx context.Context, c *kube.Clients, r *Result, live *apiextensionsv1.CustomResourceDefinition, from string, opts Options) (*unstructured.Unstructured, bool) {
 	gvr := schema.GroupVersionResource{Group: live.Spec.Group, Version: from, Resource: live.Spec.Names.Plural}
 	var res dynamic.ResourceInterface = c.Dynamic.Resource(gvr)
 	if live.Spec.Scope == apiextensionsv1.NamespaceScoped {
 		res = c.Dynamic.Resource(gvr).Namespace(r.ID.Namespace)
 	}
-	current, err := Retry(ctx, c, func(ctx context.Context) (*unstructured.Unstructured, error) {
-		return get(ctx, res, r.ID.Name, false, opts)
+	current, err := kube.Retry(ctx, c, func(ctx context.Context) (*unstructured.Unstructured, error) {
+		return kube.Get(ctx, res, r.ID.Name, false, opts.RequestTimeout)
 	})
 	if err != nil {
 		r.Err = requestError(c, "get", r, err)
@@ -144,8 +162,8 @@ func readForChangedCRD(ctx context.Context, c *Clients, r *Result, live *apiexte
 		return current, true
 	}
 	if r.ID.Namespace != "" && !opts.Pending.Namespaces[r.ID.Namespace] {
-		ns, err := Retry(ctx, c, func(ctx context.Context) (*unstructured.Unstructured, error) {
-			return get(ctx, c.Dynamic.Resource(namespaceGVR), r.ID.Namespace, false, opts)
+		ns, err := kube.Retry(ctx, c, func(ctx context.Context) (*unstructured.Unstructured, error) {
+			return kube.Get(ctx, c.Dynamic.Resource(namespaceGVR), r.ID.Namespace, false, opts.RequestTimeout)
 		})
 		switch {
 		case err != nil:
@@ -159,87 +177,18 @@ func readForChangedCRD(ctx context.Context, c *Clients, r *Result, live *apiexte
 	return nil, true
 }
 
-func servesVersion(crd *apiextensionsv1.CustomResourceDefinition, version string) bool {
-	v := crdVersionNamed(crd, version)
-	return v != nil && v.Served
-}
-
-// servedVersion is the version to read a CRD's objects at: its storage version when
-// served, else the first served.
-func servedVersion(crd *apiextensionsv1.CustomResourceDefinition) string {
-	first := ""
-	for _, v := range crd.Spec.Versions {
-		switch {
-		case v.Served && v.Storage:
-			return v.Name
-		case v.Served && first == "":
-			first = v.Name
-		}
-	}
-	return first
-}
-
-// liveCopy reads the cluster's copy of the CRD once for all its custom resources.
-func (p *PendingCRD) liveCopy(ctx context.Context, c *Clients, opts Options) (*apiextensionsv1.CustomResourceDefinition, error) {
-	p.live.once.Do(func() {
-		u, err := Retry(ctx, c, func(ctx context.Context) (*unstructured.Unstructured, error) {
-			ctx, cancel := context.WithTimeout(ctx, opts.RequestTimeout)
-			defer cancel()
-			return c.Dynamic.Resource(crdGVR).Get(ctx, p.rendered.Name, metav1.GetOptions{})
-		})
-		switch {
-		case apierrors.IsNotFound(err):
-			return
-		case err != nil:
-			p.live.err = err
-			return
-		}
-		crd := &apiextensionsv1.CustomResourceDefinition{}
-		if p.live.err = runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, crd); p.live.err == nil {
-			p.live.crd, p.live.object = crd, u
-		}
-	})
-	return p.live.crd, p.live.err
-}
-
 // applied reports whether the target's applier sends the CRD at all: one told to
 // leave it alone (a Flux or Argo CD annotation) keeps the live CRD.
-func (p *PendingCRD) applied(opts Options) bool {
-	if opts.Profile.Prepare == nil || p.object == nil {
+func applied(c *crd.CRD, opts Options) bool {
+	if c.Object() == nil {
 		return true
 	}
-	skip, err := opts.Profile.Prepare(p.object.DeepCopy(), p.live.object.DeepCopy(), opts.Owner)
+	skip, err := opts.Applier.Prepare(c.Object().DeepCopy(), c.LiveObject().DeepCopy(), opts.Owner)
 	return err != nil || skip == ""
 }
 
-// versionChanged reports whether the rendered CRD serves version differently from the
-// live one: another schema, other subresources, or another pruning rule.
-func versionChanged(rendered, live *apiextensionsv1.CustomResourceDefinition, version string) bool {
-	a, b := crdVersionNamed(rendered, version), crdVersionNamed(live, version)
-	if a == nil || b == nil || !b.Served {
-		return true
-	}
-	return rendered.Spec.PreserveUnknownFields != live.Spec.PreserveUnknownFields ||
-		!apiequality.Semantic.DeepEqual(a.Schema, b.Schema) ||
-		!apiequality.Semantic.DeepEqual(a.Subresources, b.Subresources)
-}
-
-func crdVersionNamed(crd *apiextensionsv1.CustomResourceDefinition, name string) *apiextensionsv1.CustomResourceDefinitionVersion {
-	for i := range crd.Spec.Versions {
-		if crd.Spec.Versions[i].Name == name {
-			return &crd.Spec.Versions[i]
-		}
-	}
-	return nil
-}
-
-func hasStatus(crd *apiextensionsv1.CustomResourceDefinition, version string) bool {
-	v := crdVersionNamed(crd, version)
-	return v != nil && v.Subresources != nil && v.Subresources.Status != nil
-}
-
-func changedCRError(crd *PendingCRD, problems []string) *Message {
+func changedCRError(c *crd.CRD, problems []string) *Message {
 	return &Message{Reason: reason.Invalid, Message: fmt.Sprintf(
 		"does not pass the API server's checks against CustomResourceDefinition %s as this change makes it (%s): %s; the apply will fail once the CRD is updated",
-		crd.rendered.Name, crd.Source, strings.Join(problems, "; "))}
+		c.Name(), c.Source, strings.Join(problems, "; "))}
 }

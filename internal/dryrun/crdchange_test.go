@@ -17,6 +17,11 @@ import (
 	"k8s.io/client-go/dynamic"
 	"sigs.k8s.io/yaml"
 
+	"github.com/drift-gitops/drift/internal/applier"
+	"github.com/drift-gitops/drift/internal/applier/kubectl"
+	"github.com/drift-gitops/drift/internal/applier/kubectlssa"
+	"github.com/drift-gitops/drift/internal/kube"
+
 	"github.com/drift-gitops/drift/internal/reason"
 	"github.com/drift-gitops/drift/internal/render"
 )
@@ -96,7 +101,7 @@ func gadgets(t *testing.T, crd ...string) (string, dynamic.ResourceInterface) {
 		doc = crd[0]
 	}
 	applyCRD(t, strings.ReplaceAll(doc, "GROUP", group), "size")
-	return group, dynamic.NewForConfigOrDie(env.Config).Resource(schema.GroupVersionResource{Group: group, Version: "v1", Resource: "gadgets"}).Namespace("default")
+	return group, dynamic.NewForConfigOrDie(testEnv(t).Config).Resource(schema.GroupVersionResource{Group: group, Version: "v1", Resource: "gadgets"}).Namespace("default")
 }
 
 // applyCRD applies a CRD for real and waits until the server serves it with the
@@ -104,7 +109,7 @@ func gadgets(t *testing.T, crd ...string) (string, dynamic.ResourceInterface) {
 func applyCRD(t *testing.T, doc, prop string) {
 	t.Helper()
 	crd := fromYAML(t, doc)
-	direct := dynamic.NewForConfigOrDie(env.Config).Resource(crdGVR)
+	direct := dynamic.NewForConfigOrDie(testEnv(t).Config).Resource(crdGVR)
 	body, _ := crd.MarshalJSON()
 	force := true
 	ctx := context.Background()
@@ -159,10 +164,10 @@ func runObjects(t *testing.T, docs ...string) []Result {
 	return runObjectsAs(t, nil, docs...)
 }
 
-// runObjectsAs previews docs under profile (the default when nil).
-func runObjectsAs(t *testing.T, profile *Profile, docs ...string) []Result {
+// runObjectsAs previews docs as a applies them (kubectl-server-side when nil).
+func runObjectsAs(t *testing.T, a applier.Applier, docs ...string) []Result {
 	t.Helper()
-	clients, err := NewClients(env.Config, 4)
+	clients, err := kube.NewClients(testEnv(t).Config, 4)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -170,7 +175,10 @@ func runObjectsAs(t *testing.T, profile *Profile, docs ...string) []Result {
 	for i, d := range docs {
 		objs[i] = render.Object{Obj: fromYAML(t, d), Source: "change.yaml", Doc: i + 1}
 	}
-	return Run(context.Background(), clients, objs, Options{Pending: PendingFrom(objs), Profile: profile})
+	if a == nil {
+		a = kubectlssa.New()
+	}
+	return Run(context.Background(), clients, objs, Options{Pending: PendingFrom(objs), Applier: a})
 }
 
 func warned(r Result, why reason.Reason) bool {
@@ -193,14 +201,14 @@ func TestCustomResourceOfAChangedCRDIsPredictedAsTheNewCRDServesIt(t *testing.T)
 		want    map[string]any
 		wantErr string
 	}{
-		{name: "new field and new default", crd: gadgetCRDv2, creator: DefaultFieldManager, live: "{size: 3}", applied: "{size: 3, mode: fast}",
+		{name: "new field and new default", crd: gadgetCRDv2, creator: applier.KubectlFieldManager, live: "{size: 3}", applied: "{size: 3, mode: fast}",
 			want: map[string]any{"size": int64(3), "mode": "fast", "color": "blue"}},
 		// Another manager owns size, so only pruning by the new schema removes it.
 		{name: "removed field", crd: strings.Replace(gadgetCRDv2, "              size: {type: integer}\n", "", 1), creator: "someone-else", live: "{size: 3}", applied: "{mode: fast}",
 			want: map[string]any{"mode": "fast", "color": "blue"}},
 		// With the status subresource, an apply to the main resource leaves status.
 		{name: "status subresource", crd: strings.Replace(gadgetCRDv2, "    storage: true\n", "    storage: true\n    subresources: {status: {}}\n", 1) + gadgetStatus,
-			creator: DefaultFieldManager, live: "{size: 3}", applied: "{size: 3, mode: fast}\nstatus: {ready: true}",
+			creator: applier.KubectlFieldManager, live: "{size: 3}", applied: "{size: 3, mode: fast}\nstatus: {ready: true}",
 			want: map[string]any{"size": int64(3), "mode": "fast", "color": "blue"}},
 		{name: "created", crd: gadgetCRDv2, applied: "{mode: fast}", want: map[string]any{"mode": "fast", "color": "blue"}},
 		// v1 stays the storage version, converted without a webhook: what v1 does not
@@ -211,7 +219,7 @@ func TestCustomResourceOfAChangedCRDIsPredictedAsTheNewCRDServesIt(t *testing.T)
 		// applied at, where mode is unknown: the server refuses, and so does drift.
 		{name: "new version, new field", crd: gadgetCRDNewVersion, creator: "someone-else", live: "{size: 3}", applied: "{size: 3, mode: fast}", version: "v2",
 			wantErr: "failed to convert new object: .spec.mode: field not declared in schema"},
-		{name: "new version, applied before at v1", crd: gadgetCRDNewVersion, creator: DefaultFieldManager, live: "{size: 3}", applied: "{size: 3, mode: fast}", version: "v2",
+		{name: "new version, applied before at v1", crd: gadgetCRDNewVersion, creator: applier.KubectlFieldManager, live: "{size: 3}", applied: "{size: 3, mode: fast}", version: "v2",
 			wantErr: "failed to convert merged object to last applied version: .spec.mode: field not declared in schema"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
@@ -252,8 +260,8 @@ func TestCustomResourceOfAChangedCRDIsPredictedAsTheNewCRDServesIt(t *testing.T)
 			if got, want := withoutMetadata(real.Object), withoutMetadata(r.Merged.Object); !apiequality.Semantic.DeepEqual(got, want) || real.GetGeneration() != r.Merged.GetGeneration() {
 				t.Fatalf("the cluster has %v (generation %d); drift predicted %v (generation %d)", got, real.GetGeneration(), want, r.Merged.GetGeneration())
 			}
-			if owned, predictedOwned := ownedBy(real, DefaultFieldManager), ownedBy(r.Merged, DefaultFieldManager); owned != predictedOwned {
-				t.Fatalf("the cluster has %s owning %s; drift predicted %s", DefaultFieldManager, owned, predictedOwned)
+			if owned, predictedOwned := ownedBy(real, applier.KubectlFieldManager), ownedBy(r.Merged, applier.KubectlFieldManager); owned != predictedOwned {
+				t.Fatalf("the cluster has %s owning %s; drift predicted %s", applier.KubectlFieldManager, owned, predictedOwned)
 			}
 		})
 	}
@@ -287,10 +295,10 @@ func checkPrediction(t *testing.T, r Result, live string, want map[string]any) {
 func applyAfterCRD(t *testing.T, group, version, crd, cr string, spec map[string]any, wantErr string) (*unstructured.Unstructured, error) {
 	t.Helper()
 	applyCRD(t, crd, "mode")
-	res := dynamic.NewForConfigOrDie(env.Config).Resource(schema.GroupVersionResource{Group: group, Version: version, Resource: "gadgets"}).Namespace("default")
+	res := dynamic.NewForConfigOrDie(testEnv(t).Config).Resource(schema.GroupVersionResource{Group: group, Version: version, Resource: "gadgets"}).Namespace("default")
 	var last any
 	err := wait.PollUntilContextTimeout(context.Background(), 50*time.Millisecond, 30*time.Second, true, func(context.Context) (bool, error) {
-		obj, err := applyGadget(t, res, fromYAML(t, cr), DefaultFieldManager, true)
+		obj, err := applyGadget(t, res, fromYAML(t, cr), applier.KubectlFieldManager, true)
 		if err != nil {
 			last = err
 			return wantErr != "" && strings.Contains(err.Error(), wantErr), nil
@@ -302,14 +310,14 @@ func applyAfterCRD(t *testing.T, group, version, crd, cr string, spec map[string
 	if err != nil {
 		t.Fatalf("the server never answered as drift predicted (%v, error %q): %v; last answer: %v", spec, wantErr, err, last)
 	}
-	return applyGadget(t, res, fromYAML(t, cr), DefaultFieldManager, false)
+	return applyGadget(t, res, fromYAML(t, cr), applier.KubectlFieldManager, false)
 }
 
 func TestCustomResourceOfAnUnchangedCRDIsDryRunByTheServer(t *testing.T) {
 	// Rendered as it is live, defaults included.
 	group, res := gadgets(t, gadgetCRDv2)
 	crd := strings.ReplaceAll(gadgetCRDv2, "GROUP", group)
-	if _, err := applyGadget(t, res, fromYAML(t, gadget(group, "g", "{size: 3}")), DefaultFieldManager, false); err != nil {
+	if _, err := applyGadget(t, res, fromYAML(t, gadget(group, "g", "{size: 3}")), applier.KubectlFieldManager, false); err != nil {
 		t.Fatal(err)
 	}
 	r := runObjects(t, crd, gadget(group, "g", "{size: 4, mode: slow}"))[1]
@@ -326,14 +334,10 @@ func TestCustomResourceOfAnUnchangedCRDIsDryRunByTheServer(t *testing.T) {
 // previewed against the live CRD, and the report says so.
 func TestCustomResourceOfAChangedCRDUnderAClientSideApplierIsPreviewedAgainstTheLiveCRDWithAWarning(t *testing.T) {
 	group, res := gadgets(t)
-	if _, err := applyGadget(t, res, fromYAML(t, gadget(group, "g", "{size: 3}")), DefaultFieldManager, false); err != nil {
+	if _, err := applyGadget(t, res, fromYAML(t, gadget(group, "g", "{size: 3}")), applier.KubectlFieldManager, false); err != nil {
 		t.Fatal(err)
 	}
-	kubectl, err := ProfileFor("kubectl")
-	if err != nil {
-		t.Fatal(err)
-	}
-	r := runObjectsAs(t, kubectl, strings.ReplaceAll(gadgetCRDv2, "GROUP", group), gadget(group, "g", "{size: 4}"))[1]
+	r := runObjectsAs(t, kubectl.New(), strings.ReplaceAll(gadgetCRDv2, "GROUP", group), gadget(group, "g", "{size: 4}"))[1]
 	if r.Err != nil || !warned(r, reason.CRDChanged) {
 		t.Fatalf("want a crd-changed warning and a preview, got %+v %+v", r.Err, r.Warnings)
 	}
@@ -349,7 +353,7 @@ func TestCustomResourceOfAChangedCRDUnderAClientSideApplierIsPreviewedAgainstThe
 
 func TestCustomResourceInvalidUnderTheChangedCRDIsAnErrorNamingIt(t *testing.T) {
 	group, res := gadgets(t)
-	if _, err := applyGadget(t, res, fromYAML(t, gadget(group, "g", "{size: 3}")), DefaultFieldManager, false); err != nil {
+	if _, err := applyGadget(t, res, fromYAML(t, gadget(group, "g", "{size: 3}")), applier.KubectlFieldManager, false); err != nil {
 		t.Fatal(err)
 	}
 	results := runObjects(t, strings.ReplaceAll(gadgetCRDv2, "GROUP", group),
@@ -383,7 +387,7 @@ func ownedBy(obj *unstructured.Unstructured, manager string) string {
 
 func TestCustomResourceNeedingTheChangedCRDsConversionWebhookIsPreviewedAsBeforeWithAWarning(t *testing.T) {
 	group, res := gadgets(t)
-	if _, err := applyGadget(t, res, fromYAML(t, gadget(group, "g", "{size: 3}")), DefaultFieldManager, false); err != nil {
+	if _, err := applyGadget(t, res, fromYAML(t, gadget(group, "g", "{size: 3}")), applier.KubectlFieldManager, false); err != nil {
 		t.Fatal(err)
 	}
 	crd := strings.ReplaceAll(gadgetCRDNewVersion, "GROUP", group) + `  conversion:
@@ -400,4 +404,16 @@ func TestCustomResourceNeedingTheChangedCRDsConversionWebhookIsPreviewedAsBefore
 	if r.Err != nil || !found {
 		t.Fatalf("want the usual preview with a warning about the webhook, got %+v %+v", r.Err, r.Warnings)
 	}
+}
+
+// withoutMetadata is obj without its metadata, which a real apply and drift's
+// prediction write differently (uid, timestamps).
+func withoutMetadata(obj map[string]any) map[string]any {
+	out := make(map[string]any, len(obj))
+	for k, v := range obj {
+		if k != "metadata" {
+			out[k] = v
+		}
+	}
+	return out
 }

@@ -10,6 +10,8 @@ import (
 
 	"k8s.io/client-go/rest"
 
+	"github.com/drift-gitops/drift/internal/applier/kubectlssa"
+	"github.com/drift-gitops/drift/internal/kube"
 	"github.com/drift-gitops/drift/internal/reason"
 	"github.com/drift-gitops/drift/internal/render"
 )
@@ -20,7 +22,7 @@ import (
 // its own; the object after it, never sent, is not-checked with the run's cause; no
 // object is reported as if it had been checked.
 func TestRunEndingMidwayMarksTheRestNotChecked(t *testing.T) {
-	rp, err := env.ReverseProxy()
+	rp, err := testEnv(t).ReverseProxy()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -45,7 +47,7 @@ func TestRunEndingMidwayMarksTheRestNotChecked(t *testing.T) {
 	}))
 	defer proxy.Close()
 	defer close(released) // before Close, which waits for the handlers
-	clients, err := NewClientsWithin(ctx, &rest.Config{Host: proxy.URL}, 1)
+	clients, err := kube.NewClientsWithin(ctx, &rest.Config{Host: proxy.URL}, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -53,7 +55,7 @@ func TestRunEndingMidwayMarksTheRestNotChecked(t *testing.T) {
 		{Obj: configMap("deadline-a", "x"), Source: "a.yaml", Doc: 1},
 		{Obj: configMap("deadline-b", "y"), Source: "b.yaml", Doc: 1},
 	}
-	results := Run(ctx, clients, objs, Options{Concurrency: 1})
+	results := Run(ctx, clients, objs, Options{Applier: kubectlssa.New(), Concurrency: 1})
 	if len(results) != 2 {
 		t.Fatalf("%d results", len(results))
 	}

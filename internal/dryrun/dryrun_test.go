@@ -19,16 +19,28 @@ import (
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/rest"
 
+	"github.com/drift-gitops/drift/internal/applier/kubectlssa"
+	"github.com/drift-gitops/drift/internal/kube"
+
 	"github.com/drift-gitops/drift/internal/reason"
 	"github.com/drift-gitops/drift/internal/render"
 	"github.com/drift-gitops/drift/internal/testenv"
 )
 
-var env *testenv.Env
+// shared is the API server this package's tests share, started by the first test
+// that needs it.
+var shared testenv.Shared
 
-func TestMain(m *testing.M) {
-	os.Exit(testenv.Main(m, func(e *testenv.Env) { env = e }))
+func TestMain(m *testing.M) { os.Exit(testenv.Run(m, &shared)) }
+
+// testEnv is the shared API server; without one the test is skipped (failed under
+// CI=true).
+func testEnv(t testing.TB) *testenv.Env {
+	t.Helper()
+	return shared.Env(t)
 }
+
+var crdGVR = schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"}
 
 var cmGVR = schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}
 
@@ -50,11 +62,11 @@ type racingProxy struct {
 
 func newRacingProxy(t *testing.T, name string, races int) *racingProxy {
 	t.Helper()
-	rp, err := env.ReverseProxy()
+	rp, err := testEnv(t).ReverseProxy()
 	if err != nil {
 		t.Fatal(err)
 	}
-	direct := dynamic.NewForConfigOrDie(env.Config)
+	direct := dynamic.NewForConfigOrDie(testEnv(t).Config)
 	p := &racingProxy{}
 	var mu sync.Mutex
 	raced := 0
@@ -100,18 +112,18 @@ func TestObjectChangedBetweenGetAndPatchIsReadAgain(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			name := strings.ReplaceAll(c.name, " ", "-")
-			direct := dynamic.NewForConfigOrDie(env.Config)
+			direct := dynamic.NewForConfigOrDie(testEnv(t).Config)
 			body, _ := json.Marshal(configMap(name, "v1").Object)
 			force := true
 			if _, err := direct.Resource(cmGVR).Namespace("default").Patch(context.Background(), name, types.ApplyPatchType, body, metav1.PatchOptions{FieldManager: "kubectl", Force: &force}); err != nil {
 				t.Fatal(err)
 			}
 			proxy := newRacingProxy(t, name, c.races)
-			clients, err := NewClients(&rest.Config{Host: proxy.URL}, 4)
+			clients, err := kube.NewClients(&rest.Config{Host: proxy.URL}, 4)
 			if err != nil {
 				t.Fatal(err)
 			}
-			results := Run(context.Background(), clients, []render.Object{{Obj: configMap(name, "v2"), Source: "cm.yaml", Doc: 1}}, Options{})
+			results := Run(context.Background(), clients, []render.Object{{Obj: configMap(name, "v2"), Source: "cm.yaml", Doc: 1}}, Options{Applier: kubectlssa.New()})
 			r := results[0]
 			if c.wantErrReason != "" {
 				if r.Err == nil || r.Err.Reason != c.wantErrReason {

@@ -8,10 +8,11 @@ import (
 	"testing"
 	"time"
 
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/rest"
+
+	"github.com/drift-gitops/drift/internal/applier/kubectlssa"
+	"github.com/drift-gitops/drift/internal/kube"
 
 	"github.com/drift-gitops/drift/internal/reason"
 	"github.com/drift-gitops/drift/internal/render"
@@ -38,9 +39,9 @@ func (l *requestLog) count(method, pathPart string) int {
 
 // loggedClients are clients of the test API server whose requests l records and
 // whose waits between retries are recorded in waits, not slept.
-func loggedClients(t *testing.T, l *requestLog, waits *[]time.Duration) *Clients {
+func loggedClients(t *testing.T, l *requestLog, waits *[]time.Duration) *kube.Clients {
 	t.Helper()
-	cfg := rest.CopyConfig(env.Config)
+	cfg := rest.CopyConfig(testEnv(t).Config)
 	cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper {
 		return roundTripperFunc(func(r *http.Request) (*http.Response, error) {
 			l.mu.Lock()
@@ -49,11 +50,11 @@ func loggedClients(t *testing.T, l *requestLog, waits *[]time.Duration) *Clients
 			return rt.RoundTrip(r)
 		})
 	})
-	c, err := NewClients(cfg, 4)
+	c, err := kube.NewClients(cfg, 4)
 	if err != nil {
 		t.Fatal(err)
 	}
-	c.sleep = func(ctx context.Context, d time.Duration) error {
+	c.Sleep = func(ctx context.Context, d time.Duration) error {
 		l.mu.Lock()
 		defer l.mu.Unlock()
 		*waits = append(*waits, d)
@@ -94,7 +95,7 @@ func TestBytesThatAreNotBase64AreInvalidAndNeverSent(t *testing.T) {
 		}}, Source: "cm.yaml", Doc: 1},
 		{Obj: secret("wrapped-base64", map[string]any{"password": "cGFzc3dv\ncmQtdGhhdC1pcy1sb25n\n"}), Source: "ok.yaml", Doc: 1},
 	}
-	res := Run(context.Background(), c, objs, Options{FieldManager: "drift-test", RequestTimeout: 10 * time.Second})
+	res := Run(context.Background(), c, objs, Options{Applier: kubectlssa.New(), FieldManager: "drift-test", RequestTimeout: 10 * time.Second})
 
 	wantReason(t, res[0], reason.Invalid, "data.password is not valid base64", "a Secret's data must be base64", "It was not sent", "stringData")
 	if strings.Contains(res[0].Err.Message, "data.user") || strings.Contains(res[0].Err.Message, "data.token") || strings.Contains(res[0].Err.Message, notBase64Value) {
@@ -127,7 +128,7 @@ func TestAnObjectTheServerCannotConvertIsInvalidAndSentOnce(t *testing.T) {
 	log := &requestLog{}
 	var waits []time.Duration
 	c := loggedClients(t, log, &waits)
-	opts := Options{FieldManager: "drift-test", RequestTimeout: 10 * time.Second}
+	opts := Options{Applier: kubectlssa.New(), FieldManager: "drift-test", RequestTimeout: 10 * time.Second}
 
 	results := Plan(c, []render.Object{{Obj: secret("unconvertible", map[string]any{"password": notBase64Value}), Source: "secret.yaml", Doc: 1}}, opts)
 	if results[0].Err == nil || !strings.Contains(results[0].Err.Message, "data.password") {
@@ -158,25 +159,5 @@ func TestAnObjectTheServerCannotConvertIsInvalidAndSentOnce(t *testing.T) {
 	}
 	if len(waits) != 0 {
 		t.Errorf("waited %v between retries, want no retry", waits)
-	}
-}
-
-// TestAConversionWebhookFailureIsNotTheObjects: the same words with a CRD's
-// conversion webhook failing are the webhook's state, retried as before.
-func TestAConversionWebhookFailureIsNotTheObjects(t *testing.T) {
-	t.Parallel()
-	internal := func(msg string) error {
-		return &apierrors.StatusError{ErrStatus: metav1.Status{Status: metav1.StatusFailure, Code: http.StatusInternalServerError, Message: msg}}
-	}
-	webhook := internal("failed to convert new object (shop/w; example.com/v2, Kind=Widget) to proper version: conversion webhook for example.com/v1, Kind=Widget failed: Post \"https://conv.shop.svc:443/convert\": connection refused")
-	if unconvertible(webhook) || !transient(webhook) {
-		t.Errorf("a conversion webhook's failure: unconvertible %v, transient %v", unconvertible(webhook), transient(webhook))
-	}
-	object := internal("failed to convert new object (default/s; /v1, Kind=Secret) to proper version: unable to convert unstructured object to /v1, Kind=Secret: error decoding from json: illegal base64 data at input byte 3")
-	if !unconvertible(object) || transient(object) {
-		t.Errorf("an object's value: unconvertible %v, transient %v", unconvertible(object), transient(object))
-	}
-	if other := internal("etcdserver: request timed out"); unconvertible(other) || !transient(other) {
-		t.Errorf("another 500: unconvertible %v, transient %v", unconvertible(other), transient(other))
 	}
 }

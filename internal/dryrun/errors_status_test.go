@@ -13,6 +13,9 @@ import (
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/tools/clientcmd"
 
+	"github.com/drift-gitops/drift/internal/applier/kubectlssa"
+	"github.com/drift-gitops/drift/internal/kube"
+
 	"github.com/drift-gitops/drift/internal/reason"
 	"github.com/drift-gitops/drift/internal/render"
 )
@@ -20,16 +23,16 @@ import (
 // The reasons of errors come from what the API server answered (its code, reason and
 // causes), checked here against a real one.
 
-func previewObject(t *testing.T, c *Clients, obj *unstructured.Unstructured) Result {
+func previewObject(t *testing.T, c *kube.Clients, obj *unstructured.Unstructured) Result {
 	t.Helper()
 	res := Run(context.Background(), c, []render.Object{{Obj: obj, Source: "obj.yaml", Doc: 1}},
-		Options{FieldManager: "drift-test", RequestTimeout: 10 * time.Second})
+		Options{Applier: kubectlssa.New(), FieldManager: "drift-test", RequestTimeout: 10 * time.Second})
 	return res[0]
 }
 
-func adminClients(t *testing.T) *Clients {
+func adminClients(t *testing.T) *kube.Clients {
 	t.Helper()
-	c, err := NewClients(env.Config, 4)
+	c, err := kube.NewClients(testEnv(t).Config, 4)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -51,7 +54,7 @@ func wantReason(t *testing.T, r Result, why reason.Reason, says ...string) {
 func TestNamespaceBeingDeletedIsNotForbidden(t *testing.T) {
 	ctx := context.Background()
 	nsGVR := schema.GroupVersionResource{Version: "v1", Resource: "namespaces"}
-	direct := dynamic.NewForConfigOrDie(env.Config)
+	direct := dynamic.NewForConfigOrDie(testEnv(t).Config)
 	ns := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "Namespace", "metadata": map[string]any{"name": "doomed"}}}
 	if _, err := direct.Resource(nsGVR).Create(ctx, ns, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
@@ -85,9 +88,9 @@ func TestAdmissionRefusalIsNotRBAC(t *testing.T) {
 
 // userClients are clients of a new user of the test API server, with no
 // permissions but those a test grants.
-func userClients(t *testing.T, name string) *Clients {
+func userClients(t *testing.T, name string) *kube.Clients {
 	t.Helper()
-	kubeconfig, err := env.AddUser(name)
+	kubeconfig, err := testEnv(t).AddUser(name)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -95,7 +98,7 @@ func userClients(t *testing.T, name string) *Clients {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, err := NewClients(cfg, 4)
+	c, err := kube.NewClients(cfg, 4)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -120,7 +123,7 @@ func TestServiceClusterIPChangeIsImmutable(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	live, err := dynamic.NewForConfigOrDie(env.Config).Resource(svcGVR).Namespace("default").
+	live, err := dynamic.NewForConfigOrDie(testEnv(t).Config).Resource(svcGVR).Namespace("default").
 		Patch(ctx, "pinned", types.ApplyPatchType, body, metav1.PatchOptions{FieldManager: "drift-test"})
 	if err != nil {
 		t.Fatal(err)

@@ -12,6 +12,9 @@ import (
 
 	"k8s.io/client-go/rest"
 
+	"github.com/drift-gitops/drift/internal/applier/kubectlssa"
+	"github.com/drift-gitops/drift/internal/kube"
+
 	"github.com/drift-gitops/drift/internal/reason"
 	"github.com/drift-gitops/drift/internal/render"
 )
@@ -72,7 +75,7 @@ type faultProxy struct {
 
 func newFaultProxy(t *testing.T, inject func(method, name string, n int) fault) *faultProxy {
 	t.Helper()
-	rp, err := env.ReverseProxy()
+	rp, err := testEnv(t).ReverseProxy()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -117,13 +120,13 @@ func (p *faultProxy) count(key string) int {
 }
 
 // clients talk to the proxy; their waits between retries are recorded, not slept.
-func (p *faultProxy) clients(t *testing.T) *Clients {
+func (p *faultProxy) clients(t *testing.T) *kube.Clients {
 	t.Helper()
-	c, err := NewClients(&rest.Config{Host: p.URL}, 4)
+	c, err := kube.NewClients(&rest.Config{Host: p.URL}, 4)
 	if err != nil {
 		t.Fatal(err)
 	}
-	c.sleep = func(ctx context.Context, d time.Duration) error {
+	c.Sleep = func(ctx context.Context, d time.Duration) error {
 		p.mu.Lock()
 		defer p.mu.Unlock()
 		p.waits = append(p.waits, d)
@@ -151,10 +154,10 @@ func (p *faultProxy) waited() []time.Duration {
 	return append([]time.Duration(nil), p.waits...)
 }
 
-func previewOne(t *testing.T, c *Clients, name string, timeout time.Duration) Result {
+func previewOne(t *testing.T, c *kube.Clients, name string, timeout time.Duration) Result {
 	t.Helper()
 	res := Run(context.Background(), c, []render.Object{{Obj: configMap(name, "v"), Source: "cm.yaml", Doc: 1}},
-		Options{FieldManager: "drift-test", RequestTimeout: timeout})
+		Options{Applier: kubectlssa.New(), FieldManager: "drift-test", RequestTimeout: timeout})
 	return res[0]
 }
 
@@ -212,9 +215,9 @@ func TestPersistentFaultsAreBoundedAndFinalAnswersNotRetried(t *testing.T) {
 		requests int
 		reason   reason.Reason
 	}{
-		{"503 forever", status(http.StatusServiceUnavailable), maxAttempts, reason.Unavailable},
-		{"429 forever", throttled("1"), maxAttempts, reason.Unavailable},
-		{"429 forever asking for longer than drift waits", throttled("3600"), maxAttempts, reason.Unavailable},
+		{"503 forever", status(http.StatusServiceUnavailable), kube.MaxAttempts, reason.Unavailable},
+		{"429 forever", throttled("1"), kube.MaxAttempts, reason.Unavailable},
+		{"429 forever asking for longer than drift waits", throttled("3600"), kube.MaxAttempts, reason.Unavailable},
 		{"403", status(http.StatusForbidden), 1, reason.AdmissionDenied},
 		{"400", status(http.StatusBadRequest), 1, reason.Invalid},
 		{"422", status(http.StatusUnprocessableEntity), 1, reason.Invalid},
@@ -236,8 +239,8 @@ func TestPersistentFaultsAreBoundedAndFinalAnswersNotRetried(t *testing.T) {
 				t.Errorf("%d GETs, want %d", got, c.requests)
 			}
 			for _, w := range p.waited() {
-				if w > retryAfterMax {
-					t.Errorf("waited %v, more than %v", w, retryAfterMax)
+				if w > kube.RetryAfterMax {
+					t.Errorf("waited %v, more than %v", w, kube.RetryAfterMax)
 				}
 			}
 		})
@@ -269,8 +272,8 @@ func TestStalledRequestTimesOutAndIsSentAgain(t *testing.T) {
 	if r.Err == nil || r.Err.Reason != reason.Timeout {
 		t.Fatalf("err = %+v", r.Err)
 	}
-	if got := q.count("PATCH stuck"); got != timeoutRetries+1 {
-		t.Errorf("%d PATCHes, want %d", got, timeoutRetries+1)
+	if got := q.count("PATCH stuck"); got != kube.TimeoutRetries+1 {
+		t.Errorf("%d PATCHes, want %d", got, kube.TimeoutRetries+1)
 	}
 }
 
@@ -292,7 +295,7 @@ func TestServerGoneMidRun(t *testing.T) {
 	for i := 0; i < 20; i++ {
 		objs = append(objs, render.Object{Obj: configMap(fmt.Sprintf("gone-%d", i), "v"), Source: "cm.yaml", Doc: i + 1})
 	}
-	results := Run(context.Background(), p.clients(t), objs, Options{FieldManager: "drift-test", Concurrency: 2, RequestTimeout: 5 * time.Second})
+	results := Run(context.Background(), p.clients(t), objs, Options{Applier: kubectlssa.New(), FieldManager: "drift-test", Concurrency: 2, RequestTimeout: 5 * time.Second})
 	done, failed := 0, 0
 	for _, r := range results {
 		switch {
@@ -310,11 +313,11 @@ func TestServerGoneMidRun(t *testing.T) {
 	if done == 0 || failed == 0 || done+failed != len(objs) {
 		t.Errorf("done %d, failed %d of %d", done, failed, len(objs))
 	}
-	// Once downAfter requests in a row found no server, the rest were sent once: only
+	// Once kube.DownAfter requests in a row found no server, the rest were sent once: only
 	// those and the ones already in flight (two workers) waited out retries, and one
 	// more: the other worker's last answered request may arrive after a failure has
 	// been counted, and an answer starts the count again.
-	if waits, most := len(p.waited()), (downAfter+2+1)*(maxAttempts-1); waits > most {
+	if waits, most := len(p.waited()), (kube.DownAfter+2+1)*(kube.MaxAttempts-1); waits > most {
 		t.Errorf("%d waits between retries: the dead server was not given up on (at most %d)", waits, most)
 	}
 }
@@ -327,7 +330,7 @@ func TestPermanentInternalErrorsAreNotRetried(t *testing.T) {
 	obj := configMap("typed-500", "v")
 	obj.Object["data"] = map[string]any{"n": int64(98765)}
 	res := Run(context.Background(), p.clients(t), []render.Object{{Obj: obj, Source: "cm.yaml", Doc: 1}},
-		Options{FieldManager: "drift-test", RequestTimeout: 10 * time.Second})
+		Options{Applier: kubectlssa.New(), FieldManager: "drift-test", RequestTimeout: 10 * time.Second})
 	if res[0].Err == nil || res[0].Err.Reason != reason.Invalid {
 		t.Fatalf("err = %+v, want invalid", res[0].Err)
 	}

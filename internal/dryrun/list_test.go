@@ -16,6 +16,8 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/dynamic"
 
+	"github.com/drift-gitops/drift/internal/applier/kubectlssa"
+	"github.com/drift-gitops/drift/internal/kube"
 	"github.com/drift-gitops/drift/internal/render"
 )
 
@@ -28,7 +30,7 @@ type listScene struct {
 
 func newListScene(t *testing.T, ns string, live, unrelated int) listScene {
 	t.Helper()
-	direct := dynamic.NewForConfigOrDie(env.Config)
+	direct := dynamic.NewForConfigOrDie(testEnv(t).Config)
 	nsObj := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "Namespace", "metadata": map[string]any{"name": ns}}}
 	if _, err := direct.Resource(namespaceGVR).Create(context.Background(), nsObj, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
@@ -92,15 +94,15 @@ func (s listScene) check(t *testing.T, results []Result) {
 func TestManyObjectsOfANamespaceAreReadByOneList(t *testing.T) {
 	s := newListScene(t, "list-many", 12, 0)
 	p := newFaultProxy(t, noFaults)
-	results := Run(context.Background(), p.clients(t), s.objs, Options{FieldManager: "kubectl", RequestTimeout: 10 * time.Second})
+	results := Run(context.Background(), p.clients(t), s.objs, Options{Applier: kubectlssa.New(), FieldManager: "kubectl", RequestTimeout: 10 * time.Second})
 	s.check(t, results)
 	if lists, gets, patches := p.count("LIST"), p.total("GET "), p.total("PATCH "); lists != 1 || gets != 0 || patches != len(s.objs) {
 		t.Errorf("%d LISTs, %d GETs, %d PATCHes; want 1, 0, %d", lists, gets, patches, len(s.objs))
 	}
-	// Fewer than listMin objects are read one by one.
-	few := newListScene(t, "list-few", listMin-3, 0)
+	// Fewer than kube.ListMin objects are read one by one.
+	few := newListScene(t, "list-few", kube.ListMin-3, 0)
 	p = newFaultProxy(t, noFaults)
-	few.check(t, Run(context.Background(), p.clients(t), few.objs, Options{FieldManager: "kubectl", RequestTimeout: 10 * time.Second}))
+	few.check(t, Run(context.Background(), p.clients(t), few.objs, Options{Applier: kubectlssa.New(), FieldManager: "kubectl", RequestTimeout: 10 * time.Second}))
 	if lists := p.count("LIST"); lists != 0 {
 		t.Errorf("%d objects: %d LISTs, want GETs", len(few.objs), lists)
 	}
@@ -108,16 +110,14 @@ func TestManyObjectsOfANamespaceAreReadByOneList(t *testing.T) {
 
 // Objects of more namespaces than the window holds, interleaved in the input, sent
 // one at a time: each namespace's objects go together, its LIST is read at most
-// listWindow objects ahead of them (so a run holds a few namespaces' live copies, not
-// all), and nothing waits for a list that cannot be read yet.
+// the clients' ListAhead objects ahead of them (so a run holds a few namespaces' live
+// copies, not all), and nothing waits for a list that cannot be read yet.
 func TestListsAreReadAFewNamespacesAhead(t *testing.T) {
-	defer func(w int64) { listWindow = w }(listWindow)
-	listWindow = 4 * listMin // four namespaces' objects
 	const ahead = 4
 	const namespaces = ahead + 3
 	var scenes []listScene
 	for n := range namespaces {
-		scenes = append(scenes, newListScene(t, fmt.Sprintf("list-window-%d", n), listMin, 0))
+		scenes = append(scenes, newListScene(t, fmt.Sprintf("list-window-%d", n), kube.ListMin, 0))
 	}
 	var objs []render.Object
 	for i := range scenes[0].objs {
@@ -128,7 +128,9 @@ func TestListsAreReadAFewNamespacesAhead(t *testing.T) {
 	p := newFaultProxy(t, noFaults)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	results := Run(ctx, p.clients(t), objs, Options{FieldManager: "kubectl", RequestTimeout: 10 * time.Second, Concurrency: 1})
+	c := p.clients(t)
+	c.ListAhead = ahead * kube.ListMin // four namespaces' objects
+	results := Run(ctx, c, objs, Options{Applier: kubectlssa.New(), FieldManager: "kubectl", RequestTimeout: 10 * time.Second, Concurrency: 1})
 	for _, s := range scenes {
 		var mine []Result
 		for _, r := range results {
@@ -165,7 +167,7 @@ func TestListsAreReadAFewNamespacesAhead(t *testing.T) {
 // and previewed against what it is now, never against the listed copy.
 func TestObjectChangedAfterTheListIsReadAgain(t *testing.T) {
 	s := newListScene(t, "list-race", 10, 0)
-	direct := dynamic.NewForConfigOrDie(env.Config)
+	direct := dynamic.NewForConfigOrDie(testEnv(t).Config)
 	p := newFaultProxy(t, func(method, name string, n int) fault {
 		if method != http.MethodPatch || name != "c3" || n != 1 {
 			return nil
@@ -181,7 +183,7 @@ func TestObjectChangedAfterTheListIsReadAgain(t *testing.T) {
 		}
 		return nil
 	})
-	results := Run(context.Background(), p.clients(t), s.objs, Options{FieldManager: "kubectl", RequestTimeout: 10 * time.Second})
+	results := Run(context.Background(), p.clients(t), s.objs, Options{Applier: kubectlssa.New(), FieldManager: "kubectl", RequestTimeout: 10 * time.Second})
 	s.check(t, results)
 	for _, r := range results {
 		if r.ID.Name != "c3" {
@@ -199,7 +201,7 @@ func TestObjectChangedAfterTheListIsReadAgain(t *testing.T) {
 // A user who may get but not list gets the whole report, by GETs, and is told once.
 func TestListForbiddenFallsBackToGets(t *testing.T) {
 	s := newListScene(t, "list-forbidden", 9, 0)
-	direct := dynamic.NewForConfigOrDie(env.Config)
+	direct := dynamic.NewForConfigOrDie(testEnv(t).Config)
 	role := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "Role",
 		"metadata": map[string]any{"name": "get-patch", "namespace": s.ns},
 		"rules":    []any{map[string]any{"apiGroups": []any{""}, "resources": []any{"configmaps"}, "verbs": []any{"get", "patch", "create"}}}}}
@@ -215,7 +217,7 @@ func TestListForbiddenFallsBackToGets(t *testing.T) {
 	}
 	c := userClients(t, "no-list")
 	var warnings []string
-	opts := Options{FieldManager: "kubectl", RequestTimeout: 10 * time.Second, Warnf: func(f string, a ...any) { warnings = append(warnings, fmt.Sprintf(f, a...)) }}
+	opts := Options{Applier: kubectlssa.New(), FieldManager: "kubectl", RequestTimeout: 10 * time.Second, Warnf: func(f string, a ...any) { warnings = append(warnings, fmt.Sprintf(f, a...)) }}
 	s.check(t, Run(context.Background(), c, s.objs, opts))
 	s.check(t, Run(context.Background(), c, s.objs, opts))
 	if len(warnings) != 1 || !strings.Contains(warnings[0], "may not list configmaps in namespace list-forbidden") {
@@ -227,10 +229,10 @@ func TestListForbiddenFallsBackToGets(t *testing.T) {
 // would read them all: the first page's remainingItemCount says so, and drift reads
 // the previewed ones with GETs.
 func TestCrowdedNamespaceIsReadByGets(t *testing.T) {
-	s := newListScene(t, "list-crowded", listMin, listPage+listSpare*(listMin+2))
+	s := newListScene(t, "list-crowded", kube.ListMin, kube.ListPage+kube.ListSpare*(kube.ListMin+2))
 	p := newFaultProxy(t, noFaults)
-	s.check(t, Run(context.Background(), p.clients(t), s.objs, Options{FieldManager: "kubectl", RequestTimeout: 10 * time.Second}))
-	if lists, gets := p.count("LIST"), p.total("GET "); lists != 1 || gets < listMin {
+	s.check(t, Run(context.Background(), p.clients(t), s.objs, Options{Applier: kubectlssa.New(), FieldManager: "kubectl", RequestTimeout: 10 * time.Second}))
+	if lists, gets := p.count("LIST"), p.total("GET "); lists != 1 || gets < kube.ListMin {
 		t.Errorf("%d LISTs (one first page), %d GETs; want the previewed objects read by GET", lists, gets)
 	}
 }

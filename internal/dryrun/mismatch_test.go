@@ -7,10 +7,12 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
+	"github.com/drift-gitops/drift/internal/applier"
+	"github.com/drift-gitops/drift/internal/applier/appliers"
 	"github.com/drift-gitops/drift/internal/reason"
 )
 
-func TestApplierMismatchNamesTheManagerFoundAndTheProfileToSet(t *testing.T) {
+func TestApplierMismatchNamesTheManagerFoundAndTheApplierToSet(t *testing.T) {
 	t.Parallel()
 	withManagers := func(managers ...string) *unstructured.Unstructured {
 		u := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "ConfigMap", "metadata": map[string]any{"name": "a"}}}
@@ -26,16 +28,13 @@ func TestApplierMismatchNamesTheManagerFoundAndTheProfileToSet(t *testing.T) {
 		u.SetManagedFields(mf)
 		return u
 	}
-	opts := func(profile string) Options {
-		p, err := ProfileFor(profile)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return Options{Profile: p}.withDefaults()
+	reg := appliers.All()
+	opts := func(name applier.Name) Options {
+		return Options{Applier: reg.Get(name), Appliers: reg}.WithDefaults()
 	}
 	cases := []struct {
 		live    *unstructured.Unstructured
-		profile string
+		profile applier.Name
 		want    string // "" for no warning
 	}{
 		{withManagers("kustomize-controller", "kube-controller-manager"), "kubectl-server-side",

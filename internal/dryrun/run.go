@@ -10,6 +10,8 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
+	"github.com/drift-gitops/drift/internal/applier"
+	"github.com/drift-gitops/drift/internal/kube"
 	"github.com/drift-gitops/drift/internal/object"
 	"github.com/drift-gitops/drift/internal/reason"
 	"github.com/drift-gitops/drift/internal/render"
@@ -17,14 +19,17 @@ import (
 
 // Options control a dry-run.
 type Options struct {
-	// Profile is the applier the real pipeline applies with (nil: kubectl apply
-	// --server-side).
-	Profile *Profile
+	// Applier is what applies the objects for real; the run sends each object as it
+	// does. It must be set.
+	Applier applier.Applier
 	// Owner is what that applier knows the objects by (a Kustomization, an
 	// Application, a Helm release).
-	Owner Owner
-	// FieldManager replaces the profile's field manager where the applier lets users
-	// choose it (kubectl's --field-manager); "" keeps the profile's.
+	Owner applier.Owner
+	// Appliers are the appliers the run knows, whose field managers on a live object
+	// tell that another applier than Applier applies it (nil: none is told).
+	Appliers *applier.Registry
+	// FieldManager replaces the applier's field manager where the applier lets users
+	// choose it (kubectl's --field-manager); "" keeps the applier's.
 	FieldManager string
 	// ForceConflicts applies forced from the start, as --force-conflicts does.
 	ForceConflicts bool
@@ -46,9 +51,6 @@ type Options struct {
 	// DryRunAggregated sends objects served by aggregated API servers too; by default
 	// they are not sent, since such servers may not honour dryRun.
 	DryRunAggregated bool
-	// Helm is the deployed revision of the release the helm profile upgrades (nil: an
-	// install).
-	Helm *HelmRelease
 	// Warnf, when set, is told what the run goes on without (a LIST refused, once).
 	Warnf func(format string, args ...any)
 	// Finished, when set, is called with each object's result as soon as its preview
@@ -62,9 +64,6 @@ type Options struct {
 	Skip func(i int) bool
 }
 
-// DefaultFieldManager is what kubectl apply --server-side uses.
-const DefaultFieldManager = "kubectl"
-
 // maxVersionRetries bounds how often an object that changed between GET and PATCH is
 // read and previewed again.
 const maxVersionRetries = 3
@@ -72,7 +71,7 @@ const maxVersionRetries = 3
 // Run previews every object and returns one result per object, in input order. It
 // never stops early: an object whose preview fails gets an error result, and when ctx
 // ends the objects not yet previewed are marked not checked.
-func Run(ctx context.Context, c *Clients, objs []render.Object, opts Options) []Result {
+func Run(ctx context.Context, c *kube.Clients, objs []render.Object, opts Options) []Result {
 	results := Plan(c, objs, opts)
 	Send(ctx, c, results, opts)
 	return results
@@ -82,8 +81,8 @@ func Run(ctx context.Context, c *Clients, objs []render.Object, opts Options) []
 // what cannot be sent (duplicates, unknown kinds, kinds of aggregated API servers),
 // without a request but for discovery. Its results hold identities only; Send fills
 // them in.
-func Plan(c *Clients, objs []render.Object, opts Options) []Result {
-	opts = opts.withDefaults()
+func Plan(c *kube.Clients, objs []render.Object, opts Options) []Result {
+	opts = opts.WithDefaults()
 	results := plan(c, objs, opts.Namespace, opts.Pending)
 	if !opts.DryRunAggregated {
 		holdAggregated(c, results)
@@ -94,8 +93,8 @@ func Plan(c *Clients, objs []render.Object, opts Options) []Result {
 // Send previews the planned results that planning did not fail and opts.Skip does not
 // name, at most opts.Concurrency at a time; it may be called more than once on the
 // same results with different Skips (preview sends Secrets first).
-func Send(ctx context.Context, c *Clients, results []Result, opts Options) {
-	opts = opts.withDefaults()
+func Send(ctx context.Context, c *kube.Clients, results []Result, opts Options) {
+	opts = opts.WithDefaults()
 	order := planLists(ctx, c, results, opts.Skip, opts)
 	var mu sync.Mutex
 	done := 0
@@ -113,7 +112,7 @@ func Send(ctx context.Context, c *Clients, results []Result, opts Options) {
 			r.Err = notChecked(ctx)
 		}
 		if r.list != nil { // never read: its list may go
-			r.list.take(r.ID.Name)
+			r.list.Take(r.ID.Name)
 			r.list = nil
 		}
 		if ran && opts.Finished != nil {
@@ -154,13 +153,13 @@ func forEachPlanned(results []Result, order []int, concurrency int, skip func(in
 	_ = g.Wait()
 }
 
-// withDefaults fills in what was left unset.
-func (o Options) withDefaults() Options {
-	if o.Profile == nil {
-		o.Profile = kubectlServerSideProfile
+// WithDefaults fills in what was left unset.
+func (o Options) WithDefaults() Options {
+	if o.Applier == nil {
+		panic("dryrun: Options.Applier is not set")
 	}
-	o.FieldManager = o.Profile.manager(o)
-	o.ForceConflicts = o.ForceConflicts || o.Profile.Force
+	o.FieldManager = o.Applier.Sending().ManagerFor(o.FieldManager)
+	o.ForceConflicts = o.ForceConflicts || o.Applier.Sending().Force
 	if o.Namespace == "" {
 		o.Namespace = "default"
 	}
@@ -168,7 +167,7 @@ func (o Options) withDefaults() Options {
 		o.Concurrency = 16
 	}
 	if o.RequestTimeout <= 0 {
-		o.RequestTimeout = DefaultRequestTimeout
+		o.RequestTimeout = kube.DefaultRequestTimeout
 	}
 	return o
 }
@@ -179,7 +178,7 @@ func notChecked(ctx context.Context) *Message {
 
 // plan resolves each object's kind to a resource, defaults its namespace, and marks
 // objects that end up with the same identity.
-func plan(c *Clients, objs []render.Object, defaultNS string, pending *Pending) []Result {
+func plan(c *kube.Clients, objs []render.Object, defaultNS string, pending *Pending) []Result {
 	results := make([]Result, len(objs))
 	seen := map[object.Key]int{}
 	refreshed := false
@@ -238,7 +237,7 @@ func plan(c *Clients, objs []render.Object, defaultNS string, pending *Pending) 
 
 // holdAggregated fails, without sending them, the objects whose kind an aggregated
 // API server serves.
-func holdAggregated(c *Clients, results []Result) {
+func holdAggregated(c *kube.Clients, results []Result) {
 	var agg map[schema.GroupVersion]string
 	for i := range results {
 		r := &results[i]
@@ -246,7 +245,7 @@ func holdAggregated(c *Clients, results []Result) {
 			continue
 		}
 		if agg == nil {
-			agg = c.aggregatedAPIs()
+			agg = c.AggregatedAPIs()
 		}
 		gv := schema.GroupVersion{Group: r.ID.Group, Version: r.ID.Version}
 		if svc, ok := agg[gv]; ok {

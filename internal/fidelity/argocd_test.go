@@ -30,7 +30,11 @@ import (
 	cmdutil "k8s.io/kubectl/pkg/cmd/util"
 	"k8s.io/kubectl/pkg/scheme"
 
+	"github.com/drift-gitops/drift/internal/applier"
+	"github.com/drift-gitops/drift/internal/applier/appliers"
+	"github.com/drift-gitops/drift/internal/applier/argocd"
 	"github.com/drift-gitops/drift/internal/dryrun"
+	"github.com/drift-gitops/drift/internal/kube"
 	"github.com/drift-gitops/drift/internal/reason"
 	"github.com/drift-gitops/drift/internal/render"
 )
@@ -41,7 +45,7 @@ import (
 // apply (pkg/sync/sync_context.go), and kubectl's apply code in-process with the
 // ApplyOptions gitops-engine's newApplyOptions builds (pkg/utils/kube/resource_ops.go),
 // one object at a time.
-func argoCDApplier(profile string, owner dryrun.Owner, serverSide bool) realApplier {
+func argoCDApplier(profile string, owner applier.Owner, serverSide bool) realApplier {
 	return realApplier{
 		profile:    profile,
 		owner:      owner,
@@ -77,7 +81,7 @@ func argoShouldUseServerSideApply(o *unstructured.Unstructured, app bool) bool {
 
 // argoSetAppInstance is SetAppInstance for the Application owner with destination
 // namespace dest, no installation ID, from Argo CD's source.
-func argoSetAppInstance(un *unstructured.Unstructured, owner dryrun.Owner, dest string) {
+func argoSetAppInstance(un *unstructured.Unstructured, owner applier.Owner, dest string) {
 	if gvk := un.GroupVersionKind(); gvk.Kind == "CustomResourceDefinition" && gvk.Group == "apiextensions.k8s.io" {
 		return
 	}
@@ -154,14 +158,14 @@ func argoMigrateCSA(t *testing.T, o *unstructured.Unstructured) {
 		}
 		needs := false
 		for _, f := range fresh.GetManagedFields() {
-			if f.Manager == dryrun.ClientSideFieldManager && f.Operation == metav1.ManagedFieldsOperationUpdate {
+			if f.Manager == applier.ClientSideFieldManager && f.Operation == metav1.ManagedFieldsOperationUpdate {
 				needs = true
 			}
 		}
 		if !needs {
 			return nil
 		}
-		patch, err := csaupgrade.UpgradeManagedFieldsPatch(fresh, sets.New(dryrun.ClientSideFieldManager), dryrun.ArgoCDFieldManager)
+		patch, err := csaupgrade.UpgradeManagedFieldsPatch(fresh, sets.New(applier.ClientSideFieldManager), argocd.FieldManager)
 		if err != nil || patch == nil {
 			return err
 		}
@@ -251,7 +255,7 @@ func argoKubectlApply(t *testing.T, obj *unstructured.Unstructured, serverSide b
 	}
 	o.OpenAPIGetter = fact
 	o.DryRunStrategy = cmdutil.DryRunNone
-	o.FieldManager = dryrun.ArgoCDFieldManager
+	o.FieldManager = argocd.FieldManager
 	if o.Validator, err = fact.Validator(metav1.FieldValidationStrict); err != nil {
 		t.Fatal(err)
 	}
@@ -288,11 +292,11 @@ func argoKubeCmdFactory(t *testing.T, ns string) cmdutil.Factory {
 }
 
 func TestFidelityArgoCD(t *testing.T) {
-	runCell(t, argoCDApplier("argocd", dryrun.Owner{Name: "shop", Tracking: "annotation"}, false))
+	runCell(t, argoCDApplier("argocd", applier.Owner{Name: "shop", Tracking: "annotation"}, false))
 }
 
 func TestFidelityArgoCDServerSide(t *testing.T) {
-	owner := dryrun.Owner{Name: "shop", Namespace: "team-a", Tracking: "annotation+label", InstanceLabel: "app.kubernetes.io/instance"}
+	owner := applier.Owner{Name: "shop", Namespace: "team-a", Tracking: "annotation+label", InstanceLabel: "app.kubernetes.io/instance"}
 	runCell(t, argoCDApplier("argocd-server-side", owner, true))
 }
 
@@ -380,24 +384,21 @@ func TestFidelityArgoCDHonoursPerObjectServerSideApply(t *testing.T) {
 // under the matching profile, applies head, and compares as a matrix cell does.
 func argoCDCheck(t *testing.T, ns string, base, head []*unstructured.Unstructured, baseServerSide, headServerSide bool) {
 	ctx := context.Background()
-	owner := dryrun.Owner{Name: "shop", Tracking: "annotation"}
+	owner := applier.Owner{Name: "shop", Tracking: "annotation"}
 	name := map[bool]string{false: "argocd", true: "argocd-server-side"}
 	kubectl(t, "apply", "-f", "-", "<<apiVersion: v1\nkind: Namespace\nmetadata: {name: "+ns+"}\n")
-	clients, err := dryrun.NewClients(env.Config, 4)
+	clients, err := kube.NewClients(env.Config, 4)
 	if err != nil {
 		t.Fatal(err)
 	}
 	argoCDApplier(name[baseServerSide], owner, baseServerSide).apply(t, ns, "base", base)
-	profile, err := dryrun.ProfileFor(name[headServerSide])
-	if err != nil {
-		t.Fatal(err)
-	}
+	headApplier := appliersOf(t, name[headServerSide])
 	predict := func() []dryrun.Result {
 		objs := make([]render.Object, len(head))
 		for i, o := range head {
 			objs[i] = render.Object{Obj: o.DeepCopy(), Source: "workload.yaml", Doc: i + 1}
 		}
-		return dryrun.Run(ctx, clients, objs, dryrun.Options{Profile: profile, Owner: owner, Namespace: ns})
+		return dryrun.Run(ctx, clients, objs, dryrun.Options{Applier: headApplier, Appliers: appliers.All(), Owner: owner, Namespace: ns})
 	}
 	predicted := predict()
 	argoCDApplier(name[headServerSide], owner, headServerSide).apply(t, ns, "head", head)

@@ -25,7 +25,10 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/dynamic"
 
+	"github.com/drift-gitops/drift/internal/applier"
+	"github.com/drift-gitops/drift/internal/applier/appliers"
 	"github.com/drift-gitops/drift/internal/dryrun"
+	"github.com/drift-gitops/drift/internal/kube"
 	"github.com/drift-gitops/drift/internal/render"
 	"github.com/drift-gitops/drift/internal/testenv"
 )
@@ -45,7 +48,7 @@ func TestMain(m *testing.M) {
 type realApplier struct {
 	// profile is drift's name for the applier.
 	profile string
-	owner   dryrun.Owner
+	owner   applier.Owner
 	// serverSide: the applier applies server-side, so the workload's objects first
 	// applied with plain kubectl apply are part of its cell.
 	serverSide bool
@@ -73,7 +76,7 @@ func runCell(t *testing.T, a realApplier) {
 	ctx := context.Background()
 	ns := "fidelity-" + a.profile
 	direct := dynamic.NewForConfigOrDie(env.Config)
-	clients, err := dryrun.NewClients(env.Config, 8)
+	clients, err := kube.NewClients(env.Config, 8)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -111,11 +114,7 @@ func runCell(t *testing.T, a realApplier) {
 	kubectl(t, "label", "-n", ns, "configmap", "labelled-by-hand", "hand=yes")
 
 	predict := func() []dryrun.Result {
-		profile, err := dryrun.ProfileFor(a.profile)
-		if err != nil {
-			t.Fatal(err)
-		}
-		opts := dryrun.Options{Profile: profile, Owner: a.owner, Namespace: ns}
+		opts := dryrun.Options{Applier: appliersOf(t, a.profile), Appliers: appliers.All(), Owner: a.owner, Namespace: ns}
 		if a.options != nil {
 			a.options(t, ns, &opts)
 		}
@@ -164,7 +163,7 @@ func runCell(t *testing.T, a realApplier) {
 
 var deployments = schema.GroupVersionResource{Group: "apps", Version: "v1", Resource: "deployments"}
 
-func liveOf(ctx context.Context, c *dryrun.Clients, direct dynamic.Interface, r dryrun.Result) (*unstructured.Unstructured, error) {
+func liveOf(ctx context.Context, c *kube.Clients, direct dynamic.Interface, r dryrun.Result) (*unstructured.Unstructured, error) {
 	mapping, err := c.Mapper.RESTMapping(r.ID.GroupKind(), r.ID.Version)
 	if err != nil {
 		return nil, err
@@ -307,4 +306,14 @@ func printMatrix() string {
 		fmt.Fprintf(&b, "| %s | %d | %d |\n", c.profile, c.checked, len(c.mismatches))
 	}
 	return b.String()
+}
+
+// appliersOf is drift's applier of name.
+func appliersOf(t *testing.T, name string) applier.Applier {
+	t.Helper()
+	a := appliers.All().Get(applier.Name(name))
+	if a == nil {
+		t.Fatalf("no applier %s", name)
+	}
+	return a
 }

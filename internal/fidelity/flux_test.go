@@ -16,7 +16,11 @@ import (
 	"k8s.io/client-go/dynamic"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/drift-gitops/drift/internal/applier"
+	"github.com/drift-gitops/drift/internal/applier/appliers"
+	fluxapplier "github.com/drift-gitops/drift/internal/applier/flux"
 	"github.com/drift-gitops/drift/internal/dryrun"
+	"github.com/drift-gitops/drift/internal/kube"
 	"github.com/drift-gitops/drift/internal/render"
 )
 
@@ -24,7 +28,7 @@ import (
 // ResourceManager: NewResourceManager and SetOwnerLabels as in reconcile, then the
 // ApplyOptions that apply() builds (internal/controller/kustomization_controller.go,
 // kustomize-controller commit 186fb3b2) and ApplyAllStaged.
-func fluxApplier(owner dryrun.Owner) realApplier {
+func fluxApplier(owner applier.Owner) realApplier {
 	return realApplier{
 		profile:    "flux",
 		owner:      owner,
@@ -36,7 +40,7 @@ func fluxApplier(owner dryrun.Owner) realApplier {
 				t.Fatal(err)
 			}
 			manager := ssa.NewResourceManager(c, polling.NewStatusPoller(c, c.RESTMapper(), polling.Options{}),
-				ssa.Owner{Field: dryrun.FluxFieldManager, Group: "kustomize.toolkit.fluxcd.io"})
+				ssa.Owner{Field: fluxapplier.FieldManager, Group: "kustomize.toolkit.fluxcd.io"})
 			objects := make([]*unstructured.Unstructured, len(objs))
 			for i, o := range objs {
 				objects[i] = o.DeepCopy()
@@ -67,7 +71,7 @@ func fluxApplyOptions() ssa.ApplyOptions {
 			{Name: "kubectl", OperationType: metav1.ManagedFieldsOperationApply},
 			{Name: "kubectl", OperationType: metav1.ManagedFieldsOperationUpdate},
 			{Name: "before-first-apply", OperationType: metav1.ManagedFieldsOperationUpdate},
-			{Name: dryrun.FluxFieldManager, OperationType: metav1.ManagedFieldsOperationUpdate},
+			{Name: fluxapplier.FieldManager, OperationType: metav1.ManagedFieldsOperationUpdate},
 		},
 		Exclusions: map[string]string{fmt.Sprintf("%s/ssa", group): "Merge"},
 	}
@@ -75,7 +79,7 @@ func fluxApplyOptions() ssa.ApplyOptions {
 }
 
 func TestFidelityFlux(t *testing.T) {
-	runCell(t, fluxApplier(dryrun.Owner{Name: "apps", Namespace: "flux-system"}))
+	runCell(t, fluxApplier(applier.Owner{Name: "apps", Namespace: "flux-system"}))
 }
 
 // TestFidelityFluxHonoursSSAAnnotationsAndCleanup: objects kustomize-controller
@@ -85,7 +89,7 @@ func TestFidelityFlux(t *testing.T) {
 // what the repository has: kustomize-controller does not take its fields).
 func TestFidelityFluxHonoursSSAAnnotationsAndCleanup(t *testing.T) {
 	const ns = "fidelity-flux-ssa"
-	owner := dryrun.Owner{Name: "apps", Namespace: "flux-system"}
+	owner := applier.Owner{Name: "apps", Namespace: "flux-system"}
 	flux := fluxApplier(owner)
 	cm := func(name, meta, data string) *unstructured.Unstructured {
 		return decode(t, "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: "+name+", namespace: NS"+meta+"}\ndata: "+data+"\n", ns)
@@ -121,20 +125,17 @@ func TestFidelityFluxHonoursSSAAnnotationsAndCleanup(t *testing.T) {
 // to show no change.
 func fluxCheck(t *testing.T, ns string, flux realApplier, head []*unstructured.Unstructured) {
 	ctx := context.Background()
-	clients, err := dryrun.NewClients(env.Config, 4)
+	clients, err := kube.NewClients(env.Config, 4)
 	if err != nil {
 		t.Fatal(err)
 	}
-	profile, err := dryrun.ProfileFor(flux.profile)
-	if err != nil {
-		t.Fatal(err)
-	}
+	a := appliersOf(t, flux.profile)
 	predict := func() []dryrun.Result {
 		objs := make([]render.Object, len(head))
 		for i, o := range head {
 			objs[i] = render.Object{Obj: o.DeepCopy(), Source: "workload.yaml", Doc: i + 1}
 		}
-		return dryrun.Run(ctx, clients, objs, dryrun.Options{Profile: profile, Owner: flux.owner, Namespace: ns})
+		return dryrun.Run(ctx, clients, objs, dryrun.Options{Applier: a, Appliers: appliers.All(), Owner: flux.owner, Namespace: ns})
 	}
 	predicted := predict()
 	flux.apply(t, ns, "head", head)

@@ -6,13 +6,16 @@ import (
 
 	"helm.sh/helm/v3/pkg/action"
 	"helm.sh/helm/v3/pkg/chart"
-	"helm.sh/helm/v3/pkg/kube"
+	helmkube "helm.sh/helm/v3/pkg/kube"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/client-go/kubernetes"
 	"sigs.k8s.io/yaml"
 
+	"github.com/drift-gitops/drift/internal/applier"
+	"github.com/drift-gitops/drift/internal/applier/helm"
 	"github.com/drift-gitops/drift/internal/dryrun"
+	"github.com/drift-gitops/drift/internal/kube"
 )
 
 // helmApplier installs the base as a chart with the Helm SDK's install action, and
@@ -21,7 +24,7 @@ func helmApplier() realApplier {
 	const release = "shop"
 	return realApplier{
 		profile: "helm",
-		owner:   dryrun.Owner{Name: release},
+		owner:   applier.Owner{Name: release},
 		apply: func(t *testing.T, ns, step string, objs []*unstructured.Unstructured) {
 			ch := &chart.Chart{Metadata: &chart.Metadata{APIVersion: "v2", Name: "shop", Version: "1.0.0"}}
 			for i, o := range objs {
@@ -47,15 +50,15 @@ func helmApplier() realApplier {
 			}
 		},
 		options: func(t *testing.T, ns string, opts *dryrun.Options) {
-			clients, err := dryrun.NewClients(env.Config, 1)
+			clients, err := kube.NewClients(env.Config, 1)
 			if err != nil {
 				t.Fatal(err)
 			}
-			rel, err := dryrun.ReadHelmRelease(kubernetes.NewForConfigOrDie(env.Config), clients.Mapper, ns, release)
+			rel, err := helm.ReadRelease(kubernetes.NewForConfigOrDie(env.Config), clients.Mapper, ns, release)
 			if err != nil {
 				t.Fatal(err)
 			}
-			opts.Helm = rel
+			opts.Applier = helm.Upgrading(rel)
 			opts.Owner.Namespace = ns
 		},
 	}
@@ -65,7 +68,7 @@ func helmApplier() realApplier {
 // writing as the helm CLI does.
 func helmConfig(t *testing.T, ns string) *action.Configuration {
 	t.Helper()
-	kube.ManagedFieldsManager = dryrun.HelmFieldManager
+	helmkube.ManagedFieldsManager = helm.FieldManager
 	flags := genericclioptions.NewConfigFlags(false)
 	flags.KubeConfig = &env.Kubeconfig
 	flags.Namespace = &ns

@@ -40,6 +40,8 @@ type ConfigSource struct {
 	BaseRef string
 	// Warnf reports what the run goes on without.
 	Warnf func(format string, args ...any)
+	// Known is what drift.yaml may name that config does not define (the risk rules).
+	Known config.Known
 }
 
 // LoadConfig reads drift.yaml (or the --config file). On a pull request (base set)
@@ -54,19 +56,19 @@ func LoadConfig(repo *source.Repo, head, base *source.Snapshot, src ConfigSource
 			if err != nil {
 				return nil, fmt.Errorf("--config: %w", err)
 			}
-			cfg, err := config.Parse(src.File, data)
+			cfg, err := config.Parse(src.File, data, src.Known)
 			return &Config{Use: cfg, Base: cfg}, err
 		}
 		name = inRepo
 	}
-	headData, headCfg, err := configIn(head, name)
+	headData, headCfg, err := configIn(head, name, src.Known)
 	if err != nil {
 		return nil, err
 	}
 	if base == nil {
 		return &Config{Use: headCfg}, nil
 	}
-	baseData, baseCfg, err := configIn(base, name)
+	baseData, baseCfg, err := configIn(base, name, src.Known)
 	if src.From == ConfigFromHead {
 		if err != nil && src.Warnf != nil {
 			// Only the base's selection uses the base's file here: every entry counts as changed.
@@ -87,7 +89,7 @@ func LoadConfig(repo *source.Repo, head, base *source.Snapshot, src ConfigSource
 }
 
 // configIn reads a configuration file from a snapshot; nil when it has none.
-func configIn(snap *source.Snapshot, name string) ([]byte, *config.Config, error) {
+func configIn(snap *source.Snapshot, name string, known config.Known) ([]byte, *config.Config, error) {
 	data, err := fs.ReadFile(snap.FS, name)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil, nil
@@ -95,7 +97,7 @@ func configIn(snap *source.Snapshot, name string) ([]byte, *config.Config, error
 	if err != nil {
 		return nil, nil, fmt.Errorf("failed to read %s in %s: %w", name, snap.Describe(), err)
 	}
-	cfg, err := config.Parse(name, data)
+	cfg, err := config.Parse(name, data, known)
 	if err != nil {
 		return nil, nil, fmt.Errorf("%s: %w", snap.Describe(), err)
 	}

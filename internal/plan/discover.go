@@ -1,6 +1,7 @@
 package plan
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -10,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 
+	"github.com/drift-gitops/drift/internal/applier"
 	"github.com/drift-gitops/drift/internal/appset"
 	"github.com/drift-gitops/drift/internal/config"
 	"github.com/drift-gitops/drift/internal/discover"
@@ -90,7 +92,7 @@ func Revisions(repo *source.Repo, snap *source.Snapshot, ref string, branches []
 // base, on a pull request, is the base's discovery: each target's base render is
 // the base's definition of it, and with TrustIgnores its ignore rules are the base's,
 // so that a change cannot hide what it does by ignoring it.
-func Discovered(cfg *Config, found *discover.Result, withConfig bool, base *Baseline, ov Overrides) ([]Target, error) {
+func Discovered(cfg *Config, found *discover.Result, withConfig bool, base *Baseline, ov Overrides, appliers *applier.Registry) ([]Target, error) {
 	c := &config.Config{}
 	if cfg != nil && cfg.Use != nil {
 		c = cfg.Use
@@ -104,7 +106,7 @@ func Discovered(cfg *Config, found *discover.Result, withConfig bool, base *Base
 				entries[c.Targets[i].Name] = &c.Targets[i]
 			}
 		}
-		for _, t := range Targets(cfg, "", nil, ov) {
+		for _, t := range Targets(cfg, "", nil, ov, appliers) {
 			if t.Entry != nil && t.Entry.Path != "" {
 				out = append(out, t)
 			}
@@ -120,7 +122,7 @@ func Discovered(cfg *Config, found *discover.Result, withConfig bool, base *Base
 		}
 		names[dt.Name] = true
 		var baseSpecs []render.Spec
-		changed, isNew, lookup := false, false, dt.Applier == "helm"
+		changed, isNew, lookup := false, false, dt.Applier == applier.Helm
 		if base != nil {
 			b, inBase := base.Targets[dt.Name]
 			changed, isNew = !inBase || !sameDefinition(dt, b), !inBase
@@ -130,21 +132,22 @@ func Discovered(cfg *Config, found *discover.Result, withConfig bool, base *Base
 			baseSpecs = b.Specs
 			// Helm's lookup reads the cluster only for a HelmRelease the base previews
 			// with the helm applier: a pull request cannot give its templates access.
-			lookup = inBase && b.Applier == "helm" && dt.Applier == "helm"
-			if !lookup && dt.Applier == "helm" {
+			lookup = inBase && b.Applier == applier.Helm && dt.Applier == applier.Helm
+			if !lookup && dt.Applier == applier.Helm {
 				dt.Notes = append(dt.Notes, "lookup finds nothing in this target's templates (as in helm template): the base does not define this HelmRelease, and a pull request cannot give templates read access to the cluster")
 			}
 		}
 		t := fromDiscovered(dt, c, global)
 		t.BaseSpecs, t.DefinitionChanged, t.New, t.Lookup = baseSpecs, changed, isNew, lookup
+		name := dt.Applier
 		if e := entries[dt.Name]; e != nil {
-			t = withEntry(t, e, c.Defaults)
+			t, name = withEntry(t, name, e)
 			if r := cfg.refused(dt.Name); r != "" && t.Refused == "" {
 				t.Refused = r
 			}
 			delete(entries, dt.Name)
 		}
-		out = append(out, ov.apply(t))
+		out = append(out, ov.apply(t, name, appliers))
 	}
 	if len(entries) > 0 {
 		var unknown, known []string
@@ -191,13 +194,13 @@ func (c *Config) refused(name string) string {
 	return c.Refused[name]
 }
 
-// fromDiscovered is a discovered target as the run's.
+// fromDiscovered is a discovered target as the run's, its applier to be decided.
 func fromDiscovered(dt discover.Target, c *config.Config, global report.Rules) Target {
 	t := Target{
-		Name: dt.Name, Namespace: dt.DestNamespace, Applier: dt.Applier, ArgoCD: dt.ArgoCD, Flux: dt.Flux,
+		Name: dt.Name, Namespace: dt.DestNamespace, ArgoCD: dt.ArgoCD, Flux: dt.Flux,
 		FieldManager: dt.FieldManager, OwnManager: dt.FieldManager != "",
 		From: dt.From, Parent: dt.Parent, Definition: dt.Inputs, CreateNamespace: dt.CreateNamespace, Notes: dt.Notes,
-		Skipped: dt.Skipped, ByController: dt.ByController, Refused: dt.Refused, RefusedReason: dt.RefusedReason, ControllerPrune: &dt.Prune,
+		Skipped: dt.Skipped, Skip: discoveredSkip(dt), Refused: dt.Refused, RefusedReason: dt.RefusedReason, ControllerPrune: &dt.Prune,
 		Rules: report.Rules{Ignore: append(append([]config.IgnoreRule{}, global.Ignore...), dt.Ignore...), Mask: global.Mask},
 	}
 	if len(dt.Specs) > 0 {
@@ -215,9 +218,21 @@ func fromDiscovered(dt discover.Target, c *config.Config, global report.Rules) T
 	return t
 }
 
+// discoveredSkip is what kind of reason discovery skips dt for.
+func discoveredSkip(dt discover.Target) SkipReason {
+	switch {
+	case dt.Skipped == "":
+		return NotSkipped
+	case dt.ByController:
+		return SkipController
+	}
+	return SkipUnsupported
+}
+
 // withEntry sets a discovered target's fields from the drift.yaml entry that names
-// it: its cluster, field manager, applier, applier options, rules and namespace.
-func withEntry(t Target, e *config.Target, d config.Defaults) Target {
+// it: its cluster, field manager, applier (name, the discovered one, unless the entry
+// names another), applier options, rules and namespace.
+func withEntry(t Target, name applier.Name, e *config.Target) (Target, applier.Name) {
 	t.Entry = e
 	if e.Context != "" {
 		t.Cluster.Context = e.Context
@@ -226,13 +241,13 @@ func withEntry(t Target, e *config.Target, d config.Defaults) Target {
 		t.FieldManager, t.OwnManager = e.FieldManager, true
 	}
 	if a := e.ApplierOf(config.Defaults{}); a != "" {
-		t.Applier = a
+		name = a
 	}
 	if e.ArgoCD != nil {
 		a := *e.ArgoCD
 		if t.ArgoCD != nil {
-			a.Application = firstOf(a.Application, t.ArgoCD.Application)
-			a.Namespace = firstOf(a.Namespace, t.ArgoCD.Namespace)
+			a.Application = cmp.Or(a.Application, t.ArgoCD.Application)
+			a.Namespace = cmp.Or(a.Namespace, t.ArgoCD.Namespace)
 		}
 		t.ArgoCD = &a
 	}
@@ -242,14 +257,14 @@ func withEntry(t Target, e *config.Target, d config.Defaults) Target {
 	if e.Namespace != "" {
 		t.Namespace = e.Namespace
 	}
-	if t.Applier == "helm" && e.ApplierOf(config.Defaults{}) == "helm" {
+	if name == applier.Helm && e.ApplierOf(config.Defaults{}) == applier.Helm {
 		t.Lookup = true // the trusted entry's choice
 	}
 	t.DryRunAggregated = e.DryRunAggregatedAPIs
 	t.ApplySet = e.ApplySet
 	t.Rules.Ignore = append(t.Rules.Ignore, e.Ignore...)
 	t.Rules.Mask = append(t.Rules.Mask, e.Mask...)
-	return t
+	return t, name
 }
 
 // Baseline is the base's discovery, for a pull request.

@@ -11,6 +11,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
+	"github.com/drift-gitops/drift/internal/applier"
 	"github.com/drift-gitops/drift/internal/appset"
 	"github.com/drift-gitops/drift/internal/config"
 	"github.com/drift-gitops/drift/internal/discover"
@@ -60,6 +61,9 @@ type Request struct {
 	// Branches are the branches the run previews (--branch, or what CI says: a pull
 	// request's base and head branches): sources following one render from the refs.
 	Branches []string
+	// Appliers are the appliers the run decides targets' appliers from
+	// (internal/applier/appliers.All).
+	Appliers *applier.Registry
 }
 
 // Plan is what a run previews: the snapshots, drift.yaml as the run reads it, the
@@ -146,23 +150,24 @@ func Open(req Request) (*Plan, error) {
 			base.TrustIgnores = req.Config.From != ConfigFromHead
 			p.Secrets = append(p.Secrets, base.secrets...)
 		}
-		if p.Targets, err = Discovered(p.Config, found, len(paths) == 0, base, req.Overrides); err != nil {
+		if p.Targets, err = Discovered(p.Config, found, len(paths) == 0, base, req.Overrides, req.Appliers); err != nil {
 			return nil, err
 		}
 		// A path asked for is previewed whatever it defines: when no discovered
 		// target renders it (a Flux Kustomization's path does), it is a target too.
 		if more := uncovered(paths, p.Targets); len(more) > 0 {
-			for _, t := range Targets(p.Config, repo.Dir, more, req.Overrides) {
+			for _, t := range Targets(p.Config, repo.Dir, more, req.Overrides, req.Appliers) {
 				p.Targets = append(p.Targets, withoutCovered(t, p.Targets, p.Head))
 			}
 		}
 		p.DiscoveryFailures = found.Failures
 	} else {
-		p.Targets = Targets(p.Config, repo.Dir, paths, req.Overrides)
+		p.Targets = Targets(p.Config, repo.Dir, paths, req.Overrides, req.Appliers)
 	}
 	if p.Base != nil {
 		baseDefinitions(p.Targets, p.Config.Base)
 	}
+	Resolve(p.Targets, p.Head, p.Base)
 	if err := SelectNamed(p.Targets, req.Names); err != nil {
 		return nil, err
 	}

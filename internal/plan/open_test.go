@@ -4,6 +4,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/drift-gitops/drift/internal/applier"
+	"github.com/drift-gitops/drift/internal/applier/appliers"
 	"github.com/drift-gitops/drift/internal/gitfixture"
 	"github.com/drift-gitops/drift/internal/render"
 	"github.com/drift-gitops/drift/internal/source"
@@ -37,7 +39,7 @@ func TestOpenPlansAndSelectsByChange(t *testing.T) {
 	}
 	var warnings []string
 	req := func() Request {
-		return Request{
+		return Request{Appliers: appliers.All(),
 			Repo: g.Dir, Ref: "change", Base: "main",
 			Config:   ConfigSource{From: ConfigFromBase},
 			Warnf:    func(f string, a ...any) { warnings = append(warnings, f) },
@@ -92,7 +94,7 @@ func TestOpenDefaultRef(t *testing.T) {
 	if _, err := g.CommitFiles(map[string]string{"cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\n"}, "one"); err != nil {
 		t.Fatal(err)
 	}
-	p, err := Open(Request{Repo: g.Dir, DefaultRef: true, NewCache: func(*source.Repo) (*render.Cache, error) { return &render.Cache{}, nil }})
+	p, err := Open(Request{Repo: g.Dir, DefaultRef: true, Appliers: appliers.All(), NewCache: func(*source.Repo) (*render.Cache, error) { return &render.Cache{}, nil }})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -127,24 +129,28 @@ func TestAFluxTargetsInputsAreWhatFluxBuildsRead(t *testing.T) {
 		t.Fatal(err)
 	}
 	cache := &render.Cache{}
+	reg := appliers.All()
 	for _, tc := range []struct {
-		applier, path, renderer string
-		reads                   bool
+		applier        applier.Name
+		path, renderer string
+		reads          bool
 	}{
-		{"flux", "apps/staging", render.RendererKustomize, true},
-		{"kubectl", "apps/staging", render.RendererKustomize, false},
-		{"flux", "clusters/staging", render.RendererKustomize, false},
-		{"kubectl", "clusters/staging", render.RendererPlain, false},
+		{applier.Flux, "apps/staging", render.RendererKustomize, true},
+		{applier.Kubectl, "apps/staging", render.RendererKustomize, false},
+		{applier.Flux, "clusters/staging", render.RendererKustomize, false},
+		{applier.Kubectl, "clusters/staging", render.RendererPlain, false},
 	} {
-		tg := Target{Applier: tc.applier, Spec: render.Spec{Path: tc.path}}
-		if spec := SpecFor(tg, head.FS); spec.Renderer != tc.renderer || spec.AsFlux != (tc.applier == "flux") {
+		targets := []Target{{Applier: reg.Get(tc.applier), Spec: render.Spec{Path: tc.path}}}
+		Resolve(targets, head, nil)
+		tg := targets[0]
+		if spec := tg.Spec; spec.Renderer != tc.renderer || spec.AsFlux != (tc.applier == applier.Flux) {
 			t.Errorf("%s %s: spec %+v, want renderer %s", tc.applier, tc.path, spec, tc.renderer)
 		}
-		res, err := cache.RenderSnapshot(head, SpecFor(tg, head.FS))
+		res, err := cache.RenderSnapshot(head, tg.Spec)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if builds := len(res.Failures) == 0; builds != (tc.applier == "flux" || tc.renderer == render.RendererPlain) {
+		if builds := len(res.Failures) == 0; builds != (tc.applier == applier.Flux || tc.renderer == render.RendererPlain) {
 			t.Errorf("%s %s: failures %+v", tc.applier, tc.path, res.Failures)
 		}
 		if got := InputsOf(tg, head, cache).Touched("apps/common/cm.yaml"); tc.reads && !got {

@@ -4,11 +4,12 @@
 package plan
 
 import (
+	"cmp"
 	"fmt"
 	"path"
 
+	"github.com/drift-gitops/drift/internal/applier"
 	"github.com/drift-gitops/drift/internal/config"
-	"github.com/drift-gitops/drift/internal/dryrun"
 	"github.com/drift-gitops/drift/internal/reason"
 	"github.com/drift-gitops/drift/internal/render"
 	"github.com/drift-gitops/drift/internal/report"
@@ -30,8 +31,9 @@ type Target struct {
 	Entry *config.Target
 	// DryRunAggregated lets objects of aggregated APIs be sent.
 	DryRunAggregated bool
-	// Applier names the profile of what applies the target for real.
-	Applier string
+	// Applier is what applies the target for real, decided here once (Overrides,
+	// drift.yaml, discovery, the default), from the run's registry.
+	Applier applier.Applier
 	// Flux and ArgoCD name the Kustomization or Application that applies it.
 	Flux   *config.FluxTarget
 	ArgoCD *config.ArgoCDTarget
@@ -71,10 +73,10 @@ type Target struct {
 	ControllerPrune *bool
 	// Notes say what drift does differently from the applier, or leaves out.
 	Notes []string
-	// Skipped says why the target is not previewed; ByController that its controller
-	// does not apply it (suspended), not that drift cannot preview it.
-	Skipped      string
-	ByController bool
+	// Skipped says why the target is not previewed, and Skip what kind of reason it
+	// is (its controller does not apply it, it is not selected...).
+	Skipped string
+	Skip    SkipReason
 	// NotPreviewed marks a target the change touches that is skipped for another
 	// reason than its controller's (another repository, a generator drift does not
 	// expand): the report is then incomplete.
@@ -101,8 +103,8 @@ func (k ClusterKey) String() string {
 // Overrides are what the command line sets for every target; nil or "" leaves
 // drift.yaml's value.
 type Overrides struct {
-	// Applier is a profile name or alias (server, client).
-	Applier      string
+	// Applier replaces every target's applier ("": drift.yaml's or discovery's).
+	Applier      applier.Name
 	FieldManager *string
 	Context      *string
 	Kubeconfig   *string
@@ -111,8 +113,8 @@ type Overrides struct {
 
 // Targets turns the configuration and the paths into targets: one per path when
 // paths were asked for, else drift.yaml's targets, else root (the directory drift
-// runs in).
-func Targets(cfg *Config, root string, paths []string, ov Overrides) []Target {
+// runs in); each target's applier comes from appliers.
+func Targets(cfg *Config, root string, paths []string, ov Overrides, appliers *applier.Registry) []Target {
 	var global report.Rules
 	var defaults config.Defaults
 	var c *config.Config
@@ -135,10 +137,10 @@ func Targets(cfg *Config, root string, paths []string, ov Overrides) []Target {
 			}
 			out = append(out, ov.apply(Target{
 				Name: name, Spec: render.Spec{Path: p},
-				Namespace: defaults.Namespace, FieldManager: defaults.FieldManager, Applier: defaults.Applier,
+				Namespace: defaults.Namespace, FieldManager: defaults.FieldManager,
 				Cluster: ClusterKey{Context: defaults.Context},
-				Rules:   global, Lookup: defaults.Applier == "helm",
-			}))
+				Rules:   global, Lookup: defaults.Applier == applier.Helm,
+			}, defaults.Applier, appliers))
 		}
 		return out
 	}
@@ -146,14 +148,13 @@ func Targets(cfg *Config, root string, paths []string, ov Overrides) []Target {
 		ct := c.Targets[i]
 		t := Target{
 			Name:             ct.Name,
-			Namespace:        firstOf(ct.Namespace, defaults.Namespace),
-			FieldManager:     firstOf(ct.FieldManager, defaults.FieldManager),
+			Namespace:        cmp.Or(ct.Namespace, defaults.Namespace),
+			FieldManager:     cmp.Or(ct.FieldManager, defaults.FieldManager),
 			OwnManager:       ct.FieldManager != "",
-			Cluster:          ClusterKey{Context: firstOf(ct.Context, defaults.Context)},
+			Cluster:          ClusterKey{Context: cmp.Or(ct.Context, defaults.Context)},
 			Rules:            report.Rules{Ignore: append(append([]config.IgnoreRule{}, global.Ignore...), ct.Ignore...), Mask: append(append([]config.MaskRule{}, global.Mask...), ct.Mask...)},
 			Entry:            &ct,
 			DryRunAggregated: ct.DryRunAggregatedAPIs,
-			Applier:          ct.ApplierOf(defaults),
 			Flux:             ct.Flux,
 			ArgoCD:           ct.ArgoCD,
 			ApplySet:         ct.ApplySet,
@@ -164,8 +165,9 @@ func Targets(cfg *Config, root string, paths []string, ov Overrides) []Target {
 			t.Refused = fmt.Sprintf("target %s has no path, which only sets the fields of a discovered Argo CD or Flux object, and drift.yaml does not discover them (discover: true, on the base branch for a pull request)", ct.Name)
 		}
 		t.Spec = specOf(ct)
-		t.Lookup = t.Applier == "helm"
-		out = append(out, ov.apply(t))
+		name := ct.ApplierOf(defaults)
+		t.Lookup = name == applier.Helm // drift.yaml's choice, from the trusted side
+		out = append(out, ov.apply(t, name, appliers))
 	}
 	return out
 }
@@ -187,31 +189,30 @@ func specOf(ct config.Target) render.Spec {
 	return spec
 }
 
-// apply lets the overrides replace drift.yaml's values, and fills in what neither
-// says.
-func (ov Overrides) apply(t Target) Target {
+// apply lets the overrides replace drift.yaml's values, decides the target's applier
+// (name, which the overrides replace, or the default) from appliers, and fills in
+// what neither says.
+func (ov Overrides) apply(t Target, name applier.Name, appliers *applier.Registry) Target {
 	if ov.Applier != "" {
-		t.Applier = ov.Applier
+		name = ov.Applier
 		t.Lookup = true // the runner's choice
 	}
-	if t.Applier == "" {
-		t.Applier = dryrun.DefaultProfile
-	}
+	name = name.OrDefault()
 	if ov.FieldManager != nil {
 		t.FieldManager, t.OwnManager = *ov.FieldManager, true
 	}
-	p, err := dryrun.ProfileFor(t.Applier)
-	if err == nil {
-		t.Applier = p.Name // aliases (server, client) by their names
+	t.Applier = appliers.Get(name)
+	if t.Applier == nil {
+		panic(fmt.Sprintf("plan: the run's appliers have no %s", name))
 	}
-	if t.Applier != "helm" {
+	if !t.Applier.Traits().UpgradesRelease {
 		t.Lookup = false
 	}
-	if err == nil && p.FixedManager {
+	if s := t.Applier.Sending(); s.ManagerFixed {
 		// A controller applies as itself: a default field manager is for the targets
 		// that choose theirs, and the target's own must be the controller's.
-		if t.OwnManager && t.FieldManager != p.Manager && t.Refused == "" {
-			t.Refused = fmt.Sprintf("field manager %s is not what %s applies with: it always applies as %s; remove fieldManager (or --field-manager) for this target", t.FieldManager, t.Applier, p.Manager)
+		if t.OwnManager && t.FieldManager != s.Manager && t.Refused == "" {
+			t.Refused = fmt.Sprintf("field manager %s is not what %s applies with: it always applies as %s; remove fieldManager (or --field-manager) for this target", t.FieldManager, name, s.Manager)
 		}
 		t.FieldManager = ""
 	}
@@ -238,14 +239,4 @@ func withReleaseName(spec render.Spec) render.Spec {
 		}
 	}
 	return spec
-}
-
-// firstOf is the first value that is set.
-func firstOf(vals ...string) string {
-	for _, v := range vals {
-		if v != "" {
-			return v
-		}
-	}
-	return ""
 }

@@ -4,8 +4,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/drift-gitops/drift/internal/applier"
+	"github.com/drift-gitops/drift/internal/applier/appliers"
 	"github.com/drift-gitops/drift/internal/config"
-	"github.com/drift-gitops/drift/internal/dryrun"
 )
 
 // The applier of each target: drift.yaml's (applyMode as its old name), the
@@ -20,7 +21,7 @@ targets:
 - {name: gitops, path: c, applier: flux, flux: {name: apps}}
 - {name: chart, path: d, applier: helm}
 - {name: wrong, path: e, applier: helm, fieldManager: me}
-`))
+`), config.Known{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -30,26 +31,23 @@ targets:
 		want string // name=applier/manager, refused as name=refused
 	}{
 		{Overrides{}, "plain=kubectl-server-side/ci old=kubectl/ci gitops=flux/ chart=helm/ wrong=refused"},
-		{Overrides{Applier: "kubectl"}, "plain=kubectl/ci old=kubectl/ci gitops=kubectl/ci chart=kubectl/ci wrong=kubectl/me"},
-		{Overrides{Applier: "server"}, "plain=kubectl-server-side/ci old=kubectl-server-side/ci gitops=kubectl-server-side/ci chart=kubectl-server-side/ci wrong=kubectl-server-side/me"},
-		{Overrides{Applier: "flux", FieldManager: manager("kustomize-controller")}, "plain=flux/ old=flux/ gitops=flux/ chart=flux/ wrong=flux/"},
-		{Overrides{Applier: "flux", FieldManager: manager("me")}, "plain=refused old=refused gitops=refused chart=refused wrong=refused"},
+		{Overrides{Applier: applier.Kubectl}, "plain=kubectl/ci old=kubectl/ci gitops=kubectl/ci chart=kubectl/ci wrong=kubectl/me"},
+		{Overrides{Applier: applier.KubectlServerSide}, "plain=kubectl-server-side/ci old=kubectl-server-side/ci gitops=kubectl-server-side/ci chart=kubectl-server-side/ci wrong=kubectl-server-side/me"},
+		{Overrides{Applier: applier.Flux, FieldManager: manager("kustomize-controller")}, "plain=flux/ old=flux/ gitops=flux/ chart=flux/ wrong=flux/"},
+		{Overrides{Applier: applier.Flux, FieldManager: manager("me")}, "plain=refused old=refused gitops=refused chart=refused wrong=refused"},
 	}
 	for _, c := range cases {
 		var got []string
-		for _, tg := range Targets(&Config{Use: cfg}, "", nil, c.ov) {
+		for _, tg := range Targets(&Config{Use: cfg}, "", nil, c.ov, appliers.All()) {
 			if tg.Refused != "" {
 				got = append(got, tg.Name+"=refused")
 				continue
 			}
-			got = append(got, tg.Name+"="+tg.Applier+"/"+tg.FieldManager)
+			got = append(got, tg.Name+"="+string(tg.Applier.Name())+"/"+tg.FieldManager)
 		}
 		if strings.Join(got, " ") != c.want {
 			t.Errorf("%+v:\n got %s\nwant %s", c.ov, strings.Join(got, " "), c.want)
 		}
-	}
-	if len(dryrun.ProfileNames()) != len(config.Appliers) {
-		t.Errorf("drift.yaml knows appliers %v, dryrun has profiles %v", config.Appliers, dryrun.ProfileNames())
 	}
 }
 
@@ -57,12 +55,12 @@ targets:
 // a chart's release is named after its directory.
 func TestPathsAreTargetsWithDefaultsAndOverrides(t *testing.T) {
 	t.Parallel()
-	cfg, err := config.Parse("drift.yaml", []byte("defaults: {namespace: shop, context: prod}\ntargets:\n- {name: x, path: x}\n"))
+	cfg, err := config.Parse("drift.yaml", []byte("defaults: {namespace: shop, context: prod}\ntargets:\n- {name: x, path: x}\n"), config.Known{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	ns, kc := "other", "/k"
-	got := Targets(&Config{Use: cfg}, "", []string{"charts/web", ""}, Overrides{Namespace: &ns, Kubeconfig: &kc})
+	got := Targets(&Config{Use: cfg}, "", []string{"charts/web", ""}, Overrides{Namespace: &ns, Kubeconfig: &kc}, appliers.All())
 	if len(got) != 2 {
 		t.Fatalf("got %d targets, want one per path", len(got))
 	}

@@ -8,9 +8,29 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/drift-gitops/drift/internal/applier"
 	"github.com/drift-gitops/drift/internal/config"
 	"github.com/drift-gitops/drift/internal/render"
 	"github.com/drift-gitops/drift/internal/source"
+)
+
+// SkipReason is what kind of reason a target is not previewed for (Target.Skipped
+// says it in words).
+type SkipReason string
+
+const (
+	// NotSkipped: the target is previewed.
+	NotSkipped SkipReason = ""
+	// SkipNotSelected: --target does not name it.
+	SkipNotSelected SkipReason = "not-selected"
+	// SkipUnchanged: none of its inputs changed since the base.
+	SkipUnchanged SkipReason = "unchanged"
+	// SkipController: its controller does not apply it (suspended, its
+	// reconciliation disabled, it generates nothing), not that drift cannot preview it.
+	SkipController SkipReason = "controller"
+	// SkipUnsupported: drift cannot preview it (a source of another repository, a
+	// generator drift does not expand).
+	SkipUnsupported SkipReason = "unsupported"
 )
 
 // notSelected is why a target --target does not name is skipped.
@@ -32,7 +52,7 @@ func SelectNamed(targets []Target, patterns []string) error {
 			}
 		}
 		if !match {
-			targets[i].Skipped = notSelected
+			targets[i].Skipped, targets[i].Skip = notSelected, SkipNotSelected
 		}
 	}
 	for j, p := range patterns {
@@ -84,14 +104,14 @@ func SelectChanged(targets []Target, head, base *source.Snapshot, baseCfg *confi
 		if t.Skipped != "" {
 			// A target drift cannot preview that the change touches (its definition, or
 			// a file it reads) must not read as nothing: it marks the report incomplete.
-			t.NotPreviewed = !t.ByController && t.Skipped != notSelected && (t.DefinitionChanged || touches(changed, render.Inputs{Files: t.Definition}))
+			t.NotPreviewed = t.Skip != SkipController && t.Skip != SkipNotSelected && (t.DefinitionChanged || touches(changed, render.Inputs{Files: t.Definition}))
 			continue
 		}
 		if entryChanged(*t, baseCfg) || t.DefinitionChanged {
 			continue
 		}
 		if !touches(changed, InputsOf(*t, head, cache)) {
-			t.Skipped = "its inputs are unchanged since " + base.Describe()
+			t.Skipped, t.Skip = "its inputs are unchanged since "+base.Describe(), SkipUnchanged
 		}
 	}
 	return nil
@@ -99,13 +119,12 @@ func SelectChanged(targets []Target, head, base *source.Snapshot, baseCfg *confi
 
 // InputsOf returns what a target's rendering depends on: what each of its specs
 // reads, and the files its discovered definition reads. (A discovered target whose
-// definition differs from the base's counts as changed whatever it reads.)
+// definition differs from the base's counts as changed whatever it reads.) Its specs
+// are resolved (Resolve).
 func InputsOf(t Target, head *source.Snapshot, cache *render.Cache) render.Inputs {
 	var in render.Inputs
 	for _, spec := range append([]render.Spec{t.Spec}, t.More...) {
-		tt := t
-		tt.Spec = spec
-		si := specInputs(tt, head, cache)
+		si := specInputs(spec, head, cache)
 		in.Trees = append(in.Trees, si.Trees...)
 		in.Files = append(in.Files, si.Files...)
 		in.Dirs = append(in.Dirs, si.Dirs...)
@@ -114,9 +133,8 @@ func InputsOf(t Target, head *source.Snapshot, cache *render.Cache) render.Input
 	return in
 }
 
-// specInputs returns what rendering the target's Spec depends on.
-func specInputs(t Target, head *source.Snapshot, cache *render.Cache) render.Inputs {
-	spec := SpecFor(t, head.FS)
+// specInputs returns what rendering a target's resolved spec depends on.
+func specInputs(spec render.Spec, head *source.Snapshot, cache *render.Cache) render.Inputs {
 	switch spec.Renderer {
 	case render.RendererKustomize:
 		spec.Helm = render.HelmOptions{}
@@ -126,25 +144,25 @@ func specInputs(t Target, head *source.Snapshot, cache *render.Cache) render.Inp
 		}
 		// A failed build may not have read everything: count the whole directory too,
 		// and whatever the failure claims (a worker that crashed claims the repository).
-		in := render.Inputs{Trees: []string{t.Spec.Path}}
+		in := render.Inputs{Trees: []string{spec.Path}}
 		if err == nil {
 			in.Files, in.Dirs = res.Inputs.Files, res.Inputs.Dirs
 			in.Trees = append(in.Trees, res.Inputs.Trees...)
 		}
 		return in
 	case render.RendererHelm:
-		in := render.Inputs{Trees: []string{t.Spec.Path}}
-		if t.Spec.Helm.Chart != nil {
+		in := render.Inputs{Trees: []string{spec.Path}}
+		if spec.Helm.Chart != nil {
 			in.Trees = nil // a fetched chart: its definition and values files count
 		}
-		for _, vf := range t.Spec.Helm.ValuesFiles {
+		for _, vf := range spec.Helm.ValuesFiles {
 			if !strings.HasPrefix(vf, render.ChartValuesPrefix) {
-				in.Files = append(in.Files, path.Join(t.Spec.Path, vf))
+				in.Files = append(in.Files, path.Join(spec.Path, vf))
 			}
 		}
 		return in
 	}
-	return render.Inputs{Trees: []string{t.Spec.Path}}
+	return render.Inputs{Trees: []string{spec.Path}}
 }
 
 // touches reports whether a changed path is one of inputs.
@@ -157,19 +175,55 @@ func touches(changed []string, inputs render.Inputs) bool {
 	return false
 }
 
-// SpecFor is the target's render spec with its renderer decided as its applier builds
-// the path: detected when drift.yaml does not say, and for Flux (applier flux) a
-// directory without a kustomization file built with kustomize, as Flux builds it, and
-// any kustomization without kustomize's load restrictions (render.KustomizeAsFlux).
-func SpecFor(t Target, fsys fs.FS) render.Spec {
-	spec := t.Spec
+// Resolve decides, once, how each target renders, as its applier builds its paths:
+// every spec's renderer (detected where drift.yaml names none), in the head and, for
+// a pull request (base set), in the base, which the base's render of the target uses
+// (BaseSpecs). Preview and the render cache take the specs as they are.
+func Resolve(targets []Target, head, base *source.Snapshot) {
+	for i := range targets {
+		t := &targets[i]
+		if t.rendersNothing() {
+			continue
+		}
+		specs := append([]render.Spec{t.Spec}, t.More...)
+		if base != nil {
+			baseSpecs := t.BaseSpecs
+			if baseSpecs == nil {
+				baseSpecs = specs
+			}
+			t.BaseSpecs = resolved(baseSpecs, t.Applier, base.FS)
+		}
+		specs = resolved(specs, t.Applier, head.FS)
+		t.Spec, t.More = specs[0], specs[1:]
+	}
+}
+
+// rendersNothing reports a discovered target without a source to render (discovery
+// names the renderer of every source it makes).
+func (t Target) rendersNothing() bool { return t.From != "" && t.Spec.Renderer == "" }
+
+// resolved are specs with their renderers decided in fsys (renderSpec).
+func resolved(specs []render.Spec, a applier.Applier, fsys fs.FS) []render.Spec {
+	out := make([]render.Spec, len(specs))
+	for i, spec := range specs {
+		out[i] = renderSpec(spec, a, fsys)
+	}
+	return out
+}
+
+// renderSpec is spec with its renderer decided as applier a builds the path: detected
+// when drift.yaml does not say, and for an applier that builds as Flux does a
+// directory without a kustomization file built with kustomize, and any kustomization
+// without kustomize's load restrictions (render.KustomizeAsFlux).
+func renderSpec(spec render.Spec, a applier.Applier, fsys fs.FS) render.Spec {
+	asFlux := a.Traits().BuildsAsFlux
 	if spec.Renderer == "" {
 		spec.Renderer = render.Detect(fsys, spec.Path)
-		if t.Applier == "flux" && spec.Renderer == render.RendererPlain && isDir(fsys, spec.Path) {
+		if asFlux && spec.Renderer == render.RendererPlain && isDir(fsys, spec.Path) {
 			spec.Renderer = render.RendererKustomize
 		}
 	}
-	spec.AsFlux = t.Applier == "flux" && spec.Renderer == render.RendererKustomize
+	spec.AsFlux = asFlux && spec.Renderer == render.RendererKustomize
 	return spec
 }
 

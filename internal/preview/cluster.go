@@ -5,15 +5,14 @@ import (
 	"fmt"
 	"sync"
 
-	"github.com/drift-gitops/drift/internal/dryrun"
+	"github.com/drift-gitops/drift/internal/kube"
 	"github.com/drift-gitops/drift/internal/object"
 	"github.com/drift-gitops/drift/internal/plan"
-	"github.com/drift-gitops/drift/internal/source"
 )
 
 // cluster is a cluster of the run, live or ephemeral.
 type cluster struct {
-	*dryrun.Connection
+	*kube.Connection
 	// absent lists objects the server holds only so others can be previewed.
 	absent map[object.Key]bool
 	// seeded lists what an ephemeral server was loaded with; assumed, the targets'
@@ -54,7 +53,7 @@ func (r *runner) connect(ctx context.Context, targets []plan.Target) (*Preview, 
 	p := &Preview{}
 	byKey := map[plan.ClusterKey]*clusterGroup{}
 	for _, t := range targets {
-		rt := newTarget(t, r.head)
+		rt := newTarget(t)
 		p.Targets = append(p.Targets, rt)
 		if t.Skipped != "" || t.Refused != "" {
 			continue
@@ -94,16 +93,6 @@ func (r *runner) connect(ctx context.Context, targets []plan.Target) (*Preview, 
 	return p, nil
 }
 
-// newTarget is a planned target as the preview takes it, with its renderer decided
-// (plan.SpecFor: Flux builds a directory without a kustomization file with kustomize).
-func newTarget(t plan.Target, head *source.Snapshot) *Target {
-	rt := &Target{Target: t, Renderer: t.Spec.Renderer}
-	if t.Skipped == "" {
-		spec := plan.SpecFor(t, head.FS)
-		rt.Renderer, rt.Spec.AsFlux = spec.Renderer, spec.AsFlux
-		if spec.AsFlux {
-			rt.Spec.Renderer = spec.Renderer
-		}
-	}
-	return rt
-}
+// newTarget is a planned target as the preview takes it: its renderer and applier
+// are plan's.
+func newTarget(t plan.Target) *Target { return &Target{Target: t} }

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/drift-gitops/drift/internal/applier/helm"
 	"github.com/drift-gitops/drift/internal/dryrun"
 	"github.com/drift-gitops/drift/internal/object"
 	"github.com/drift-gitops/drift/internal/prune"
@@ -115,7 +116,7 @@ func (r *runner) previewCluster(ctx context.Context, g *clusterGroup, s *stream)
 
 // planOptions are how a target's objects are planned and previewed on its cluster.
 func (r *runner) planOptions(t *Target, pending *dryrun.Pending) dryrun.Options {
-	opts := t.dryRunOptions(r.opts)
+	opts := t.dryRunOptions(r.opts, r.deps.Appliers)
 	opts.Absent, opts.Pending = t.conn.absent, pending
 	opts.Warnf = r.deps.Warnf
 	return opts
@@ -128,9 +129,13 @@ func (r *runner) findDeletes(ctx context.Context, t *Target) {
 	if ctx.Err() != nil || !t.ownsTarget {
 		return
 	}
-	opts := t.dryRunOptions(r.opts)
+	opts := t.dryRunOptions(r.opts, r.deps.Appliers)
 	if t.helm != nil && len(t.Rendered.Failures) == 0 {
-		t.helmDeletes = dryrun.HelmDeletes(ctx, t.conn.Clients, t.helm, t.Results, opts)
+		ids := make([]object.ID, 0, len(t.Results))
+		for _, res := range t.Results {
+			ids = append(ids, res.ID)
+		}
+		t.helmDeletes = dryrun.Deletes(ctx, t.conn.Clients, t.helm.Dropped(ids), t.helm.Inventory(), t.helm.Source(), helm.Keeps, opts)
 	}
 	if r.opts.Prune {
 		pr := prune.Find(ctx, t.conn.Clients, t.Rendered, t.Results, prune.Options{

@@ -7,9 +7,10 @@ import (
 	"golang.org/x/sync/errgroup"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
+	"github.com/drift-gitops/drift/internal/applier"
 	"github.com/drift-gitops/drift/internal/config"
 	"github.com/drift-gitops/drift/internal/dryrun"
-	"github.com/drift-gitops/drift/internal/dryrun/ephemeral"
+	"github.com/drift-gitops/drift/internal/ephemeral"
 	"github.com/drift-gitops/drift/internal/object"
 	"github.com/drift-gitops/drift/internal/render"
 )
@@ -38,9 +39,10 @@ func (r *runner) startEphemerals(ctx context.Context, p *Preview) error {
 	return g.Wait()
 }
 
-// scaffoldOpts load Namespaces and CRDs no target's applier owns.
+// scaffoldOpts load Namespaces and CRDs no target's applier owns, as the default
+// applier applies them.
 func (r *runner) scaffoldOpts(cl *cluster) dryrun.Options {
-	return dryrun.Options{FieldManager: r.opts.FieldManager, Namespace: cl.Namespace, Concurrency: r.opts.Concurrency}
+	return dryrun.Options{Applier: r.deps.Appliers.Get(applier.Default), FieldManager: r.opts.FieldManager, Namespace: cl.Namespace, Concurrency: r.opts.Concurrency}
 }
 
 // seedBase loads into an ephemeral server, for real, every object the base renders
@@ -57,9 +59,6 @@ func (r *runner) seedBase(ctx context.Context, cl *cluster, targets, others []*T
 	for _, t := range others {
 		if from.CheckPaths([]string{t.Spec.Path}) != nil {
 			continue
-		}
-		if t.Renderer == "" {
-			t.Renderer = render.Detect(from.FS, t.Spec.Path)
 		}
 		res, err := r.renderIn(from, t, cl)
 		if err != nil {
@@ -107,7 +106,7 @@ func (r *runner) targetNamespaces(cl *cluster, targets []*Target) []render.Objec
 	var out []render.Object
 	for _, t := range targets {
 		ns := t.Namespace
-		if t.Spec.Helm.ReleaseNamespace != "" && t.Renderer == render.RendererHelm {
+		if t.Spec.Helm.ReleaseNamespace != "" && t.Spec.Renderer == render.RendererHelm {
 			ns = t.Spec.Helm.ReleaseNamespace
 		}
 		if ns == "" {
@@ -144,7 +143,7 @@ func (r *runner) baseBatches(cl *cluster, targets []*Target) []ephemeral.Batch {
 		for _, f := range res.Failures {
 			r.deps.Warnf("the base (%s) has a document that cannot be loaded: %s", r.base.Describe(), f.Error())
 		}
-		b := ephemeral.Batch{All: res.Objects, Namespace: t.namespaceIn(cl), Opts: t.dryRunOptions(r.opts)}
+		b := ephemeral.Batch{All: res.Objects, Namespace: t.namespaceIn(cl), Opts: t.dryRunOptions(r.opts, r.deps.Appliers)}
 		for _, obj := range res.Objects {
 			k := obj.ID().Key()
 			switch {
@@ -183,7 +182,7 @@ func (r *runner) seedHeadScaffolding(ctx context.Context, cl *cluster, targets [
 	if len(scaffolding) == 0 {
 		return nil
 	}
-	r.seedReport(dryrun.Seed(ctx, cl.Clients, scaffolding, r.scaffoldOpts(cl)))
+	r.seedReport(ephemeral.Seed(ctx, cl.Clients, scaffolding, r.scaffoldOpts(cl)))
 	if ctx.Err() != nil {
 		return interrupted(ctx, "loading the ephemeral server")
 	}

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/drift-gitops/drift/internal/applier/appliers"
 	"github.com/drift-gitops/drift/internal/gitfixture"
 	"github.com/drift-gitops/drift/internal/render"
 )
@@ -29,7 +30,7 @@ func TestAFluxTargetWithoutKustomizationIsBuiltAsFluxBuildsIt(t *testing.T) {
 		t.Fatal(err)
 	}
 	targets, snaps := planned(t, r.Dir, drift, "HEAD")
-	deps := Deps{Connect: connectLive("default"), Cache: &render.Cache{}}
+	deps := Deps{Connect: connectLive(t, "default"), Cache: &render.Cache{}, Appliers: appliers.All()}
 	p, err := Run(context.Background(), deps, Options{Concurrency: 4}, targets, snaps[0], nil)
 	if err != nil {
 		t.Fatal(err)
@@ -42,13 +43,13 @@ func TestAFluxTargetWithoutKustomizationIsBuiltAsFluxBuildsIt(t *testing.T) {
 		}
 		switch tg.Name {
 		case "staging":
-			if tg.Renderer != render.RendererKustomize || strings.Join(names, ",") != "top=blue,sub=green" || len(tg.Rendered.Failures) != 0 ||
+			if tg.Spec.Renderer != render.RendererKustomize || strings.Join(names, ",") != "top=blue,sub=green" || len(tg.Rendered.Failures) != 0 ||
 				len(tg.Rendered.Notes) != 1 || !strings.Contains(tg.Rendered.Notes[0], "built as Flux builds it") {
-				t.Errorf("flux target: renderer %s, objects %v, failures %+v, notes %q", tg.Renderer, names, tg.Rendered.Failures, tg.Rendered.Notes)
+				t.Errorf("flux target: renderer %s, objects %v, failures %+v, notes %q", tg.Spec.Renderer, names, tg.Rendered.Failures, tg.Rendered.Notes)
 			}
 		case "plain":
-			if tg.Renderer != render.RendererPlain || len(tg.Rendered.Failures) == 0 {
-				t.Errorf("kubectl target: renderer %s, failures %+v: plain reading should trip on the kustomization file", tg.Renderer, tg.Rendered.Failures)
+			if tg.Spec.Renderer != render.RendererPlain || len(tg.Rendered.Failures) == 0 {
+				t.Errorf("kubectl target: renderer %s, failures %+v: plain reading should trip on the kustomization file", tg.Spec.Renderer, tg.Rendered.Failures)
 			}
 		}
 	}

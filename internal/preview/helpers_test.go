@@ -4,8 +4,9 @@ import (
 	"context"
 	"testing"
 
+	"github.com/drift-gitops/drift/internal/applier/appliers"
 	"github.com/drift-gitops/drift/internal/config"
-	"github.com/drift-gitops/drift/internal/dryrun"
+	"github.com/drift-gitops/drift/internal/kube"
 	"github.com/drift-gitops/drift/internal/plan"
 	"github.com/drift-gitops/drift/internal/source"
 )
@@ -26,18 +27,25 @@ func planned(t *testing.T, dir, drift string, refs ...string) ([]plan.Target, []
 		}
 		snaps = append(snaps, snap)
 	}
-	cfg, err := config.Parse("drift.yaml", []byte(drift))
+	cfg, err := config.Parse("drift.yaml", []byte(drift), config.Known{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	return plan.Targets(&plan.Config{Use: cfg, Base: cfg}, repo.Dir, nil, plan.Overrides{}), snaps
+	targets := plan.Targets(&plan.Config{Use: cfg, Base: cfg}, repo.Dir, nil, plan.Overrides{}, appliers.All())
+	var base *source.Snapshot
+	if len(snaps) > 1 {
+		base = snaps[1]
+	}
+	plan.Resolve(targets, snaps[0], base)
+	return targets, snaps
 }
 
 // connectLive connects every cluster to the test API server, ns its default
 // namespace.
-func connectLive(ns string) func(context.Context, plan.ClusterKey) (*dryrun.Connection, error) {
-	return func(context.Context, plan.ClusterKey) (*dryrun.Connection, error) {
-		clients, err := dryrun.NewClients(env.Config, 4)
-		return &dryrun.Connection{Clients: clients, Namespace: ns, RequestTimeout: dryrun.DefaultRequestTimeout}, err
+func connectLive(t *testing.T, ns string) func(context.Context, plan.ClusterKey) (*kube.Connection, error) {
+	env := shared.Env(t)
+	return func(context.Context, plan.ClusterKey) (*kube.Connection, error) {
+		clients, err := kube.NewClients(env.Config, 4)
+		return &kube.Connection{Clients: clients, Namespace: ns, RequestTimeout: kube.DefaultRequestTimeout}, err
 	}
 }

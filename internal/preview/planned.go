@@ -15,7 +15,7 @@ func Planned(cache *render.Cache, targets []plan.Target, head *source.Snapshot) 
 	r := &runner{deps: Deps{Cache: cache}, head: head}
 	out := make([]report.PlannedTarget, 0, len(targets))
 	for _, pt := range targets {
-		t := newTarget(pt, head)
+		t := newTarget(pt)
 		planned := report.PlannedTarget{Name: pt.Name}
 		if pt.Skipped == "" && pt.Refused == "" {
 			if err := head.CheckPaths([]string{t.Spec.Path}); err == nil {

@@ -13,7 +13,8 @@ import (
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
-	"github.com/drift-gitops/drift/internal/dryrun"
+	"github.com/drift-gitops/drift/internal/applier"
+	"github.com/drift-gitops/drift/internal/kube"
 	"github.com/drift-gitops/drift/internal/object"
 	"github.com/drift-gitops/drift/internal/plan"
 	"github.com/drift-gitops/drift/internal/render"
@@ -25,12 +26,15 @@ import (
 // action.Configuration is to its actions.
 type Deps struct {
 	// Connect opens the live cluster key names.
-	Connect func(ctx context.Context, key plan.ClusterKey) (*dryrun.Connection, error)
+	Connect func(ctx context.Context, key plan.ClusterKey) (*kube.Connection, error)
 	// StartEphemeral starts a throwaway API server (Options.Ephemeral); stop
 	// releases it.
-	StartEphemeral func(ctx context.Context) (conn *dryrun.Connection, stop func(), err error)
+	StartEphemeral func(ctx context.Context) (conn *kube.Connection, stop func(), err error)
 	// Cache renders the targets (in render workers, under the run's limits).
 	Cache *render.Cache
+	// Appliers are the run's appliers: the default one loads an ephemeral server's
+	// scaffolding, and each target's warns when another one applies an object.
+	Appliers *applier.Registry
 	// Progress, when set, is told how many objects of how many were previewed.
 	Progress func(done, total int)
 	// Warnf reports what the run goes on without.
@@ -163,7 +167,7 @@ func interrupted(ctx context.Context, what string) error {
 func (p *Preview) Digest() string {
 	h := sha256.New()
 	for _, t := range p.Targets {
-		fmt.Fprintf(h, "target %q %q %q %q %q %q\n", t.Name, t.Spec.Path, t.Renderer, t.Cluster.Context, t.Applier, t.Skipped)
+		fmt.Fprintf(h, "target %q %q %q %q %q %q\n", t.Name, t.Spec.Path, t.Spec.Renderer, t.Cluster.Context, t.Applier.Name(), t.Skipped)
 		if t.Rendered != nil {
 			fmt.Fprintf(h, "failures %d\n", len(t.Rendered.Failures))
 		}

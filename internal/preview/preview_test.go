@@ -14,8 +14,10 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/kubernetes"
 
+	"github.com/drift-gitops/drift/internal/applier/appliers"
 	"github.com/drift-gitops/drift/internal/dryrun"
 	"github.com/drift-gitops/drift/internal/gitfixture"
+	"github.com/drift-gitops/drift/internal/kube"
 	"github.com/drift-gitops/drift/internal/plan"
 	"github.com/drift-gitops/drift/internal/reason"
 	"github.com/drift-gitops/drift/internal/render"
@@ -23,12 +25,11 @@ import (
 	"github.com/drift-gitops/drift/internal/testenv"
 )
 
-// env is the real API server the tests preview on.
-var env *testenv.Env
+// shared is the real API server the tests preview on, started by the first test
+// that needs it.
+var shared testenv.Shared
 
-func TestMain(m *testing.M) {
-	os.Exit(testenv.Main(m, func(e *testenv.Env) { env = e }))
-}
+func TestMain(m *testing.M) { os.Exit(testenv.Run(m, &shared)) }
 
 func cm(ns, name, color string) string {
 	return fmt.Sprintf("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: %s, namespace: %s}\ndata: {color: %s}\n", name, ns, color)
@@ -43,7 +44,7 @@ func cm(ns, name, color string) string {
 func TestPreviewRunsTargetsOnTheirClusters(t *testing.T) {
 	ctx := context.Background()
 	ns := "preview-" + strings.ToLower(strings.ReplaceAll(t.Name(), "/", "-"))[:20]
-	cs := kubernetes.NewForConfigOrDie(env.Config)
+	cs := kubernetes.NewForConfigOrDie(shared.Env(t).Config)
 	if _, err := cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
@@ -72,17 +73,18 @@ func TestPreviewRunsTargetsOnTheirClusters(t *testing.T) {
 	var mu sync.Mutex
 	connects := map[plan.ClusterKey]int{}
 	deps := Deps{
-		Connect: func(ctx context.Context, key plan.ClusterKey) (*dryrun.Connection, error) {
+		Connect: func(ctx context.Context, key plan.ClusterKey) (*kube.Connection, error) {
 			mu.Lock()
 			connects[key]++
 			mu.Unlock()
 			if key.Context == "far" {
 				return nil, errors.New("dial tcp: no route to host")
 			}
-			clients, err := dryrun.NewClients(env.Config, 4)
-			return &dryrun.Connection{Clients: clients, Namespace: ns, RequestTimeout: dryrun.DefaultRequestTimeout}, err
+			clients, err := kube.NewClients(shared.Env(t).Config, 4)
+			return &kube.Connection{Clients: clients, Namespace: ns, RequestTimeout: kube.DefaultRequestTimeout}, err
 		},
-		Cache: &render.Cache{},
+		Cache:    &render.Cache{},
+		Appliers: appliers.All(),
 	}
 	p, err := Run(ctx, deps, Options{Concurrency: 4, Prune: true, SplitDrift: true}, targets, head, base)
 	if err != nil {

@@ -1,6 +1,7 @@
 package preview
 
 import (
+	"cmp"
 	"fmt"
 	"runtime"
 	"sync"
@@ -8,7 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/kubernetes"
 
-	"github.com/drift-gitops/drift/internal/dryrun"
+	"github.com/drift-gitops/drift/internal/applier/helm"
 	"github.com/drift-gitops/drift/internal/reason"
 	"github.com/drift-gitops/drift/internal/render"
 	"github.com/drift-gitops/drift/internal/source"
@@ -21,7 +22,7 @@ import (
 func (r *runner) readHelmReleases(p *Preview) {
 	n := 0
 	for _, t := range p.Targets {
-		if t.Applier != "helm" || t.conn == nil || t.Skipped != "" {
+		if !t.Applier.Traits().UpgradesRelease || t.conn == nil || t.Skipped != "" {
 			continue
 		}
 		if t.conn.lookupKey == "" && t.Lookup {
@@ -32,7 +33,7 @@ func (r *runner) readHelmReleases(p *Preview) {
 		cs, err := kubernetes.NewForConfig(t.conn.Clients.Config)
 		if err == nil {
 			owner := t.owner(t.conn)
-			t.helm, err = dryrun.ReadHelmRelease(cs, t.conn.Clients.Mapper, owner.Namespace, owner.Name)
+			t.helm, err = helm.ReadRelease(cs, t.conn.Clients.Mapper, owner.Namespace, owner.Name)
 		}
 		if err != nil {
 			t.renderErr = err
@@ -96,7 +97,7 @@ func (r *runner) render(t *Target) {
 		return
 	}
 	t.Rendered, t.renderErr = r.renderIn(r.head, t, t.conn)
-	if t.conn.lookupKey != "" && t.Lookup && t.Applier == "helm" && r.deps.Cache.LookupHidSecrets(t.conn.lookupKey) {
+	if t.conn.lookupKey != "" && t.Lookup && t.Applier.Traits().UpgradesRelease && r.deps.Cache.LookupHidSecrets(t.conn.lookupKey) {
 		t.notes = append(t.notes, "Helm's lookup read this cluster's Secrets without their data (a pull request's templates get none): a value a chart keeps through lookup, such as a generated password, shows as changed; the runner's --lookup-secrets hands the data to the templates (docs/security.md)")
 	}
 }
@@ -128,8 +129,8 @@ func (r *runner) renderIn(snap *source.Snapshot, t *Target, cl *cluster) (*rende
 	}
 	if ns := t.CreateNamespace; ns != "" && !rendersNamespace(out.Objects, ns) {
 		obj := render.Object{Obj: &unstructured.Unstructured{Object: map[string]any{
-			"apiVersion": "v1", "kind": "Namespace", "metadata": map[string]any{"name": ns}}}, Source: firstOf(t.From, t.Name)}
-		obj.Notes = []render.Note{{Reason: reason.NamespaceCreated, Message: fmt.Sprintf("%s creates namespace %s when it is missing", t.Applier, ns)}}
+			"apiVersion": "v1", "kind": "Namespace", "metadata": map[string]any{"name": ns}}}, Source: cmp.Or(t.From, t.Name)}
+		obj.Notes = []render.Note{{Reason: reason.NamespaceCreated, Message: fmt.Sprintf("%s creates namespace %s when it is missing", t.Applier.Name(), ns)}}
 		out.Objects = append([]render.Object{obj}, out.Objects...)
 	}
 	return out, nil

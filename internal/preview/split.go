@@ -57,7 +57,7 @@ func (r *runner) splitDrift(ctx context.Context, t *Target) {
 	if len(toRun) == 0 {
 		return
 	}
-	res := dryrun.Run(ctx, t.conn.Clients, toRun, t.dryRunOptions(r.opts))
+	res := dryrun.Run(ctx, t.conn.Clients, toRun, t.dryRunOptions(r.opts, r.deps.Appliers))
 	for j := range res {
 		t.BasePredictions[at[j]] = &res[j]
 	}

@@ -16,13 +16,14 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 
+	"github.com/drift-gitops/drift/internal/applier/appliers"
 	"github.com/drift-gitops/drift/internal/config"
-	"github.com/drift-gitops/drift/internal/dryrun"
 	"github.com/drift-gitops/drift/internal/entry"
 	"github.com/drift-gitops/drift/internal/gitfixture"
 	"github.com/drift-gitops/drift/internal/golden"
+	"github.com/drift-gitops/drift/internal/inventory"
+	"github.com/drift-gitops/drift/internal/kube"
 	"github.com/drift-gitops/drift/internal/plan"
-	"github.com/drift-gitops/drift/internal/prune"
 	"github.com/drift-gitops/drift/internal/reason"
 	"github.com/drift-gitops/drift/internal/render"
 	"github.com/drift-gitops/drift/internal/report"
@@ -42,7 +43,7 @@ import (
 func TestStreamedEntriesMakeTheSameReport(t *testing.T) {
 	ctx := context.Background()
 	ns := "stream"
-	cs := kubernetes.NewForConfigOrDie(env.Config)
+	cs := kubernetes.NewForConfigOrDie(shared.Env(t).Config)
 	mustCreate := func(err error) {
 		t.Helper()
 		if err != nil {
@@ -51,7 +52,7 @@ func TestStreamedEntriesMakeTheSameReport(t *testing.T) {
 	}
 	_, err := cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{})
 	mustCreate(err)
-	setID := prune.ApplySetID("parent", ns, "ConfigMap", "")
+	setID := inventory.ApplySetID("parent", ns, "ConfigMap", "")
 	member := map[string]string{"applyset.kubernetes.io/part-of": setID}
 	create := metav1.CreateOptions{FieldManager: "kubectl"}
 	_, err = cs.CoreV1().Secrets(ns).Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "db"},
@@ -101,13 +102,14 @@ func TestStreamedEntriesMakeTheSameReport(t *testing.T) {
 		t.Helper()
 		b := entry.NewBuilder(entry.Options{}, scrub.New())
 		deps := Deps{
-			Connect: func(ctx context.Context, key plan.ClusterKey) (*dryrun.Connection, error) {
+			Connect: func(ctx context.Context, key plan.ClusterKey) (*kube.Connection, error) {
 				if key.Context == "far" {
 					return nil, errors.New("dial tcp: no route to host")
 				}
-				return connectLive(ns)(ctx, key)
+				return connectLive(t, ns)(ctx, key)
 			},
-			Cache: &render.Cache{},
+			Cache:    &render.Cache{},
+			Appliers: appliers.All(),
 		}
 		if stream {
 			deps.Sink = b
@@ -197,7 +199,7 @@ func (b *blockingFS) Open(name string) (fs.File, error) {
 func TestAClustersObjectsAreSentWhileAnotherClusterStillRenders(t *testing.T) {
 	ctx := context.Background()
 	ns := "overlap"
-	cs := kubernetes.NewForConfigOrDie(env.Config)
+	cs := kubernetes.NewForConfigOrDie(shared.Env(t).Config)
 	if _, err := cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
@@ -216,8 +218,9 @@ func TestAClustersObjectsAreSentWhileAnotherClusterStillRenders(t *testing.T) {
 	var once sync.Once
 	b := entry.NewBuilder(entry.Options{}, scrub.New())
 	deps := Deps{
-		Connect:  connectLive(ns),
+		Connect:  connectLive(t, ns),
 		Cache:    &render.Cache{},
+		Appliers: appliers.All(),
 		Progress: func(done, total int) { once.Do(func() { close(held.release) }) },
 		Sink:     b,
 	}
@@ -243,7 +246,7 @@ func TestAClustersObjectsAreSentWhileAnotherClusterStillRenders(t *testing.T) {
 func TestHelmOptionsOnAnotherRendererAreAnError(t *testing.T) {
 	entry := &config.Target{Name: "web", Path: "web", Helm: &config.HelmTarget{ValuesFiles: []string{"prod.yaml"}}}
 	for renderer, want := range map[string]bool{render.RendererKustomize: true, render.RendererPlain: true, render.RendererHelm: false} {
-		tg := &Target{Target: plan.Target{Name: "web", Entry: entry, Spec: render.Spec{Path: "web"}}, Renderer: renderer, Rendered: &render.Result{}}
+		tg := &Target{Target: plan.Target{Name: "web", Entry: entry, Spec: render.Spec{Path: "web", Renderer: renderer}}, Rendered: &render.Result{}}
 		f, got := tg.optionsUnused()
 		if got != want || (got && (f.Reason != reason.Config || !strings.Contains(f.Message, "target web sets helm options, but web renders with "+renderer))) {
 			t.Errorf("%s: %v %q", renderer, got, f.Message)

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"path"
 
+	"github.com/drift-gitops/drift/internal/applier"
+	"github.com/drift-gitops/drift/internal/applier/helm"
 	"github.com/drift-gitops/drift/internal/config"
 	"github.com/drift-gitops/drift/internal/dryrun"
 	"github.com/drift-gitops/drift/internal/plan"
@@ -17,8 +19,6 @@ import (
 // Target is a planned target as it goes through the preview.
 type Target struct {
 	plan.Target
-	// Renderer is the renderer the target's path uses.
-	Renderer string
 	// Rendered is the target's render (nil when it was not rendered).
 	Rendered *render.Result
 	// Results are the head's predictions, one per rendered object.
@@ -42,7 +42,7 @@ type Target struct {
 	notes     []string
 	// helm is the deployed revision of the release the helm applier upgrades (nil:
 	// an install, or another applier); helmDeletes what the upgrade deletes.
-	helm        *dryrun.HelmRelease
+	helm        *helm.Release
 	helmDeletes []dryrun.Result
 
 	// shared are the warnings of objects another target deploys to the same
@@ -65,13 +65,16 @@ type Target struct {
 func (t *Target) owns(i int) bool { return t.shard.Owns(t.first + i) }
 
 // dryRunOptions are how the target's objects are previewed: as its applier applies
-// them, on its cluster.
-func (t *Target) dryRunOptions(opts Options) dryrun.Options {
-	profile, _ := dryrun.ProfileFor(t.Applier) // checked when the target was planned
+// them (the helm applier upgrading the release read), on its cluster.
+func (t *Target) dryRunOptions(opts Options, appliers *applier.Registry) dryrun.Options {
+	a := t.Applier
+	if t.helm != nil {
+		a = helm.Upgrading(t.helm)
+	}
 	return dryrun.Options{
-		Profile:          profile,
+		Applier:          a,
+		Appliers:         appliers,
 		Owner:            t.owner(t.conn),
-		Helm:             t.helm,
 		FieldManager:     t.FieldManager,
 		ForceConflicts:   opts.ForceConflicts,
 		Namespace:        t.namespaceIn(t.conn),
@@ -81,43 +84,37 @@ func (t *Target) dryRunOptions(opts Options) dryrun.Options {
 	}
 }
 
-// owner is what the target's applier knows its objects by.
-func (t *Target) owner(cl *cluster) dryrun.Owner {
-	switch t.Applier {
-	case "flux":
-		f := config.FluxTarget{}
-		if t.Flux != nil {
-			f = *t.Flux
-		}
-		return dryrun.Owner{Name: firstOf(f.Name, t.Name), Namespace: firstOf(f.Namespace, "flux-system")}
-	case "argocd", "argocd-server-side":
-		a := config.ArgoCDTarget{}
-		if t.ArgoCD != nil {
-			a = *t.ArgoCD
-		}
-		return dryrun.Owner{Name: firstOf(a.Application, t.Name), Namespace: a.Namespace,
-			Tracking: firstOf(a.Tracking, "annotation"), InstanceLabel: firstOf(a.InstanceLabel, "app.kubernetes.io/instance")}
-	case "helm":
-		spec := t.renderSpec(cl)
-		return dryrun.Owner{Name: spec.Helm.ReleaseName, Namespace: spec.Helm.ReleaseNamespace}
+// owner is what the target's applier knows its objects by, from what the target
+// declares.
+func (t *Target) owner(cl *cluster) applier.Owner {
+	d := applier.Declared{Target: t.Name, Release: t.release(cl)}
+	if f := t.Flux; f != nil {
+		d.Kustomization = applier.Owner{Name: f.Name, Namespace: f.Namespace}
 	}
-	return dryrun.Owner{}
+	if a := t.ArgoCD; a != nil {
+		d.Application = applier.Owner{Name: a.Application, Namespace: a.Namespace, Tracking: a.Tracking, InstanceLabel: a.InstanceLabel}
+	}
+	return t.Applier.Owner(d)
+}
+
+// release is the Helm release the target's chart renders on its cluster (none when
+// it renders no chart).
+func (t *Target) release(cl *cluster) applier.Owner {
+	if t.Spec.Renderer != render.RendererHelm {
+		return applier.Owner{}
+	}
+	return applier.Owner{Name: t.Spec.Helm.ReleaseName, Namespace: cmp.Or(t.Spec.Helm.ReleaseNamespace, t.namespaceIn(cl))}
 }
 
 // controller is the controller whose record of what it applied is the target's
 // inventory: the Flux Kustomization or Argo CD Application that applies it (nil for
-// other appliers).
+// appliers that keep no record).
 func (t *Target) controller() *prune.Controller {
-	format := ""
-	switch t.Applier {
-	case "flux":
-		format = prune.FormatFlux
-	case "argocd", "argocd-server-side":
-		format = prune.FormatArgoCD
-	default:
+	r := t.Applier.Traits().Record
+	if r == applier.NoRecord {
 		return nil
 	}
-	return &prune.Controller{Format: format, Owner: t.owner(t.conn), Prune: t.ControllerPrune, Source: firstOf(t.From, config.FileName)}
+	return &prune.Controller{Record: r, Owner: t.owner(t.conn), Prune: t.ControllerPrune, Source: cmp.Or(t.From, config.FileName)}
 }
 
 // namespaceIn is the target's default namespace on its cluster.
@@ -132,13 +129,9 @@ func (t *Target) namespaceIn(cl *cluster) string {
 // release namespace and the capabilities.
 func (t *Target) renderSpec(cl *cluster) render.Spec { return t.completeSpec(t.Spec, cl) }
 
-// completeSpec is renderSpec of one of the target's specs.
+// completeSpec is renderSpec of one of the target's specs (resolved by plan).
 func (t *Target) completeSpec(spec render.Spec, cl *cluster) render.Spec {
-	renderer := spec.Renderer
-	if renderer == "" {
-		renderer = t.Renderer
-	}
-	if renderer != render.RendererHelm {
+	if spec.Renderer != render.RendererHelm {
 		spec.Helm = render.HelmOptions{}
 		return spec
 	}
@@ -151,7 +144,7 @@ func (t *Target) completeSpec(spec render.Spec, cl *cluster) render.Spec {
 	if v, apis, err := cl.capabilities(); err == nil {
 		spec.Helm.KubeVersion, spec.Helm.APIVersions = v, apis
 	}
-	if t.Applier == "helm" {
+	if t.Applier.Traits().UpgradesRelease {
 		// As helm upgrade renders: the next revision, lookup reading the cluster when
 		// the trusted side grants it (plan.Target.Lookup).
 		if t.Lookup {
@@ -166,8 +159,8 @@ func (t *Target) completeSpec(spec render.Spec, cl *cluster) render.Spec {
 
 // input is the target's part of the report: of a shard, only its share.
 func (t *Target) input() report.TargetInput {
-	in := report.TargetInput{Name: t.Name, Path: displayRepoPath(t.Spec.Path), Renderer: t.Renderer,
-		Context: t.Cluster.Context, Applier: t.Applier, Skipped: t.Skipped, NotPreviewed: t.NotPreviewed, Rules: t.Rules}
+	in := report.TargetInput{Name: t.Name, Path: displayRepoPath(t.Spec.Path), Renderer: t.Spec.Renderer,
+		Context: t.Cluster.Context, Applier: string(t.Applier.Name()), Skipped: t.Skipped, NotPreviewed: t.NotPreviewed, Rules: t.Rules}
 	for i, head := range t.Results {
 		switch {
 		case !t.owns(i):
@@ -192,7 +185,7 @@ func (t *Target) input() report.TargetInput {
 	in.Notes = append(in.Notes, t.notes...)
 	in.Notes = append(in.Notes, t.Notes...)
 	if t.Refused != "" && t.Skipped == "" {
-		in.Failures = append(in.Failures, render.Failure{Source: firstOf(t.From, config.FileName), Reason: cmp.Or(t.RefusedReason, reason.Refused), Message: "not previewed: " + t.Refused})
+		in.Failures = append(in.Failures, render.Failure{Source: cmp.Or(t.From, config.FileName), Reason: cmp.Or(t.RefusedReason, reason.Refused), Message: "not previewed: " + t.Refused})
 	}
 	if t.connErr != nil {
 		in.Failures = append(in.Failures, render.Failure{Source: displayRepoPath(t.Spec.Path), Reason: reason.Unavailable,
@@ -223,7 +216,7 @@ func (t *Target) input() report.TargetInput {
 // optionsUnused is the failure of a target whose drift.yaml entry sets Helm options
 // while it renders with another renderer, which would ignore them.
 func (t *Target) optionsUnused() (render.Failure, bool) {
-	if t.Entry == nil || t.Entry.Helm == nil || t.Rendered == nil || t.Renderer == render.RendererHelm {
+	if t.Entry == nil || t.Entry.Helm == nil || t.Rendered == nil || t.Spec.Renderer == render.RendererHelm {
 		return render.Failure{}, false
 	}
 	for _, f := range t.Rendered.Failures {
@@ -233,7 +226,7 @@ func (t *Target) optionsUnused() (render.Failure, bool) {
 	}
 	return render.Failure{Source: config.FileName, Reason: reason.Config, Message: fmt.Sprintf(
 		"target %s sets helm options, but %s renders with %s, which ignores them: remove helm: from the target, or set renderer: helm if %s is a chart",
-		t.Name, displayRepoPath(t.Spec.Path), t.Renderer, displayRepoPath(t.Spec.Path))}, true
+		t.Name, displayRepoPath(t.Spec.Path), t.Spec.Renderer, displayRepoPath(t.Spec.Path))}, true
 }
 
 func displayRepoPath(p string) string {
@@ -241,14 +234,4 @@ func displayRepoPath(p string) string {
 		return "."
 	}
 	return path.Clean(p)
-}
-
-// firstOf is the first value that is set.
-func firstOf(vals ...string) string {
-	for _, v := range vals {
-		if v != "" {
-			return v
-		}
-	}
-	return ""
 }

@@ -1,6 +1,7 @@
 package prune
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 	"strings"
@@ -8,7 +9,9 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
+	"github.com/drift-gitops/drift/internal/applier"
 	"github.com/drift-gitops/drift/internal/dryrun"
+	"github.com/drift-gitops/drift/internal/inventory"
 	"github.com/drift-gitops/drift/internal/object"
 	"github.com/drift-gitops/drift/internal/render"
 )
@@ -64,13 +67,13 @@ func (p *pruner) child(what string, d dryrun.Result, propagation metav1.Deletion
 	opts.Propagation = propagation
 	name := fmt.Sprintf("%s: deleted with %s %s/%s, which %s deletes", what, d.ID.Kind, d.ID.Namespace, d.ID.Name, d.Inventory)
 	return &pruner{ctx: p.ctx, c: p.c, opts: opts, set: p.set, out: &Result{},
-		inv: inventory{name: name, obj: render.Object{Source: p.inv.obj.Source, Doc: p.inv.obj.Doc}}}
+		inv: inventory.Inventory{Name: name, Obj: render.Object{Source: p.inv.Obj.Source, Doc: p.inv.Obj.Doc}}}
 }
 
 // fluxCascade is what deleting Kustomization d deletes.
 func (p *pruner) fluxCascade(d dryrun.Result) []dryrun.Result {
 	live := d.Live
-	owner := dryrun.Owner{Name: live.GetName(), Namespace: live.GetNamespace()}
+	owner := applier.Owner{Name: live.GetName(), Namespace: live.GetNamespace()}
 	c := p.child(fmt.Sprintf("Kustomization %s/%s status.inventory", owner.Namespace, owner.Name), d, metav1.DeletePropagationBackground)
 	ids := c.fluxEntries(live)
 	if len(ids) == 0 {
@@ -95,11 +98,11 @@ func (p *pruner) fluxCascade(d dryrun.Result) []dryrun.Result {
 	}
 	for _, id := range ids {
 		if keep != "" {
-			c.out.Kept = append(c.out.Kept, Kept{ID: id, Inventory: c.inv.name, Reason: keep})
+			c.out.Kept = append(c.out.Kept, Kept{ID: id, Inventory: c.inv.Name, Reason: keep})
 			continue
 		}
 		c.candidate(id, func(obj *unstructured.Unstructured) (bool, string) {
-			return c.controls(Controller{Format: FormatFlux, Owner: owner}, true, obj)
+			return c.controls(Controller{Record: applier.FluxInventory, Owner: owner}, true, obj)
 		})
 	}
 	return p.merge(c)
@@ -108,7 +111,7 @@ func (p *pruner) fluxCascade(d dryrun.Result) []dryrun.Result {
 // argoCascade is what deleting Application d deletes.
 func (p *pruner) argoCascade(d dryrun.Result) []dryrun.Result {
 	live := d.Live
-	owner := dryrun.Owner{Name: live.GetName(), Tracking: "annotation"}
+	owner := applier.Owner{Name: live.GetName(), Tracking: "annotation"}
 	if ns := live.GetNamespace(); ns != argoNamespace {
 		owner.Namespace = ns
 	}
@@ -124,7 +127,7 @@ func (p *pruner) argoCascade(d dryrun.Result) []dryrun.Result {
 	}
 	dest, _, _ := unstructured.NestedStringMap(live.Object, "spec", "destination")
 	if !(dest["server"] == "https://kubernetes.default.svc" || dest["name"] == "in-cluster" || (dest["server"] == "" && dest["name"] == "")) {
-		c.note("its resources on cluster %s are not read", firstNonEmpty(dest["name"], dest["server"]))
+		c.note("its resources on cluster %s are not read", cmp.Or(dest["name"], dest["server"]))
 		p.merge(c)
 		return nil
 	}
@@ -136,11 +139,11 @@ func (p *pruner) argoCascade(d dryrun.Result) []dryrun.Result {
 	appDeleteFalse = slices.Contains(opts, "Delete=false")
 	for _, id := range ids {
 		if !cascades {
-			c.out.Kept = append(c.out.Kept, Kept{ID: id, Inventory: c.inv.name, Reason: "the Application has no resources finalizer (" + argoResourcesFinalizer + "): Argo CD deletes the Application and orphans its resources"})
+			c.out.Kept = append(c.out.Kept, Kept{ID: id, Inventory: c.inv.Name, Reason: "the Application has no resources finalizer (" + argoResourcesFinalizer + "): Argo CD deletes the Application and orphans its resources"})
 			continue
 		}
 		c.candidate(id, func(obj *unstructured.Unstructured) (bool, string) {
-			if owned, why := c.controls(Controller{Format: FormatArgoCD, Owner: owner}, true, obj); !owned {
+			if owned, why := c.controls(Controller{Record: applier.ArgoCDResources, Owner: owner}, true, obj); !owned {
 				return false, why
 			}
 			return argoDeletes(obj, appDeleteFalse, live)

@@ -1,31 +1,29 @@
 package prune
 
 import (
+	"cmp"
 	"fmt"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
-	"github.com/drift-gitops/drift/internal/dryrun"
+	"github.com/drift-gitops/drift/internal/applier"
+	"github.com/drift-gitops/drift/internal/applier/argocd"
+	"github.com/drift-gitops/drift/internal/applier/flux"
 	"github.com/drift-gitops/drift/internal/object"
-)
-
-// Formats of the controllers' own records of what they applied.
-const (
-	FormatFlux   = "flux"
-	FormatArgoCD = "argocd"
 )
 
 // Controller names the controller object whose record of what it applied is the
 // target's inventory: a Flux Kustomization's status.inventory, an Argo CD
 // Application's status.resources.
 type Controller struct {
-	// Format is FormatFlux or FormatArgoCD.
-	Format string
+	// Record is the controller's record: applier.FluxInventory or
+	// applier.ArgoCDResources.
+	Record applier.Record
 	// Owner is the Kustomization or Application (Argo CD's own namespace when empty),
 	// with Argo CD's tracking.
-	Owner dryrun.Owner
+	Owner applier.Owner
 	// Prune says whether the controller deletes what it no longer applies (the
 	// Kustomization's spec.prune, the Application's syncPolicy.automated.prune); nil
 	// reads it from the object in the cluster.
@@ -42,7 +40,7 @@ const argoNamespace = "argocd"
 func (p *pruner) controller(c Controller) {
 	gk := schema.GroupKind{Group: "kustomize.toolkit.fluxcd.io", Kind: "Kustomization"}
 	ns := c.Owner.Namespace
-	if c.Format == FormatArgoCD {
+	if c.Record == applier.ArgoCDResources {
 		gk = schema.GroupKind{Group: "argoproj.io", Kind: "Application"}
 		if ns == "" {
 			ns = argoNamespace
@@ -64,14 +62,14 @@ func (p *pruner) controller(c Controller) {
 	prune := c.Prune
 	if prune == nil {
 		field := []string{"spec", "prune"}
-		if c.Format == FormatArgoCD {
+		if c.Record == applier.ArgoCDResources {
 			field = []string{"spec", "syncPolicy", "automated", "prune"}
 		}
 		v, _, _ := unstructured.NestedBool(live.Object, field...)
 		prune = &v
 	}
 	var ids []object.ID
-	if c.Format == FormatFlux {
+	if c.Record == applier.FluxInventory {
 		ids = p.fluxEntries(live)
 	} else {
 		ids = p.argoEntries(live)
@@ -86,8 +84,8 @@ func (p *pruner) controller(c Controller) {
 // controller must prune.
 func (p *pruner) controls(c Controller, prune bool, obj *unstructured.Unstructured) (bool, string) {
 	labels, annotations := obj.GetLabels(), obj.GetAnnotations()
-	if c.Format == FormatFlux {
-		if labels["kustomize.toolkit.fluxcd.io/name"] != c.Owner.Name || labels["kustomize.toolkit.fluxcd.io/namespace"] != c.Owner.Namespace {
+	if c.Record == applier.FluxInventory {
+		if labels[flux.NameLabel] != c.Owner.Name || labels[flux.NamespaceLabel] != c.Owner.Namespace {
 			return false, fmt.Sprintf("its kustomize.toolkit.fluxcd.io/name and /namespace labels do not name Kustomization %s/%s: Flux leaves it", c.Owner.Namespace, c.Owner.Name)
 		}
 		// kustomize-controller's deleteObjects: ssa.DeleteOptions.Exclusions.
@@ -101,9 +99,9 @@ func (p *pruner) controls(c Controller, prune bool, obj *unstructured.Unstructur
 		}
 		return true, ""
 	}
-	app := dryrun.ArgoCDInstanceName(c.Owner)
-	tracked := strings.HasPrefix(annotations[dryrun.ArgoCDTrackingAnnotation], app+":")
-	if key := firstNonEmpty(c.Owner.InstanceLabel, "app.kubernetes.io/instance"); c.Owner.Tracking == "label" {
+	app := argocd.InstanceName(c.Owner)
+	tracked := strings.HasPrefix(annotations[argocd.TrackingIDAnnotation], app+":")
+	if key := cmp.Or(c.Owner.InstanceLabel, "app.kubernetes.io/instance"); c.Owner.Tracking == argocd.TrackingLabel {
 		tracked = labels[key] == app
 	}
 	if !tracked {
@@ -147,13 +145,4 @@ func (p *pruner) argoEntries(live *unstructured.Unstructured) []object.ID {
 		out = append(out, object.ID{Group: str("group"), Version: str("version"), Kind: str("kind"), Namespace: str("namespace"), Name: str("name")})
 	}
 	return out
-}
-
-func firstNonEmpty(vals ...string) string {
-	for _, v := range vals {
-		if v != "" {
-			return v
-		}
-	}
-	return ""
 }

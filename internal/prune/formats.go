@@ -2,9 +2,6 @@ package prune
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/base64"
-	"encoding/hex"
 	"fmt"
 	"sort"
 	"strings"
@@ -14,85 +11,19 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
-	"github.com/drift-gitops/drift/internal/dryrun"
+	"github.com/drift-gitops/drift/internal/inventory"
+	"github.com/drift-gitops/drift/internal/kube"
 	"github.com/drift-gitops/drift/internal/object"
-	"github.com/drift-gitops/drift/internal/reason"
-	"github.com/drift-gitops/drift/internal/render"
 )
-
-// The apply-config object of the "apply --prune with apply-config objects" design.
-const (
-	ApplyConfigLabel      = "kubectl.kubernetes.io/apply-cfg"
-	ApplyHashLabel        = "kubectl.kubernetes.io/apply-hash"
-	LastAppliedObjects    = "kubectl.kubernetes.io/last-applied-objects"
-	ApplyOwnerAnnotation  = "kubectl.kubernetes.io/apply-owner"
-	applySetIDLabel       = "applyset.kubernetes.io/id"
-	applySetPartOfLabel   = "applyset.kubernetes.io/part-of"
-	applySetGroupKinds    = "applyset.kubernetes.io/contains-group-kinds"
-	applySetNamespaces    = "applyset.kubernetes.io/additional-namespaces"
-	cliUtilsInventoryID   = "cli-utils.sigs.k8s.io/inventory-id"
-	cliUtilsOwningInvAnno = "config.k8s.io/owning-inventory"
-)
-
-// ApplyHash is drift's definition of the apply-hash label, which the design leaves
-// open: the lowercase hex SHA-256 of the last-applied-objects annotation's text, cut to
-// 63 characters, the longest a label value may be.
-func ApplyHash(annotation string) string {
-	sum := sha256.Sum256([]byte(annotation))
-	return hex.EncodeToString(sum[:])[:63]
-}
-
-// inventories finds the inventory objects among a target's rendered objects. Two
-// apply-config objects in one target are an error on both.
-func inventories(objs []render.Object) ([]inventory, []render.Failure) {
-	var invs []inventory
-	var applyCfgs []render.Object
-	for _, o := range objs {
-		labels := o.Obj.GetLabels()
-		id := o.ID()
-		switch {
-		case labels[ApplyConfigLabel] == "true":
-			applyCfgs = append(applyCfgs, o)
-		case labels[applySetIDLabel] != "":
-			invs = append(invs, inventory{format: FormatApplySet, obj: o, name: "ApplySet " + id.Kind + " " + displayName(id)})
-		case id.Group == "" && id.Kind == "ConfigMap" && labels[cliUtilsInventoryID] != "":
-			invs = append(invs, inventory{format: FormatCLIUtils, obj: o, name: "cli-utils inventory ConfigMap " + displayName(id)})
-		}
-	}
-	var fails []render.Failure
-	if len(applyCfgs) > 1 {
-		var where []string
-		for _, o := range applyCfgs {
-			where = append(where, o.Where())
-		}
-		for _, o := range applyCfgs {
-			id := o.ID()
-			fails = append(fails, render.Failure{Source: o.Source, Doc: o.Doc, ID: &id, Reason: reason.Inventory,
-				Message: fmt.Sprintf("the target has %d apply-config objects (label %s: \"true\"), at %s: keep one per target", len(applyCfgs), ApplyConfigLabel, strings.Join(where, ", "))})
-		}
-	} else if len(applyCfgs) == 1 {
-		o := applyCfgs[0]
-		id := o.ID()
-		invs = append(invs, inventory{format: FormatApplyConfig, obj: o, name: "apply-config " + id.Kind + " " + displayName(id)})
-	}
-	return invs, fails
-}
-
-func displayName(id object.ID) string {
-	if id.Namespace == "" {
-		return id.Name
-	}
-	return id.Namespace + "/" + id.Name
-}
 
 // applyConfig prunes with an apply-config object: its live annotation lists the
 // objects of the last apply, one namespace:group:kind:name per line; an object is
 // owned when its apply-owner annotation holds the live apply-config object's UID.
 func (p *pruner) applyConfig() {
-	rendered := p.inv.obj.Obj
-	if hash, ok := rendered.GetLabels()[ApplyHashLabel]; ok {
-		if want := ApplyHash(rendered.GetAnnotations()[LastAppliedObjects]); hash != want {
-			p.fail("label %s is %q but the %s annotation hashes to %q: the inventory was edited by hand; regenerate it with the tool that writes it (drift's hash: lowercase hex SHA-256 of the annotation, first 63 characters)", ApplyHashLabel, hash, LastAppliedObjects, want)
+	rendered := p.inv.Obj.Obj
+	if hash, ok := rendered.GetLabels()[inventory.ApplyHashLabel]; ok {
+		if want := inventory.ApplyHash(rendered.GetAnnotations()[inventory.LastAppliedObjects]); hash != want {
+			p.fail("label %s is %q but the %s annotation hashes to %q: the inventory was edited by hand; regenerate it with the tool that writes it (drift's hash: lowercase hex SHA-256 of the annotation, first 63 characters)", inventory.ApplyHashLabel, hash, inventory.LastAppliedObjects, want)
 			return
 		}
 	}
@@ -102,33 +33,33 @@ func (p *pruner) applyConfig() {
 	}
 	uid := string(live.GetUID())
 	owned := func(obj *unstructured.Unstructured) (bool, string) {
-		owner, ok := obj.GetAnnotations()[ApplyOwnerAnnotation]
+		owner, ok := obj.GetAnnotations()[inventory.ApplyOwnerAnnotation]
 		switch {
 		case !ok:
-			return false, fmt.Sprintf("it has no %s annotation: another tool or a person created or took it over", ApplyOwnerAnnotation)
+			return false, fmt.Sprintf("it has no %s annotation: another tool or a person created or took it over", inventory.ApplyOwnerAnnotation)
 		case owner != uid:
-			return false, fmt.Sprintf("its %s annotation names %q, not this inventory (%s): it belongs to another apply", ApplyOwnerAnnotation, owner, uid)
+			return false, fmt.Sprintf("its %s annotation names %q, not this inventory (%s): it belongs to another apply", inventory.ApplyOwnerAnnotation, owner, uid)
 		}
 		return true, ""
 	}
-	for i, line := range strings.Split(live.GetAnnotations()[LastAppliedObjects], "\n") {
+	for i, line := range strings.Split(live.GetAnnotations()[inventory.LastAppliedObjects], "\n") {
 		line = strings.TrimSpace(line)
 		if line == "" {
 			continue
 		}
 		parts := strings.Split(line, ":")
 		if len(parts) != 4 || parts[2] == "" || parts[3] == "" {
-			p.note("line %d of the live %s annotation, %q, is not namespace:group:kind:name: skipped", i+1, LastAppliedObjects, line)
+			p.note("line %d of the live %s annotation, %q, is not namespace:group:kind:name: skipped", i+1, inventory.LastAppliedObjects, line)
 			continue
 		}
 		id := object.ID{Namespace: parts[0], Group: parts[1], Kind: parts[2], Name: parts[3]}
 		if _, m, err := p.resource(id.GroupKind(), id.Namespace); err == nil {
 			if m.Scope.Name() == meta.RESTScopeNameNamespace && id.Namespace == "" {
-				p.note("line %d of the live %s annotation, %q, names a namespaced kind without a namespace: skipped", i+1, LastAppliedObjects, line)
+				p.note("line %d of the live %s annotation, %q, names a namespaced kind without a namespace: skipped", i+1, inventory.LastAppliedObjects, line)
 				continue
 			}
 		} else if meta.IsNoMatchError(err) {
-			p.note("line %d of the live %s annotation names kind %s, which the cluster does not serve: skipped", i+1, LastAppliedObjects, id.GroupKind())
+			p.note("line %d of the live %s annotation names kind %s, which the cluster does not serve: skipped", i+1, inventory.LastAppliedObjects, id.GroupKind())
 			continue
 		}
 		p.candidate(id, owned)
@@ -139,22 +70,22 @@ func (p *pruner) applyConfig() {
 // namespace_name_group_kind; an object is owned when its owning-inventory annotation
 // holds the inventory id.
 func (p *pruner) cliUtils() {
-	invID := p.inv.obj.Obj.GetLabels()[cliUtilsInventoryID]
+	invID := p.inv.Obj.Obj.GetLabels()[inventory.CLIUtilsInventoryID]
 	live, ok := p.liveInventory()
 	if !ok {
 		return
 	}
-	if liveID := live.GetLabels()[cliUtilsInventoryID]; liveID != invID {
-		p.fail("the live inventory's id is %q, the rendered one's %q: they are different inventories; fix the %s label", liveID, invID, cliUtilsInventoryID)
+	if liveID := live.GetLabels()[inventory.CLIUtilsInventoryID]; liveID != invID {
+		p.fail("the live inventory's id is %q, the rendered one's %q: they are different inventories; fix the %s label", liveID, invID, inventory.CLIUtilsInventoryID)
 		return
 	}
 	owned := func(obj *unstructured.Unstructured) (bool, string) {
-		owner, ok := obj.GetAnnotations()[cliUtilsOwningInvAnno]
+		owner, ok := obj.GetAnnotations()[inventory.CLIUtilsOwner]
 		switch {
 		case !ok:
-			return false, fmt.Sprintf("it has no %s annotation: another tool or a person created or took it over", cliUtilsOwningInvAnno)
+			return false, fmt.Sprintf("it has no %s annotation: another tool or a person created or took it over", inventory.CLIUtilsOwner)
 		case owner != invID:
-			return false, fmt.Sprintf("its %s annotation names inventory %q, not %q", cliUtilsOwningInvAnno, owner, invID)
+			return false, fmt.Sprintf("its %s annotation names inventory %q, not %q", inventory.CLIUtilsOwner, owner, invID)
 		}
 		return true, ""
 	}
@@ -176,47 +107,40 @@ func (p *pruner) cliUtils() {
 	}
 }
 
-// ApplySetID is the id KEP-3659 gives a parent: applyset-<base64url(sha256(
-// name.namespace.kind.group))>-v1.
-func ApplySetID(name, namespace, kind, group string) string {
-	sum := sha256.Sum256([]byte(strings.Join([]string{name, namespace, kind, group}, ".")))
-	return "applyset-" + base64.RawURLEncoding.EncodeToString(sum[:]) + "-v1"
-}
-
 // applySet prunes with an ApplySet parent: members are the live objects labelled
 // part-of=<id>, of the group-kinds and in the namespaces the live parent names.
 func (p *pruner) applySet() {
-	id := p.inv.obj.ID()
+	id := p.inv.Obj.ID()
 	ns := id.Namespace
-	setID := p.inv.obj.Obj.GetLabels()[applySetIDLabel]
-	if want := ApplySetID(id.Name, ns, id.Kind, id.Group); setID != want {
-		p.fail("label %s is %q, but KEP-3659 gives this parent the id %q: the label does not belong to this object", applySetIDLabel, setID, want)
+	setID := p.inv.Obj.Obj.GetLabels()[inventory.ApplySetIDLabel]
+	if want := inventory.ApplySetID(id.Name, ns, id.Kind, id.Group); setID != want {
+		p.fail("label %s is %q, but KEP-3659 gives this parent the id %q: the label does not belong to this object", inventory.ApplySetIDLabel, setID, want)
 		return
 	}
 	live, ok := p.liveInventory()
 	if !ok {
 		return
 	}
-	if liveID := live.GetLabels()[applySetIDLabel]; liveID != setID {
-		p.fail("the live parent's %s label is %q, not %q", applySetIDLabel, liveID, setID)
+	if liveID := live.GetLabels()[inventory.ApplySetIDLabel]; liveID != setID {
+		p.fail("the live parent's %s label is %q, not %q", inventory.ApplySetIDLabel, liveID, setID)
 		return
 	}
 	namespaces := []string{}
 	if ns != "" {
 		namespaces = append(namespaces, ns)
 	}
-	for _, n := range strings.Split(live.GetAnnotations()[applySetNamespaces], ",") {
+	for _, n := range strings.Split(live.GetAnnotations()[inventory.ApplySetNamespaces], ",") {
 		if n = strings.TrimSpace(n); n != "" {
 			namespaces = append(namespaces, n)
 		}
 	}
 	owned := func(obj *unstructured.Unstructured) (bool, string) {
-		if got := obj.GetLabels()[applySetPartOfLabel]; got != setID {
-			return false, fmt.Sprintf("its %s label is %q, not %q", applySetPartOfLabel, got, setID)
+		if got := obj.GetLabels()[inventory.ApplySetPartOfLabel]; got != setID {
+			return false, fmt.Sprintf("its %s label is %q, not %q", inventory.ApplySetPartOfLabel, got, setID)
 		}
 		return true, ""
 	}
-	for _, gkText := range strings.Split(live.GetAnnotations()[applySetGroupKinds], ",") {
+	for _, gkText := range strings.Split(live.GetAnnotations()[inventory.ApplySetGroupKinds], ",") {
 		gkText = strings.TrimSpace(gkText)
 		if gkText == "" {
 			continue
@@ -233,8 +157,8 @@ func (p *pruner) applySet() {
 		}
 		for _, n := range scopes {
 			res, _, _ := p.resource(gk, n)
-			list, err := dryrun.Retry(p.ctx, p.c, func(ctx context.Context) (*unstructured.UnstructuredList, error) {
-				return res.List(ctx, metav1.ListOptions{LabelSelector: applySetPartOfLabel + "=" + setID})
+			list, err := kube.Retry(p.ctx, p.c, func(ctx context.Context) (*unstructured.UnstructuredList, error) {
+				return res.List(ctx, metav1.ListOptions{LabelSelector: inventory.ApplySetPartOfLabel + "=" + setID})
 			})
 			if err != nil {
 				p.fail("members of kind %s cannot be listed: %v", gkText, err)

@@ -4,8 +4,10 @@
 package prune
 
 import (
+	"cmp"
 	"context"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -17,17 +19,13 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
 
+	"github.com/drift-gitops/drift/internal/applier"
 	"github.com/drift-gitops/drift/internal/dryrun"
+	"github.com/drift-gitops/drift/internal/inventory"
+	"github.com/drift-gitops/drift/internal/kube"
 	"github.com/drift-gitops/drift/internal/object"
 	"github.com/drift-gitops/drift/internal/reason"
 	"github.com/drift-gitops/drift/internal/render"
-)
-
-// Formats of inventories.
-const (
-	FormatApplyConfig = "apply-config"
-	FormatApplySet    = "applyset"
-	FormatCLIUtils    = "cli-utils"
 )
 
 // Options control pruning.
@@ -66,29 +64,21 @@ type Result struct {
 	Failures []render.Failure
 }
 
-// inventory is one inventory of a target, whichever its format.
-type inventory struct {
-	format string
-	obj    render.Object
-	// name is "apply-config ConfigMap shop/inventory", for the report.
-	name string
-}
-
 // Find looks for the target's inventories among its rendered objects and returns what
 // applying the target would prune. results are the target's dry-run results (their IDs
 // carry defaulted namespaces). Nothing is computed when rendering failed: objects
 // missing from an incomplete render must never look deleted.
-func Find(ctx context.Context, c *dryrun.Clients, rendered *render.Result, results []dryrun.Result, opts Options) Result {
+func Find(ctx context.Context, c *kube.Clients, rendered *render.Result, results []dryrun.Result, opts Options) Result {
 	var out Result
 	if opts.RequestTimeout <= 0 {
-		opts.RequestTimeout = dryrun.DefaultRequestTimeout
+		opts.RequestTimeout = kube.DefaultRequestTimeout
 	}
 	if opts.Propagation == "" {
 		opts.Propagation = metav1.DeletePropagationBackground
 	}
-	invs, fails := inventories(rendered.Objects)
+	invs, fails := inventory.Find(rendered.Objects)
 	out.Failures = append(out.Failures, fails...)
-	if opts.ApplySet != "" && !hasFormat(invs, FormatApplySet) {
+	if opts.ApplySet != "" && !hasFormat(invs, inventory.ApplySet) {
 		inv, err := liveApplySetParent(ctx, c, opts)
 		switch {
 		case err != nil:
@@ -109,21 +99,21 @@ func Find(ctx context.Context, c *dryrun.Clients, rendered *render.Result, resul
 	set := newRenderedSet(results)
 	for _, inv := range invs {
 		p := &pruner{ctx: ctx, c: c, opts: opts, inv: inv, set: set, out: &out}
-		switch inv.format {
-		case FormatApplyConfig:
+		switch inv.Format {
+		case inventory.ApplyConfig:
 			p.applyConfig()
-		case FormatCLIUtils:
+		case inventory.CLIUtils:
 			p.cliUtils()
-		case FormatApplySet:
+		case inventory.ApplySet:
 			p.applySet()
 		}
 	}
 	if ctrl := opts.Controller; ctrl != nil {
 		name := "Kustomization " + ctrl.Owner.Namespace + "/" + ctrl.Owner.Name + " status.inventory"
-		if ctrl.Format == FormatArgoCD {
-			name = "Application " + firstNonEmpty(ctrl.Owner.Namespace, argoNamespace) + "/" + ctrl.Owner.Name + " status.resources"
+		if ctrl.Record == applier.ArgoCDResources {
+			name = "Application " + cmp.Or(ctrl.Owner.Namespace, argoNamespace) + "/" + ctrl.Owner.Name + " status.resources"
 		}
-		p := &pruner{ctx: ctx, c: c, opts: opts, inv: inventory{format: ctrl.Format, name: name, obj: render.Object{Source: ctrl.Source}}, set: set, out: &out}
+		p := &pruner{ctx: ctx, c: c, opts: opts, inv: inventory.Inventory{Name: name, Obj: render.Object{Source: ctrl.Source}}, set: set, out: &out}
 		p.controller(*ctrl)
 	}
 	// What the deleted controllers delete in turn.
@@ -164,21 +154,21 @@ func (s *renderedSet) has(id object.ID) bool {
 
 type pruner struct {
 	ctx  context.Context
-	c    *dryrun.Clients
+	c    *kube.Clients
 	opts Options
-	inv  inventory
+	inv  inventory.Inventory
 	set  *renderedSet
 	out  *Result
 }
 
 func (p *pruner) note(format string, args ...any) {
-	p.out.Notes = append(p.out.Notes, fmt.Sprintf("%s: ", p.inv.name)+fmt.Sprintf(format, args...))
+	p.out.Notes = append(p.out.Notes, fmt.Sprintf("%s: ", p.inv.Name)+fmt.Sprintf(format, args...))
 }
 
 func (p *pruner) fail(format string, args ...any) {
-	f := render.Failure{Source: p.inv.obj.Source, Doc: p.inv.obj.Doc, Reason: reason.Inventory, Message: p.inv.name + ": " + fmt.Sprintf(format, args...)}
-	if p.inv.obj.Obj != nil { // a controller's record is not a rendered object
-		id := p.inv.obj.ID()
+	f := render.Failure{Source: p.inv.Obj.Source, Doc: p.inv.Obj.Doc, Reason: reason.Inventory, Message: p.inv.Name + ": " + fmt.Sprintf(format, args...)}
+	if p.inv.Obj.Obj != nil { // a controller's record is not a rendered object
+		id := p.inv.Obj.ID()
 		f.ID = &id
 	}
 	p.out.Failures = append(p.out.Failures, f)
@@ -197,7 +187,7 @@ func (p *pruner) resource(gk schema.GroupKind, ns string) (dynamic.ResourceInter
 }
 
 func (p *pruner) get(res dynamic.ResourceInterface, name string) (*unstructured.Unstructured, error) {
-	obj, err := dryrun.Retry(p.ctx, p.c, func(ctx context.Context) (*unstructured.Unstructured, error) {
+	obj, err := kube.Retry(p.ctx, p.c, func(ctx context.Context) (*unstructured.Unstructured, error) {
 		ctx, cancel := context.WithTimeout(ctx, p.opts.RequestTimeout)
 		defer cancel()
 		return res.Get(ctx, name, metav1.GetOptions{})
@@ -210,7 +200,7 @@ func (p *pruner) get(res dynamic.ResourceInterface, name string) (*unstructured.
 
 // liveInventory reads the inventory object as it is in the cluster.
 func (p *pruner) liveInventory() (*unstructured.Unstructured, bool) {
-	id := p.inv.obj.ID()
+	id := p.inv.Obj.ID()
 	ns := id.Namespace
 	res, m, err := p.resource(id.GroupKind(), ns)
 	if err != nil {
@@ -241,14 +231,14 @@ func (p *pruner) candidate(id object.ID, owned func(*unstructured.Unstructured) 
 	}
 	res, m, err := p.resource(id.GroupKind(), id.Namespace)
 	if err != nil {
-		p.out.Kept = append(p.out.Kept, Kept{ID: id, Inventory: p.inv.name, Reason: fmt.Sprintf("its kind %s is not served by the cluster: %v", id.GroupKind(), err)})
+		p.out.Kept = append(p.out.Kept, Kept{ID: id, Inventory: p.inv.Name, Reason: fmt.Sprintf("its kind %s is not served by the cluster: %v", id.GroupKind(), err)})
 		return
 	}
 	id.Version = m.GroupVersionKind.Version
 	live, err := p.get(res, id.Name)
 	if err != nil {
-		p.out.Deletes = append(p.out.Deletes, dryrun.Result{ID: id, Inventory: p.inv.name,
-			Err: &dryrun.Message{Reason: reason.Error, Message: fmt.Sprintf("listed by %s for deletion, but it cannot be read: %v", p.inv.name, err)}})
+		p.out.Deletes = append(p.out.Deletes, dryrun.Result{ID: id, Inventory: p.inv.Name,
+			Err: &dryrun.Message{Reason: reason.Error, Message: fmt.Sprintf("listed by %s for deletion, but it cannot be read: %v", p.inv.Name, err)}})
 		return
 	}
 	if live == nil {
@@ -256,17 +246,18 @@ func (p *pruner) candidate(id object.ID, owned func(*unstructured.Unstructured) 
 		return
 	}
 	if ok, why := owned(live); !ok {
-		p.out.Kept = append(p.out.Kept, Kept{ID: id, Inventory: p.inv.name, Reason: why})
+		p.out.Kept = append(p.out.Kept, Kept{ID: id, Inventory: p.inv.Name, Reason: why})
 		return
 	}
-	r := dryrun.Result{ID: id, Live: live, Inventory: p.inv.name, Object: render.Object{Obj: live, Source: p.inv.obj.Source, Doc: p.inv.obj.Doc}}
+	r := dryrun.Result{ID: id, Live: live, Inventory: p.inv.Name, Object: render.Object{Obj: live, Source: p.inv.Obj.Source, Doc: p.inv.Obj.Doc}}
 	prop := p.opts.Propagation
-	if _, err := dryrun.Retry(p.ctx, p.c, func(ctx context.Context) (struct{}, error) {
+	if _, err := kube.Retry(p.ctx, p.c, func(ctx context.Context) (struct{}, error) {
 		ctx, cancel := context.WithTimeout(ctx, p.opts.RequestTimeout)
 		defer cancel()
 		return struct{}{}, res.Delete(ctx, id.Name, metav1.DeleteOptions{DryRun: []string{metav1.DryRunAll}, PropagationPolicy: &prop})
 	}); err != nil {
-		r.Err = dryrun.DescribeError(p.c, "delete", &r, err)
+		m := dryrun.Message(kube.Describe(p.c, "delete", id, err))
+		r.Err = &m
 	} else if id.Group == "apiextensions.k8s.io" && id.Kind == "CustomResourceDefinition" {
 		r.CustomResources = p.countCustomResources(live)
 	}
@@ -291,7 +282,7 @@ func (p *pruner) countCustomResources(crd *unstructured.Unstructured) *int64 {
 		return nil
 	}
 	res := p.c.Dynamic.Resource(schema.GroupVersionResource{Group: group, Version: version, Resource: plural})
-	list, err := dryrun.Retry(p.ctx, p.c, func(ctx context.Context) (*unstructured.UnstructuredList, error) {
+	list, err := kube.Retry(p.ctx, p.c, func(ctx context.Context) (*unstructured.UnstructuredList, error) {
 		ctx, cancel := context.WithTimeout(ctx, p.opts.RequestTimeout)
 		defer cancel()
 		return res.List(ctx, metav1.ListOptions{Limit: 1})
@@ -309,18 +300,13 @@ func (p *pruner) countCustomResources(crd *unstructured.Unstructured) *int64 {
 	return &n
 }
 
-func hasFormat(invs []inventory, format string) bool {
-	for _, inv := range invs {
-		if inv.format == format {
-			return true
-		}
-	}
-	return false
+func hasFormat(invs []inventory.Inventory, format inventory.Format) bool {
+	return slices.ContainsFunc(invs, func(inv inventory.Inventory) bool { return inv.Format == format })
 }
 
 // liveApplySetParent reads the parent drift.yaml names, as kubectl's --applyset
 // does: RESOURCE[.GROUP]/NAME, or NAME for a Secret. nil when it does not exist yet.
-func liveApplySetParent(ctx context.Context, c *dryrun.Clients, opts Options) (*inventory, error) {
+func liveApplySetParent(ctx context.Context, c *kube.Clients, opts Options) (*inventory.Inventory, error) {
 	resource, name, ok := strings.Cut(opts.ApplySet, "/")
 	if !ok {
 		resource, name = "secrets", opts.ApplySet
@@ -340,7 +326,7 @@ func liveApplySetParent(ctx context.Context, c *dryrun.Clients, opts Options) (*
 		ns = opts.Namespace
 		res = c.Dynamic.Resource(m.Resource).Namespace(ns)
 	}
-	live, err := dryrun.Retry(ctx, c, func(ctx context.Context) (*unstructured.Unstructured, error) {
+	live, err := kube.Retry(ctx, c, func(ctx context.Context) (*unstructured.Unstructured, error) {
 		ctx, cancel := context.WithTimeout(ctx, opts.RequestTimeout)
 		defer cancel()
 		return res.Get(ctx, name, metav1.GetOptions{})
@@ -352,5 +338,5 @@ func liveApplySetParent(ctx context.Context, c *dryrun.Clients, opts Options) (*
 		return nil, fmt.Errorf("applySet %s: the parent cannot be read: %v", opts.ApplySet, err)
 	}
 	obj := render.Object{Obj: live, Source: "drift.yaml"}
-	return &inventory{format: FormatApplySet, obj: obj, name: "ApplySet " + gvk.Kind + " " + displayName(obj.ID())}, nil
+	return &inventory.Inventory{Format: inventory.ApplySet, Obj: obj, Name: "ApplySet " + gvk.Kind + " " + inventory.DisplayName(obj.ID())}, nil
 }

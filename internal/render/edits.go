@@ -1,6 +1,7 @@
 package render
 
 import (
+	"cmp"
 	"fmt"
 	"io/fs"
 	"maps"
@@ -44,7 +45,7 @@ func kustomizeSpec(fsys fs.FS, spec Spec) *Result {
 	}
 	if data != nil && spec.Kustomize != nil {
 		if data, err = editKustomization(data, spec.Kustomize); err != nil {
-			return &Result{Failures: []Failure{{Source: firstOf(kfile, displayDir(dir)), Reason: reason.RenderFailed, Message: err.Error()}},
+			return &Result{Failures: []Failure{{Source: cmp.Or(kfile, displayDir(dir)), Reason: reason.RenderFailed, Message: err.Error()}},
 				Inputs: Inputs{Trees: []string{dir}}}
 		}
 	}
@@ -154,14 +155,4 @@ func addMetadata(kind string, dst, add map[string]string, force bool) (map[strin
 		out[k] = add[k]
 	}
 	return out, nil
-}
-
-// firstOf is the first value that is set.
-func firstOf(vals ...string) string {
-	for _, v := range vals {
-		if v != "" {
-			return v
-		}
-	}
-	return ""
 }

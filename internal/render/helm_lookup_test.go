@@ -45,11 +45,7 @@ data:
 // SDK, then renders it in a render worker: with lookup the password is the installed
 // one (no diff), without it a new random one.
 func TestHelmLookupReadsTheLiveClusterOnlyWhenAllowed(t *testing.T) {
-	env, err := testenv.Start()
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = env.Stop() })
+	env := testenv.StartFor(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
 

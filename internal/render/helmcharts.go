@@ -2,6 +2,7 @@ package render
 
 import (
 	"bytes"
+	"cmp"
 	"fmt"
 	"io/fs"
 	"path"
@@ -39,7 +40,7 @@ import (
 func chartKey(h kustypes.HelmChart) string { return h.Repo + "\x00" + h.Name + "\x00" + h.Version }
 
 // chartVersion is the version to fetch for an entry: its own, or Helm's latest ("*").
-func chartVersion(h kustypes.HelmChart) string { return firstOf(h.Version, "*") }
+func chartVersion(h kustypes.HelmChart) string { return cmp.Or(h.Version, "*") }
 
 // chartDir is where kustomize looks for an entry's chart.
 func chartDir(hc helmCharts, h kustypes.HelmChart) string {
@@ -175,7 +176,7 @@ func inflate(fsys fs.FS, hc helmCharts, h kustypes.HelmChart, archives map[strin
 		inline = v
 	}
 	var vals map[string]any
-	switch firstOf(h.ValuesMerge, "override") {
+	switch cmp.Or(h.ValuesMerge, "override") {
 	case "override":
 		vals = mergeValues(base, inline)
 	case "merge":

@@ -1,6 +1,7 @@
 package render
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"io/fs"
@@ -127,7 +128,7 @@ func (c *Cache) fetchDependencies(fsys fs.FS, spec Spec) (Spec, *Result) {
 		if !remote || vendoredIn(entries, d.Name) {
 			continue
 		}
-		ref := ChartRef{RepoURL: d.Repository, Name: d.Name, Version: firstOf(locked[d.Name], d.Version)}
+		ref := ChartRef{RepoURL: d.Repository, Name: d.Name, Version: cmp.Or(locked[d.Name], d.Version)}
 		dep := spec
 		dep.Helm.Chart = &ref
 		fetched, extra := c.fetchChart(dep)

@@ -8,6 +8,7 @@ package risk
 import (
 	"fmt"
 	"sort"
+	"strings"
 
 	"github.com/drift-gitops/drift/internal/object"
 )
@@ -76,16 +77,16 @@ func Check(names []string) error {
 	return nil
 }
 
-func ruleNames() string {
-	s := ""
-	for i, r := range Rules() {
-		if i > 0 {
-			s += ", "
-		}
-		s += r.Name
+// Names are the rules' names, sorted.
+func Names() []string {
+	var out []string
+	for _, r := range Rules() {
+		out = append(out, r.Name)
 	}
-	return s
+	return out
 }
+
+func ruleNames() string { return strings.Join(Names(), ", ") }
 
 // Evaluate runs every rule not disabled over c, in the table's order.
 func Evaluate(c Change, disabled map[string]bool) []Finding {

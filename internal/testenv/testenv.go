@@ -1,9 +1,12 @@
 // Package testenv starts real kube-apiserver + etcd pairs through envtest for tests.
 // The binaries come from KUBEBUILDER_ASSETS, which make test sets with
-// hack/envtest-assets.sh.
+// hack/envtest-assets.sh. Without it, a test that needs a server is skipped, saying
+// how to run it, except under CI=true, where it fails: a CI run never passes by
+// skipping what it was meant to check.
 package testenv
 
 import (
+	"flag"
 	"fmt"
 	"io"
 	"log"
@@ -11,6 +14,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"sync"
 	"testing"
 
 	"k8s.io/client-go/rest"
@@ -26,10 +30,22 @@ type Env struct {
 	dir        string
 }
 
+// missing says why no server can be started here, and how to get one ("" when one can).
+func missing() string {
+	if os.Getenv("KUBEBUILDER_ASSETS") != "" {
+		return ""
+	}
+	return "KUBEBUILDER_ASSETS is not set: run the tests with make test, or export KUBEBUILDER_ASSETS=$(hack/envtest-assets.sh)"
+}
+
+// inCI reports whether the tests run in CI (CI=true), where a test that needs a
+// server fails without one instead of being skipped.
+func inCI() bool { return os.Getenv("CI") == "true" }
+
 // Start starts an API server. Call Stop when done.
 func Start() (*Env, error) {
-	if os.Getenv("KUBEBUILDER_ASSETS") == "" {
-		return nil, fmt.Errorf("KUBEBUILDER_ASSETS is not set: run the tests with make test, or export KUBEBUILDER_ASSETS=$(hack/envtest-assets.sh)")
+	if why := missing(); why != "" {
+		return nil, fmt.Errorf("%s", why)
 	}
 	env := &envtest.Environment{}
 	// envtest turns the ServiceAccount admission plugin off; a real cluster runs it
@@ -61,9 +77,90 @@ func (e *Env) Stop() error {
 	return err
 }
 
-// Main is a TestMain body for packages that share one API server: it starts the server,
-// hands it to set, runs the tests, stops it and returns the exit code for os.Exit.
+// Shared is the one API server the tests of a package share, started by the first
+// test that asks for it (Env), so that the package's tests that need no server run
+// without one. Its zero value is ready to use; the package's TestMain stops it
+// (Run).
+type Shared struct {
+	once sync.Once
+	env  *Env
+	err  error
+}
+
+// Env returns the shared server, starting it on first use. Without the binaries the
+// test is skipped with what to do (failed under CI=true); a server that does not
+// start fails the test.
+func (s *Shared) Env(t testing.TB) *Env {
+	t.Helper()
+	require(t)
+	s.once.Do(func() { s.env, s.err = Start() })
+	if s.err != nil {
+		t.Fatal(s.err)
+	}
+	return s.env
+}
+
+// StartFor starts a server of the test's own, stopped when the test ends; without
+// the binaries the test is skipped with what to do (failed under CI=true).
+func StartFor(t testing.TB) *Env {
+	t.Helper()
+	require(t)
+	e, err := Start()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = e.Stop() })
+	return e
+}
+
+// require skips t, or fails it under CI=true, when no server can be started.
+func require(t testing.TB) {
+	t.Helper()
+	if why := missing(); why != "" {
+		if inCI() {
+			t.Fatalf("this test needs a real API server and CI=true: %s", why)
+		}
+		t.Skipf("this test needs a real API server: %s", why)
+	}
+}
+
+// Stop stops the server if a test started it.
+func (s *Shared) Stop() error {
+	if s.env == nil {
+		return nil
+	}
+	return s.env.Stop()
+}
+
+// Run is a TestMain body for a package whose tests share s: it runs the tests, stops
+// the server if one was started and returns the exit code for os.Exit.
+func Run(m *testing.M, s *Shared) int {
+	code := m.Run()
+	if err := s.Stop(); err != nil {
+		fmt.Fprintln(os.Stderr, "stopping the test API server:", err)
+	}
+	return code
+}
+
+// Main is a TestMain body for packages whose every test uses one server through a
+// package variable: it starts the server, hands it to set, runs the tests, stops it
+// and returns the exit code for os.Exit. Without the binaries no test runs (go test
+// says "no tests to run") and the message says what to do; under CI=true the
+// package fails instead.
 func Main(m *testing.M, set func(*Env)) int {
+	if why := missing(); why != "" {
+		if inCI() {
+			fmt.Fprintf(os.Stderr, "the tests of this package need a real API server and CI=true: %s\n", why)
+			return 1
+		}
+		fmt.Fprintf(os.Stderr, "skipping the tests of this package, which need a real API server: %s\n", why)
+		flag.Parse() // -run given on the command line must not bring them back
+		if err := flag.Set("test.run", "^$"); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 1
+		}
+		return m.Run()
+	}
 	e, err := Start()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
