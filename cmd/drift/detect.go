@@ -6,19 +6,9 @@ import (
 	"github.com/spf13/cobra"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
-	"github.com/drift-gitops/drift/internal/plan"
+	"github.com/drift-gitops/drift/internal/app"
+	"github.com/drift-gitops/drift/internal/cli"
 )
-
-// detectOptions hold everything drift detect is told: the shared flags and
-// --github-issue. There is no base, no cluster of its own and no split: the tracked
-// branch against the live clusters, every difference drift.
-type detectOptions struct {
-	commonOptions
-}
-
-// pullRequestFlags are the GitHub side's flags for a pull request, which drift detect
-// refuses rather than ignores.
-var pullRequestFlags = []string{"github-comment", "github-check", "comment-file", "html-artifact", "gitlab-note", "gitlab-status"}
 
 // diffOnlyFlags are drift diff's flags drift detect has not, named when it is given one.
 var diffOnlyFlags = []string{"base", "cluster", "crds-from-context", "config-from", "no-split-drift"}
@@ -26,8 +16,7 @@ var diffOnlyFlags = []string{"base", "cluster", "crds-from-context", "config-fro
 // newDetectCommand is drift diff for a scheduled job: the tracked branch against the
 // live cluster, every difference reported as drift.
 func newDetectCommand(streams genericiooptions.IOStreams) *cobra.Command {
-	o := &detectOptions{}
-	o.init(streams)
+	cfg, o := app.NewConfig(streams.Out, streams.ErrOut), &app.Run{}
 	cmd := &cobra.Command{
 		Use:   "detect",
 		Short: "Report where the cluster no longer matches the repository (drift)",
@@ -46,25 +35,17 @@ Exit status: 0 no drift, 1 drift, 2 errors (the report is then incomplete).`,
   # Drift of the staging overlay, as JSON
   drift detect --target shop-staging -o json`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			for _, name := range pullRequestFlags {
-				if o.flagSet(name) {
-					return fmt.Errorf("--%s is for a pull request's preview (drift diff); drift detect keeps an issue instead (--github-issue)", name)
-				}
-			}
-			return o.run(cmd.Context(), mode{configFrom: plan.ConfigFromBase, drift: true})
-		},
+		RunE: func(cmd *cobra.Command, _ []string) error { return cfg.Detect(cmd.Context(), o) },
 	}
-	o.addFlags(cmd.Flags())
-	cmd.Flags().BoolVar(&o.github.Issue, "github-issue", false, "keep one GitHub issue (label drift) for this target set: opened when drift appears, updated when it changes, closed when it is gone")
-	o.gitlab.addIssueFlag(cmd.Flags())
+	bindRun(cmd, cfg, o)
+	bindIssues(cmd.Flags(), o)
 	cmd.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		for _, name := range diffOnlyFlags {
 			if err.Error() == "unknown flag: --"+name {
-				return flagError(c, fmt.Errorf("%w: drift detect checks --ref (default: the default branch) against the live cluster of each target; use drift diff for --base, --cluster, --crds-from-context, --config-from and --no-split-drift", err))
+				return cli.FlagError(c, fmt.Errorf("%w: drift detect checks --ref (default: the default branch) against the live cluster of each target; use drift diff for --base, --cluster, --crds-from-context, --config-from and --no-split-drift", err))
 			}
 		}
-		return flagError(c, err)
+		return cli.FlagError(c, err)
 	})
 	return cmd
 }

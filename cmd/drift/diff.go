@@ -4,26 +4,13 @@ import (
 	"github.com/spf13/cobra"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
+	"github.com/drift-gitops/drift/internal/app"
 	"github.com/drift-gitops/drift/internal/plan"
 )
 
-// diffOptions hold everything drift diff is told: the shared flags, and those that
-// compare two refs or pick the cluster.
-type diffOptions struct {
-	commonOptions
-
-	Cluster         string
-	Base            string
-	ConfigFrom      string
-	NoSplitDrift    bool
-	CRDsFromContext string
-	LookupSecrets   bool
-}
-
 // newDiffCommand previews what applying a git ref would change in its clusters.
 func newDiffCommand(streams genericiooptions.IOStreams) *cobra.Command {
-	o := &diffOptions{}
-	o.init(streams)
+	cfg, o := app.NewConfig(streams.Out, streams.ErrOut), &app.Diff{}
 	cmd := &cobra.Command{
 		Use:   "diff",
 		Short: "Preview what applying a git ref would change in the cluster",
@@ -49,14 +36,10 @@ Exit status: 0 no changes, 1 changes, 2 errors (the report is then incomplete).`
   # Two targets of drift.yaml by name
   drift diff --target web-prod --target 'api-*'`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			o.Base = o.gitlabBase(o.Base)
-			return o.run(cmd.Context(), mode{base: o.Base, cluster: o.Cluster, configFrom: o.ConfigFrom,
-				splitDrift: o.Base != "" && !o.NoSplitDrift, crdsFromContext: o.CRDsFromContext, lookupSecrets: o.LookupSecrets})
-		},
+		RunE: func(cmd *cobra.Command, _ []string) error { return cfg.Diff(cmd.Context(), o) },
 	}
+	bindRun(cmd, cfg, &o.Run)
 	f := cmd.Flags()
-	o.addFlags(f)
 	f.StringVar(&o.Cluster, "cluster", "", `kubeconfig cluster to use, or "ephemeral" for a throwaway local API server seeded with --base`)
 	f.StringVar(&o.Base, "base", "", "diff only the targets whose inputs changed since this ref; with --cluster ephemeral, also the ref loaded into the server first (what is deployed)")
 	f.StringVar(&o.ConfigFrom, "config-from", plan.ConfigFromBase, "with --base, where rules, clusters and appliers come from: base (the trusted side of a pull request) or head (everything from the previewed ref; trusted local runs only)")

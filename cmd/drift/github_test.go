@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/drift-gitops/drift/internal/app"
 	"github.com/drift-gitops/drift/internal/github"
 	"github.com/drift-gitops/drift/internal/github/githubtest"
 	"github.com/drift-gitops/drift/internal/publish"
@@ -97,13 +98,14 @@ func TestGitHubCommentCheckAndSummary(t *testing.T) {
 // line, is in what publish is asked to do.
 func TestEveryGitHubFlagReachesPublish(t *testing.T) {
 	t.Parallel()
-	var g githubOptions
+	var o app.Run
+	g := &o.GitHub
 	f := pflag.NewFlagSet("diff", pflag.ContinueOnError)
-	g.addFlags(f)
+	bindGitHub(f, g)
 	args := []string{"--github-comment", "--github-check=false", "--fail-on-deletes", "--github-token=tok", "--github-repository=acme/gitops",
 		"--github-pr=7", "--github-api-url=https://ghe.example/api/v3", "--github-author=deploy-app[bot]", "--github-sha=abc",
 		"--step-summary=s.md", "--json-report=r.json", "--comment-file=c.md", "--github-output", "--github-issue"}
-	f.BoolVar(&g.Issue, "github-issue", false, "") // drift detect's flag
+	f.BoolVar(&g.Issue, "github-issue", false, "") // drift detect's flag, bound by bindIssues
 	if err := f.Parse(args); err != nil {
 		t.Fatal(err)
 	}
@@ -114,7 +116,7 @@ func TestEveryGitHubFlagReachesPublish(t *testing.T) {
 	}
 	want := publish.Options{JSONReport: "r.json", Outputs: true, Comment: true, Check: false, Issue: true, CommentFile: "c.md",
 		GitHub: github.Context{Token: "tok", Repository: "acme/gitops", APIURL: "https://ghe.example/api/v3", PR: 7, HeadSHA: "abc", Author: "deploy-app[bot]", StepSummary: "s.md"}}
-	if got := g.options(); got != want || !g.FailOnDeletes {
+	if got := g.Options(); got != want || !g.FailOnDeletes {
 		t.Errorf("options = %+v\nwant      %+v", got, want)
 	}
 }

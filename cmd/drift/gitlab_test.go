@@ -9,12 +9,9 @@ import (
 	"testing"
 
 	"github.com/spf13/pflag"
-	"k8s.io/cli-runtime/pkg/genericiooptions"
 
-	"github.com/drift-gitops/drift/internal/gitlab"
+	"github.com/drift-gitops/drift/internal/app"
 	"github.com/drift-gitops/drift/internal/gitlab/gitlabtest"
-	"github.com/drift-gitops/drift/internal/plan"
-	"github.com/drift-gitops/drift/internal/publish"
 )
 
 const glToken = "glpat-drift-test-token"
@@ -100,78 +97,30 @@ func TestGitLabJobTokenAloneIsRefusedBeforeAnyWork(t *testing.T) {
 	}
 }
 
-// TestEveryGitLabFlagReachesPublish: each flag of the GitLab side, set on the command
-// line, is in what publish is asked to do; one forge at a time.
-func TestEveryGitLabFlagReachesPublish(t *testing.T) {
+// TestEveryGitLabFlagIsBound: each flag of the GitLab side, set on the command line,
+// lands in app.GitLab.
+func TestEveryGitLabFlagIsBound(t *testing.T) {
 	t.Parallel()
-	var g gitlabOptions
+	var o app.Run
 	f := pflag.NewFlagSet("diff", pflag.ContinueOnError)
-	g.addFlags(f)
-	g.addIssueFlag(f)
+	bindGitLab(f, &o.GitLab)
+	bindIssues(f, &o)
 	args := []string{"--gitlab-note", "--gitlab-status=false", "--gitlab-token=tok", "--gitlab-project=acme/gitops", "--gitlab-mr=7",
 		"--gitlab-api-url=https://gitlab.example/api/v4", "--gitlab-sha=abc", "--gitlab-dotenv=d.env", "--gitlab-issue"}
 	if err := f.Parse(args); err != nil {
 		t.Fatal(err)
 	}
 	n := 0
-	f.VisitAll(func(*pflag.Flag) { n++ })
+	f.VisitAll(func(fl *pflag.Flag) {
+		if strings.HasPrefix(fl.Name, "gitlab-") {
+			n++
+		}
+	})
 	if n != len(args) {
-		t.Fatalf("%d flags, the test sets %d: set the new one", n, len(args))
+		t.Fatalf("%d GitLab flags, the test sets %d: set the new one", n, len(args))
 	}
-	var got publish.Options
-	if err := g.apply(&got); err != nil {
-		t.Fatal(err)
-	}
-	want := publish.Options{Forge: publish.GitLab, Comment: true, Check: false, Issue: true, Dotenv: "d.env",
-		GitLab: gitlab.Context{Token: "tok", Project: "acme/gitops", MR: 7, APIURL: "https://gitlab.example/api/v4", HeadSHA: "abc"}}
-	if got != want {
-		t.Errorf("options = %+v\nwant      %+v", got, want)
-	}
-	if err := g.apply(&publish.Options{Comment: true}); err == nil || !strings.Contains(err.Error(), "give one forge's") {
-		t.Errorf("both forges: %v", err)
-	}
-}
-
-// gitlabOptionsIn are diff's options parsed from args in the environment env.
-func gitlabOptionsIn(t *testing.T, env map[string]string, args ...string) (*diffOptions, error) {
-	t.Helper()
-	o := &diffOptions{}
-	o.init(genericiooptions.IOStreams{})
-	o.getenv = func(k string) string { return env[k] }
-	f := pflag.NewFlagSet("diff", pflag.ContinueOnError)
-	o.addFlags(f)
-	f.StringVar(&o.Base, "base", "", "")
-	if err := f.Parse(args); err != nil {
-		t.Fatal(err)
-	}
-	return o, o.validate(plan.ConfigFromBase)
-}
-
-// TestAGitLabParallelJobIsAShard: in a job with parallel: N, CI_NODE_INDEX of
-// CI_NODE_TOTAL is the run's --shard unless --shard is given, and such a job may not
-// publish; the branches are the merge request's, and the base its diff base.
-func TestAGitLabParallelJobIsAShard(t *testing.T) {
-	t.Parallel()
-	env := map[string]string{"GITLAB_CI": "true", "CI_NODE_INDEX": "2", "CI_NODE_TOTAL": "3",
-		"CI_MERGE_REQUEST_SOURCE_BRANCH_NAME": "feature", "CI_MERGE_REQUEST_TARGET_BRANCH_NAME": "main", "CI_MERGE_REQUEST_DIFF_BASE_SHA": "base123"}
-	o, err := gitlabOptionsIn(t, env)
-	if err != nil || o.shard != (plan.Shard{Index: 2, Count: 3}) {
-		t.Errorf("parallel job: %+v %v", o.shard, err)
-	}
-	if got := strings.Join(o.branches(), ","); got != "main,feature" {
-		t.Errorf("branches = %s", got)
-	}
-	if b := o.gitlabBase(o.Base); b != "base123" {
-		t.Errorf("base = %q", b)
-	}
-	if o, err := gitlabOptionsIn(t, env, "--shard", "1/1", "--base", "main"); err != nil || o.shard.Sharded() || o.gitlabBase(o.Base) != "main" {
-		t.Errorf("--shard and --base given: %+v %v", o.shard, err)
-	}
-	if _, err := gitlabOptionsIn(t, env, "--gitlab-note"); err == nil || !strings.Contains(err.Error(), "--gitlab-note with --shard (or a GitLab parallel job)") {
-		t.Errorf("a shard that publishes: %v", err)
-	}
-	delete(env, "GITLAB_CI")
-	if o, err := gitlabOptionsIn(t, env); err != nil || o.shard.Sharded() || o.branches() != nil {
-		t.Errorf("outside GitLab CI: %+v %v %v", o.shard, o.branches(), err)
+	want := app.GitLab{Note: true, Status: false, Token: "tok", Project: "acme/gitops", MR: 7, APIURL: "https://gitlab.example/api/v4", HeadSHA: "abc", Dotenv: "d.env", Issue: true}
+	if o.GitLab != want {
+		t.Errorf("bound %+v\nwant  %+v", o.GitLab, want)
 	}
 }

@@ -10,6 +10,8 @@ import (
 	"github.com/go-logr/logr"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 	"k8s.io/klog/v2"
+
+	"github.com/drift-gitops/drift/internal/cli"
 )
 
 // main runs drift, or one of its helper processes, and exits with its status.
@@ -21,7 +23,7 @@ func main() {
 	// itself, once, in its own words.
 	klog.SetLogger(logr.Discard())
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	stopProfiling := startProfiling()
+	stopProfiling := cli.StartProfiling()
 	code := run(ctx, genericiooptions.IOStreams{In: os.Stdin, Out: os.Stdout, ErrOut: os.Stderr}, os.Args[1:])
 	stopProfiling()
 	stop()

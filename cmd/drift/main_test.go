@@ -33,10 +33,15 @@ func TestMain(m *testing.M) {
 		main()
 		return
 	}
-	code := testenv.Main(m, func(e *testenv.Env) { env = e })
+	code := testenv.Main(m, func(e *testenv.Env) { env = e }, serverless...)
 	stopSecond()
 	os.Exit(code)
 }
+
+// serverless are the tests of this package that need no API server: without one,
+// they alone run.
+var serverless = []string{"TestVersion", "TestVersionFlagAndCommand", "TestCompletion", "TestHelpGroupsFlagsAndErrorsPointToIt",
+	"TestEveryGitHubFlagReachesPublish", "TestEveryGitLabFlagIsBound", "TestTrustStepLogCarriesNoCommandFromAReport"}
 
 type outcome struct {
 	code           int
@@ -47,7 +52,7 @@ type outcome struct {
 func drift(t *testing.T, args ...string) outcome {
 	t.Helper()
 	var out, errOut bytes.Buffer
-	if len(args) > 0 && (args[0] == "diff" || args[0] == "detect") {
+	if len(args) > 0 && (args[0] == "diff" || args[0] == "detect") && env != nil {
 		args = append(args, "--kubeconfig", env.Kubeconfig)
 	}
 	code := run(context.Background(), genericiooptions.IOStreams{In: strings.NewReader(""), Out: &out, ErrOut: &errOut}, args)

@@ -9,23 +9,19 @@ import (
 	"github.com/spf13/cobra"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
+	"github.com/drift-gitops/drift/internal/app"
+	"github.com/drift-gitops/drift/internal/cli"
 	"github.com/drift-gitops/drift/internal/steplog"
 )
 
 // Exit codes, as kubectl diff: 0 no changes, 1 changes, 2 errors; and 3 when a
 // complete report fails the policy the run was given (--fail-on, failOn).
 const (
-	exitNoChanges = 0
-	exitChanges   = 1
-	exitError     = 2
-	// exitPolicy: the report is complete but fails the policy (--fail-on, failOn).
-	exitPolicy = 3
+	exitNoChanges = int(app.NoChanges)
+	exitChanges   = int(app.Changes)
+	exitError     = int(app.Errors)
+	exitPolicy    = int(app.Policy)
 )
-
-// exitStatus carries a command's exit code without being an error message.
-type exitStatus struct{ code int }
-
-func (e exitStatus) Error() string { return fmt.Sprintf("exit status %d", e.code) }
 
 // run executes drift with args and returns the process exit code.
 func run(ctx context.Context, streams genericiooptions.IOStreams, args []string) int {
@@ -53,12 +49,12 @@ func execute(streams genericiooptions.IOStreams, command func(genericiooptions.I
 		}()
 	}
 	err := command(streams)
-	var status exitStatus
+	var status app.Exit
 	switch {
 	case err == nil:
 		return exitNoChanges
 	case errors.As(err, &status):
-		return status.code
+		return int(status)
 	default:
 		fmt.Fprintf(streams.ErrOut, "drift: error: %v\n", err)
 		return exitError
@@ -80,15 +76,15 @@ unchanged, delete or error, with a unified diff.`,
 	root.SetErr(streams.ErrOut)
 	root.Version = versionString()
 	root.SetVersionTemplate("{{.Version}}\n")
-	var v verbosity
-	v.addFlags(root.PersistentFlags())
-	root.PersistentPreRunE = func(*cobra.Command, []string) error { return v.apply(streams.ErrOut) }
-	root.SetUsageFunc(usage)
-	root.SetFlagErrorFunc(flagError)
+	var v cli.Verbosity
+	v.AddFlags(root.PersistentFlags())
+	root.PersistentPreRunE = func(*cobra.Command, []string) error { return v.Apply(streams.ErrOut) }
+	root.SetUsageFunc(cli.Usage)
+	root.SetFlagErrorFunc(cli.FlagError)
 	root.AddCommand(newDiffCommand(streams), newDetectCommand(streams), newReportCommand(streams), newSetupCommand(streams), newTargetsCommand(streams), newVersionCommand(streams))
 	var group func(*cobra.Command)
 	group = func(c *cobra.Command) {
-		groupAll(c.Flags())
+		cli.GroupAll(c.Flags())
 		for _, sub := range c.Commands() {
 			group(sub)
 		}

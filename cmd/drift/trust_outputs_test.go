@@ -9,15 +9,14 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"testing/fstest"
 
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
+	"github.com/drift-gitops/drift/internal/app"
 	"github.com/drift-gitops/drift/internal/dryrun"
 	"github.com/drift-gitops/drift/internal/object"
 	"github.com/drift-gitops/drift/internal/reason"
 	"github.com/drift-gitops/drift/internal/report"
-	"github.com/drift-gitops/drift/internal/scrub"
 	"github.com/drift-gitops/drift/internal/steplog/steplogtest"
 )
 
@@ -52,12 +51,10 @@ func TestTrustStepLogCarriesNoCommandFromAReport(t *testing.T) {
 	write := func(outputs bool) outcome {
 		var out, errOut bytes.Buffer
 		code := execute(genericiooptions.IOStreams{In: strings.NewReader(""), Out: &out, ErrOut: &errOut}, func(s genericiooptions.IOStreams) error {
-			o := &commonOptions{}
-			o.init(s)
-			o.Output, o.noObjects, o.github.Outputs, o.scrub = "text", true, outputs, scrub.New()
-			o.files = fstest.MapFS{}
+			o := &app.Run{Output: "text", Report: app.Report{Color: "never"}}
+			o.GitHub.Outputs = outputs
 			r := *rep
-			return o.finish(context.Background(), &r)
+			return app.NewConfig(s.Out, s.ErrOut).Finish(context.Background(), o, &r)
 		})
 		return outcome{code: code, stdout: out.String(), stderr: errOut.String()}
 	}

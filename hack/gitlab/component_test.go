@@ -24,6 +24,7 @@ import (
 
 	"github.com/drift-gitops/drift/internal/gitfixture"
 	"github.com/drift-gitops/drift/internal/gitlab/gitlabtest"
+	"github.com/drift-gitops/drift/internal/testenv"
 )
 
 const (
@@ -174,9 +175,7 @@ func cm(name, color string) string {
 // of two and a merge job, the shards publish nothing and the merge publishes the
 // same note once more.
 func TestTheComponentPreviewsAMergeRequest(t *testing.T) {
-	if os.Getenv("KUBEBUILDER_ASSETS") == "" {
-		t.Fatal("KUBEBUILDER_ASSETS is not set: run the tests with make test, or export KUBEBUILDER_ASSETS=$(hack/envtest-assets.sh)")
-	}
+	testenv.Require(t)
 	c := readComponent(t)
 	rel := releaseServer(t)
 	srv := gitlabtest.New(token)

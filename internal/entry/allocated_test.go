@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/drift-gitops/drift/internal/config"
 	"github.com/drift-gitops/drift/internal/report"
 	"github.com/drift-gitops/drift/internal/report/reporttest"
 )
@@ -71,7 +72,7 @@ func TestOnlyValuesTheServerAllocatesAreMarked(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			o := buildOne(t, reporttest.Result(t, "svc.yaml", 1, tt.rendered, tt.live, tt.merged), report.Rules{})
+			o := buildOne(t, reporttest.Result(t, "svc.yaml", 1, tt.rendered, tt.live, tt.merged), config.Rules{})
 			if o.Category != tt.category {
 				t.Fatalf("category %s, want %s\n%s", o.Category, tt.category, o.Diff)
 			}

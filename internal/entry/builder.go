@@ -5,6 +5,7 @@ import (
 	"slices"
 	"sync"
 
+	"github.com/drift-gitops/drift/internal/config"
 	"github.com/drift-gitops/drift/internal/dryrun"
 	"github.com/drift-gitops/drift/internal/object"
 	"github.com/drift-gitops/drift/internal/report"
@@ -86,11 +87,11 @@ func (b *Builder) Prepare(ti report.TargetInput) {
 // Sensitive reports whether the scrubber must know an object's previewed values
 // before any entry is built: a Secret's, or an object's whose fields a mask rule
 // masks. Other objects' values are never scrubbed from elsewhere.
-func (b *Builder) Sensitive(id object.ID, rules report.Rules) bool {
+func (b *Builder) Sensitive(id object.ID, rules config.Rules) bool {
 	if b.opts.ShowSecrets {
 		return false
 	}
-	return (id.Group == "" && id.Kind == "Secret") || rules.Masks(id)
+	return (id.Group == "" && id.Kind == "Secret") || rules.Masks(id.Group, id.Kind, id.Namespace, id.Name)
 }
 
 // Take builds the entries of a target's i-th object from in, which holds the

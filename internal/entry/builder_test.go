@@ -106,8 +106,8 @@ func TestAReportIsRefusedFromAnotherBuilderThanTheOneTheResultsWentTo(t *testing
 func TestJQIsCompiledOncePerRun(t *testing.T) {
 	t.Parallel()
 	b := NewBuilder(Options{}, scrub.New())
-	rules := func(exprs ...string) report.Rules {
-		return report.Rules{Ignore: []config.IgnoreRule{{Selector: config.Selector{Kind: "ConfigMap"}, JQ: exprs}}}
+	rules := func(exprs ...string) config.Rules {
+		return config.Rules{Ignore: []config.IgnoreRule{{Selector: config.Selector{Kind: "ConfigMap"}, JQ: exprs}}}
 	}
 	a, c := b.compile(rules(".data.a", ".data[")), b.compile(rules(".data["))
 	if a.ignore[0].jq[1] != c.ignore[0].jq[0] || a.ignore[0].jq[0] == a.ignore[0].jq[1] {
@@ -148,7 +148,7 @@ func TestSidesEqualAsYAMLAreUnchangedWhetherOrNotScrubbed(t *testing.T) {
 			sc.AddCredential(strings.Fields(c.scrub)...)
 			b := NewBuilder(Options{}, sc)
 			r := dryrun.Result{ID: object.IDOf(c.live), Object: render.Object{Obj: c.merged, Source: "c.yaml", Doc: 1}, Live: c.live, Merged: c.merged}
-			o, err := b.build(r, b.compile(report.Rules{}), report.SidesApply, "")
+			o, err := b.build(r, b.compile(config.Rules{}), report.SidesApply, "")
 			if err != nil {
 				t.Fatal(err)
 			}

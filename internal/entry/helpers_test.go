@@ -3,6 +3,7 @@ package entry
 import (
 	"testing"
 
+	"github.com/drift-gitops/drift/internal/config"
 	"github.com/drift-gitops/drift/internal/dryrun"
 	"github.com/drift-gitops/drift/internal/report"
 	"github.com/drift-gitops/drift/internal/scrub"
@@ -19,7 +20,7 @@ func build(t *testing.T, in report.Input, opts Options) *report.Report {
 }
 
 // buildOne is the entry of one result of a target with rules.
-func buildOne(t *testing.T, r dryrun.Result, rules report.Rules) report.Object {
+func buildOne(t *testing.T, r dryrun.Result, rules config.Rules) report.Object {
 	t.Helper()
 	rep := build(t, report.Input{Targets: []report.TargetInput{{Name: "t", Results: []dryrun.Result{r}, Rules: rules}}}, Options{})
 	return rep.Targets[0].Objects[0]

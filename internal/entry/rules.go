@@ -11,7 +11,6 @@ import (
 
 	"github.com/drift-gitops/drift/internal/config"
 	"github.com/drift-gitops/drift/internal/object"
-	"github.com/drift-gitops/drift/internal/report"
 )
 
 // rules are a target's ignore and mask rules as the run applies them: JSON pointers
@@ -36,7 +35,7 @@ type maskRule struct {
 }
 
 // compile compiles a target's rules.
-func (b *Builder) compile(r report.Rules) *rules {
+func (b *Builder) compile(r config.Rules) *rules {
 	out := &rules{}
 	for _, rule := range r.Ignore {
 		ir := ignoreRule{Selector: rule.Selector, pointers: pointersOf(rule.Paths), managers: rule.Managers}
@@ -91,7 +90,7 @@ func managedBy(live *unstructured.Unstructured, managers []string) []fieldpath.P
 	}
 	var out []fieldpath.Path
 	for _, mf := range live.GetManagedFields() {
-		if !report.ManagerMatches(managers, mf.Manager) || mf.FieldsV1 == nil {
+		if !config.ManagerMatches(managers, mf.Manager) || mf.FieldsV1 == nil {
 			continue
 		}
 		set := &fieldpath.Set{}

@@ -48,10 +48,10 @@ func TestIgnoreRulesMakeOnlyIgnoredDifferencesUnchanged(t *testing.T) {
 	merged := strings.NewReplacer("replicas: 7", "replicas: 2", `deploy/at: "monday"`, `deploy/at: "tuesday"`, `image: "proxy:3"`, `image: "proxy:4"`).Replace(hpaLive)
 	r := reporttest.Result(t, "web.yaml", 1, "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web, namespace: shop}\n", hpaLive, merged)
 
-	if o := buildOne(t, r, report.Rules{}); o.Category != report.Modify {
+	if o := buildOne(t, r, config.Rules{}); o.Category != report.Modify {
 		t.Fatalf("without rules: %s, want modify", o.Category)
 	}
-	rules := report.Rules{Ignore: []config.IgnoreRule{
+	rules := config.Rules{Ignore: []config.IgnoreRule{
 		{Selector: config.Selector{Group: "apps", Kind: "Deployment"}, Managers: []string{"hpa-*", "sidecar-injector"}},
 		{Selector: config.Selector{Kind: "Deployment", Name: "web"}, Paths: []string{"/metadata/annotations/deploy~1at"}},
 	}}
@@ -66,7 +66,7 @@ func TestIgnoreRulesMakeOnlyIgnoredDifferencesUnchanged(t *testing.T) {
 		t.Fatalf("%s\n%s", o.Category, o.Diff)
 	}
 	// A rule for another kind or namespace does not apply.
-	other := report.Rules{Ignore: []config.IgnoreRule{{Selector: config.Selector{Kind: "StatefulSet"}, Paths: []string{"/spec/replicas"}},
+	other := config.Rules{Ignore: []config.IgnoreRule{{Selector: config.Selector{Kind: "StatefulSet"}, Paths: []string{"/spec/replicas"}},
 		{Selector: config.Selector{Namespace: "prod-*"}, Paths: []string{"/spec/replicas"}}}}
 	if o := buildOne(t, r, other); !strings.Contains(o.Diff, "replicas") {
 		t.Errorf("a rule for another kind or namespace hid replicas:\n%s", o.Diff)
@@ -77,7 +77,7 @@ func TestIgnoreWildcardPathsAndEmptyParents(t *testing.T) {
 	live := "apiVersion: v1\nkind: Pod\nmetadata: {name: p, namespace: n, annotations: {a: '1'}}\nspec: {containers: [{name: a, image: x:1}, {name: b, image: y:1}]}\n"
 	merged := "apiVersion: v1\nkind: Pod\nmetadata: {name: p, namespace: n}\nspec: {containers: [{name: a, image: x:2}, {name: b, image: y:2}]}\n"
 	r := reporttest.Result(t, "p.yaml", 1, merged, live, merged)
-	o := buildOne(t, r, report.Rules{Ignore: []config.IgnoreRule{{Paths: []string{"/spec/containers/*/image", "/metadata/annotations/a"}}}})
+	o := buildOne(t, r, config.Rules{Ignore: []config.IgnoreRule{{Paths: []string{"/spec/containers/*/image", "/metadata/annotations/a"}}}})
 	if o.Category != report.Unchanged {
 		t.Fatalf("%s\n%s", o.Category, o.Diff)
 	}
@@ -88,7 +88,7 @@ func TestMaskRulesHideValuesAndScrubMessages(t *testing.T) {
 	merged := "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: app-credentials, namespace: n}\ndata: {token: new-token-value, user: admin-user, extra: brand-new-value}\n"
 	r := reporttest.Result(t, "cm.yaml", 1, merged, live, merged)
 	r.Warnings = []dryrun.Message{{Reason: reason.ServerWarning, Message: "unknown field with new-token-value"}}
-	rules := report.Rules{Mask: []config.MaskRule{{Selector: config.Selector{Kind: "ConfigMap", Name: "*-credentials"}, Paths: []string{"/data"}}}}
+	rules := config.Rules{Mask: []config.MaskRule{{Selector: config.Selector{Kind: "ConfigMap", Name: "*-credentials"}, Paths: []string{"/data"}}}}
 	o := buildOne(t, r, rules)
 	for _, secret := range []string{"old-token-value", "new-token-value", "admin-user", "brand-new-value"} {
 		if strings.Contains(o.Diff, secret) || strings.Contains(o.Warnings[0].Message, secret) || strings.Contains(o.FromYAML+o.ToYAML, secret) {
@@ -101,7 +101,7 @@ func TestMaskRulesHideValuesAndScrubMessages(t *testing.T) {
 		}
 	}
 	// Not selected: shown as is.
-	plain := buildOne(t, r, report.Rules{Mask: []config.MaskRule{{Selector: config.Selector{Kind: "Secret"}, Paths: []string{"/data"}}}})
+	plain := buildOne(t, r, config.Rules{Mask: []config.MaskRule{{Selector: config.Selector{Kind: "Secret"}, Paths: []string{"/data"}}}})
 	if !strings.Contains(plain.Diff, "new-token-value") {
 		t.Errorf("unselected object masked:\n%s", plain.Diff)
 	}
@@ -110,7 +110,7 @@ func TestMaskRulesHideValuesAndScrubMessages(t *testing.T) {
 func TestNotesBecomeWarnings(t *testing.T) {
 	r := reporttest.Result(t, "job.yaml", 1, "apiVersion: batch/v1\nkind: Job\nmetadata: {name: j, namespace: n}\n", "", "apiVersion: batch/v1\nkind: Job\nmetadata: {name: j, namespace: n}\n")
 	r.Object.Notes = append(r.Object.Notes, render.Note{Reason: reason.HelmHook, Message: "a hook"})
-	o := buildOne(t, r, report.Rules{})
+	o := buildOne(t, r, config.Rules{})
 	if len(o.Warnings) != 1 || o.Warnings[0].Reason != "helm-hook" {
 		t.Errorf("warnings = %v", o.Warnings)
 	}
@@ -120,7 +120,7 @@ func TestDeleteShowsTheWholeLiveObjectWithSecretsMasked(t *testing.T) {
 	live := "apiVersion: v1\nkind: Secret\nmetadata: {name: db, namespace: shop, uid: u1, resourceVersion: '3'}\ndata: {password: " + reporttest.B64("hunter22") + "}\n"
 	r := dryrun.Result{Live: reporttest.Obj(t, live), Inventory: "apply-config ConfigMap n/inventory"}
 	r.ID = object.IDOf(r.Live)
-	o := buildOne(t, r, report.Rules{})
+	o := buildOne(t, r, config.Rules{})
 	if o.Category != report.Delete || o.Inventory != "apply-config ConfigMap n/inventory" || !strings.Contains(o.Diff, "-  password: '***'") ||
 		strings.Contains(o.Diff, reporttest.B64("hunter22")) || strings.Contains(o.Diff, "\n+ ") || !strings.Contains(o.Diff, "@@ -1,8 +0,0 @@") {
 		t.Fatalf("%s %q\n%s", o.Category, o.Inventory, o.Diff)
@@ -134,10 +134,10 @@ func TestTrimKeepsWhatTheReportReads(t *testing.T) {
 	t.Parallel()
 	merged := strings.NewReplacer("replicas: 7", "replicas: 2", `image: "web:1"`, `image: "web:2"`).Replace(hpaLive)
 	rendered := "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web, namespace: shop}\n"
-	for _, rules := range []report.Rules{{}, {Ignore: []config.IgnoreRule{{Selector: config.Selector{Kind: "Deployment"}, Managers: []string{"hpa-*"}}}}} {
+	for _, rules := range []config.Rules{{}, {Ignore: []config.IgnoreRule{{Selector: config.Selector{Kind: "Deployment"}, Managers: []string{"hpa-*"}}}}} {
 		whole := buildOne(t, reporttest.Result(t, "web.yaml", 1, rendered, hpaLive, merged), rules)
 		r := reporttest.Result(t, "web.yaml", 1, rendered, hpaLive, merged)
-		rules.Trim(&r)
+		report.Trim(rules, &r)
 		if r.Merged.GetManagedFields() != nil {
 			t.Errorf("the prediction keeps its managedFields")
 		}

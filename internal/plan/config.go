@@ -7,7 +7,6 @@ import (
 	"os"
 
 	"github.com/drift-gitops/drift/internal/config"
-	"github.com/drift-gitops/drift/internal/report"
 	"github.com/drift-gitops/drift/internal/source"
 )
 
@@ -27,7 +26,7 @@ type Config struct {
 	// Refused names targets that cannot be previewed, with why.
 	Refused map[string]string
 	// Change is the file on both sides, for the report, when they differ.
-	Change *report.ConfigInput
+	Change *config.Change
 }
 
 // ConfigSource says where drift.yaml is read from.
@@ -83,7 +82,7 @@ func LoadConfig(repo *source.Repo, head, base *source.Snapshot, src ConfigSource
 	tr := config.Trusted(baseCfg, headCfg)
 	c.Use, c.Refused = tr.Config, tr.Refused
 	if string(baseData) != string(headData) || len(tr.NotApplied) > 0 {
-		c.Change = &report.ConfigInput{File: name, TrustedFrom: src.BaseRef, Base: string(baseData), Head: string(headData), NotApplied: tr.NotApplied}
+		c.Change = &config.Change{File: name, TrustedFrom: src.BaseRef, Base: string(baseData), Head: string(headData), NotApplied: tr.NotApplied}
 	}
 	return c, nil
 }

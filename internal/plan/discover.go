@@ -16,7 +16,6 @@ import (
 	"github.com/drift-gitops/drift/internal/config"
 	"github.com/drift-gitops/drift/internal/discover"
 	"github.com/drift-gitops/drift/internal/render"
-	"github.com/drift-gitops/drift/internal/report"
 	"github.com/drift-gitops/drift/internal/source"
 )
 
@@ -97,7 +96,7 @@ func Discovered(cfg *Config, found *discover.Result, withConfig bool, base *Base
 	if cfg != nil && cfg.Use != nil {
 		c = cfg.Use
 	}
-	global := report.Rules{Ignore: c.Ignore, Mask: c.Mask}
+	global := config.Rules{Ignore: c.Ignore, Mask: c.Mask}
 	entries := map[string]*config.Target{}
 	var out []Target
 	if withConfig {
@@ -195,13 +194,13 @@ func (c *Config) refused(name string) string {
 }
 
 // fromDiscovered is a discovered target as the run's, its applier to be decided.
-func fromDiscovered(dt discover.Target, c *config.Config, global report.Rules) Target {
+func fromDiscovered(dt discover.Target, c *config.Config, global config.Rules) Target {
 	t := Target{
 		Name: dt.Name, Namespace: dt.DestNamespace, ArgoCD: dt.ArgoCD, Flux: dt.Flux,
 		FieldManager: dt.FieldManager, OwnManager: dt.FieldManager != "",
 		From: dt.From, Parent: dt.Parent, Definition: dt.Inputs, CreateNamespace: dt.CreateNamespace, Notes: dt.Notes,
 		Skipped: dt.Skipped, Skip: discoveredSkip(dt), Refused: dt.Refused, RefusedReason: dt.RefusedReason, ControllerPrune: &dt.Prune,
-		Rules: report.Rules{Ignore: append(append([]config.IgnoreRule{}, global.Ignore...), dt.Ignore...), Mask: global.Mask},
+		Rules: config.Rules{Ignore: append(append([]config.IgnoreRule{}, global.Ignore...), dt.Ignore...), Mask: global.Mask},
 	}
 	if len(dt.Specs) > 0 {
 		t.Spec, t.More = dt.Specs[0], dt.Specs[1:]

@@ -12,7 +12,6 @@ import (
 	"github.com/drift-gitops/drift/internal/config"
 	"github.com/drift-gitops/drift/internal/reason"
 	"github.com/drift-gitops/drift/internal/render"
-	"github.com/drift-gitops/drift/internal/report"
 )
 
 // Target is one target of the run, with drift.yaml's defaults and the overrides
@@ -26,7 +25,7 @@ type Target struct {
 	// OwnManager says it is the target's own or an override, not a default.
 	FieldManager string
 	OwnManager   bool
-	Rules        report.Rules
+	Rules        config.Rules
 	// Entry is the drift.yaml entry, to tell whether it changed since the base.
 	Entry *config.Target
 	// DryRunAggregated lets objects of aggregated APIs be sent.
@@ -115,14 +114,14 @@ type Overrides struct {
 // paths were asked for, else drift.yaml's targets, else root (the directory drift
 // runs in); each target's applier comes from appliers.
 func Targets(cfg *Config, root string, paths []string, ov Overrides, appliers *applier.Registry) []Target {
-	var global report.Rules
+	var global config.Rules
 	var defaults config.Defaults
 	var c *config.Config
 	if cfg != nil {
 		c = cfg.Use
 	}
 	if c != nil {
-		global = report.Rules{Ignore: c.Ignore, Mask: c.Mask}
+		global = config.Rules{Ignore: c.Ignore, Mask: c.Mask}
 		defaults = c.Defaults
 	}
 	var out []Target
@@ -152,7 +151,7 @@ func Targets(cfg *Config, root string, paths []string, ov Overrides, appliers *a
 			FieldManager:     cmp.Or(ct.FieldManager, defaults.FieldManager),
 			OwnManager:       ct.FieldManager != "",
 			Cluster:          ClusterKey{Context: cmp.Or(ct.Context, defaults.Context)},
-			Rules:            report.Rules{Ignore: append(append([]config.IgnoreRule{}, global.Ignore...), ct.Ignore...), Mask: append(append([]config.MaskRule{}, global.Mask...), ct.Mask...)},
+			Rules:            config.Rules{Ignore: append(append([]config.IgnoreRule{}, global.Ignore...), ct.Ignore...), Mask: append(append([]config.MaskRule{}, global.Mask...), ct.Mask...)},
 			Entry:            &ct,
 			DryRunAggregated: ct.DryRunAggregatedAPIs,
 			Flux:             ct.Flux,

@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/drift-gitops/drift/internal/applier"
+	"github.com/drift-gitops/drift/internal/config"
 	"github.com/drift-gitops/drift/internal/kube"
 	"github.com/drift-gitops/drift/internal/object"
 	"github.com/drift-gitops/drift/internal/plan"
@@ -63,7 +64,7 @@ type Sink interface {
 	Prepare(in report.TargetInput)
 	// Sensitive reports whether the sink must know an object's previewed values
 	// before it takes any result.
-	Sensitive(id object.ID, rules report.Rules) bool
+	Sensitive(id object.ID, rules config.Rules) bool
 	// Take takes the result of a target's i-th object: in holds the target's name and
 	// rules and that one result (in Results, or in Split when the target tells the
 	// change apart from drift). It reports whether it took it; the preview then drops

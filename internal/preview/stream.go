@@ -144,7 +144,7 @@ func (s *stream) send(ctx context.Context, t *Target, opts dryrun.Options, skip 
 		s.deps.Progress(s.done, s.total)
 	}
 	opts.Finished = func(i int, r *dryrun.Result) {
-		t.Rules.Trim(r)
+		report.Trim(t.Rules, r)
 		t.addShared(i)
 		t.previewed[i] = true
 		if !take || s.sink == nil {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"sort"
 
+	"github.com/drift-gitops/drift/internal/config"
 	"github.com/drift-gitops/drift/internal/dryrun"
 	"github.com/drift-gitops/drift/internal/object"
 	"github.com/drift-gitops/drift/internal/reason"
@@ -23,7 +24,7 @@ type Input struct {
 	Targets []TargetInput
 	// Config is drift.yaml on both sides of a pull request, when drift read its trusted
 	// part from the base.
-	Config *ConfigInput
+	Config *config.Change
 	// Shard, when set, marks a shard's report (drift diff --shard).
 	Shard *Shard
 }
@@ -44,7 +45,7 @@ type TargetInput struct {
 	Results      []dryrun.Result
 	Failures     []render.Failure
 	// Rules are the target's noise rules.
-	Rules Rules
+	Rules config.Rules
 	// Kept are prune candidates that will not be deleted, and Notes what pruning
 	// looked at.
 	Kept  []KeptInput

@@ -3,6 +3,7 @@ package report
 import (
 	"fmt"
 
+	"github.com/drift-gitops/drift/internal/config"
 	"github.com/drift-gitops/drift/internal/unified"
 )
 
@@ -22,17 +23,9 @@ type ConfigChange struct {
 	Diff string `json:"diff"`
 }
 
-// ConfigInput is the configuration file on both sides of a pull request.
-type ConfigInput struct {
-	File        string
-	TrustedFrom string
-	Base, Head  string
-	NotApplied  []string
-}
-
 // configChange returns the report's note on the configuration, nil when the file is
 // the same on both sides and nothing was left out.
-func configChange(in *ConfigInput) *ConfigChange {
+func configChange(in *config.Change) *ConfigChange {
 	if in == nil || (in.Base == in.Head && len(in.NotApplied) == 0) {
 		return nil
 	}

@@ -163,7 +163,7 @@ func TestMaskedValuesAreScrubbedFromOtherObjects(t *testing.T) {
 	t.Parallel()
 	cm := reporttest.Result(t, "app.yaml", 1, "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web, namespace: shop}\nspec: {template: {metadata: {annotations: {key: \"line-one-of-it\\nline-two-of-it\", pin: 8675309123}}}}\n", "", "")
 	cm.Merged = cm.Object.Obj
-	rules := report.Rules{Mask: []config.MaskRule{{Selector: config.Selector{Kind: "Deployment"}, Paths: []string{"/spec/template/metadata/annotations"}}}}
+	rules := config.Rules{Mask: []config.MaskRule{{Selector: config.Selector{Kind: "Deployment"}, Paths: []string{"/spec/template/metadata/annotations"}}}}
 	other := quoting(t, jsonEscaped("line-one-of-it\nline-two-of-it")+" and "+b64std("line-one-of-it\nline-two-of-it")+" and pin 8675309123 and line-two-of-it")
 	rep := build(t, report.Input{Targets: []report.TargetInput{{Name: "a", Results: []dryrun.Result{cm}, Rules: rules}, {Name: "b", Results: []dryrun.Result{other}}}}, entry.Options{})
 	out := everything(t, rep)

@@ -14,6 +14,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 
@@ -92,7 +93,7 @@ type Shared struct {
 // start fails the test.
 func (s *Shared) Env(t testing.TB) *Env {
 	t.Helper()
-	require(t)
+	Require(t)
 	s.once.Do(func() { s.env, s.err = Start() })
 	if s.err != nil {
 		t.Fatal(s.err)
@@ -104,7 +105,7 @@ func (s *Shared) Env(t testing.TB) *Env {
 // the binaries the test is skipped with what to do (failed under CI=true).
 func StartFor(t testing.TB) *Env {
 	t.Helper()
-	require(t)
+	Require(t)
 	e, err := Start()
 	if err != nil {
 		t.Fatal(err)
@@ -113,8 +114,9 @@ func StartFor(t testing.TB) *Env {
 	return e
 }
 
-// require skips t, or fails it under CI=true, when no server can be started.
-func require(t testing.TB) {
+// Require skips t, or fails it under CI=true, when no server can be started: for a
+// test that starts drift's own ephemeral server.
+func Require(t testing.TB) {
 	t.Helper()
 	if why := missing(); why != "" {
 		if inCI() {
@@ -142,20 +144,24 @@ func Run(m *testing.M, s *Shared) int {
 	return code
 }
 
-// Main is a TestMain body for packages whose every test uses one server through a
-// package variable: it starts the server, hands it to set, runs the tests, stops it
-// and returns the exit code for os.Exit. Without the binaries no test runs (go test
-// says "no tests to run") and the message says what to do; under CI=true the
-// package fails instead.
-func Main(m *testing.M, set func(*Env)) int {
+// Main is a TestMain body for packages whose tests use one server through a package
+// variable: it starts the server, hands it to set, runs the tests, stops it and
+// returns the exit code for os.Exit. Without the binaries only the tests named in
+// serverless run (set is not called), and the message says what to do and what was
+// skipped; under CI=true the package fails instead.
+func Main(m *testing.M, set func(*Env), serverless ...string) int {
 	if why := missing(); why != "" {
 		if inCI() {
 			fmt.Fprintf(os.Stderr, "the tests of this package need a real API server and CI=true: %s\n", why)
 			return 1
 		}
-		fmt.Fprintf(os.Stderr, "skipping the tests of this package, which need a real API server: %s\n", why)
+		fmt.Fprintf(os.Stderr, "skipping the tests of this package that need a real API server (all but %d): %s\n", len(serverless), why)
 		flag.Parse() // -run given on the command line must not bring them back
-		if err := flag.Set("test.run", "^$"); err != nil {
+		only := "^$"
+		if len(serverless) > 0 {
+			only = "^(" + strings.Join(serverless, "|") + ")$"
+		}
+		if err := flag.Set("test.run", only); err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			return 1
 		}

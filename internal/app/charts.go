@@ -1,37 +1,30 @@
-package main
+package app
 
 import (
+	"cmp"
 	"context"
-
-	"github.com/spf13/pflag"
 
 	"github.com/drift-gitops/drift/internal/cachedir"
 	"github.com/drift-gitops/drift/internal/chartrepo"
 	"github.com/drift-gitops/drift/internal/render"
 )
 
-// chartOptions are how charts of chart repositories and registries are fetched.
-type chartOptions struct {
+// Charts are how charts of chart repositories and registries are fetched.
+type Charts struct {
 	Offline          bool
 	ResolveRanges    bool
 	RepositoryConfig string
 	RegistryConfig   string
 }
 
-func (c *chartOptions) addFlags(f *pflag.FlagSet, getenv func(string) string) {
-	f.BoolVar(&c.Offline, "offline", false, "render charts of chart repositories and registries from drift's chart cache alone, without reaching them")
-	f.BoolVar(&c.ResolveRanges, "resolve-ranges", false, "let a chart version range resolve to the highest version it allows (the report says which); without it only exact versions are fetched")
-	f.StringVar(&c.RepositoryConfig, "repository-config", getenv("HELM_REPOSITORY_CONFIG"), "Helm repositories.yaml with the runner's credentials for private chart repositories")
-	f.StringVar(&c.RegistryConfig, "registry-config", getenv("HELM_REGISTRY_CONFIG"), "Helm registry config.json with the runner's credentials for OCI registries")
-}
-
 // fetcher returns what fetches charts from the repositories allow lists (the trusted
 // configuration's charts.allow), into drift's chart cache.
-func (c *chartOptions) fetcher(getenv func(string) string) func(allow []string) render.ChartFetcher {
+func (c *Charts) fetcher(getenv func(string) string) func(allow []string) render.ChartFetcher {
 	return func(allow []string) render.ChartFetcher {
 		return chartFetcher{chartrepo.New(chartrepo.Options{
 			Allow: allow, CacheDir: chartCacheDir(getenv), Offline: c.Offline, ResolveRanges: c.ResolveRanges,
-			RepositoryConfig: c.RepositoryConfig, RegistryConfig: c.RegistryConfig,
+			RepositoryConfig: cmp.Or(c.RepositoryConfig, getenv("HELM_REPOSITORY_CONFIG")),
+			RegistryConfig:   cmp.Or(c.RegistryConfig, getenv("HELM_REGISTRY_CONFIG")),
 		})}
 	}
 }

@@ -1,10 +1,9 @@
-package main
+package app
 
 import (
 	"context"
 
 	"github.com/drift-gitops/drift/internal/entry"
-	"github.com/drift-gitops/drift/internal/ephemeral"
 	"github.com/drift-gitops/drift/internal/kube"
 	"github.com/drift-gitops/drift/internal/plan"
 	"github.com/drift-gitops/drift/internal/preview"
@@ -18,20 +17,20 @@ const ephemeralCluster = "ephemeral"
 // previewDeps connects with kubectl's flags (and diff's --cluster), starts ephemeral
 // servers from drift's assets, shows progress on a terminal, scrubs what it warns
 // and hands each finished result to sink, the run's entry builder.
-func (o *commonOptions) previewDeps(cache *render.Cache, progress *progress, cluster string, sink preview.Sink) preview.Deps {
+func (o *Run) previewDeps(cache *render.Cache, progress *progress, cluster string, sink preview.Sink) preview.Deps {
 	return preview.Deps{
 		Connect: func(ctx context.Context, key plan.ClusterKey) (*kube.Connection, error) {
-			flags := kube.FlagsFor(o.kube, key.Kubeconfig, key.Context)
+			flags := kube.FlagsFor(o.cfg.Kube, key.Kubeconfig, key.Context)
 			if cluster != "" {
 				flags.ClusterName = &cluster
 			}
-			return kube.Connect(ctx, flags, o.Concurrency, o.scrub.AddCredential)
+			return o.cfg.Connect(ctx, flags, o.Concurrency, o.scrub.AddCredential)
 		},
 		StartEphemeral: func(ctx context.Context) (*kube.Connection, func(), error) {
-			return ephemeral.Connect(ctx, o.getenv, o.Concurrency)
+			return o.cfg.StartEphemeral(ctx, o.cfg.Getenv, o.Concurrency)
 		},
 		Cache:    cache,
-		Appliers: o.appliers,
+		Appliers: o.cfg.Appliers,
 		Progress: progress.update,
 		Warnf:    o.warnf,
 		Secrets:  o.scrub.AddSecrets,
@@ -42,8 +41,8 @@ func (o *commonOptions) previewDeps(cache *render.Cache, progress *progress, clu
 // newBuilder is the run's one entry builder, over the run's scrubber, with what the
 // report may show: the preview hands it each result as it finishes, and report.Build
 // gets every entry from it.
-func (o *commonOptions) newBuilder(cluster string) *entry.Builder {
-	return entry.NewBuilder(entry.Options{ShowSecrets: o.ShowSecrets, DisabledRisks: o.disabledRisks, Unified: &o.report.Unified,
+func (o *Run) newBuilder(cluster string) *entry.Builder {
+	return entry.NewBuilder(entry.Options{ShowSecrets: o.ShowSecrets, DisabledRisks: o.disabledRisks, Unified: &o.Report.Unified,
 		Ephemeral: reportCluster(cluster) == report.ClusterEphemeral}, o.scrub)
 }
 
@@ -56,7 +55,7 @@ func reportCluster(cluster string) string {
 }
 
 // previewOptions are the flags as what to preview.
-func (o *commonOptions) previewOptions(m mode) preview.Options {
+func (o *Run) previewOptions(m mode) preview.Options {
 	opts := preview.Options{
 		Concurrency:    o.Concurrency,
 		ForceConflicts: o.ForceConflicts,
@@ -66,8 +65,8 @@ func (o *commonOptions) previewOptions(m mode) preview.Options {
 		FieldManager:   o.FieldManager,
 		Shard:          o.shard,
 	}
-	if o.kube.Namespace != nil {
-		opts.Namespace = *o.kube.Namespace
+	if o.cfg.Kube.Namespace != nil {
+		opts.Namespace = *o.cfg.Kube.Namespace
 	}
 	return opts
 }

@@ -1,26 +1,26 @@
-package main
+package app
 
 import "github.com/drift-gitops/drift/internal/scrub"
 
 // newScrubber starts the run's scrubber with the credentials drift is handed; the
 // run's entry builder adds every Secret and masked value of the report, and each
 // cluster its own credentials when it is connected.
-func (o *commonOptions) newScrubber() *scrub.Scrubber {
+func (o *Run) newScrubber() *scrub.Scrubber {
 	s := scrub.New()
-	s.AddCredential(o.github.Token)
+	s.AddCredential(o.GitHub.Token)
 	// The variables of a GitHub Actions job that hold tokens.
 	for _, name := range []string{"GITHUB_TOKEN", "GH_TOKEN", "ACTIONS_RUNTIME_TOKEN", "ACTIONS_ID_TOKEN_REQUEST_TOKEN"} {
-		s.AddCredential(o.getenv(name))
+		s.AddCredential(o.cfg.Getenv(name))
 	}
-	s.AddCredential(o.gitlab.Token)
+	s.AddCredential(o.GitLab.Token)
 	for _, name := range gitlabCredentials {
-		s.AddCredential(o.getenv(name))
+		s.AddCredential(o.cfg.Getenv(name))
 	}
-	if o.kube.BearerToken != nil {
-		s.AddCredential(*o.kube.BearerToken)
+	if o.cfg.Kube.BearerToken != nil {
+		s.AddCredential(*o.cfg.Kube.BearerToken)
 	}
-	if o.kube.Password != nil {
-		s.AddCredential(*o.kube.Password)
+	if o.cfg.Kube.Password != nil {
+		s.AddCredential(*o.cfg.Kube.Password)
 	}
 	return s
 }

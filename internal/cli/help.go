@@ -1,9 +1,12 @@
-package main
+// Package cli is how drift's commands look on a terminal: --help with its flags in
+// groups, kubectl's -v routed to client-go's log, and profiling for measurements.
+package cli
 
 import (
 	"flag"
 	"fmt"
 	"io"
+	"slices"
 	"sort"
 	"strings"
 
@@ -18,17 +21,18 @@ import (
 // apply's body holds Secret values.
 const maxVerbosity = 6
 
-// verbosity is -v/--v, kubectl's flag: client-go's log on stderr.
-type verbosity struct {
+// Verbosity is -v/--v, kubectl's flag: client-go's log on stderr.
+type Verbosity struct {
 	level int
 }
 
-func (v *verbosity) addFlags(f *pflag.FlagSet) {
+// AddFlags registers -v on f.
+func (v *Verbosity) AddFlags(f *pflag.FlagSet) {
 	f.IntVarP(&v.level, "v", "v", 0, fmt.Sprintf("log verbosity on stderr: 4 discovery and retries, 6 every request sent to the API servers (at most %d: higher levels would log request bodies, which hold Secret values)", maxVerbosity))
 }
 
-// apply routes klog (client-go's log) to w at the level asked for; at 0, nowhere.
-func (v *verbosity) apply(w io.Writer) error {
+// Apply routes klog (client-go's log) to w at the level asked for; at 0, nowhere.
+func (v *Verbosity) Apply(w io.Writer) error {
 	if v.level < 0 {
 		return fmt.Errorf("-v must not be negative, got %d", v.level)
 	}
@@ -70,10 +74,10 @@ func groupFlags(f *pflag.FlagSet, group string, match func(name string) bool) {
 	})
 }
 
-// usage prints a command's help with its flags in groups: drift's own first, then
+// Usage prints a command's help with its flags in groups: drift's own first, then
 // the report's, rendering's, GitHub's and the Kubernetes connection's, as kubectl
 // sets its global flags apart.
-func usage(c *cobra.Command) error {
+func Usage(c *cobra.Command) error {
 	w := c.OutOrStderr()
 	fmt.Fprintf(w, "Usage:\n  %s\n", c.UseLine())
 	if c.HasAvailableSubCommands() {
@@ -100,7 +104,7 @@ func usage(c *cobra.Command) error {
 	})
 	order := []string{"Flags", groupReport, groupRender, groupGitHub, groupKube}
 	for g := range groups {
-		if !contains(order, g) {
+		if !slices.Contains(order, g) {
 			order = append(order, g)
 		}
 	}
@@ -119,17 +123,8 @@ func usage(c *cobra.Command) error {
 	return nil
 }
 
-func contains(list []string, s string) bool {
-	for _, v := range list {
-		if v == s {
-			return true
-		}
-	}
-	return false
-}
-
-// flagError adds where to look to a flag error, as kubectl does.
-func flagError(c *cobra.Command, err error) error {
+// FlagError adds where to look to a flag error, as kubectl does.
+func FlagError(c *cobra.Command, err error) error {
 	return fmt.Errorf("%w\nSee '%s --help'.", err, c.CommandPath())
 }
 
@@ -168,8 +163,8 @@ func isRenderFlag(name string) bool {
 	return strings.HasPrefix(name, "render-")
 }
 
-// groupAll sorts a command's flags into the help's groups.
-func groupAll(f *pflag.FlagSet) {
+// GroupAll sorts a command's flags into the help's groups.
+func GroupAll(f *pflag.FlagSet) {
 	groupFlags(f, groupKube, isKubeFlag)
 	groupFlags(f, groupGitHub, isGitHubFlag)
 	groupFlags(f, groupReport, isReportFlag)

@@ -1,4 +1,4 @@
-package main
+package app
 
 import (
 	"errors"
@@ -6,17 +6,15 @@ import (
 	"net/http"
 	"strconv"
 
-	"github.com/spf13/pflag"
-
 	"github.com/drift-gitops/drift/internal/github"
 	"github.com/drift-gitops/drift/internal/gitlab"
 	"github.com/drift-gitops/drift/internal/publish"
 )
 
-// gitlabOptions are the flags of the GitLab side: the merge request's note and
+// GitLab are the flags of the GitLab side: the merge request's note and
 // commit status, the drift issue, and the dotenv report, each part of the context
 // settable instead of GitLab CI's predefined variables.
-type gitlabOptions struct {
+type GitLab struct {
 	Note    bool
 	Status  bool
 	Issue   bool
@@ -28,25 +26,8 @@ type gitlabOptions struct {
 	Dotenv  string
 }
 
-// addFlags registers the GitLab side's flags but --gitlab-issue (detect's and merge's).
-func (g *gitlabOptions) addFlags(f *pflag.FlagSet) {
-	f.BoolVar(&g.Note, "gitlab-note", false, "post the report to the merge request as one note, updated on every run, and set a commit status (context from GitLab CI's CI_* variables; the token from DRIFT_GITLAB_TOKEN or GITLAB_TOKEN)")
-	f.BoolVar(&g.Status, "gitlab-status", true, "with --gitlab-note: also set a commit status named drift on the merge request's head commit")
-	f.StringVar(&g.Token, "gitlab-token", "", "GitLab project access token with the api scope (default $DRIFT_GITLAB_TOKEN, else $GITLAB_TOKEN; CI_JOB_TOKEN cannot write notes)")
-	f.StringVar(&g.Project, "gitlab-project", "", "project ID or path (default $CI_PROJECT_ID)")
-	f.Int64Var(&g.MR, "gitlab-mr", 0, "merge request IID (default $CI_MERGE_REQUEST_IID)")
-	f.StringVar(&g.APIURL, "gitlab-api-url", "", "GitLab API URL (default $CI_API_V4_URL, else https://gitlab.com/api/v4); the token is sent to its scheme, host and port only")
-	f.StringVar(&g.HeadSHA, "gitlab-sha", "", "commit the status is set on (default $CI_MERGE_REQUEST_SOURCE_BRANCH_SHA, else $CI_COMMIT_SHA)")
-	f.StringVar(&g.Dotenv, "gitlab-dotenv", "", "append the outputs (DRIFT_HAS_CHANGES, DRIFT_COUNTS, DRIFT_REPORT_JSON, ...) to this file, a dotenv report for later jobs")
-}
-
-// addIssueFlag registers --gitlab-issue.
-func (g *gitlabOptions) addIssueFlag(f *pflag.FlagSet) {
-	f.BoolVar(&g.Issue, "gitlab-issue", false, "keep one GitLab issue (label drift) for this target set: opened when drift appears, updated when it changes, closed when it is gone")
-}
-
 // apply adds the GitLab side to what publish is asked; one forge a run.
-func (g *gitlabOptions) apply(opts *publish.Options) error {
+func (g *GitLab) apply(opts *publish.Options) error {
 	if opts.Dotenv = g.Dotenv; !g.Note && !g.Issue {
 		return nil
 	}
@@ -59,27 +40,27 @@ func (g *gitlabOptions) apply(opts *publish.Options) error {
 }
 
 // publishOptions are the GitHub and GitLab flags as what to publish.
-func (o *commonOptions) publishOptions() (publish.Options, error) {
-	opts := o.github.options()
-	return opts, o.gitlab.apply(&opts)
+func (o *Run) publishOptions() (publish.Options, error) {
+	opts := o.GitHub.Options()
+	return opts, o.GitLab.apply(&opts)
 }
 
 // preflight fails, before any work, when a forge is asked for but cannot be reached.
-func (o *commonOptions) preflight() error {
+func (o *Run) preflight() error {
 	opts, err := o.publishOptions()
 	if err != nil {
 		return err
 	}
-	return opts.Preflight(o.getenv)
+	return opts.Preflight(o.cfg.Getenv)
 }
 
 // gitlabShard is a GitLab CI parallel job's share, I/N from CI_NODE_INDEX of
 // CI_NODE_TOTAL, when --shard is not given ("" outside one).
-func (o *commonOptions) gitlabShard() (string, error) {
-	if o.flagSet("shard") || !gitlab.InCI(o.getenv) {
+func (o *Run) gitlabShard() (string, error) {
+	if o.given("shard") || !gitlab.InCI(o.cfg.Getenv) {
 		return o.Shard, nil
 	}
-	c, err := gitlab.FromEnv(o.getenv)
+	c, err := gitlab.FromEnv(o.cfg.Getenv)
 	if err != nil || c.NodeTotal < 2 {
 		return o.Shard, err
 	}
@@ -88,11 +69,11 @@ func (o *commonOptions) gitlabShard() (string, error) {
 
 // gitlabBase is --base, else in a GitLab merge request pipeline the merge request's
 // diff base (CI_MERGE_REQUEST_DIFF_BASE_SHA).
-func (o *commonOptions) gitlabBase(base string) string {
-	if o.flagSet("base") || !gitlab.InCI(o.getenv) {
+func (o *Run) gitlabBase(base string) string {
+	if o.given("base") || !gitlab.InCI(o.cfg.Getenv) {
 		return base
 	}
-	return o.getenv("CI_MERGE_REQUEST_DIFF_BASE_SHA")
+	return o.cfg.Getenv("CI_MERGE_REQUEST_DIFF_BASE_SHA")
 }
 
 // gitlabBranches are the branches a GitLab CI job stands for: a merge request's
@@ -121,9 +102,9 @@ func refused(err error) bool {
 var forgeFlagsOfAShard = []string{"gitlab-note", "gitlab-issue"}
 
 // checkShardFlags refuses publishing from a shard.
-func (o *commonOptions) checkShardFlags() error {
+func (o *Run) checkShardFlags() error {
 	for _, name := range forgeFlagsOfAShard {
-		if o.flagSet(name) {
+		if o.given(name) {
 			return fmt.Errorf("--%s with --shard (or a GitLab parallel job): a shard holds part of the report; publish once, from drift report merge of every shard's JSON report", name)
 		}
 	}

@@ -1,4 +1,4 @@
-package main
+package app
 
 import (
 	"context"
@@ -15,13 +15,13 @@ import (
 )
 
 // write sends the report to stdout or --out, and fills --dump.
-func (o *commonOptions) write(ctx context.Context, rep *report.Report) error {
+func (o *Run) write(ctx context.Context, rep *report.Report) error {
 	// An object --dump refuses is named in the error, after the report is written.
 	var dumpErr error
 	if o.Dump != "" {
 		dumpErr = write.Dump(o.Dump, rep)
 	}
-	out := o.streams.Out
+	out := o.cfg.Out
 	var file *os.File
 	if o.OutFile != "" {
 		if err := os.MkdirAll(filepath.Dir(o.OutFile), 0o755); err != nil {
@@ -33,25 +33,25 @@ func (o *commonOptions) write(ctx context.Context, rep *report.Report) error {
 		}
 		file, out = f, f
 	}
-	externalDiff := o.getenv(write.ExternalDiffEnv)
+	externalDiff := o.cfg.Getenv(write.ExternalDiffEnv)
 	if o.noObjects {
 		externalDiff = ""
 	}
 	err := write.Report(ctx, out, rep, write.Options{
 		Format:           o.Output,
 		ShowUnchanged:    o.ShowUnchanged,
-		Color:            o.report.color(out, o.getenv),
+		Color:            o.Report.color(out, o.cfg.Getenv),
 		ExternalDiff:     externalDiff,
-		Stderr:           o.streams.ErrOut,
-		MarkdownTemplate: o.report.MarkdownTemplate,
+		Stderr:           o.cfg.ErrOut,
+		MarkdownTemplate: o.Report.MarkdownTemplate,
 	})
 	if file != nil {
 		if cerr := file.Close(); err == nil && cerr != nil {
 			err = fmt.Errorf("failed to write --out file: %w", cerr)
 		}
 	}
-	if o.report.HTML != "" && err == nil {
-		err = writeHTML(o.report.HTML, rep)
+	if o.Report.HTML != "" && err == nil {
+		err = writeHTML(o.Report.HTML, rep)
 	}
 	if dumpErr != nil {
 		dumpErr = fmt.Errorf("--dump: %w", dumpErr)

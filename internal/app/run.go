@@ -1,9 +1,7 @@
-package main
+package app
 
 import (
 	"context"
-	"fmt"
-	"time"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
@@ -33,8 +31,9 @@ type mode struct {
 	lookupSecrets bool
 }
 
-// run renders, previews and reports, and returns an exitStatus for changes or errors.
-func (o *commonOptions) run(ctx context.Context, m mode) error {
+// run renders, previews and reports, and returns an Exit for changes or errors.
+func (o *Run) run(ctx context.Context, cfg *Config, m mode) error {
+	o.cfg = cfg
 	o.scrub = o.newScrubber()
 	if err := o.preview(ctx, m); err != nil {
 		return scrubbedError{err: err, scrub: o.scrub}
@@ -43,7 +42,7 @@ func (o *commonOptions) run(ctx context.Context, m mode) error {
 }
 
 // preview is run before its errors are scrubbed.
-func (o *commonOptions) preview(ctx context.Context, m mode) error {
+func (o *Run) preview(ctx context.Context, m mode) error {
 	if err := o.validate(m.configFrom); err != nil {
 		return err
 	}
@@ -66,9 +65,9 @@ func (o *commonOptions) preview(ctx context.Context, m mode) error {
 			}
 			return cache, err
 		},
-		Charts:  o.charts.fetcher(o.getenv),
-		Context: ctx, MaxTargets: o.maxTargets, Branches: o.branches(), ArgoClusters: o.liveArgoClusters(m.cluster), LiveObject: o.liveObjects(m.cluster),
-		Appliers: o.appliers,
+		Charts:  o.Charts.fetcher(o.cfg.Getenv),
+		Context: ctx, MaxTargets: o.MaxTargets, Branches: o.branches(), ArgoClusters: o.liveArgoClusters(m.cluster), LiveObject: o.liveObjects(m.cluster),
+		Appliers: o.cfg.Appliers,
 	})
 	if err != nil {
 		return err
@@ -78,7 +77,7 @@ func (o *commonOptions) preview(ctx context.Context, m mode) error {
 	}
 	o.files = pl.Head.FS
 	if use := pl.Config.Use; use != nil {
-		o.report.configFailOn = use.FailOn
+		o.Report.configFailOn = use.FailOn
 		if use.Risks != nil {
 			o.disabledRisks = map[string]bool{}
 			for _, r := range use.Risks.Disable {
@@ -91,7 +90,7 @@ func (o *commonOptions) preview(ctx context.Context, m mode) error {
 	if popts.CRDs, err = o.ephemeralCRDs(ctx, m, pl); err != nil {
 		return err
 	}
-	progress := newProgress(o.streams.ErrOut, "previewing")
+	progress := newProgress(o.cfg.ErrOut, "previewing")
 	entries := o.newBuilder(m.cluster)
 	pv, err := preview.Run(ctx, o.previewDeps(pl.Cache, progress, m.cluster, entries), popts, pl.Targets, head, base)
 	progress.done()
@@ -114,9 +113,19 @@ func (o *commonOptions) preview(ctx context.Context, m mode) error {
 	return o.finish(ctx, rep)
 }
 
+// Finish writes and publishes a report built elsewhere (read back from JSON) as a run
+// writes and publishes its own, and returns the Exit it calls for.
+func (c *Config) Finish(ctx context.Context, o *Run, rep *report.Report) error {
+	o.cfg, o.noObjects = c, true
+	if o.scrub == nil {
+		o.scrub = o.newScrubber()
+	}
+	return o.finish(ctx, rep)
+}
+
 // finish writes and publishes a report, and returns the exit status it calls for.
-func (o *commonOptions) finish(ctx context.Context, rep *report.Report) error {
-	if err := rep.ApplyPolicy(o.report.policy(o.github.FailOnDeletes)); err != nil {
+func (o *Run) finish(ctx context.Context, rep *report.Report) error {
+	if err := rep.ApplyPolicy(o.Report.policy(o.GitHub.FailOnDeletes)); err != nil {
 		return err
 	}
 	if err := o.write(ctx, rep); err != nil {
@@ -132,22 +141,14 @@ func (o *commonOptions) finish(ctx context.Context, rep *report.Report) error {
 	}
 	switch {
 	case !rep.Complete:
-		return exitStatus{exitError}
+		return Errors
 	case rep.PolicyFailed():
-		return exitStatus{exitPolicy}
+		return Policy
 	case rep.Summary.Changes() > 0:
-		return exitStatus{exitChanges}
+		return Changes
 	}
 	return nil
 }
-
-// runTimeout is the cause of a run's end at --timeout, so that the messages of whatever
-// it interrupted say so; it is a context.DeadlineExceeded.
-type runTimeout time.Duration
-
-func (d runTimeout) Error() string { return fmt.Sprintf("timed out after %s", time.Duration(d)) }
-
-func (runTimeout) Is(target error) bool { return target == context.DeadlineExceeded }
 
 // discoveryInput is the report's entry for the files that look like Argo CD or Flux
 // objects but cannot be read: errors, so the run is incomplete (none: nil). Of a
@@ -165,7 +166,7 @@ func discoveryInput(pl *plan.Plan, shard plan.Shard) []report.TargetInput {
 
 // liveArgoClusters reads Argo CD's cluster Secrets from the live cluster, unless the
 // run has none (--cluster ephemeral).
-func (o *commonOptions) liveArgoClusters(cluster string) func(context.Context, plan.ClusterKey, string) ([]appset.Cluster, error) {
+func (o *Run) liveArgoClusters(cluster string) func(context.Context, plan.ClusterKey, string) ([]appset.Cluster, error) {
 	if cluster == ephemeralCluster {
 		return nil
 	}
@@ -174,7 +175,7 @@ func (o *commonOptions) liveArgoClusters(cluster string) func(context.Context, p
 
 // liveObjects reads the ConfigMaps and Secrets discovery needs from the live cluster,
 // unless the run has none (--cluster ephemeral).
-func (o *commonOptions) liveObjects(cluster string) func(context.Context, plan.ClusterKey, string, string, string) (*unstructured.Unstructured, error) {
+func (o *Run) liveObjects(cluster string) func(context.Context, plan.ClusterKey, string, string, string) (*unstructured.Unstructured, error) {
 	if cluster == ephemeralCluster {
 		return nil
 	}

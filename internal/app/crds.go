@@ -1,4 +1,4 @@
-package main
+package app
 
 import (
 	"context"
@@ -12,7 +12,7 @@ import (
 
 // ephemeralCRDs are the CustomResourceDefinitions loaded into ephemeral servers beside
 // the repository's: drift.yaml's ephemeral.crds and --crds-from-context's cluster's.
-func (o *commonOptions) ephemeralCRDs(ctx context.Context, m mode, pl *plan.Plan) ([]render.Object, error) {
+func (o *Run) ephemeralCRDs(ctx context.Context, m mode, pl *plan.Plan) ([]render.Object, error) {
 	if m.cluster != ephemeralCluster {
 		if m.crdsFromContext != "" {
 			return nil, fmt.Errorf("--crds-from-context loads CRDs into an ephemeral server: use it with --cluster ephemeral")
@@ -23,7 +23,7 @@ func (o *commonOptions) ephemeralCRDs(ctx context.Context, m mode, pl *plan.Plan
 	if err != nil || m.crdsFromContext == "" {
 		return crds, err
 	}
-	cfg, err := kube.FlagsFor(o.kube, "", m.crdsFromContext).ToRESTConfig()
+	cfg, err := kube.FlagsFor(o.cfg.Kube, "", m.crdsFromContext).ToRESTConfig()
 	if err != nil {
 		return nil, fmt.Errorf("--crds-from-context %s: %w", m.crdsFromContext, err)
 	}

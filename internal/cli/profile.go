@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"fmt"
@@ -6,10 +6,10 @@ import (
 	"runtime/pprof"
 )
 
-// startProfiling writes a CPU profile to $DRIFT_PPROF_CPU_PROFILE and a heap profile
+// StartProfiling writes a CPU profile to $DRIFT_PPROF_CPU_PROFILE and a heap profile
 // to $DRIFT_PPROF_MEM_PROFILE when they are set (as helm's HELM_PPROF_* variables);
 // the returned stop writes them. It is for measuring drift (docs/performance.md).
-func startProfiling() (stop func()) {
+func StartProfiling() (stop func()) {
 	cpu, mem := os.Getenv("DRIFT_PPROF_CPU_PROFILE"), os.Getenv("DRIFT_PPROF_MEM_PROFILE")
 	var cpuFile *os.File
 	if cpu != "" {

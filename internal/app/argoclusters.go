@@ -1,4 +1,4 @@
-package main
+package app
 
 import (
 	"context"
@@ -23,7 +23,7 @@ import (
 // labelled argocd.argoproj.io/secret-type=cluster. Only their name, server, project,
 // labels and annotations are kept; the values of their config (the credentials Argo
 // CD connects with) are given to the scrubber, so that no output ever holds them.
-func (o *commonOptions) argoClusters(ctx context.Context, key plan.ClusterKey, ns string) ([]appset.Cluster, error) {
+func (o *Run) argoClusters(ctx context.Context, key plan.ClusterKey, ns string) ([]appset.Cluster, error) {
 	cs, err := o.liveClient(key)
 	if err != nil {
 		return nil, err
@@ -56,7 +56,7 @@ func (o *commonOptions) argoClusters(ctx context.Context, key plan.ClusterKey, n
 // liveObject reads a ConfigMap or Secret discovery needs from the cluster key names
 // (a Flux substituteFrom or valuesFrom the repository does not hold): nil, nil when
 // it is not there. A Secret's values are given to the scrubber.
-func (o *commonOptions) liveObject(ctx context.Context, key plan.ClusterKey, kind, ns, name string) (*unstructured.Unstructured, error) {
+func (o *Run) liveObject(ctx context.Context, key plan.ClusterKey, kind, ns, name string) (*unstructured.Unstructured, error) {
 	cs, err := o.liveClient(key)
 	if err != nil {
 		return nil, err
@@ -93,13 +93,13 @@ func (o *commonOptions) liveObject(ctx context.Context, key plan.ClusterKey, kin
 }
 
 // liveClient is a client of the cluster key names, made once per cluster.
-func (o *commonOptions) liveClient(key plan.ClusterKey) (kubernetes.Interface, error) {
+func (o *Run) liveClient(key plan.ClusterKey) (kubernetes.Interface, error) {
 	o.errMu.Lock()
 	defer o.errMu.Unlock()
 	if cs, ok := o.liveClients[key]; ok {
 		return cs, nil
 	}
-	cfg, err := kube.FlagsFor(o.kube, key.Kubeconfig, key.Context).ToRESTConfig()
+	cfg, err := kube.FlagsFor(o.cfg.Kube, key.Kubeconfig, key.Context).ToRESTConfig()
 	if err != nil {
 		return nil, fmt.Errorf("cannot connect to %s: %w", key, err)
 	}
@@ -127,12 +127,12 @@ var fluxSources = map[string]struct {
 
 // liveSource reads a Flux source from the cluster key names, in the newest version
 // the cluster serves; nil, nil when it is not there (or Flux is not installed).
-func (o *commonOptions) liveSource(ctx context.Context, key plan.ClusterKey, kind, ns, name string) (*unstructured.Unstructured, error) {
+func (o *Run) liveSource(ctx context.Context, key plan.ClusterKey, kind, ns, name string) (*unstructured.Unstructured, error) {
 	src, ok := fluxSources[kind]
 	if !ok {
 		return nil, fmt.Errorf("drift does not read %s objects from the cluster", kind)
 	}
-	cfg, err := kube.FlagsFor(o.kube, key.Kubeconfig, key.Context).ToRESTConfig()
+	cfg, err := kube.FlagsFor(o.cfg.Kube, key.Kubeconfig, key.Context).ToRESTConfig()
 	if err != nil {
 		return nil, fmt.Errorf("cannot connect to %s: %w", key, err)
 	}

@@ -1,0 +1,50 @@
+package app
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/drift-gitops/drift/internal/plan"
+)
+
+// Diff is what drift diff is told beside what every run is: the base to compare with,
+// the cluster, where the trusted configuration comes from.
+type Diff struct {
+	Run
+	// Cluster is kubectl's cluster to use, or "ephemeral" for a throwaway server.
+	Cluster string
+	// Base is the ref the change is compared with ("" none).
+	Base string
+	// ConfigFrom is plan.ConfigFromBase or plan.ConfigFromHead.
+	ConfigFrom string
+	// NoSplitDrift skips telling the change apart from drift already in the cluster.
+	NoSplitDrift bool
+	// CRDsFromContext loads this context's CRDs into an ephemeral server.
+	CRDsFromContext string
+	// LookupSecrets lets Helm's lookup hand a pull request's templates Secrets' data.
+	LookupSecrets bool
+}
+
+// Diff previews what applying the ref would change in its clusters: drift diff.
+func (c *Config) Diff(ctx context.Context, o *Diff) error {
+	o.cfg = c
+	o.Base = o.gitlabBase(o.Base)
+	return o.run(ctx, c, mode{base: o.Base, cluster: o.Cluster, configFrom: o.ConfigFrom,
+		splitDrift: o.Base != "" && !o.NoSplitDrift, crdsFromContext: o.CRDsFromContext, lookupSecrets: o.LookupSecrets})
+}
+
+// PullRequestFlags are the flags of a pull request's preview, which drift detect
+// refuses rather than ignores.
+var PullRequestFlags = []string{"github-comment", "github-check", "comment-file", "html-artifact", "gitlab-note", "gitlab-status"}
+
+// Detect reports where the cluster no longer matches the repository: drift diff of
+// the tracked branch against the live clusters, every difference drift.
+func (c *Config) Detect(ctx context.Context, o *Run) error {
+	o.cfg = c
+	for _, name := range PullRequestFlags {
+		if o.given(name) {
+			return fmt.Errorf("--%s is for a pull request's preview (drift diff); drift detect keeps an issue instead (--github-issue)", name)
+		}
+	}
+	return o.run(ctx, c, mode{configFrom: plan.ConfigFromBase, drift: true})
+}

@@ -1,0 +1,122 @@
+package app
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"slices"
+	"strings"
+
+	"github.com/drift-gitops/drift/internal/plan"
+	"github.com/drift-gitops/drift/internal/preview"
+	"github.com/drift-gitops/drift/internal/render"
+	"github.com/drift-gitops/drift/internal/report"
+	"github.com/drift-gitops/drift/internal/report/write"
+	"github.com/drift-gitops/drift/internal/source"
+)
+
+// Merge combines the JSON reports of a run's shards into the run's report, after
+// planning the run again to check them, and writes and publishes it once: drift
+// report merge. o are the flags the shards ran with.
+func (c *Config) Merge(ctx context.Context, o *Diff, files []string) error {
+	o.cfg = c
+	o.scrub = o.newScrubber()
+	o.Base = o.gitlabBase(o.Base)
+	if err := o.merge(ctx, files); err != nil {
+		return scrubbedError{err: err, scrub: o.scrub}
+	}
+	return nil
+}
+
+// merge reads the shards' reports, plans the run again to check them, merges them
+// and finishes as a run does.
+func (o *Diff) merge(ctx context.Context, files []string) error {
+	if !slices.Contains(write.Formats, o.Output) {
+		return fmt.Errorf("unknown output format %q: use -o %s", o.Output, strings.Join(write.Formats, ", -o "))
+	}
+	if err := o.Report.validate(); err != nil {
+		return err
+	}
+	if err := o.preflight(); err != nil {
+		return err
+	}
+	shards := map[string]*report.Report{}
+	var first *report.Report
+	for _, name := range files {
+		if _, dup := shards[name]; dup {
+			return fmt.Errorf("%s is given twice", name)
+		}
+		rep, err := readReport(name)
+		if err != nil {
+			return err
+		}
+		shards[name] = rep
+		if first == nil {
+			first = rep
+		}
+	}
+	rep, err := report.Merge(shards)
+	if err != nil {
+		return err
+	}
+	if err := o.checkShards(ctx, first, shards); err != nil {
+		return err
+	}
+	// Each shard judged itself by drift.yaml's failOn: the whole run is judged by it too.
+	for _, s := range shards {
+		if s.Policy != nil {
+			o.Report.configFailOn = append(o.Report.configFailOn, s.Policy.FailOn...)
+		}
+	}
+	// A merged report holds the diffs, not the objects an external diff program
+	// (KUBECTL_EXTERNAL_DIFF) would compare: the diffs are shown as they are.
+	o.noObjects = true
+	return o.finish(ctx, rep)
+}
+
+// checkShards plans and renders the run again, as the shards did but without a
+// cluster, and refuses shards that do not match it (report.CheckShards).
+func (o *Diff) checkShards(ctx context.Context, first *report.Report, shards map[string]*report.Report) error {
+	pl, err := plan.Open(plan.Request{
+		Repo: o.Repo, Ref: o.Ref, DefaultRef: first.Kind == report.KindDrift, Base: o.Base, Paths: o.Paths, Names: o.Targets,
+		Config: plan.ConfigSource{File: o.Config, From: o.ConfigFrom, Known: knownNames()}, Overrides: o.overrides(), Warnf: o.warnf,
+		NewCache: func(repo *source.Repo) (*render.Cache, error) { return o.renderCache(ctx, repo) },
+		Charts:   o.Charts.fetcher(o.cfg.Getenv),
+		Context:  ctx, MaxTargets: o.MaxTargets, Branches: o.branches(), ArgoClusters: o.liveArgoClusters(o.Cluster), LiveObject: o.liveObjects(o.Cluster),
+		Appliers: o.cfg.Appliers,
+	})
+	if err != nil {
+		return fmt.Errorf("planning the run again to check its shards: %w", err)
+	}
+	var baseCommit string
+	if pl.Base != nil {
+		baseCommit = pl.Base.Commit
+	}
+	if pl.Head.Commit != first.Commit || baseCommit != first.BaseCommit {
+		return fmt.Errorf("the shards preview commit %s against base %s; this merge plans %s against %s: run drift report merge with the --ref and --base the shards ran with",
+			shortCommit(first.Commit), shortCommit(first.BaseCommit), shortCommit(pl.Head.Commit), shortCommit(baseCommit))
+	}
+	return report.CheckShards(shards, preview.Planned(pl.Cache, pl.Targets, pl.Head))
+}
+
+// shortCommit is a commit's first 12 digits, or "none".
+func shortCommit(c string) string {
+	if c == "" {
+		return "none"
+	}
+	return c[:min(12, len(c))]
+}
+
+// readReport reads one JSON report.
+func readReport(name string) (*report.Report, error) {
+	f, err := os.Open(name)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	rep, err := report.Read(f)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	return rep, nil
+}

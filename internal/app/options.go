@@ -1,0 +1,199 @@
+package app
+
+import (
+	"fmt"
+	"io/fs"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/drift-gitops/drift/internal/applier"
+	"github.com/drift-gitops/drift/internal/config"
+	"github.com/drift-gitops/drift/internal/plan"
+	"github.com/drift-gitops/drift/internal/render"
+	"github.com/drift-gitops/drift/internal/report/write"
+	"github.com/drift-gitops/drift/internal/risk"
+	"github.com/drift-gitops/drift/internal/scrub"
+)
+
+// Run is what drift diff and drift detect are both told: what to render, how to
+// preview it, and where the report goes. cmd/drift binds its flags onto it.
+type Run struct {
+	Repo           string
+	Ref            string
+	Paths          []string
+	Output         string
+	OutFile        string
+	Concurrency    int
+	FieldManager   string
+	ForceConflicts bool
+	ShowUnchanged  bool
+	ShowSecrets    bool
+	Dump           string
+	Timeout        time.Duration
+	Config         string
+	Targets        []string
+	Branches       []string
+	Applier        string
+	ApplyMode      string
+	Prune          bool
+	Shard          string
+	RenderLimits   render.LimitSettings
+	MaxTargets     int
+
+	// GitHub and GitLab are the forges' flags; Charts how charts are fetched; Report
+	// how the report is judged and shown.
+	GitHub GitHub
+	GitLab GitLab
+	Report Report
+	Charts Charts
+
+	// Given reports whether a flag was given on the command line (nil: none was).
+	Given func(name string) bool
+
+	cfg   *Config
+	shard plan.Shard
+	// disabledRisks are drift.yaml's risks.disable (trusted: from the base).
+	disabledRisks map[string]bool
+	// errMu keeps warnings from servers started side by side whole, and guards
+	// liveClients, the clients of the clusters discovery reads.
+	errMu       sync.Mutex
+	liveClients map[plan.ClusterKey]kubernetes.Interface
+
+	// files are the previewed ref's files, where annotations find their lines (nil:
+	// the working directory's, for drift report merge).
+	files fs.FS
+
+	// noObjects marks a report read back from JSON (drift report merge): it has the
+	// diffs but not the objects KUBECTL_EXTERNAL_DIFF compares.
+	noObjects bool
+
+	// scrub removes credentials, Secret and masked values from everything the run
+	// writes: the report, warnings, errors.
+	scrub *scrub.Scrubber
+}
+
+// given reports whether a flag was given on the command line.
+func (o *Run) given(name string) bool { return o.Given != nil && o.Given(name) }
+
+// validate checks the flags before any work; configFrom is diff's --config-from.
+func (o *Run) validate(configFrom string) error {
+	if !slices.Contains(write.Formats, o.Output) {
+		return fmt.Errorf("unknown output format %q: use -o %s", o.Output, strings.Join(write.Formats, ", -o "))
+	}
+	if err := o.Report.validate(); err != nil {
+		return err
+	}
+	if o.Concurrency < 1 {
+		return fmt.Errorf("--concurrency must be at least 1, got %d", o.Concurrency)
+	}
+	if o.MaxTargets < 1 {
+		return fmt.Errorf("--max-targets must be at least 1, got %d", o.MaxTargets)
+	}
+	if o.Timeout <= 0 {
+		return fmt.Errorf("--timeout must be positive, got %s", o.Timeout)
+	}
+	if o.given("field-manager") && o.FieldManager == "" {
+		return fmt.Errorf("--field-manager must not be empty")
+	}
+	shard, err := o.gitlabShard()
+	if err != nil {
+		return err
+	}
+	if shard != "" {
+		if o.shard, err = plan.ParseShard(shard); err != nil {
+			return err
+		}
+		if err := o.checkShardFlags(); err != nil {
+			return err
+		}
+		for _, name := range []string{"github-comment", "github-issue", "comment-file", "step-summary"} {
+			if o.given(name) {
+				return fmt.Errorf("--%s with --shard: a shard holds part of the report; publish once, from drift report merge of every shard's JSON report", name)
+			}
+		}
+	}
+	if configFrom != plan.ConfigFromBase && configFrom != plan.ConfigFromHead {
+		return fmt.Errorf("unknown --config-from %q: use base or head", configFrom)
+	}
+	switch {
+	case o.Applier != "" && o.ApplyMode != "":
+		return fmt.Errorf("--apply-mode is the old name of --applier: give one of them")
+	case o.ApplyMode != "" && o.ApplyMode != "server" && o.ApplyMode != "client":
+		return fmt.Errorf("unknown --apply-mode %q: use server or client (or --applier)", o.ApplyMode)
+	case o.Applier != "":
+		if _, err := applier.ParseName(o.Applier); err != nil {
+			return fmt.Errorf("unknown --applier %q: use one of %s", o.Applier, applier.NameList())
+		}
+	}
+	return nil
+}
+
+// overrides are what the command line sets for every target.
+func (o *Run) overrides() plan.Overrides {
+	ov := plan.Overrides{}
+	if o.Applier != "" {
+		ov.Applier, _ = applier.ParseName(o.Applier) // checked by validate
+	}
+	if name, ok := applier.FromApplyMode(o.ApplyMode); ok {
+		ov.Applier = name
+	}
+	if o.given("field-manager") {
+		ov.FieldManager = &o.FieldManager
+	}
+	if o.given("context") {
+		ov.Context = o.cfg.Kube.Context
+	}
+	if o.given("kubeconfig") {
+		ov.Kubeconfig = o.cfg.Kube.KubeConfig
+	}
+	if o.given("namespace") {
+		ov.Namespace = o.cfg.Kube.Namespace
+	}
+	return ov
+}
+
+// warnf writes a warning line to stderr.
+func (o *Run) warnf(format string, args ...any) {
+	o.errMu.Lock()
+	defer o.errMu.Unlock()
+	msg := fmt.Sprintf(format, args...)
+	if o.scrub != nil {
+		msg = o.scrub.Scrub(msg)
+	}
+	fmt.Fprintf(o.cfg.ErrOut, "drift: warning: %s\n", msg)
+}
+
+// branches are the branches the run previews: --branch, else what the CI system the
+// run is in says (a pull request's base and head branches: a merge commit previews
+// what the base branch will hold).
+func (o *Run) branches() []string {
+	if len(o.Branches) > 0 {
+		return o.Branches
+	}
+	if o.cfg.Getenv("GITLAB_CI") == "true" {
+		return gitlabBranches(o.cfg.Getenv)
+	}
+	if o.cfg.Getenv("GITHUB_ACTIONS") != "true" {
+		return nil
+	}
+	var out []string
+	for _, name := range []string{"GITHUB_BASE_REF", "GITHUB_HEAD_REF"} {
+		if b := o.cfg.Getenv(name); b != "" {
+			out = append(out, b)
+		}
+	}
+	if len(out) == 0 && o.cfg.Getenv("GITHUB_REF_TYPE") != "tag" {
+		if b := o.cfg.Getenv("GITHUB_REF_NAME"); b != "" {
+			out = append(out, b)
+		}
+	}
+	return out
+}
+
+// knownNames are what drift.yaml may name that internal/config does not define: the
+// risk rules risks.disable may switch off.
+func knownNames() config.Known { return config.Known{Risks: risk.Names()} }

@@ -1,0 +1,112 @@
+package app
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"text/tabwriter"
+
+	"github.com/drift-gitops/drift/internal/plan"
+	"github.com/drift-gitops/drift/internal/render"
+	"github.com/drift-gitops/drift/internal/source"
+)
+
+// targetRow is one target as drift targets lists it.
+type targetRow struct {
+	Name      string `json:"name"`
+	From      string `json:"from"`
+	Path      string `json:"path"`
+	Renderer  string `json:"renderer"`
+	Namespace string `json:"namespace,omitempty"`
+	Context   string `json:"context,omitempty"`
+	Applier   string `json:"applier"`
+	Skipped   string `json:"skipped,omitempty"`
+	Refused   string `json:"refused,omitempty"`
+}
+
+// Targets lists the targets a run would preview, where each is defined, and why
+// some are skipped or refused, without a cluster: drift targets.
+func (c *Config) Targets(ctx context.Context, o *Run) error {
+	o.cfg = c
+	if o.Output != "text" && o.Output != "json" {
+		return fmt.Errorf("unknown output format %q: use -o text or -o json", o.Output)
+	}
+	pl, err := plan.Open(plan.Request{
+		Repo: o.Repo, Ref: o.Ref, Paths: o.Paths, Names: o.Targets, Overrides: o.overrides(),
+		Config: plan.ConfigSource{File: o.Config, From: plan.ConfigFromHead, Known: knownNames()}, Warnf: o.warnf,
+		NewCache: func(repo *source.Repo) (*render.Cache, error) { return o.renderCache(ctx, repo) },
+		Charts:   o.Charts.fetcher(c.Getenv),
+		Context:  ctx, MaxTargets: o.MaxTargets, Branches: o.branches(), Appliers: c.Appliers,
+	})
+	if err != nil {
+		return err
+	}
+	return o.listTargets(pl)
+}
+
+// listTargets writes the plan's targets, in plan order.
+func (o *Run) listTargets(pl *plan.Plan) error {
+	var rows []targetRow
+	for _, t := range pl.Targets {
+		if t.Skip == plan.SkipNotSelected {
+			continue
+		}
+		path := t.Spec.Path
+		if path == "" {
+			path = "."
+		}
+		from := t.From
+		if from == "" && t.Entry != nil {
+			from = fmt.Sprintf("drift.yaml line %d", t.Entry.Line())
+		}
+		if from == "" {
+			from = "--path"
+		}
+		if c := t.Spec.Helm.Chart; c != nil {
+			path = c.String()
+		}
+		renderer := t.Spec.Renderer
+		if t.From != "" && t.Spec.Renderer == "" {
+			path, renderer = "-", "-" // discovered with nothing to render
+		}
+		rows = append(rows, targetRow{Name: t.Name, From: from, Path: path, Renderer: renderer,
+			Namespace: t.Namespace, Context: t.Cluster.Context, Applier: string(t.Applier.Name()), Skipped: t.Skipped, Refused: t.Refused})
+	}
+	if o.Output == "json" {
+		enc := json.NewEncoder(o.cfg.Out)
+		enc.SetIndent("", "  ")
+		if rows == nil {
+			rows = []targetRow{}
+		}
+		return enc.Encode(rows)
+	}
+	w := tabwriter.NewWriter(o.cfg.Out, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(w, "NAME\tFROM\tPATH\tRENDERER\tNAMESPACE\tCONTEXT\tAPPLIER\tSTATUS")
+	for _, r := range rows {
+		status := "previewed"
+		switch {
+		case r.Refused != "":
+			status = "refused: " + r.Refused
+		case r.Skipped != "":
+			status = "skipped: " + r.Skipped
+		}
+		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.Name, r.From, r.Path, r.Renderer, orDash(r.Namespace), orDash(r.Context), r.Applier, status)
+	}
+	if err := w.Flush(); err != nil {
+		return err
+	}
+	for _, f := range pl.DiscoveryFailures {
+		fmt.Fprintf(o.cfg.Out, "error: %s\n", f.Error())
+	}
+	if len(pl.DiscoveryFailures) > 0 {
+		return Errors
+	}
+	return nil
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
