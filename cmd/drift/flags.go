@@ -32,6 +32,7 @@ func bindRun(cmd *cobra.Command, cfg *app.Config, o *app.Run) {
 	f.BoolVar(&o.Prune, "prune", true, "report what applying would delete: objects an inventory in the cluster owns that the change no longer renders (--prune=false skips it)")
 	f.StringVar(&o.Applier, "applier", "", "what applies the targets for real, so drift predicts what it does: "+applier.NameList()+" (default "+string(applier.Default)+"); overrides drift.yaml")
 	f.StringVar(&o.ApplyMode, "apply-mode", "", "old name of --applier: server is kubectl-server-side, client is kubectl")
+	f.BoolVar(&o.NoCache, "no-cache", false, "send every dry run: neither answer from drift's dry-run cache nor keep answers in it (the cache is keyed by everything that decides an answer; docs/performance.md#the-dry-run-cache)")
 	f.StringVar(&o.Shard, "shard", "", "preview only share I of N of the run (such as 2/4), for a matrix of runners; write each share with -o json and combine them with drift report merge")
 	bindGitHub(f, &o.GitHub)
 	bindGitLab(f, &o.GitLab)

@@ -33,7 +33,14 @@ func TestMain(m *testing.M) {
 		main()
 		return
 	}
+	// drift's cache (charts, dry-run answers) is the tests' own, not the user's.
+	cache, err := os.MkdirTemp("", "drift-test-cache-")
+	if err != nil {
+		panic(err)
+	}
+	os.Setenv("DRIFT_CACHE_DIR", cache)
 	code := testenv.Main(m, func(e *testenv.Env) { env = e }, serverless...)
+	os.RemoveAll(cache)
 	stopSecond()
 	os.Exit(code)
 }

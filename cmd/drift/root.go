@@ -81,7 +81,7 @@ unchanged, delete or error, with a unified diff.`,
 	root.PersistentPreRunE = func(*cobra.Command, []string) error { return v.Apply(streams.ErrOut) }
 	root.SetUsageFunc(cli.Usage)
 	root.SetFlagErrorFunc(cli.FlagError)
-	root.AddCommand(newDiffCommand(streams), newDetectCommand(streams), newReportCommand(streams), newSetupCommand(streams), newTargetsCommand(streams), newVersionCommand(streams))
+	root.AddCommand(newDiffCommand(streams), newDetectCommand(streams), newReportCommand(streams), newSetupCommand(streams), newTargetsCommand(streams), newCacheCommand(streams), newVersionCommand(streams))
 	var group func(*cobra.Command)
 	group = func(c *cobra.Command) {
 		cli.GroupAll(c.Flags())

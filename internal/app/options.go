@@ -43,6 +43,8 @@ type Run struct {
 	Shard          string
 	RenderLimits   render.LimitSettings
 	MaxTargets     int
+	// NoCache sends every dry run, neither reading nor writing the dry-run cache.
+	NoCache bool
 
 	// GitHub and GitLab are the forges' flags; Charts how charts are fetched; Report
 	// how the report is judged and shown.

@@ -17,8 +17,8 @@ const ephemeralCluster = "ephemeral"
 // previewDeps connects with kubectl's flags (and diff's --cluster), starts ephemeral
 // servers from drift's assets, shows progress on a terminal, scrubs what it warns
 // and hands each finished result to sink, the run's entry builder.
-func (o *Run) previewDeps(cache *render.Cache, progress *progress, cluster string, sink preview.Sink) preview.Deps {
-	return preview.Deps{
+func (o *Run) previewDeps(cache *render.Cache, progress *progress, cluster string, sink preview.Sink, results *resultCache) preview.Deps {
+	deps := preview.Deps{
 		Connect: func(ctx context.Context, key plan.ClusterKey) (*kube.Connection, error) {
 			flags := kube.FlagsFor(o.cfg.Kube, key.Kubeconfig, key.Context)
 			if cluster != "" {
@@ -36,6 +36,10 @@ func (o *Run) previewDeps(cache *render.Cache, progress *progress, cluster strin
 		Secrets:  o.scrub.AddSecrets,
 		Sink:     sink,
 	}
+	if results != nil {
+		deps.Results = results.forCluster
+	}
+	return deps
 }
 
 // newBuilder is the run's one entry builder, over the run's scrubber, with what the

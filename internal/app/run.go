@@ -92,8 +92,10 @@ func (o *Run) preview(ctx context.Context, m mode) error {
 	}
 	progress := newProgress(o.cfg.ErrOut, "previewing")
 	entries := o.newBuilder(m.cluster)
-	pv, err := preview.Run(ctx, o.previewDeps(pl.Cache, progress, m.cluster, entries), popts, pl.Targets, head, base)
+	results := o.newResultCache()
+	pv, err := preview.Run(ctx, o.previewDeps(pl.Cache, progress, m.cluster, entries, results), popts, pl.Targets, head, base)
 	progress.done()
+	results.summary()
 	if err != nil {
 		return err
 	}

@@ -58,6 +58,7 @@ func preview(ctx context.Context, c *kube.Clients, r *Result, opts Options) {
 // it again and sends it again when it changed in between.
 func previewApplied(ctx context.Context, c *kube.Clients, res dynamic.ResourceInterface, r *Result, opts Options) {
 	s := &server{c: c, res: res, name: r.ID.Name, opts: opts}
+	cache := cachedFor(c, s, r, opts)
 	for attempt := 1; ; attempt++ {
 		live, err := read(ctx, c, res, r, attempt, opts)
 		if err != nil {
@@ -73,7 +74,11 @@ func previewApplied(ctx context.Context, c *kube.Clients, res dynamic.ResourceIn
 			untouched(r, live, skip, opts)
 			return
 		}
-		sent, err := opts.Applier.Send(ctx, s, applier.Object{ID: r.ID, Obj: obj, Live: live, Owner: opts.Owner,
+		var through applier.Server = s
+		if cache != nil {
+			through = cache.through(obj, live)
+		}
+		sent, err := opts.Applier.Send(ctx, through, applier.Object{ID: r.ID, Obj: obj, Live: live, Owner: opts.Owner,
 			Manager: opts.FieldManager, Force: opts.ForceConflicts, Notes: notes(r.Object)})
 		for _, w := range sent.Warnings {
 			r.Warnings = append(r.Warnings, Message(w))

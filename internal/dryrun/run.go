@@ -15,6 +15,7 @@ import (
 	"github.com/drift-gitops/drift/internal/object"
 	"github.com/drift-gitops/drift/internal/reason"
 	"github.com/drift-gitops/drift/internal/render"
+	"github.com/drift-gitops/drift/internal/resultcache"
 )
 
 // Options control a dry-run.
@@ -57,6 +58,9 @@ type Options struct {
 	// is done, from the worker that previewed it; it may drop from the result what its
 	// reader will not need, so that a large run holds less. i is the object's index.
 	Finished func(i int, r *Result)
+	// Cache, when set, answers the dry runs whose key it holds without sending them,
+	// and keeps the answers of those it sends (resultcache).
+	Cache *resultcache.Cluster
 	// Skip, when set, names the objects (by index) that another runner previews
 	// (drift --shard): they are planned with the rest, so that identities and
 	// duplicates are resolved over all objects, but never sent; their results hold

@@ -203,14 +203,23 @@ type warningCollector struct{}
 type warningsKey struct{}
 
 func (warningCollector) HandleWarningHeaderWithContext(ctx context.Context, _ int, _ string, text string) {
+	AddWarnings(ctx, text)
+}
+
+// AddWarnings hands warnings to ctx's Warnings (WithWarnings), as if the server had
+// sent them to a request of ctx: a dry run answered from drift's cache gives the
+// warnings its answer came with.
+func AddWarnings(ctx context.Context, texts ...string) {
 	sink, ok := ctx.Value(warningsKey{}).(*Warnings)
 	if !ok {
 		return
 	}
 	sink.mu.Lock()
 	defer sink.mu.Unlock()
-	if !slices.Contains(sink.msgs, text) {
-		sink.msgs = append(sink.msgs, text)
+	for _, text := range texts {
+		if !slices.Contains(sink.msgs, text) {
+			sink.msgs = append(sink.msgs, text)
+		}
 	}
 }
 

@@ -8,6 +8,7 @@ import (
 	"github.com/drift-gitops/drift/internal/kube"
 	"github.com/drift-gitops/drift/internal/object"
 	"github.com/drift-gitops/drift/internal/plan"
+	"github.com/drift-gitops/drift/internal/resultcache"
 )
 
 // cluster is a cluster of the run, live or ephemeral.
@@ -24,6 +25,11 @@ type cluster struct {
 	// lookupKey names the cluster to the render cache when a Helm target's lookup
 	// reads it (the helm applier); "" until then.
 	lookupKey string
+
+	// results answers dry runs from drift's cache (Deps.Results), once ready is
+	// closed; nil without one.
+	results *resultcache.Cluster
+	ready   chan struct{}
 
 	capsOnce    sync.Once
 	kubeVersion string

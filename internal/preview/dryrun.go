@@ -80,6 +80,14 @@ func (r *runner) previewCluster(ctx context.Context, g *clusterGroup, s *stream)
 		if err := r.seedHeadScaffolding(ctx, g.cluster, g.targets); err != nil {
 			return err
 		}
+	} else if r.deps.Results != nil && s.sink != nil {
+		cl := g.cluster
+		cl.ready = make(chan struct{})
+		go func() {
+			defer close(cl.ready)
+			cl.results = r.deps.Results(ctx, cl.Clients)
+		}()
+		defer func() { <-cl.ready }()
 	}
 	var objs []render.Object
 	var targets []*Target
@@ -107,6 +115,9 @@ func (r *runner) previewCluster(ctx context.Context, g *clusterGroup, s *stream)
 	s.prepare(targets)
 	arrived = true
 	s.arrive(targets...)
+	if g.cluster.ready != nil {
+		<-g.cluster.ready
+	}
 	for _, t := range targets {
 		s.send(ctx, t, r.planOptions(t, pending), s.rest(t), true)
 		t.addShared(-1)

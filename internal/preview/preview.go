@@ -20,6 +20,7 @@ import (
 	"github.com/drift-gitops/drift/internal/plan"
 	"github.com/drift-gitops/drift/internal/render"
 	"github.com/drift-gitops/drift/internal/report"
+	"github.com/drift-gitops/drift/internal/resultcache"
 	"github.com/drift-gitops/drift/internal/source"
 )
 
@@ -42,6 +43,10 @@ type Deps struct {
 	Warnf func(format string, args ...any)
 	// Secrets is told the objects whose Secret values a warning may quote.
 	Secrets func(objs ...*unstructured.Unstructured)
+	// Results, when set, is the dry-run cache of a live cluster (nil: none for it),
+	// asked once per cluster while its first round is sent; the cache answers the
+	// second round's objects (never Secrets or masked objects) it holds.
+	Results func(ctx context.Context, c *kube.Clients) *resultcache.Cluster
 	// Sink, when set, takes each object's result as soon as its preview is done, and
 	// the objects are dropped then (Inputs counts them as Taken). Without it, results
 	// are kept whole.

@@ -134,6 +134,9 @@ func (s *stream) send(ctx context.Context, t *Target, opts dryrun.Options, skip 
 		t.taken = make([]bool, len(t.Results))
 	}
 	opts.Skip = skip
+	if take && s.sink != nil {
+		opts.Cache = t.conn.results
+	}
 	opts.Progress = func(int, int) {
 		if s.deps.Progress == nil {
 			return

@@ -3,7 +3,7 @@
 // what changed. A key hashes the cluster, the live object's uid and resourceVersion
 // (or its absence), the exact bytes sent, the applier (name, field manager, force,
 // method), the server's version, the CRD's resourceVersion for a custom resource, the
-// admission configuration and who asks; an entry holds the prediction with every
+// admission configuration, who asks and what they may do, and the namespace; an entry holds the prediction with every
 // secret string replaced by its hash, restored from the object sent or the live one
 // when it is read. An entry that cannot be read, of another format, or that names a
 // string neither side holds is a miss, never an answer.
@@ -52,6 +52,12 @@ type Key struct {
 	// CRD is the resourceVersion of the CustomResourceDefinition of a custom
 	// resource ("" for a built-in kind).
 	CRD string
+	// Access digests the RBAC objects (roles, bindings) that decide what User may do.
+	Access string
+	// Namespace digests the object's namespace (uid, resourceVersion: labels such as
+	// Pod Security's, deletion) and its ResourceQuotas and LimitRanges ("" for a
+	// cluster-scoped object).
+	Namespace string
 	// Sent are the exact bytes the request carries (the body of the apply or patch).
 	Sent []byte
 }
@@ -60,7 +66,7 @@ type Key struct {
 func (k Key) Digest() string {
 	h := sha256.New()
 	fmt.Fprintf(h, "drift resultcache %d\n", Format)
-	for _, f := range []string{k.Cluster, k.User, k.ServerVersion, k.Admission, k.Applier, k.Manager, k.Method, fmt.Sprint(k.Force), k.LiveUID, k.LiveResourceVersion, k.CRD} {
+	for _, f := range []string{k.Cluster, k.User, k.ServerVersion, k.Admission, k.Applier, k.Manager, k.Method, fmt.Sprint(k.Force), k.LiveUID, k.LiveResourceVersion, k.CRD, k.Access, k.Namespace} {
 		fmt.Fprintf(h, "%d:%s\n", len(f), f)
 	}
 	sum := sha256.Sum256(k.Sent)
@@ -90,14 +96,51 @@ type Store struct {
 	secret func(string) bool
 	// Notef is told, once each, why the cache was not used (nil: not told).
 	Notef func(format string, args ...any)
-	noted map[string]bool
-	now   func() time.Time
+	// Settle is how long after a change to what decides answers (the admission
+	// configuration, RBAC, CRDs, a namespace) answers are not stored: the API server
+	// applies such a change a moment after it stores it. DefaultSettle unless set.
+	Settle time.Duration
+	noted  map[string]bool
+	now    func() time.Time
 }
 
 // Open is the store in dir (created when missing); secret tells the strings that must
 // never be written in clear.
 func Open(dir string, secret func(string) bool) *Store {
-	return &Store{dir: dir, secret: secret, noted: map[string]bool{}, now: time.Now}
+	return &Store{dir: dir, secret: secret, noted: map[string]bool{}, now: time.Now, Settle: DefaultSettle}
+}
+
+// DefaultSettle is Store.Settle's default.
+const DefaultSettle = time.Minute
+
+// recordPath is where the record of a cluster is kept.
+func (s *Store) recordPath(cluster string) string {
+	return filepath.Join(s.dir, "v"+fmt.Sprint(Format), "clusters", hashOf(cluster)+".json")
+}
+
+// readRecord is what the previous run on the cluster recorded (nil: none, or
+// unreadable).
+func (s *Store) readRecord(cluster string) map[string]group {
+	data, err := os.ReadFile(s.recordPath(cluster))
+	if err != nil {
+		return nil
+	}
+	var rec map[string]group
+	if json.Unmarshal(data, &rec) != nil {
+		return nil
+	}
+	return rec
+}
+
+// writeRecord records the cluster's groups for the next run.
+func (s *Store) writeRecord(cluster string, groups map[string]group) {
+	data, err := json.Marshal(groups)
+	if err != nil {
+		return
+	}
+	if err := writeAtomic(s.recordPath(cluster), data); err != nil {
+		s.note("write", "the dry-run cache at %s cannot be written (%v): answers are not kept for the next run", s.dir, err)
+	}
 }
 
 func (s *Store) note(kind, format string, args ...any) {
@@ -112,9 +155,10 @@ func (s *Store) path(digest string) string {
 	return filepath.Join(s.dir, "v"+fmt.Sprint(Format), digest[:2], digest+".json")
 }
 
-// Get is the answer stored for k, its secret strings restored from sent and live
-// (the objects the key's bytes and the live copy are); ok is false on a miss.
-func (s *Store) Get(k Key, sent, live *unstructured.Unstructured) (Answer, bool) {
+// Get is the answer stored for k, its secret strings restored from the strings of
+// sources (what the request carried and the live copy: objects, or decoded JSON);
+// ok is false on a miss.
+func (s *Store) Get(k Key, sources ...any) (Answer, bool) {
 	p := s.path(k.Digest())
 	data, err := os.ReadFile(p)
 	if err != nil {
@@ -128,7 +172,7 @@ func (s *Store) Get(k Key, sent, live *unstructured.Unstructured) (Answer, bool)
 		s.note("corrupt", "a dry-run cache entry (%s) is not one this drift reads: it is ignored, and the object sent", filepath.Base(p))
 		return Answer{}, false
 	}
-	hashes := stringsByHash(sent, live)
+	hashes := stringsByHash(sources...)
 	merged, ok := restore(e.Merged, hashes).(map[string]any)
 	if !ok {
 		return Answer{}, false // a string neither side holds: not this object's answer
@@ -138,11 +182,11 @@ func (s *Store) Get(k Key, sent, live *unstructured.Unstructured) (Answer, bool)
 	return Answer{Merged: &unstructured.Unstructured{Object: merged}, Warnings: e.Warnings}, true
 }
 
-// Put stores the answer for k, unless it holds a secret string that neither the
-// object sent nor the live one holds (a value only the server knows): then nothing
-// is stored, and the next run sends the object again.
-func (s *Store) Put(k Key, a Answer, sent, live *unstructured.Unstructured) {
-	hashes := stringsByHash(sent, live)
+// Put stores the answer for k, unless it holds a secret string that none of sources
+// holds (a value only the server knows): then nothing is stored, and the next run
+// sends the object again.
+func (s *Store) Put(k Key, a Answer, sources ...any) {
+	hashes := stringsByHash(sources...)
 	merged, ok := s.hide(a.Merged.Object, hashes)
 	if !ok {
 		return
@@ -248,8 +292,9 @@ func restore(v any, hashes map[string]string) any {
 	return v
 }
 
-// stringsByHash are the string values of the objects, by their hash.
-func stringsByHash(objs ...*unstructured.Unstructured) map[string]string {
+// stringsByHash are the string values in sources (objects, or decoded JSON), by
+// their hash.
+func stringsByHash(sources ...any) map[string]string {
 	out := map[string]string{}
 	var walk func(v any)
 	walk = func(v any) {
@@ -266,9 +311,14 @@ func stringsByHash(objs ...*unstructured.Unstructured) map[string]string {
 			out[hashOf(x)] = x
 		}
 	}
-	for _, o := range objs {
-		if o != nil {
-			walk(o.Object)
+	for _, src := range sources {
+		switch x := src.(type) {
+		case *unstructured.Unstructured:
+			if x != nil {
+				walk(x.Object)
+			}
+		default:
+			walk(x)
 		}
 	}
 	return out
@@ -318,6 +368,9 @@ func Prune(dir string, maxBytes int64) (removed int, freed int64, err error) {
 			return err
 		}
 		if d.IsDir() {
+			if d.Name() == "clusters" && filepath.Dir(p) == filepath.Join(dir, "v"+fmt.Sprint(Format)) {
+				return fs.SkipDir // the clusters' records: small, and what tells a deletion
+			}
 			if p != dir && filepath.Dir(p) == dir && d.Name() != "v"+fmt.Sprint(Format) {
 				// Another format's entries: never read again.
 				size, _ := dirSize(p)

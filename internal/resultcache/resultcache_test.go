@@ -44,6 +44,8 @@ func TestEveryPartOfTheKeyDecidesIt(t *testing.T) {
 		"live rv":        func(k *Key) { k.LiveResourceVersion = "42" },
 		"absent":         func(k *Key) { k.LiveUID, k.LiveResourceVersion = "", "" },
 		"crd":            func(k *Key) { k.CRD = "9" },
+		"access":         func(k *Key) { k.Access = "role r rv 3" },
+		"namespace":      func(k *Key) { k.Namespace = "shop uid-9 rv 12" },
 		"sent":           func(k *Key) { k.Sent = []byte(`{"a":2}`) },
 		// Field boundaries: moving a byte from one field to the next is another key.
 		"boundary": func(k *Key) { k.Cluster, k.User = "https://a uid-1a", "dmin" },

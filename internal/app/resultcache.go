@@ -1,0 +1,116 @@
+package app
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"k8s.io/apimachinery/pkg/api/resource"
+
+	"github.com/drift-gitops/drift/internal/cachedir"
+	"github.com/drift-gitops/drift/internal/kube"
+	"github.com/drift-gitops/drift/internal/resultcache"
+)
+
+// ResultCacheDir is where the dry-run cache is kept under drift's cache directory.
+func ResultCacheDir(getenv func(string) string) string {
+	return cachedir.Path(getenv, "dryrun")
+}
+
+// resultCache is the run's dry-run cache: one store under drift's cache directory,
+// read per live cluster. Its secret strings are the run's scrubber's: a stored
+// answer holds none of them in clear.
+type resultCache struct {
+	o     *Run
+	store *resultcache.Store
+	mu    sync.Mutex
+	used  []*resultcache.Cluster
+}
+
+// newResultCache is the run's dry-run cache; nil with --no-cache.
+func (o *Run) newResultCache() *resultCache {
+	if o.NoCache {
+		return nil
+	}
+	store := resultcache.Open(ResultCacheDir(o.cfg.Getenv), func(s string) bool { return o.scrub.Scrub(s) != s })
+	store.Notef = o.warnf
+	if v := o.cfg.Getenv("DRIFT_CACHE_SETTLE"); v != "" {
+		if d, err := time.ParseDuration(v); err == nil && d >= 0 {
+			store.Settle = d
+		} else {
+			o.warnf("DRIFT_CACHE_SETTLE=%q is not a duration such as 1m: %s is used", v, store.Settle)
+		}
+	}
+	return &resultCache{o: o, store: store}
+}
+
+// forCluster reads what keys the cluster's answers; nil, said once, when it cannot.
+func (rc *resultCache) forCluster(ctx context.Context, c *kube.Clients) *resultcache.Cluster {
+	cl, err := resultcache.ForCluster(ctx, c, rc.store)
+	if err != nil {
+		if ctx.Err() == nil {
+			rc.o.warnf("the dry-run cache is not used for %s: %v", c.Host, err)
+		}
+		return nil
+	}
+	rc.mu.Lock()
+	defer rc.mu.Unlock()
+	rc.used = append(rc.used, cl)
+	return cl
+}
+
+// summary says on stderr how many dry runs the cache answered, and why some could
+// not be: the report itself never says, so that it is the same with and without it.
+func (rc *resultCache) summary() {
+	if rc == nil {
+		return
+	}
+	var hits, sent int64
+	bypassed := map[string]int64{}
+	for _, cl := range rc.used {
+		hits, sent = hits+cl.Hits.Load(), sent+cl.Sent.Load()
+		for why, n := range cl.Bypassed() {
+			bypassed[why] += n
+		}
+	}
+	if hits+sent == 0 && len(bypassed) == 0 {
+		return
+	}
+	msg := fmt.Sprintf("drift: dry-run cache: %d answered from the cache, %d sent", hits, sent)
+	var whys []string
+	for why, n := range bypassed {
+		whys = append(whys, fmt.Sprintf("%d because %s", n, why))
+	}
+	sort.Strings(whys)
+	if len(whys) > 0 {
+		msg += "; not cached: " + strings.Join(whys, ", ")
+	}
+	rc.o.errMu.Lock()
+	defer rc.o.errMu.Unlock()
+	fmt.Fprintln(rc.o.cfg.ErrOut, msg)
+}
+
+// PruneCache deletes the least recently used answers of the dry-run cache until it
+// holds at most maxSize (a quantity such as 512Mi), and entries no drift of this
+// version reads; it says what it removed and what is left.
+func (c *Config) PruneCache(maxSize string) error {
+	q, err := resource.ParseQuantity(maxSize)
+	if err != nil || q.Sign() < 0 {
+		return fmt.Errorf("--max-size %q is not a size such as 512Mi", maxSize)
+	}
+	dir := ResultCacheDir(c.Getenv)
+	removed, freed, err := resultcache.Prune(dir, q.Value())
+	if err != nil {
+		return fmt.Errorf("pruning the dry-run cache in %s: %w", dir, err)
+	}
+	fmt.Fprintf(c.Out, "removed %d entries (%s); %s left in %s\n", removed, bytesText(freed), bytesText(resultcache.Size(dir)), dir)
+	return nil
+}
+
+// bytesText is n bytes in binary units, as kubectl writes quantities.
+func bytesText(n int64) string {
+	return resource.NewQuantity(n, resource.BinarySI).String()
+}
