@@ -74,7 +74,7 @@ func TestActionRunsItsSteps(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tmp := t.TempDir()
+	tmp, cache := t.TempDir(), t.TempDir()
 	wrapper := filepath.Join(t.TempDir(), "drift")
 	if err := os.WriteFile(wrapper, []byte("#!/bin/sh\nDRIFT_TEST_RUN_MAIN=1 exec "+self+" \"$@\"\n"), 0o755); err != nil {
 		t.Fatal(err)
@@ -89,7 +89,7 @@ func TestActionRunsItsSteps(t *testing.T) {
 			}
 		}
 		cmd.Env = append(append(os.Environ(),
-			"DRIFT_BIN="+wrapper, "RUNNER_TEMP="+tmp, "GITHUB_OUTPUT="+output, "KUBECONFIG="+env.Kubeconfig,
+			"DRIFT_BIN="+wrapper, "RUNNER_TEMP="+tmp, "DRIFT_CACHE_DIR="+cache, "DRIFT_CACHE_SETTLE=0s", "GITHUB_OUTPUT="+output, "KUBECONFIG="+env.Kubeconfig,
 			"DRIFT_INPUT_BASE_REF="+strings.TrimSpace(base), "DRIFT_INPUT_FAIL_ON_CHANGES="+failOnChanges, "DRIFT_INPUT_TARGETS=", "DRIFT_INPUT_ARGS=--show-unchanged"),
 			inputs...)
 		out, _ := cmd.CombinedOutput()
@@ -119,6 +119,14 @@ func TestActionRunsItsSteps(t *testing.T) {
 	}
 	if code, out, _ := runStep("true"); code != 1 {
 		t.Errorf("fail-on-changes: exit %d\n%s", code, out)
+	}
+	// The dry-run cache (restored by actions/cache): answered from it on a repeat
+	// run; input cache false sends every dry run.
+	if _, out, _ := runStep("false"); !strings.Contains(out, "drift: dry-run cache: 2 answered from the cache, 0 sent") {
+		t.Errorf("a repeat run did not answer from the cache:\n%s", out)
+	}
+	if _, out, _ := runStep("false", "DRIFT_INPUT_CACHE=false"); strings.Contains(out, "dry-run cache:") {
+		t.Errorf("cache false used the cache:\n%s", out)
 	}
 	reportHTML := filepath.Join(tmp, "drift", "report.html")
 	if page, err := os.ReadFile(reportHTML); err != nil || !strings.Contains(outputs, "report-html="+reportHTML) || !strings.Contains(string(page), "<h1>drift: 1 to add</h1>") {

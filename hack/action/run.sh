@@ -88,6 +88,7 @@ if [[ -z "$shard" ]]; then
   [[ -n "${DRIFT_INPUT_ARTIFACT_NAME:-}" ]] && args+=(--html-artifact "$DRIFT_INPUT_ARTIFACT_NAME")
 fi
 [[ "$mode" != "merge" && -n "$shard" ]] && args+=(--shard "$shard")
+[[ "$mode" != "merge" && "${DRIFT_INPUT_CACHE:-true}" == "false" ]] && args+=(--no-cache)
 # The selection is the merge's too: it plans the run again as the shards did.
 [[ -n "${DRIFT_INPUT_CONFIG:-}" ]] && args+=(--config "$DRIFT_INPUT_CONFIG")
 while IFS= read -r target; do

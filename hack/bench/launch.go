@@ -34,10 +34,10 @@ func launch(argv []string) int {
 	return cmd.ProcessState.ExitCode()
 }
 
-// measure runs a command through the launcher and returns its wall time, CPU time
-// (user + system, its children included), peak RSS (KiB) and stdout. Exit status 1
-// (changes found) is success for both tools.
-func measure(argv []string) (time.Duration, time.Duration, int64, string, error) {
+// measure runs a command through the launcher, with env added to the environment,
+// and returns its wall time, CPU time (user + system, its children included), peak
+// RSS (KiB) and stdout. Exit status 1 (changes found) is success for both tools.
+func measure(argv, env []string) (time.Duration, time.Duration, int64, string, error) {
 	self, err := os.Executable()
 	if err != nil {
 		return 0, 0, 0, "", err
@@ -49,6 +49,7 @@ func measure(argv []string) (time.Duration, time.Duration, int64, string, error)
 	cmd := exec.CommandContext(context.Background(), self, append([]string{"-launch", "--"}, argv...)...)
 	var out, errOut strings.Builder
 	cmd.Stdout, cmd.Stderr, cmd.ExtraFiles = &out, &errOut, []*os.File{w}
+	cmd.Env = append(os.Environ(), env...)
 	start := time.Now()
 	err = cmd.Start()
 	w.Close()

@@ -6,7 +6,9 @@
 // API server with concurrent server-side applies (field manager kubectl), then runs,
 // on the head commit (10% of the objects modified, 5% new):
 //
-//	drift diff                                  (its defaults)
+//	drift diff, cold                            (its defaults, an empty dry-run cache)
+//	drift diff, repeat                          (the cache of a run before, nothing changed)
+//	drift diff, repeat after 1% changed live    (1% of the objects edited in the cluster)
 //	kubectl diff --server-side --concurrency=32
 //	floor: GET + dry-run apply                  (a bare client-go client, 32 workers)
 //	floor: dry-run apply only
@@ -17,7 +19,9 @@
 // (max RSS) of each over -runs runs, and drift's ratios to the others.
 //
 // Scenarios: 1k (1,000 objects on loopback), 10k (10,000 on loopback), 1k-20ms (1,000
-// through a proxy adding 20 ms to every round trip, a cluster far away).
+// through a proxy adding 20 ms to every round trip, a cluster far away), 10k-20ms;
+// and fleet: drift targets over a 1,000-Application fleet (an ApplicationSet's
+// matrix of 50 directories and 20 clusters), no cluster.
 //
 // Run it with make bench (which sets KUBEBUILDER_ASSETS and builds bin/drift). The
 // floor client is this program again: bench -floor get+apply|apply-only ....
@@ -47,6 +51,7 @@ import (
 	"github.com/drift-gitops/drift/internal/ephemeral"
 	"github.com/drift-gitops/drift/internal/kube"
 	"github.com/drift-gitops/drift/internal/render"
+	"github.com/drift-gitops/drift/internal/resultcache"
 	"github.com/drift-gitops/drift/internal/source"
 	"github.com/drift-gitops/drift/internal/subprocess"
 )
@@ -59,12 +64,12 @@ func main() {
 	}
 	runs := flag.Int("runs", 3, "runs of each command; the median is printed")
 	drift := flag.String("drift", "bin/drift", "the drift binary to measure")
-	scenarios := flag.String("scenarios", "1k,10k,1k-20ms", "comma-separated scenarios to run: 1k, 10k, 1k-20ms")
+	scenarios := flag.String("scenarios", "1k,10k,1k-20ms,10k-20ms,fleet", "comma-separated scenarios to run: 1k, 10k, 1k-20ms, 10k-20ms, fleet")
 	floorMode := flag.String("floor", "", "run as the floor client: get+apply or apply-only (with -floor-kubeconfig, -repo, -ref)")
 	kubeconfig := flag.String("floor-kubeconfig", "", "floor client: the cluster")
 	repo := flag.String("repo", "", "floor client: the repository")
 	ref := flag.String("ref", "main", "floor client: the ref to preview")
-	only := flag.String("commands", "", "comma-separated commands to run (default all): drift, kubectl32, floor, apply, kubectl, ephemeral")
+	only := flag.String("commands", "", "comma-separated commands to run (default all): drift, repeat, repeat1, kubectl32, floor, apply, kubectl, ephemeral")
 	launcher := flag.Bool("launch", false, "run as the launcher of the command after --, reporting its usage on fd 3 (see launch.go)")
 	flag.Parse()
 	if *launcher {
@@ -91,9 +96,10 @@ type scenario struct {
 }
 
 var known = map[string]scenario{
-	"1k":      {name: "1,000 objects, loopback", perKind: 20, extras: true},
-	"10k":     {name: "10,000 objects, loopback", perKind: 200},
-	"1k-20ms": {name: "1,000 objects, 20 ms round trip", perKind: 20, delay: 10 * time.Millisecond},
+	"1k":       {name: "1,000 objects, loopback", perKind: 20, extras: true},
+	"10k":      {name: "10,000 objects, loopback", perKind: 200},
+	"1k-20ms":  {name: "1,000 objects, 20 ms round trip", perKind: 20, delay: 10 * time.Millisecond},
+	"10k-20ms": {name: "10,000 objects, 20 ms round trip", perKind: 200, delay: 10 * time.Millisecond},
 }
 
 func benchAll(drift string, runs int, names []string, only string) error {
@@ -102,9 +108,15 @@ func benchAll(drift string, runs int, names []string, only string) error {
 		return err
 	}
 	for _, n := range names {
+		if strings.TrimSpace(n) == "fleet" {
+			if err := benchFleet(drift, runs); err != nil {
+				return fmt.Errorf("fleet: %w", err)
+			}
+			continue
+		}
 		sc, ok := known[strings.TrimSpace(n)]
 		if !ok {
-			return fmt.Errorf("unknown scenario %q: use 1k, 10k or 1k-20ms", n)
+			return fmt.Errorf("unknown scenario %q: use 1k, 10k, 1k-20ms, 10k-20ms or fleet", n)
 		}
 		if err := bench(self, drift, runs, sc, only); err != nil {
 			return fmt.Errorf("%s: %w", sc.name, err)
@@ -170,20 +182,50 @@ func bench(self, drift string, runs int, sc scenario, only string) error {
 	driftArgs := []string{"diff", "--repo", repoDir, "--ref", "main", "--kubeconfig", kubeconfig, "-o", "json", "--out", filepath.Join(work, "report.json")}
 	kubectlArgs := []string{"diff", "--server-side", "-R", "-f", filepath.Join(repoDir, "apps"), "--kubeconfig", kubeconfig}
 	floorArgs := []string{"-floor-kubeconfig", kubeconfig, "-repo", repoDir, "-ref", "main"}
+	// The cold runs start from an empty cache each; the repeat runs share one, filled
+	// by a run before them. The cluster was made a minute ago (its RBAC, its
+	// namespaces): answers are stored at once (DRIFT_CACHE_SETTLE=0s), as on a
+	// cluster where nothing changed for a minute.
+	warm := filepath.Join(work, "cache")
+	cold := 0
 	type command struct {
 		name, key string
 		argv      []string
+		// env is the command's environment for one run; before, when set, runs first,
+		// untimed.
+		env    func() []string
+		before func(run int) error
+	}
+	coldEnv := func() []string {
+		cold++
+		return []string{"DRIFT_CACHE_DIR=" + filepath.Join(work, fmt.Sprintf("cold-%d", cold)), "DRIFT_CACHE_SETTLE=0s"}
+	}
+	warmEnv := func() []string { return []string{"DRIFT_CACHE_DIR=" + warm, "DRIFT_CACHE_SETTLE=0s"} }
+	driftArgv := append([]string{drift}, driftArgs...)
+	fill := func(int) error {
+		if _, err := os.Stat(warm); err == nil {
+			return nil
+		}
+		_, _, _, _, err := measure(driftArgv, warmEnv())
+		return err
 	}
 	cmds := []command{
-		{"drift diff", "drift", append([]string{drift}, driftArgs...)},
-		{"kubectl diff --server-side --concurrency=32", "kubectl32", append([]string{"kubectl"}, append(kubectlArgs, "--concurrency=32")...)},
-		{"floor: GET + dry-run apply", "floor", append([]string{self, "-floor", "get+apply"}, floorArgs...)},
-		{"floor: dry-run apply only", "apply", append([]string{self, "-floor", "apply-only"}, floorArgs...)},
+		{"drift diff, cold (empty cache)", "drift", driftArgv, coldEnv, nil},
+		{"drift diff, repeat (nothing changed)", "repeat", driftArgv, warmEnv, fill},
+		{"drift diff, repeat after 1% changed live", "repeat1", driftArgv, warmEnv, func(run int) error {
+			if err := fill(run); err != nil {
+				return err
+			}
+			return touch(srv, counts.total/100, sc.perKind, run)
+		}},
+		{"kubectl diff --server-side --concurrency=32", "kubectl32", append([]string{"kubectl"}, append(kubectlArgs, "--concurrency=32")...), nil, nil},
+		{"floor: GET + dry-run apply", "floor", append([]string{self, "-floor", "get+apply"}, floorArgs...), nil, nil},
+		{"floor: dry-run apply only", "apply", append([]string{self, "-floor", "apply-only"}, floorArgs...), nil, nil},
 	}
 	if sc.extras {
 		cmds = append(cmds,
-			command{"kubectl diff --server-side", "kubectl", append([]string{"kubectl"}, kubectlArgs...)},
-			command{"drift diff --cluster ephemeral --base base", "ephemeral", []string{drift, "diff", "--repo", repoDir, "--ref", "main", "--cluster", "ephemeral", "--base", "base", "-o", "json", "--out", filepath.Join(work, "eph.json")}})
+			command{"kubectl diff --server-side", "kubectl", append([]string{"kubectl"}, kubectlArgs...), nil, nil},
+			command{"drift diff --cluster ephemeral --base base", "ephemeral", []string{drift, "diff", "--repo", repoDir, "--ref", "main", "--cluster", "ephemeral", "--base", "base", "-o", "json", "--out", filepath.Join(work, "eph.json")}, nil, nil})
 	}
 	fmt.Printf("%-46s %11s %11s %10s %8s\n", "command", "median wall", "client CPU", "peak RSS", "changed")
 	got := map[string]figures{}
@@ -194,7 +236,16 @@ func bench(self, drift string, runs int, sc scenario, only string) error {
 		var walls, cpus []time.Duration
 		f := figures{}
 		for i := 0; i < runs; i++ {
-			wall, cpu, rss, out, err := measure(c.argv)
+			if c.before != nil {
+				if err := c.before(i); err != nil {
+					return fmt.Errorf("%s: %w", c.name, err)
+				}
+			}
+			var env []string
+			if c.env != nil {
+				env = c.env()
+			}
+			wall, cpu, rss, out, err := measure(c.argv, env)
 			if err != nil {
 				return fmt.Errorf("%s: %w", c.name, err)
 			}
@@ -206,13 +257,39 @@ func bench(self, drift string, runs int, sc scenario, only string) error {
 		got[c.key] = f
 		fmt.Printf("%-46s %10.2fs %10.2fs %6.0f MiB %8s\n", c.name, f.wall.Seconds(), f.cpu.Seconds(), float64(f.rssKiB)/1024, f.changed)
 	}
-	d := got["drift"]
-	if d.wall == 0 || got["kubectl32"].wall == 0 || got["floor"].wall == 0 || got["apply"].wall == 0 {
+	if same, err := sameReports(filepath.Join(work, "last-drift.json"), filepath.Join(work, "last-repeat.json")); err == nil {
+		fmt.Printf("the repeat run's report is the cold run's: %v (byte for byte, but for the uid and creation time the server makes up for each new object)\n", same)
+	}
+	if _, err := os.Stat(warm); err == nil {
+		fmt.Printf("the dry-run cache holds %.1f MiB (%d objects' answers)\n", float64(resultcache.Size(warm))/(1<<20), counts.total)
+	}
+	d, a := got["drift"], got["apply"]
+	if d.wall == 0 || got["kubectl32"].wall == 0 || got["floor"].wall == 0 || a.wall == 0 {
 		return nil // ratios need all four
 	}
-	fmt.Printf("drift's wall time: %.2fx kubectl diff --concurrency=32's, %.2fx the GET + apply floor's, %.2fx the apply-only floor's\n",
-		d.wall.Seconds()/got["kubectl32"].wall.Seconds(), d.wall.Seconds()/got["floor"].wall.Seconds(), d.wall.Seconds()/got["apply"].wall.Seconds())
+	fmt.Printf("drift's cold wall time: %.2fx kubectl diff --concurrency=32's, %.2fx the GET + apply floor's, %.2fx the apply-only floor's\n",
+		d.wall.Seconds()/got["kubectl32"].wall.Seconds(), d.wall.Seconds()/got["floor"].wall.Seconds(), d.wall.Seconds()/a.wall.Seconds())
+	if r, r1 := got["repeat"], got["repeat1"]; r.wall > 0 && r1.wall > 0 {
+		fmt.Printf("drift's repeat runs: %.2fx the apply-only floor's (nothing changed), %.2fx (1%% changed live)\n",
+			r.wall.Seconds()/a.wall.Seconds(), r1.wall.Seconds()/a.wall.Seconds())
+	}
 	return nil
+}
+
+// madeUp matches what the server makes up anew for every dry run of a new object.
+var madeUp = regexp.MustCompile(`(uid: [0-9a-f-]{36}|creationTimestamp: \\?"[0-9TZ:-]+\\?")`)
+
+// sameReports reports whether two JSON reports are the same but for madeUp.
+func sameReports(a, b string) (bool, error) {
+	da, err := os.ReadFile(a)
+	if err != nil {
+		return false, err
+	}
+	db, err := os.ReadFile(b)
+	if err != nil {
+		return false, err
+	}
+	return madeUp.ReplaceAllString(string(da), "") == madeUp.ReplaceAllString(string(db), ""), nil
 }
 
 func median(ds []time.Duration) time.Duration {
@@ -247,6 +324,7 @@ func countChanged(key, out, work string) string {
 		if err != nil {
 			continue
 		}
+		_ = os.WriteFile(filepath.Join(work, "last-"+key+".json"), data, 0o600)
 		s := string(data)
 		n := strings.Count(s, `"category": "add"`) + strings.Count(s, `"category": "modify"`)
 		_ = os.Remove(filepath.Join(work, f))

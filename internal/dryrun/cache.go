@@ -7,6 +7,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/drift-gitops/drift/internal/applier"
@@ -38,6 +39,9 @@ func cachedFor(c *kube.Clients, s *server, r *Result, opts Options) *cached {
 		ns = r.ID.Namespace
 	}
 	gr := mapping.Resource.GroupResource()
+	if opts.CacheSecretsOnly && gr != (schema.GroupResource{Resource: "secrets"}) {
+		return nil
+	}
 	if opts.Cache.Cacheable(gr, ns) != "" {
 		return nil
 	}

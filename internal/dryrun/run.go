@@ -61,6 +61,10 @@ type Options struct {
 	// Cache, when set, answers the dry runs whose key it holds without sending them,
 	// and keeps the answers of those it sends (resultcache).
 	Cache *resultcache.Cluster
+	// CacheSecretsOnly lets Cache answer only Secrets (whose every data value the
+	// cache hides): for the objects sent before the run knows the values it must
+	// hide in the others.
+	CacheSecretsOnly bool
 	// Skip, when set, names the objects (by index) that another runner previews
 	// (drift --shard): they are planned with the rest, so that identities and
 	// duplicates are resolved over all objects, but never sent; their results hold

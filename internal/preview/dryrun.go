@@ -109,15 +109,15 @@ func (r *runner) previewCluster(ctx context.Context, g *clusterGroup, s *stream)
 		}
 		s.count(t)
 	}
+	if g.cluster.ready != nil {
+		<-g.cluster.ready
+	}
 	for _, t := range targets {
 		s.send(ctx, t, r.planOptions(t, pending), s.sensitive(t), false)
 	}
 	s.prepare(targets)
 	arrived = true
 	s.arrive(targets...)
-	if g.cluster.ready != nil {
-		<-g.cluster.ready
-	}
 	for _, t := range targets {
 		s.send(ctx, t, r.planOptions(t, pending), s.rest(t), true)
 		t.addShared(-1)

@@ -44,8 +44,8 @@ type Deps struct {
 	// Secrets is told the objects whose Secret values a warning may quote.
 	Secrets func(objs ...*unstructured.Unstructured)
 	// Results, when set, is the dry-run cache of a live cluster (nil: none for it),
-	// asked once per cluster while its first round is sent; the cache answers the
-	// second round's objects (never Secrets or masked objects) it holds.
+	// asked once per cluster while its objects are planned; it answers what it holds
+	// of the second round and, of the first, Secrets (never masked objects).
 	Results func(ctx context.Context, c *kube.Clients) *resultcache.Cluster
 	// Sink, when set, takes each object's result as soon as its preview is done, and
 	// the objects are dropped then (Inputs counts them as Taken). Without it, results

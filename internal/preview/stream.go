@@ -134,8 +134,11 @@ func (s *stream) send(ctx context.Context, t *Target, opts dryrun.Options, skip 
 		t.taken = make([]bool, len(t.Results))
 	}
 	opts.Skip = skip
-	if take && s.sink != nil {
-		opts.Cache = t.conn.results
+	if s.sink != nil {
+		// The first round (Secrets, masked objects) is sent before the sink knows the
+		// values the cache must not store in clear: only Secrets, whose every data
+		// value the cache hides, are answered from it then.
+		opts.Cache, opts.CacheSecretsOnly = t.conn.results, !take
 	}
 	opts.Progress = func(int, int) {
 		if s.deps.Progress == nil {

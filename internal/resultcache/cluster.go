@@ -3,6 +3,7 @@ package resultcache
 import (
 	"context"
 	"crypto/sha256"
+	"encoding/base64"
 	"encoding/hex"
 	"fmt"
 	"slices"
@@ -61,7 +62,6 @@ var uncached = map[schema.GroupResource]string{
 	{Resource: "pods"}:                                  "Pods are admitted from objects drift does not key on",
 	{Resource: "persistentvolumeclaims"}:                "PersistentVolumeClaims take the cluster's default StorageClass",
 	{Group: "networking.k8s.io", Resource: "ingresses"}: "Ingresses take the cluster's default IngressClass",
-	{Resource: "secrets"}:                               "Secrets are never cached",
 }
 
 // Bypass reasons counted by Bypassed.
@@ -537,10 +537,33 @@ func (cl *Cluster) key(r Request) Key {
 	return k
 }
 
-// Get is the stored answer to r; sources are what r carried, decoded, beside its live
-// object (for the secret strings an answer holds).
+// secrets is the resource whose data is secret, every value of it.
+var secrets = schema.GroupResource{Resource: "secrets"}
+
+// sourcesOf are what an answer to r may take its secret strings from: what r carried
+// and its live object, and for a Secret the base64 of its stringData's values, which
+// the server answers in data.
+func sourcesOf(r Request, sources []any) []any {
+	out := append(append([]any{}, sources...), r.Live)
+	if r.Resource != secrets {
+		return out
+	}
+	for _, src := range sources {
+		m, _ := src.(map[string]any)
+		sd, _ := m["stringData"].(map[string]any)
+		for _, v := range sd {
+			if str, ok := v.(string); ok {
+				out = append(out, base64.StdEncoding.EncodeToString([]byte(str)))
+			}
+		}
+	}
+	return out
+}
+
+// Get is the stored answer to r; sources are what r carried, decoded (for the secret
+// strings an answer holds).
 func (cl *Cluster) Get(r Request, sources ...any) (Answer, bool) {
-	a, ok := cl.store.Get(cl.key(r), append(sources, r.Live)...)
+	a, ok := cl.store.Get(cl.key(r), sourcesOf(r, sources)...)
 	if ok {
 		cl.Hits.Add(1)
 	} else {
@@ -555,7 +578,8 @@ func (cl *Cluster) Put(r Request, a Answer, sources ...any) {
 	if cl.unsettled || cl.nsUnsettled[r.Namespace] {
 		return
 	}
-	cl.store.Put(cl.key(r), a, append(sources, r.Live)...)
+	a.SecretData = r.Resource == secrets
+	cl.store.Put(cl.key(r), a, sourcesOf(r, sources)...)
 }
 
 // digest is the hash of v's JSON-like rendering (fmt's %v of sorted data).

@@ -79,6 +79,9 @@ func (k Key) Digest() string {
 type Answer struct {
 	Merged   *unstructured.Unstructured
 	Warnings []string
+	// SecretData says the prediction is a Secret's: every value under its data and
+	// stringData is secret, whether or not the run knows it yet.
+	SecretData bool
 }
 
 // entry is an answer as it is stored.
@@ -187,16 +190,21 @@ func (s *Store) Get(k Key, sources ...any) (Answer, bool) {
 // sends the object again.
 func (s *Store) Put(k Key, a Answer, sources ...any) {
 	hashes := stringsByHash(sources...)
-	merged, ok := s.hide(a.Merged.Object, hashes)
-	if !ok {
-		return
+	merged := make(map[string]any, len(a.Merged.Object))
+	for k, v := range a.Merged.Object {
+		// A Secret's data and stringData are secret, every value of them.
+		h, ok := s.hide(v, hashes, a.SecretData && (k == "data" || k == "stringData"))
+		if !ok || s.secret(k) {
+			return
+		}
+		merged[k] = h
 	}
 	for _, w := range a.Warnings {
 		if s.secret(w) {
 			return
 		}
 	}
-	data, err := json.Marshal(entry{Format: Format, Merged: merged.(map[string]any), Warnings: a.Warnings})
+	data, err := json.Marshal(entry{Format: Format, Merged: merged, Warnings: a.Warnings})
 	if err != nil {
 		return
 	}
@@ -209,9 +217,10 @@ func (s *Store) Put(k Key, a Answer, sources ...any) {
 // placeholder marks a secret string in a stored entry by its hash.
 const placeholder = "\x00drift-secret:sha256:"
 
-// hide replaces every secret string of v with its placeholder; ok is false when one
-// cannot be restored (neither side holds it) or a secret hides in a number.
-func (s *Store) hide(v any, hashes map[string]string) (any, bool) {
+// hide replaces every secret string of v (every string, with all) with its
+// placeholder; ok is false when one cannot be restored (no source holds it) or a
+// secret hides in a number.
+func (s *Store) hide(v any, hashes map[string]string, all bool) (any, bool) {
 	switch x := v.(type) {
 	case map[string]any:
 		out := make(map[string]any, len(x))
@@ -219,7 +228,7 @@ func (s *Store) hide(v any, hashes map[string]string) (any, bool) {
 			if s.secret(k) {
 				return nil, false // a key that is a secret: keep nothing
 			}
-			h, ok := s.hide(e, hashes)
+			h, ok := s.hide(e, hashes, all)
 			if !ok {
 				return nil, false
 			}
@@ -229,7 +238,7 @@ func (s *Store) hide(v any, hashes map[string]string) (any, bool) {
 	case []any:
 		out := make([]any, len(x))
 		for i, e := range x {
-			h, ok := s.hide(e, hashes)
+			h, ok := s.hide(e, hashes, all)
 			if !ok {
 				return nil, false
 			}
@@ -240,7 +249,7 @@ func (s *Store) hide(v any, hashes map[string]string) (any, bool) {
 		if strings.HasPrefix(x, placeholder) {
 			return nil, false // a string that looks like ours: keep nothing
 		}
-		if !s.secret(x) {
+		if !all && !s.secret(x) {
 			return x, true
 		}
 		h := hashOf(x)
@@ -251,7 +260,7 @@ func (s *Store) hide(v any, hashes map[string]string) (any, bool) {
 	case nil, bool:
 		return x, true
 	default:
-		if s.secret(fmt.Sprint(x)) {
+		if all || s.secret(fmt.Sprint(x)) {
 			return nil, false
 		}
 		return x, true
