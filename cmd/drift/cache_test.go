@@ -85,17 +85,27 @@ func sameAsUncached(t *testing.T, args ...string) outcome {
 func TestCacheAnswersARepeatRunAndNothingStale(t *testing.T) {
 	cacheDir(t)
 	ns := namespace(t)
-	apply(t, "kubectl", cm(ns, "a", "blue")+"---\n"+cm(ns, "b", "blue"))
-	r := repo(t, map[string]string{"a.yaml": cm(ns, "a", "green"), "b.yaml": cm(ns, "b", "blue"), "c.yaml": cm(ns, "c", "red")})
+	// A Service's numbers too: an answer from the cache must decode them as the
+	// server's own answer decodes (whole numbers as int64), or an unchanged port
+	// reads as changed.
+	svc := func(target string) string {
+		return sub("apiVersion: v1\nkind: Service\nmetadata: {name: web, namespace: NS}\nspec: {selector: {app: web}, ports: [{port: 80, targetPort: "+target+"}]}\n", ns)
+	}
+	apply(t, "kubectl", cm(ns, "a", "blue")+"---\n"+cm(ns, "b", "blue")+"---\n"+svc("8081"))
+	r := repo(t, map[string]string{"a.yaml": cm(ns, "a", "green"), "b.yaml": cm(ns, "b", "blue"), "c.yaml": cm(ns, "c", "red"), "svc.yaml": svc("8082")})
 	args := []string{"diff", "--repo", r.Dir, "--ref", "main"}
 
 	first := drift(t, args...)
-	if h, s := cacheCounts(t, first); first.code != 1 || h != 0 || s != 3 {
+	if h, s := cacheCounts(t, first); first.code != 1 || h != 0 || s != 4 {
 		t.Fatalf("first run: exit %d, %d from the cache, %d sent\n%s", first.code, h, s, first.stderr)
 	}
 	again := sameAsUncached(t, args...)
-	if h, s := cacheCounts(t, again); h != 3 || s != 0 {
+	if h, s := cacheCounts(t, again); h != 4 || s != 0 {
 		t.Fatalf("repeat run: %d from the cache, %d sent\n%s", h, s, again.stderr)
+	}
+	asJSON := sameAsUncached(t, append(append([]string{}, args...), "-o", "json")...)
+	if !strings.Contains(asJSON.stdout, `"what": "spec.ports[port=80].targetPort 8081 → 8082"`) {
+		t.Errorf("the Service's change is not the targetPort alone:\n%s", asJSON.stdout)
 	}
 
 	// The live object edited (by drift's own field manager, so that no conflict, an
@@ -103,7 +113,7 @@ func TestCacheAnswersARepeatRunAndNothingStale(t *testing.T) {
 	// the edit.
 	apply(t, "kubectl", cm(ns, "b", "purple"))
 	edited := sameAsUncached(t, args...)
-	if h, s := cacheCounts(t, edited); h != 2 || s != 1 || !strings.Contains(edited.stdout, "purple") {
+	if h, s := cacheCounts(t, edited); h != 3 || s != 1 || !strings.Contains(edited.stdout, "purple") {
 		t.Errorf("live edit: %d from the cache, %d sent\n%s\n%s", h, s, edited.stdout, edited.stderr)
 	}
 
@@ -112,7 +122,7 @@ func TestCacheAnswersARepeatRunAndNothingStale(t *testing.T) {
 		t.Fatal(err)
 	}
 	body := sameAsUncached(t, args...)
-	if h, s := cacheCounts(t, body); h != 2 || s != 1 || !strings.Contains(body.stdout, "yellow") {
+	if h, s := cacheCounts(t, body); h != 3 || s != 1 || !strings.Contains(body.stdout, "yellow") {
 		t.Errorf("new body: %d from the cache, %d sent\n%s", h, s, body.stderr)
 	}
 

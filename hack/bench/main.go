@@ -71,14 +71,23 @@ func main() {
 	ref := flag.String("ref", "main", "floor client: the ref to preview")
 	only := flag.String("commands", "", "comma-separated commands to run (default all): drift, repeat, repeat1, kubectl32, floor, apply, kubectl, ephemeral")
 	launcher := flag.Bool("launch", false, "run as the launcher of the command after --, reporting its usage on fd 3 (see launch.go)")
+	serve := flag.String("serve", "", "set up one scenario (its repository, server and base) and wait for ^C, printing how to reach it: for profiling by hand")
 	flag.Parse()
 	if *launcher {
 		os.Exit(launch(flag.Args()))
 	}
 	var err error
-	if *floorMode != "" {
+	switch {
+	case *floorMode != "":
 		err = floor(*floorMode == "get+apply", *kubeconfig, *repo, *ref)
-	} else {
+	case *serve != "":
+		sc, ok := known[*serve]
+		if !ok {
+			err = fmt.Errorf("unknown scenario %q", *serve)
+			break
+		}
+		err = bench("", "", 0, sc, "serve")
+	default:
 		err = benchAll(*drift, *runs, strings.Split(*scenarios, ","), *only)
 	}
 	if err != nil {
@@ -226,6 +235,10 @@ func bench(self, drift string, runs int, sc scenario, only string) error {
 		cmds = append(cmds,
 			command{"kubectl diff --server-side", "kubectl", append([]string{"kubectl"}, kubectlArgs...), nil, nil},
 			command{"drift diff --cluster ephemeral --base base", "ephemeral", []string{drift, "diff", "--repo", repoDir, "--ref", "main", "--cluster", "ephemeral", "--base", "base", "-o", "json", "--out", filepath.Join(work, "eph.json")}, nil, nil})
+	}
+	if only == "serve" {
+		fmt.Printf("repository: %s (ref main)\nkubeconfig: %s\n  drift diff --repo %s --ref main --kubeconfig %s\nwaiting for ^C\n", repoDir, kubeconfig, repoDir, kubeconfig)
+		select {}
 	}
 	fmt.Printf("%-46s %11s %11s %10s %8s\n", "command", "median wall", "client CPU", "peak RSS", "changed")
 	got := map[string]figures{}

@@ -23,6 +23,7 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	utiljson "k8s.io/apimachinery/pkg/util/json"
 )
 
 // Format is the version of keys and entries: a cache written by a drift with another
@@ -87,7 +88,7 @@ type Answer struct {
 // entry is an answer as it is stored.
 type entry struct {
 	Format   int            `json:"format"`
-	Merged   map[string]any `json:"merged"`
+	Merged   json.RawMessage `json:"merged"`
 	Warnings []string       `json:"warnings,omitempty"`
 }
 
@@ -171,12 +172,15 @@ func (s *Store) Get(k Key, sources ...any) (Answer, bool) {
 		return Answer{}, false
 	}
 	var e entry
-	if err := json.Unmarshal(data, &e); err != nil || e.Format != Format || e.Merged == nil {
+	var stored map[string]any
+	// Numbers are read as the API machinery reads them (int64 when whole), so that an
+	// answer from the cache is the object the server's JSON decodes to.
+	if err := json.Unmarshal(data, &e); err != nil || e.Format != Format || utiljson.Unmarshal(e.Merged, &stored) != nil || stored == nil {
 		s.note("corrupt", "a dry-run cache entry (%s) is not one this drift reads: it is ignored, and the object sent", filepath.Base(p))
 		return Answer{}, false
 	}
 	hashes := stringsByHash(sources...)
-	merged, ok := restore(e.Merged, hashes).(map[string]any)
+	merged, ok := restore(stored, hashes).(map[string]any)
 	if !ok {
 		return Answer{}, false // a string neither side holds: not this object's answer
 	}
@@ -204,7 +208,11 @@ func (s *Store) Put(k Key, a Answer, sources ...any) {
 			return
 		}
 	}
-	data, err := json.Marshal(entry{Format: Format, Merged: merged, Warnings: a.Warnings})
+	body, err := json.Marshal(merged)
+	if err != nil {
+		return
+	}
+	data, err := json.Marshal(entry{Format: Format, Merged: body, Warnings: a.Warnings})
 	if err != nil {
 		return
 	}

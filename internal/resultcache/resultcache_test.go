@@ -214,3 +214,28 @@ func mustRead(t *testing.T, p string) []byte {
 	}
 	return data
 }
+
+// TestNumbersComeBackAsTheServerDecodesThem: an answer read from the cache holds its
+// numbers as the API machinery decodes a server's JSON (int64 when whole, float64
+// otherwise), so that it compares equal to the live object it is diffed against.
+func TestNumbersComeBackAsTheServerDecodesThem(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	s := Open(dir, secret)
+	merged := &unstructured.Unstructured{}
+	if err := merged.UnmarshalJSON([]byte(`{"apiVersion":"v1","kind":"Service","metadata":{"name":"web"},"spec":{"ports":[{"port":80,"targetPort":8081}],"ratio":0.5}}`)); err != nil {
+		t.Fatal(err)
+	}
+	s.Put(baseKey(), Answer{Merged: merged}, nil)
+	got, ok := Open(dir, secret).Get(baseKey())
+	if !ok {
+		t.Fatal("the answer was not stored")
+	}
+	if !reflect.DeepEqual(got.Merged.Object, merged.Object) {
+		t.Errorf("got %#v\nwant %#v", got.Merged.Object, merged.Object)
+	}
+	port, _, _ := unstructured.NestedSlice(got.Merged.Object, "spec", "ports")
+	if p := port[0].(map[string]any)["port"]; reflect.TypeOf(p) != reflect.TypeOf(int64(0)) {
+		t.Errorf("port is a %T, want int64", p)
+	}
+}
