@@ -87,9 +87,9 @@ type Answer struct {
 
 // entry is an answer as it is stored.
 type entry struct {
-	Format   int            `json:"format"`
+	Format   int             `json:"format"`
 	Merged   json.RawMessage `json:"merged"`
-	Warnings []string       `json:"warnings,omitempty"`
+	Warnings []string        `json:"warnings,omitempty"`
 }
 
 // Store is a cache directory. Its zero value is unusable; Open it.
