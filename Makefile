@@ -9,7 +9,7 @@ GORELEASER := github.com/goreleaser/goreleaser/v2@v2.16.0
 
 export GOTOOLCHAIN := local
 
-.PHONY: all build test check unit fidelity demo bench screenshots release-snapshot release clean
+.PHONY: all build test check unit fidelity demo bench tools screenshots release-snapshot release clean
 
 all: build
 
@@ -46,6 +46,11 @@ demo: build
 
 bench: build
 	KUBEBUILDER_ASSETS="$$(hack/envtest-assets.sh)" $(GO) run ./hack/bench
+
+## tools: every main package under hack/ built into hack/.tools/ (ignored); `go run ./hack/NAME`
+## runs one without building it
+tools:
+	$(GO) build -o hack/.tools/ $$($(GO) list -f '{{if eq .Name "main"}}{{.ImportPath}}{{end}}' ./hack/...)
 
 ## screenshots: the demo's comment and HTML report as the PNGs docs/report.md shows (needs chromium)
 screenshots: build

@@ -13,7 +13,8 @@
 // checkout as hack/drift-fluxop-oracle/main.go (it imports the operator's
 // internal packages, which only code inside that module may; the ignore build
 // tag keeps drift's own go commands off it) and run it from the checkout's
-// root, where it reads internal/builder/testdata's Flux manifests:
+// root, where it reads internal/builder/testdata's Flux manifests (the paths
+// are the checkout's; hack/fluxop-oracle/README.md has every step):
 //
 //	go build -o /tmp/drift-fluxop-oracle ./hack/drift-fluxop-oracle/main.go
 //	/tmp/drift-fluxop-oracle -revision <commit> <drift>/internal/fluxop/testdata/oracle

@@ -1,6 +1,7 @@
 package app
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -90,7 +91,7 @@ func (o *Run) listTargets(pl *plan.Plan) error {
 		case r.Skipped != "":
 			status = "skipped: " + r.Skipped
 		}
-		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.Name, r.From, r.Path, r.Renderer, orDash(r.Namespace), orDash(r.Context), r.Applier, status)
+		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.Name, r.From, r.Path, r.Renderer, cmp.Or(r.Namespace, "-"), cmp.Or(r.Context, "-"), r.Applier, status)
 	}
 	if err := w.Flush(); err != nil {
 		return err
@@ -102,11 +103,4 @@ func (o *Run) listTargets(pl *plan.Plan) error {
 		return Errors
 	}
 	return nil
-}
-
-func orDash(s string) string {
-	if s == "" {
-		return "-"
-	}
-	return s
 }

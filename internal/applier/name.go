@@ -1,6 +1,7 @@
 package applier
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 	"strings"
@@ -66,9 +67,4 @@ func FromApplyMode(mode string) (Name, bool) {
 }
 
 // OrDefault is n, or Default when n is empty.
-func (n Name) OrDefault() Name {
-	if n == "" {
-		return Default
-	}
-	return n
-}
+func (n Name) OrDefault() Name { return cmp.Or(n, Default) }

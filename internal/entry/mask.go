@@ -68,7 +68,7 @@ func equalValue(a, b any) bool {
 	return aok && bok && as == bs
 }
 
-// missing marks a side that has no value at a path.
+// missingValue marks a side that has no value at a path (missing).
 type missingValue struct{}
 
 var missing = missingValue{}

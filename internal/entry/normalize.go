@@ -23,8 +23,8 @@ func normalize(u *unstructured.Unstructured, isNew bool) *unstructured.Unstructu
 	return out
 }
 
-// The Job controller's identity labels, which the server sets from the uid it
-// generates on every dry-run create.
+// jobUIDLabels are the Job controller's identity labels, which the server sets from
+// the uid it generates on every dry-run create.
 var jobUIDLabels = []string{"batch.kubernetes.io/controller-uid", "controller-uid"}
 
 // generatedValue stands for a value the server generates anew on every dry run.

@@ -9,6 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 
+	"github.com/drift-gitops/drift/internal/applier/fields"
 	"github.com/drift-gitops/drift/internal/config"
 	"github.com/drift-gitops/drift/internal/object"
 )
@@ -90,11 +91,11 @@ func managedBy(live *unstructured.Unstructured, managers []string) []fieldpath.P
 	}
 	var out []fieldpath.Path
 	for _, mf := range live.GetManagedFields() {
-		if !config.ManagerMatches(managers, mf.Manager) || mf.FieldsV1 == nil {
+		if !config.ManagerMatches(managers, mf.Manager) {
 			continue
 		}
-		set := &fieldpath.Set{}
-		if err := set.FromJSON(bytes.NewReader(mf.FieldsV1.Raw)); err != nil {
+		set, err := fields.Of(mf)
+		if err != nil {
 			continue
 		}
 		// List items the manager owns as a whole go first, then single fields.

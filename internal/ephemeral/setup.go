@@ -2,6 +2,7 @@ package ephemeral
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	_ "embed"
 	"errors"
@@ -50,10 +51,7 @@ func Setup(ctx context.Context, opts SetupOptions) (string, error) {
 	if err := Supported(); err != nil {
 		return "", err
 	}
-	version := opts.KubeVersion
-	if version == "" {
-		version = KubeVersion
-	}
+	version := cmp.Or(opts.KubeVersion, KubeVersion)
 	if _, err := concrete(version); err != nil {
 		return "", err
 	}
@@ -77,10 +75,7 @@ func Setup(ctx context.Context, opts SetupOptions) (string, error) {
 		}
 	}
 	if !opts.FromSource {
-		index := getenv(IndexEnv)
-		if index == "" {
-			index = remote.DefaultIndexURL
-		}
+		index := cmp.Or(getenv(IndexEnv), remote.DefaultIndexURL)
 		err := download(ctx, index, version, dir, progress)
 		if errors.Is(err, errNotInIndex) && !opts.Exact {
 			err = downloadNewestPatch(ctx, index, version, getenv, progress, &dir)

@@ -8,17 +8,16 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
+
+	"github.com/drift-gitops/drift/internal/testenv"
 )
 
 // TestServerHoldsAsManyServicesAsAClusterDoes: the ephemeral server's Service range is
 // a /12, so a repository with thousands of Services seeds; an address far outside
 // envtest's default /24 (10.0.0.0/24) is taken.
 func TestServerHoldsAsManyServicesAsAClusterDoes(t *testing.T) {
-	assets := os.Getenv("KUBEBUILDER_ASSETS")
-	if assets == "" {
-		t.Skip("KUBEBUILDER_ASSETS is not set: make test sets it")
-	}
-	srv, err := Start(context.Background(), assets)
+	testenv.Require(t)
+	srv, err := Start(context.Background(), os.Getenv("KUBEBUILDER_ASSETS"))
 	if err != nil {
 		t.Fatal(err)
 	}

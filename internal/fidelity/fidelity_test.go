@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -250,7 +251,7 @@ func lineDiff(got, want string) string {
 		case i < len(g) && j < len(w) && g[i] == w[j]:
 			i++
 			j++
-		case j < len(w) && !contains(g[i:], w[j]):
+		case j < len(w) && !slices.Contains(g[i:], w[j]):
 			fmt.Fprintf(&b, "  applied:   %s\n", w[j])
 			j++
 		case i < len(g):
@@ -261,15 +262,6 @@ func lineDiff(got, want string) string {
 		}
 	}
 	return b.String()
-}
-
-func contains(lines []string, s string) bool {
-	for _, l := range lines {
-		if l == s {
-			return true
-		}
-	}
-	return false
 }
 
 // kubectl runs the real kubectl binary against the test server; an argument

@@ -1,6 +1,7 @@
 package fluxop
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -67,10 +68,7 @@ func providerSources(ctx context.Context, rs map[string]any, namespace string, p
 		if kind, _ := p["kind"].(string); kind != providerKind {
 			continue
 		}
-		ns := metaString(p, "namespace")
-		if ns == "" {
-			ns = namespace
-		}
+		ns := cmp.Or(metaString(p, "namespace"), namespace)
 		if ns != namespace {
 			continue
 		}

@@ -78,12 +78,13 @@ func mustToYaml(v any) (string, error) {
 	return string(b), nil
 }
 
-// The operator's slugify is gosimple/slug's Make with MaxLength 63 and smart
-// truncation, set as that package's globals. drift's internal/appset sets those
-// globals too, so slugify does the same steps here without reading them:
-// English substitutions (& and @), transliteration to ASCII, lower case, runs of
-// other characters to one '-', '-' and '_' trimmed from the ends, then cut at
-// the last '-' at or before 63 bytes (at 63 when there is none).
+// slugMaxLength is where slugify cuts. The operator's slugify is gosimple/slug's
+// Make with MaxLength 63 and smart truncation, set as that package's globals.
+// drift's internal/appset sets those globals too, so slugify does the same steps
+// here without reading them: English substitutions (& and @), transliteration to
+// ASCII, lower case, runs of other characters to one '-', '-' and '_' trimmed
+// from the ends, then cut at the last '-' at or before 63 bytes (at 63 when there
+// is none).
 const slugMaxLength = 63
 
 var (

@@ -1,6 +1,7 @@
 package object
 
 import (
+	"cmp"
 	"fmt"
 	"strings"
 
@@ -21,11 +22,7 @@ type ID struct {
 // An object that has only metadata.generateName is named by that prefix.
 func IDOf(u *unstructured.Unstructured) ID {
 	gvk := u.GroupVersionKind()
-	name := u.GetName()
-	if name == "" {
-		name = u.GetGenerateName()
-	}
-	return ID{Group: gvk.Group, Version: gvk.Version, Kind: gvk.Kind, Namespace: u.GetNamespace(), Name: name}
+	return ID{Group: gvk.Group, Version: gvk.Version, Kind: gvk.Kind, Namespace: u.GetNamespace(), Name: cmp.Or(u.GetName(), u.GetGenerateName())}
 }
 
 // GVK returns the group, version and kind.

@@ -130,10 +130,7 @@ func Targets(cfg *Config, root string, paths []string, ov Overrides, appliers *a
 			paths = []string{root}
 		}
 		for _, p := range paths {
-			name := p
-			if name == "" {
-				name = "."
-			}
+			name := cmp.Or(p, ".")
 			out = append(out, ov.apply(Target{
 				Name: name, Spec: render.Spec{Path: p},
 				Namespace: defaults.Namespace, FieldManager: defaults.FieldManager,

@@ -37,12 +37,12 @@ func explainEmpty(fsys fs.FS, spec Spec, res *Result) {
 	dir := cleanDir(spec.Path)
 	found := map[string][]string{}
 	looked := 0
-	_ = fs.WalkDir(fsys, dirOrRoot(dir), func(p string, d fs.DirEntry, err error) error {
+	_ = fs.WalkDir(fsys, dir, func(p string, d fs.DirEntry, err error) error {
 		if err != nil || looked >= maxLooked {
 			return fs.SkipDir
 		}
 		looked++
-		if d.IsDir() && p != dirOrRoot(dir) && strings.HasPrefix(d.Name(), ".") {
+		if d.IsDir() && p != dir && strings.HasPrefix(d.Name(), ".") {
 			return fs.SkipDir
 		}
 		if format, ok := otherFormats[strings.ToLower(path.Ext(p))]; ok && !d.IsDir() {
@@ -81,20 +81,13 @@ func more(n int) string {
 	return fmt.Sprintf(" and %d more", n)
 }
 
-func dirOrRoot(dir string) string {
-	if dir == "" {
-		return "."
-	}
-	return dir
-}
-
 // unbuiltChart says why a directory drift would read as plain YAML is a Helm chart
 // without its Chart.yaml, which a build step generates (from Chart.template.yaml, or
 // with a chart's values.yaml and templates/ and no Chart.yaml): its templates are not
 // YAML, and reading them as such would give an error per template.
 func unbuiltChart(fsys fs.FS, p string) (Failure, bool) {
 	dir := cleanDir(p)
-	if info, err := fs.Stat(fsys, dirOrRoot(dir)); err != nil || !info.IsDir() {
+	if info, err := fs.Stat(fsys, dir); err != nil || !info.IsDir() {
 		return Failure{}, false
 	}
 	has := func(name string) bool { _, err := fs.Stat(fsys, joinRepo(dir, name)); return err == nil }

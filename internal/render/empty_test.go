@@ -36,7 +36,7 @@ func TestATargetThatRendersNothingSaysWhy(t *testing.T) {
 		{"chart", "", "chart renders no objects (helm)"},
 		{"some", "", ""},
 	} {
-		res, err := Render(fsys, Spec{Path: tc.path, Helm: HelmOptions{ReleaseName: "r"}})
+		res, err := Render(fsys, Spec{Path: tc.path, Renderer: Detect(fsys, tc.path), Helm: HelmOptions{ReleaseName: "r"}})
 		if err != nil {
 			t.Fatalf("%s: %v", tc.path, err)
 		}
@@ -58,14 +58,14 @@ func TestATargetThatRendersNothingSaysWhy(t *testing.T) {
 }
 
 // A chart whose Chart.yaml a build step generates is one error, not an error per
-// template read as YAML; told it is plain YAML, drift reads it so.
+// template read as YAML (Detect says helm); told it is plain YAML, drift reads it so.
 func TestAChartWithoutChartYAMLIsOneError(t *testing.T) {
 	tmpl := file("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{ .Values.name }}\n")
 	for _, fsys := range []fstest.MapFS{
 		{"app/Chart.template.yaml": file(chartYAML), "app/templates/a.yaml": tmpl, "app/templates/b.yaml": tmpl},
 		{"app/values.yaml": file("name: x\n"), "app/templates/a.yaml": tmpl, "app/templates/b.yaml": tmpl},
 	} {
-		res, err := Render(fsys, Spec{Path: "app"})
+		res, err := Render(fsys, Spec{Path: "app", Renderer: Detect(fsys, "app")})
 		if err != nil {
 			t.Fatal(err)
 		}

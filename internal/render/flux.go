@@ -2,6 +2,7 @@ package render
 
 import (
 	"bytes"
+	"cmp"
 	"fmt"
 	"io/fs"
 	"path"
@@ -30,7 +31,7 @@ func KustomizeAsFlux(fsys fs.FS, dir string) *Result {
 
 // fluxKustomization is the kustomization Flux generates for dir.
 func fluxKustomization(fsys fs.FS, dir string) ([]byte, error) {
-	root := dirOrRoot(dir)
+	root := cmp.Or(dir, ".")
 	rf := provider.NewDefaultDepProvider().GetResourceFactory()
 	var resources []string
 	err := fs.WalkDir(fsys, root, func(p string, d fs.DirEntry, err error) error {

@@ -2,6 +2,7 @@ package render
 
 import (
 	"os"
+	"slices"
 	"strings"
 	"testing"
 
@@ -92,7 +93,7 @@ func TestHelmChartsAreInflatedAsKustomizeWithHelmDoes(t *testing.T) {
 	if len(res.Failures) > 0 || len(res.Objects) != 1 || res.Objects[0].Obj.Object["data"].(map[string]any)["color"] != "blue" {
 		t.Errorf("valuesMerge merge: %+v %v", res.Failures, res.Objects)
 	}
-	if !contains(got.Inputs.Trees, "app/charts/web") || !contains(got.Inputs.Files, "app/extra-values.yaml") {
+	if !slices.Contains(got.Inputs.Trees, "app/charts/web") || !slices.Contains(got.Inputs.Files, "app/extra-values.yaml") {
 		t.Errorf("inputs: %+v", got.Inputs)
 	}
 }
@@ -116,15 +117,6 @@ func TestHelmChartsThatCannotBeInflated(t *testing.T) {
 			t.Errorf("%s: %+v", c.name, got.Failures)
 		}
 	}
-}
-
-func contains(list []string, s string) bool {
-	for _, v := range list {
-		if v == s {
-			return true
-		}
-	}
-	return false
 }
 
 // Values files of a fetched chart itself: over the chart's values.yaml as Argo CD's

@@ -36,11 +36,12 @@ func (e *RefusedError) Error() string {
 	return fmt.Sprintf("%s: refused %s: %s", e.File, e.Entry, e.Why)
 }
 
-// findKustomization returns the kustomization file in dir ("" when there is none).
-// FindKustomization is the kustomization file of dir ("" none), under any of the names
-// kustomize recognizes.
+// FindKustomization returns the kustomization file of dir ("" when there is none), for
+// callers outside render.
 func FindKustomization(fsys fs.FS, dir string) string { return findKustomization(fsys, dir) }
 
+// findKustomization returns the kustomization file in dir, under any of the names
+// kustomize recognizes ("" when there is none).
 func findKustomization(fsys fs.FS, dir string) string {
 	for _, n := range konfig.RecognizedKustomizationFileNames() {
 		p := joinRepo(dir, n)
@@ -305,7 +306,7 @@ func (c *kustCheck) plugin(file, dir, field, entry string) error {
 	return nil
 }
 
-// Annotations that make a configuration a KRM function.
+// functionAnnotations are the annotations that make a configuration a KRM function.
 var functionAnnotations = []string{"config.kubernetes.io/function", "config.k8s.io/function"}
 
 // checkPluginConfigs refuses every configuration that is a KRM function (exec,

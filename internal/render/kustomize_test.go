@@ -219,6 +219,27 @@ func TestDetect(t *testing.T) {
 	}
 }
 
+// Render never decides a renderer (plan does): a spec without one is a failure that
+// says it is a bug, in process and through the cache, and nothing is detected.
+func TestASpecWithoutARendererFailsInsteadOfDetecting(t *testing.T) {
+	t.Parallel()
+	spec := Spec{Path: "apps/shop/overlays/prod"}
+	direct, err := Render(platform, spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cached, err := (&Cache{}).Render("commit-1", platform, spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, res := range []*Result{direct, cached} {
+		if len(res.Objects) != 0 || len(res.Failures) != 1 || res.Failures[0].Reason != reason.RenderFailed ||
+			!strings.Contains(res.Failures[0].Message, "bug in drift") {
+			t.Errorf("objects %d, failures %+v: want one failure saying no renderer was decided", len(res.Objects), res.Failures)
+		}
+	}
+}
+
 func TestInputsTouched(t *testing.T) {
 	in := Inputs{Trees: []string{"charts/web"}, Files: []string{"values/prod.yaml"}, Dirs: []string{"apps/base"}}
 	for p, want := range map[string]bool{
@@ -237,14 +258,14 @@ func TestInputsTouched(t *testing.T) {
 
 func TestCacheRendersEachSnapshotAndSpecOnce(t *testing.T) {
 	var c Cache
-	spec := Spec{Path: "apps/shop/overlays/prod"}
+	spec := Spec{Path: "apps/shop/overlays/prod", Renderer: RendererKustomize}
 	a, err := c.Render("commit-1", platform, spec)
 	if err != nil {
 		t.Fatal(err)
 	}
 	b, _ := c.Render("commit-1", platform, spec)
 	other, _ := c.Render("commit-2", platform, spec)
-	staging, _ := c.Render("commit-1", platform, Spec{Path: "apps/shop/overlays/staging"})
+	staging, _ := c.Render("commit-1", platform, Spec{Path: "apps/shop/overlays/staging", Renderer: RendererKustomize})
 	if a != b || a == other || a == staging || len(a.Objects) == 0 {
 		t.Errorf("cache: same key gave a new result, or different keys shared one")
 	}

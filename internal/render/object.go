@@ -3,6 +3,7 @@ package render
 import (
 	"fmt"
 	"path"
+	"slices"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -94,10 +95,8 @@ func (in Inputs) Touched(p string) bool {
 			return true
 		}
 	}
-	for _, f := range in.Files {
-		if p == f {
-			return true
-		}
+	if slices.Contains(in.Files, p) {
+		return true
 	}
 	dir := path.Dir(p)
 	for _, d := range in.Dirs {

@@ -1,6 +1,7 @@
 package render
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -49,10 +50,7 @@ func Plain(fsys fs.FS, opts Options) (*Result, error) {
 	sort.Strings(paths)
 	w.res.Inputs.Trees = paths
 	for _, p := range paths {
-		name := p
-		if name == "" {
-			name = "."
-		}
+		name := cmp.Or(p, ".")
 		info, err := fs.Stat(fsys, name)
 		if err != nil {
 			return nil, fmt.Errorf("failed to read %s: %w", name, err)

@@ -11,6 +11,7 @@ import (
 	kustypes "sigs.k8s.io/kustomize/api/types"
 
 	"github.com/drift-gitops/drift/internal/appset"
+	"github.com/drift-gitops/drift/internal/reason"
 	"github.com/drift-gitops/drift/internal/source"
 )
 
@@ -25,7 +26,8 @@ const (
 type Spec struct {
 	// Path is the repository path of the directory (or, for plain, file) to render.
 	Path string
-	// Renderer is plain, kustomize or helm; empty detects it from Path.
+	// Renderer is plain, kustomize, helm or resourceset, as plan decided it (from
+	// drift.yaml, or Detect); a spec without one renders as a failure.
 	Renderer string
 	// Helm holds the options of a helm target.
 	Helm HelmOptions
@@ -127,12 +129,13 @@ func Render(fsys fs.FS, spec Spec) (*Result, error) {
 
 // renderWith renders; lookup is the connection for a Helm target's lookup, if any.
 func renderWith(fsys fs.FS, spec Spec, limits Limits, lookup *rest.Config) (*Result, error) {
-	if spec.Renderer == "" {
-		spec.Renderer = Detect(fsys, spec.Path)
-	}
 	var res *Result
 	var err error
 	switch spec.Renderer {
+	case "":
+		// plan decides every target's renderer (plan.Resolve); render never does.
+		return &Result{Failures: []Failure{{Source: targetSource(spec), Reason: reason.RenderFailed,
+			Message: "no renderer was decided for this target: this is a bug in drift, please report it"}}}, nil
 	case RendererPlain:
 		res, err = Plain(fsys, Options{Paths: []string{spec.Path}, Directory: spec.Directory})
 	case RendererKustomize:
@@ -225,9 +228,6 @@ func (c *Cache) RenderSnapshot(snap *source.Snapshot, spec Spec) (*Result, error
 // work tree), whose files are fsys, rendering it on first use. Results are shared:
 // callers must not modify them.
 func (c *Cache) Render(commit string, fsys fs.FS, spec Spec) (*Result, error) {
-	if spec.Renderer == "" {
-		spec.Renderer = Detect(fsys, spec.Path)
-	}
 	if spec.Renderer == RendererHelm && spec.Helm.Chart != nil && spec.Helm.Archive == "" {
 		fetched, extra := c.fetchChart(spec)
 		if extra != nil && len(extra.Failures) > 0 {

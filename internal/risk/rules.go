@@ -1,6 +1,7 @@
 package risk
 
 import (
+	"cmp"
 	"fmt"
 	"reflect"
 	"strings"
@@ -125,7 +126,7 @@ func strategyChanged(c Change) []string {
 	before, _ := str(c.Live, "spec", field, "type")
 	after, _ := str(c.Merged, "spec", field, "type")
 	if before != after {
-		return []string{fmt.Sprintf("%s %s → %s", field, orUnset(before), orUnset(after))}
+		return []string{fmt.Sprintf("%s %s → %s", field, cmp.Or(before, "(unset)"), cmp.Or(after, "(unset)"))}
 	}
 	return []string{field + " changes"}
 }
@@ -216,13 +217,6 @@ func tokenMount(c Change) []string {
 func offBefore(m map[string]any, field string) bool {
 	v, ok := m[field].(bool)
 	return ok && !v
-}
-
-func orUnset(s string) string {
-	if s == "" {
-		return "(unset)"
-	}
-	return s
 }
 
 func list(items []string, most int) string {

@@ -1,6 +1,7 @@
 package source
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -150,10 +151,7 @@ func (r *Repo) Snapshot(ref string) (*Snapshot, error) {
 // CheckPaths reports the first of paths (repository-relative) that the snapshot lacks.
 func (s *Snapshot) CheckPaths(paths []string) error {
 	for _, p := range paths {
-		name := p
-		if name == "" {
-			name = "."
-		}
+		name := cmp.Or(p, ".")
 		if _, err := fs.Stat(s.FS, name); err != nil {
 			if errors.Is(err, fs.ErrNotExist) {
 				return fmt.Errorf("path %s is not in %s: check --path (paths are relative to --repo, default the current directory)", displayPath(p), s.Describe())

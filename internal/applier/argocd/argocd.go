@@ -188,10 +188,7 @@ func track(obj, _ *unstructured.Unstructured, o applier.Owner) (string, error) {
 		return "", nil
 	}
 	app := InstanceName(o)
-	key := o.InstanceLabel
-	if key == "" {
-		key = defaultLabel
-	}
+	key := cmp.Or(o.InstanceLabel, defaultLabel)
 	switch o.Tracking {
 	case TrackingLabel:
 		// Label tracking keeps the whole name, so matching by label works; the server
@@ -226,10 +223,7 @@ func InstanceName(o applier.Owner) string {
 // <app>:<group>/<kind>:<namespace>/<name>; a cluster-scoped object carries the
 // Application's destination namespace (UnstructuredToAppInstanceValue).
 func TrackingID(obj *unstructured.Unstructured, o applier.Owner) string {
-	ns := obj.GetNamespace()
-	if ns == "" {
-		ns = o.Destination
-	}
+	ns := cmp.Or(obj.GetNamespace(), o.Destination)
 	gvk := obj.GroupVersionKind()
 	return fmt.Sprintf("%s:%s/%s:%s/%s", InstanceName(o), gvk.Group, gvk.Kind, ns, obj.GetName())
 }
