@@ -48,7 +48,7 @@ func cacheDir(t *testing.T) string {
 	return dir
 }
 
-// entries are the answers stored in a cache directory.
+// entries are the packs of answers stored in a cache directory.
 func entries(dir string) []string {
 	var out []string
 	_ = filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
@@ -299,7 +299,7 @@ func TestCacheKeepsClustersApart(t *testing.T) {
 	}
 }
 
-// A cache written by another drift, a corrupt or truncated entry, and a cache
+// A cache written by another drift, a corrupt or truncated pack, and a cache
 // directory that cannot be written: each is said once and never changes the report.
 func TestCacheDamageIsNeverAnAnswer(t *testing.T) {
 	dir := cacheDir(t)
@@ -309,24 +309,48 @@ func TestCacheDamageIsNeverAnAnswer(t *testing.T) {
 	args := []string{"diff", "--repo", r.Dir, "--ref", "main"}
 	want := drift(t, append(args, "--no-cache")...)
 	drift(t, args...)
-	entries := entries(dir)
-	if len(entries) != 2 {
-		t.Fatalf("%d entries stored, want 2: %v", len(entries), entries)
+	packs := entries(dir)
+	if len(packs) != 1 {
+		t.Fatalf("%d files stored, want one pack: %v", len(packs), packs)
 	}
-	// One truncated, the other of a format drift does not read.
-	data, _ := os.ReadFile(entries[0])
-	if err := os.WriteFile(entries[0], data[:len(data)/2], 0o600); err != nil {
+	pristine, err := os.ReadFile(packs[0])
+	if err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(entries[1], []byte(strings.Replace(string(data), `"format":1`, `"format":99`, 1)), 0o600); err != nil {
-		t.Fatal(err)
+	if h, _ := cacheCounts(t, drift(t, args...)); h != 2 {
+		t.Fatalf("the pack as written answered %d, want 2", h)
 	}
-	o := drift(t, args...)
-	if sanitize(o.stdout) != sanitize(want.stdout) || o.code != want.code {
-		t.Errorf("damaged cache:\n%s\nwant\n%s", o.stdout, want.stdout)
-	}
-	if h, _ := cacheCounts(t, o); h != 0 || strings.Count(o.stderr, "is not one this drift reads") != 1 {
-		t.Errorf("damaged cache: %d from the cache\n%s", h, o.stderr)
+	for _, c := range []struct {
+		name, note string
+		hits       int
+		damage     func([]byte) []byte
+	}{
+		{"truncated", "cannot be read (truncated)", 0, func(d []byte) []byte { return d[:len(d)*2/3] }},
+		// One answer's byte flipped: that answer is not used, the other is.
+		{"an answer's byte flipped", "cannot be read (checksum mismatch)", 1, func(d []byte) []byte {
+			i := strings.Index(string(d), `"kind":"ConfigMap"`)
+			d[i+2] ^= 1
+			return d
+		}},
+		{"another build", "another build of drift wrote", 0, func(d []byte) []byte {
+			// The build's name follows the magic, the format and its length.
+			d[len("drift-resultcache-pack\n")+8] ^= 1
+			return d
+		}},
+	} {
+		for _, p := range entries(dir) {
+			os.Remove(p)
+		}
+		if err := os.WriteFile(packs[0], c.damage(append([]byte(nil), pristine...)), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		o := drift(t, args...)
+		if sanitize(o.stdout) != sanitize(want.stdout) || o.code != want.code {
+			t.Errorf("%s:\n%s\nwant\n%s", c.name, o.stdout, want.stdout)
+		}
+		if h, _ := cacheCounts(t, o); h != c.hits || strings.Count(o.stderr, c.note) != 1 {
+			t.Errorf("%s: %d from the cache, want %d and one note %q\n%s", c.name, h, c.hits, c.note, o.stderr)
+		}
 	}
 
 	// A cache directory under a file: nothing is kept, the run says so once.
@@ -335,7 +359,7 @@ func TestCacheDamageIsNeverAnAnswer(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Setenv("DRIFT_CACHE_DIR", filepath.Join(file, "cache"))
-	o = drift(t, args...)
+	o := drift(t, args...)
 	if sanitize(o.stdout) != sanitize(want.stdout) || o.code != want.code || strings.Count(o.stderr, "cannot be written") != 1 {
 		t.Errorf("unwritable cache: exit %d\n%s\n%s", o.code, o.stdout, o.stderr)
 	}
@@ -365,8 +389,8 @@ func TestCacheHoldsNoSecretValue(t *testing.T) {
 		forms = append(forms, v, base64.StdEncoding.EncodeToString([]byte(v)))
 	}
 	stored := entries(dir)
-	if len(stored) != 3 {
-		t.Fatalf("%d entries, want 3", len(stored))
+	if len(stored) != 2 {
+		t.Fatalf("stored %v, want the two runs' packs", stored)
 	}
 	for _, p := range stored {
 		data, _ := os.ReadFile(p)
@@ -383,14 +407,16 @@ func TestCacheHoldsNoSecretValue(t *testing.T) {
 	}
 }
 
-// drift cache prune bounds the cache's size, least recently used first.
+// drift cache prune bounds the cache's size (internal/resultcache tests which packs
+// go first); 0 empties it.
 func TestCachePrune(t *testing.T) {
 	dir := cacheDir(t)
 	ns := namespace(t)
 	r := repo(t, map[string]string{"a.yaml": cm(ns, "a", "blue"), "b.yaml": cm(ns, "b", "blue")})
 	drift(t, "diff", "--repo", r.Dir, "--ref", "main")
 	o := drift(t, "cache", "prune", "--max-size", "0")
-	if o.code != 0 || !strings.Contains(o.stdout, "removed 2 entries") {
+	// The run's pack and the cluster's record.
+	if o.code != 0 || !strings.Contains(o.stdout, "removed 2 files") || !strings.Contains(o.stdout, "; 0 left in") {
 		t.Fatalf("exit %d\n%s\n%s", o.code, o.stdout, o.stderr)
 	}
 	if _, err := os.Stat(filepath.Join(dir, "dryrun")); err != nil {

@@ -9,6 +9,7 @@ import (
 	"github.com/drift-gitops/drift/internal/preview"
 	"github.com/drift-gitops/drift/internal/render"
 	"github.com/drift-gitops/drift/internal/report"
+	"github.com/drift-gitops/drift/internal/report/write"
 )
 
 // ephemeralCluster is --cluster's value for a throwaway local API server.
@@ -37,7 +38,7 @@ func (o *Run) previewDeps(cache *render.Cache, progress *progress, cluster strin
 		Sink:     sink,
 	}
 	if results != nil {
-		deps.Results = results.forCluster
+		deps.Results, deps.Opened = results.forCluster, results.opened
 	}
 	return deps
 }
@@ -47,7 +48,7 @@ func (o *Run) previewDeps(cache *render.Cache, progress *progress, cluster strin
 // gets every entry from it.
 func (o *Run) newBuilder(cluster string) *entry.Builder {
 	return entry.NewBuilder(entry.Options{ShowSecrets: o.ShowSecrets, DisabledRisks: o.disabledRisks, Unified: &o.Report.Unified,
-		Ephemeral: reportCluster(cluster) == report.ClusterEphemeral}, o.scrub)
+		Ephemeral: reportCluster(cluster) == report.ClusterEphemeral, UnchangedYAML: o.Dump != "" || o.cfg.Getenv(write.ExternalDiffEnv) != ""}, o.scrub)
 }
 
 // reportCluster is the report's cluster field for diff's --cluster.

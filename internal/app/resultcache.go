@@ -35,8 +35,10 @@ func (o *Run) newResultCache() *resultCache {
 	if o.NoCache {
 		return nil
 	}
-	store := resultcache.Open(ResultCacheDir(o.cfg.Getenv), func(s string) bool { return o.scrub.Scrub(s) != s })
+	store := resultcache.Open(ResultCacheDir(o.cfg.Getenv), resultcache.BuildID(), func(s string) bool { return o.scrub.Scrub(s) != s })
 	store.Notef = o.warnf
+	// Answers wait until the preview knows every value to hide in them (opened).
+	store.Hold()
 	if v := o.cfg.Getenv("DRIFT_CACHE_SETTLE"); v != "" {
 		if d, err := time.ParseDuration(v); err == nil && d >= 0 {
 			store.Settle = d
@@ -62,12 +64,17 @@ func (rc *resultCache) forCluster(ctx context.Context, c *kube.Clients) *resultc
 	return cl
 }
 
-// summary says on stderr how many dry runs the cache answered, and why some could
-// not be: the report itself never says, so that it is the same with and without it.
-func (rc *resultCache) summary() {
+// opened stores the answers held until the preview knew every value to hide.
+func (rc *resultCache) opened() { rc.store.Release() }
+
+// close puts the run's answers in place for the next run and says on stderr how
+// many dry runs the cache answered, and why some could not be: the report itself
+// never says, so that it is the same with and without it.
+func (rc *resultCache) close() {
 	if rc == nil {
 		return
 	}
+	_ = rc.store.Close() // said through Notef
 	var hits, sent int64
 	bypassed := map[string]int64{}
 	for _, cl := range rc.used {
@@ -106,7 +113,7 @@ func (c *Config) PruneCache(maxSize string) error {
 	if err != nil {
 		return fmt.Errorf("pruning the dry-run cache in %s: %w", dir, err)
 	}
-	fmt.Fprintf(c.Out, "removed %d entries (%s); %s left in %s\n", removed, bytesText(freed), bytesText(resultcache.Size(dir)), dir)
+	fmt.Fprintf(c.Out, "removed %d files (%s); %s left in %s\n", removed, bytesText(freed), bytesText(resultcache.Size(dir)), dir)
 	return nil
 }
 

@@ -95,7 +95,7 @@ func (o *Run) preview(ctx context.Context, m mode) error {
 	results := o.newResultCache()
 	pv, err := preview.Run(ctx, o.previewDeps(pl.Cache, progress, m.cluster, entries, results), popts, pl.Targets, head, base)
 	progress.done()
-	results.summary()
+	results.close()
 	if err != nil {
 		return err
 	}

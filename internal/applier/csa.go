@@ -8,6 +8,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
+
+	"github.com/drift-gitops/drift/internal/applier/fields"
 )
 
 // Client-side apply, which every applier here meets on objects applied before it:
@@ -37,7 +39,7 @@ func AppliedClientSide(live *unstructured.Unstructured, manager string) bool {
 	if live == nil || slices.Contains(ClientSideManagers, manager) {
 		return false
 	}
-	return slices.ContainsFunc(live.GetManagedFields(), func(mf metav1.ManagedFieldsEntry) bool {
+	return slices.ContainsFunc(fields.Headers(live), func(mf metav1.ManagedFieldsEntry) bool {
 		return slices.Contains(ClientSideManagers, mf.Manager) && mf.Operation == metav1.ManagedFieldsOperationUpdate
 	})
 }

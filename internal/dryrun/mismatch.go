@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/drift-gitops/drift/internal/applier"
+	"github.com/drift-gitops/drift/internal/applier/fields"
 	"github.com/drift-gitops/drift/internal/reason"
 )
 
@@ -56,7 +57,7 @@ func mismatch(live *unstructured.Unstructured, opts Options) *Message {
 	known := appliersBy(opts.Appliers)
 	found := map[string]bool{}
 	var appliers []string
-	for _, e := range live.GetManagedFields() {
+	for _, e := range fields.Headers(live) {
 		if e.Subresource != "" {
 			continue
 		}

@@ -25,6 +25,10 @@ type Options struct {
 	// (report.ClusterEphemeral), whose server-made identity and allocations change
 	// with every run.
 	Ephemeral bool
+	// UnchangedYAML keeps the YAML of unchanged objects (FromYAML, ToYAML), which
+	// only --dump and KUBECTL_EXTERNAL_DIFF read: without it an unchanged object's
+	// entry holds none, and building it renders none.
+	UnchangedYAML bool
 }
 
 // Builder builds a run's entries over the run's one scrubber. The run makes one

@@ -161,3 +161,30 @@ func TestSidesEqualAsYAMLAreUnchangedWhetherOrNotScrubbed(t *testing.T) {
 		})
 	}
 }
+
+// TestUnchangedYAMLOnlyWhenAsked: an unchanged object's YAML is rendered only for
+// --dump and KUBECTL_EXTERNAL_DIFF (Options.UnchangedYAML); a changed one's always.
+func TestUnchangedYAMLOnlyWhenAsked(t *testing.T) {
+	cm := func(v string) *unstructured.Unstructured {
+		return &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "ConfigMap",
+			"metadata": map[string]any{"name": "c", "namespace": "ns"}, "data": map[string]any{"k": v}}}
+	}
+	result := func(live, merged string) dryrun.Result {
+		m := cm(merged)
+		return dryrun.Result{ID: object.IDOf(m), Object: render.Object{Obj: m}, Live: cm(live), Merged: m}
+	}
+	for _, keep := range []bool{false, true} {
+		in := report.Input{Targets: []report.TargetInput{{Name: "t", Results: []dryrun.Result{result("a", "a"), result("a", "b")}}}}
+		rep := build(t, in, Options{UnchangedYAML: keep})
+		same, changed := rep.Targets[0].Objects[0], rep.Targets[0].Objects[1]
+		if same.Category != report.Unchanged || changed.Category != report.Modify {
+			t.Fatalf("categories %s, %s", same.Category, changed.Category)
+		}
+		if got := same.FromYAML != "" && same.ToYAML == same.FromYAML; got != keep {
+			t.Errorf("UnchangedYAML %v: unchanged object's YAML %q, %q", keep, same.FromYAML, same.ToYAML)
+		}
+		if !strings.Contains(changed.FromYAML, "k: a") || !strings.Contains(changed.ToYAML, "k: b") {
+			t.Errorf("UnchangedYAML %v: changed object's YAML %q, %q", keep, changed.FromYAML, changed.ToYAML)
+		}
+	}
+}

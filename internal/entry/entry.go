@@ -41,15 +41,19 @@ func (b *Builder) build(r dryrun.Result, rs *rules, sd report.Sides, story strin
 	// is decided on what they were before, so that a change of a scrubbed value still
 	// counts.
 	scrubbed, differ := scrubSides(b.sc, live, merged, !equal)
-	if o.FromYAML, err = toYAML(live); err != nil {
-		return o, fmt.Errorf("failed to render live %s: %w", r.ID.Display(), err)
+	// Most objects are unchanged: their YAML is rendered only for --dump and
+	// KUBECTL_EXTERNAL_DIFF, once, one string for both sides.
+	if !equal || b.opts.UnchangedYAML {
+		if o.FromYAML, err = toYAML(live); err != nil {
+			return o, fmt.Errorf("failed to render live %s: %w", r.ID.Display(), err)
+		}
 	}
 	if equal {
-		o.ToYAML = o.FromYAML // most objects are unchanged: one rendering, one string
+		o.ToYAML = o.FromYAML
 	} else if o.ToYAML, err = toYAML(merged); err != nil {
 		return o, fmt.Errorf("failed to render merged %s: %w", r.ID.Display(), err)
 	}
-	if !scrubbed {
+	if !scrubbed && !equal {
 		differ = o.FromYAML != o.ToYAML
 	}
 	switch {

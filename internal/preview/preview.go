@@ -47,6 +47,9 @@ type Deps struct {
 	// asked once per cluster while its objects are planned; it answers what it holds
 	// of the second round and, of the first, Secrets (never masked objects).
 	Results func(ctx context.Context, c *kube.Clients) *resultcache.Cluster
+	// Opened, when set, is called once the sink knows every value of the run (every
+	// cluster's first round is done): the cache may store answers from then on.
+	Opened func()
 	// Sink, when set, takes each object's result as soon as its preview is done, and
 	// the objects are dropped then (Inputs counts them as Taken). Without it, results
 	// are kept whole.

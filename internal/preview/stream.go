@@ -92,6 +92,9 @@ func (s *stream) arrive(targets ...*Target) {
 		return
 	}
 	s.open = true
+	if s.deps.Opened != nil {
+		s.deps.Opened()
+	}
 	todo := s.queue
 	s.queue = nil
 	for _, t := range s.arrived {

@@ -3,10 +3,11 @@
 // what changed. A key hashes the cluster, the live object's uid and resourceVersion
 // (or its absence), the exact bytes sent, the applier (name, field manager, force,
 // method), the server's version, the CRD's resourceVersion for a custom resource, the
-// admission configuration, who asks and what they may do, and the namespace; an entry holds the prediction with every
-// secret string replaced by its hash, restored from the object sent or the live one
-// when it is read. An entry that cannot be read, of another format, or that names a
-// string neither side holds is a miss, never an answer.
+// admission configuration, who asks and what they may do, and the namespace; an
+// entry holds the prediction with every secret string replaced by its hash, restored
+// from the object sent or the live one when it is read. Each run writes its answers
+// to one pack (pack.go). An entry that cannot be read, of another format or build, or
+// that names a string neither side holds is a miss, never an answer.
 package resultcache
 
 import (
@@ -16,10 +17,12 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
-	"sort"
+	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -28,7 +31,7 @@ import (
 
 // Format is the version of keys and entries: a cache written by a drift with another
 // format is never read (its keys differ, and an entry says its format).
-const Format = 1
+const Format = 2
 
 // Key is everything that decides one object's dry-run answer.
 type Key struct {
@@ -63,16 +66,24 @@ type Key struct {
 	Sent []byte
 }
 
-// Digest is the key's hash, the entry's file name.
+// Digest is the key's hash, in hex.
 func (k Key) Digest() string {
+	sum := k.sum()
+	return hex.EncodeToString(sum[:])
+}
+
+// sum is the key's hash.
+func (k Key) sum() [32]byte {
 	h := sha256.New()
 	fmt.Fprintf(h, "drift resultcache %d\n", Format)
 	for _, f := range []string{k.Cluster, k.User, k.ServerVersion, k.Admission, k.Applier, k.Manager, k.Method, fmt.Sprint(k.Force), k.LiveUID, k.LiveResourceVersion, k.CRD, k.Access, k.Namespace} {
 		fmt.Fprintf(h, "%d:%s\n", len(f), f)
 	}
-	sum := sha256.Sum256(k.Sent)
-	h.Write(sum[:])
-	return hex.EncodeToString(h.Sum(nil))
+	sent := sha256.Sum256(k.Sent)
+	h.Write(sent[:])
+	var sum [32]byte
+	h.Sum(sum[:0])
+	return sum
 }
 
 // Answer is what a dry run answered that the cache keeps: the prediction and the
@@ -92,9 +103,11 @@ type entry struct {
 	Warnings []string        `json:"warnings,omitempty"`
 }
 
-// Store is a cache directory. Its zero value is unusable; Open it.
+// Store is a cache directory, as one run reads and writes it: the answers of the
+// packs there when it was opened, and the pack the run writes (Close puts it in
+// place). Its zero value is unusable; Open it.
 type Store struct {
-	dir string
+	dir, build string
 	// secret says whether a string holds a value that must not be stored in clear
 	// (the run's scrubber: Secret values, masked values, credentials).
 	secret func(string) bool
@@ -104,22 +117,70 @@ type Store struct {
 	// configuration, RBAC, CRDs, a namespace) answers are not stored: the API server
 	// applies such a change a moment after it stores it. DefaultSettle unless set.
 	Settle time.Duration
-	noted  map[string]bool
 	now    func() time.Time
+
+	mu    sync.Mutex
+	noted map[string]bool
+	// index locates the answers of the packs read, the newest pack's first.
+	index map[[32]byte]location
+	packs []*packFile
+	// out is the run's pack, made on its first answer; broken once it failed.
+	out    *packWriter
+	broken bool
+	// held are the answers Put while Hold holds them.
+	holding bool
+	held    []heldPut
 }
 
-// Open is the store in dir (created when missing); secret tells the strings that must
-// never be written in clear.
-func Open(dir string, secret func(string) bool) *Store {
-	return &Store{dir: dir, secret: secret, noted: map[string]bool{}, now: time.Now, Settle: DefaultSettle}
+// heldPut is an answer waiting for Release.
+type heldPut struct {
+	k       Key
+	a       Answer
+	sources []any
+}
+
+// Open is the store in dir (created when its first answer is written), for the drift
+// build (BuildID): packs another build wrote are not read. secret tells the strings
+// that must never be written in clear.
+func Open(dir, build string, secret func(string) bool) *Store {
+	return &Store{dir: dir, build: build, secret: secret, noted: map[string]bool{}, now: time.Now, Settle: DefaultSettle}
 }
 
 // DefaultSettle is Store.Settle's default.
 const DefaultSettle = time.Minute
 
+// versionDir is where this format's packs and records are.
+func (s *Store) versionDir() string { return filepath.Join(s.dir, "v"+fmt.Sprint(Format)) }
+
+// load reads the index of every pack, once, on first use; a pack that cannot be read
+// is left out (and said).
+func (s *Store) load() {
+	if s.index != nil {
+		return
+	}
+	s.index = map[[32]byte]location{}
+	paths := packsIn(s.versionDir())
+	// Oldest first, so that a newer pack's answer for a digest wins.
+	for i := len(paths) - 1; i >= 0; i-- {
+		pf, index, err := readPack(paths[i], s.build)
+		switch {
+		case errors.Is(err, errOtherBuild):
+			s.note("build", "the dry-run cache at %s holds answers another build of drift wrote: they are not used", s.dir)
+			continue
+		case errors.Is(err, fs.ErrNotExist):
+			continue // pruned by another run since it was listed
+		case err != nil:
+			s.note("corrupt", "the dry-run cache file %s cannot be read (%v): its answers are ignored, and the objects sent", filepath.Base(paths[i]), err)
+			continue
+		}
+		s.packs = append(s.packs, pf)
+		maps.Copy(s.index, index)
+	}
+}
+
 // recordPath is where the record of a cluster is kept.
 func (s *Store) recordPath(cluster string) string {
-	return filepath.Join(s.dir, "v"+fmt.Sprint(Format), "clusters", hashOf(cluster)+".json")
+	return filepath.Join(s.versionDir(), "clusters", hashOf(cluster)+".json")
 }
 
 // readRecord is what the previous run on the cluster recorded (nil: none, or
@@ -143,10 +204,13 @@ func (s *Store) writeRecord(cluster string, groups map[string]group) {
 		return
 	}
 	if err := writeAtomic(s.recordPath(cluster), data); err != nil {
+		s.mu.Lock()
+		defer s.mu.Unlock()
 		s.note("write", "the dry-run cache at %s cannot be written (%v): answers are not kept for the next run", s.dir, err)
 	}
 }
 
+// note tells Notef why the cache was not used, once per kind; s.mu is held.
 func (s *Store) note(kind, format string, args ...any) {
 	if s.Notef == nil || s.noted[kind] {
 		return
@@ -155,44 +219,78 @@ func (s *Store) note(kind, format string, args ...any) {
 	s.Notef(format, args...)
 }
 
-func (s *Store) path(digest string) string {
-	return filepath.Join(s.dir, "v"+fmt.Sprint(Format), digest[:2], digest+".json")
-}
-
 // Get is the answer stored for k, its secret strings restored from the strings of
 // sources (what the request carried and the live copy: objects, or decoded JSON);
-// ok is false on a miss.
+// ok is false on a miss. An answer used is written to the run's pack again, so that
+// it outlives the pack it was read from.
 func (s *Store) Get(k Key, sources ...any) (Answer, bool) {
-	p := s.path(k.Digest())
-	data, err := os.ReadFile(p)
-	if err != nil {
-		if !errors.Is(err, fs.ErrNotExist) {
-			s.note("read", "the dry-run cache at %s cannot be read (%v): every object is sent", s.dir, err)
-		}
+	d := k.sum()
+	s.mu.Lock()
+	s.load()
+	loc, ok := s.index[d]
+	s.mu.Unlock()
+	if !ok {
 		return Answer{}, false
 	}
+	payload, err := loc.read()
 	var e entry
 	var stored map[string]any
 	// Numbers are read as the API machinery reads them (int64 when whole), so that an
 	// answer from the cache is the object the server's JSON decodes to.
-	if err := json.Unmarshal(data, &e); err != nil || e.Format != Format || utiljson.Unmarshal(e.Merged, &stored) != nil || stored == nil {
-		s.note("corrupt", "a dry-run cache entry (%s) is not one this drift reads: it is ignored, and the object sent", filepath.Base(p))
+	if err == nil {
+		if err = json.Unmarshal(payload, &e); err == nil && (e.Format != Format || utiljson.Unmarshal(e.Merged, &stored) != nil || stored == nil) {
+			err = fmt.Errorf("not an answer this drift reads")
+		}
+	}
+	if err != nil {
+		s.mu.Lock()
+		s.note("corrupt", "a dry-run cache entry in %s cannot be read (%v): it is ignored, and the object sent", loc.pack.name, err)
+		s.mu.Unlock()
 		return Answer{}, false
 	}
-	hashes := stringsByHash(sources...)
-	merged, ok := restore(stored, hashes).(map[string]any)
+	merged, ok := restore(stored, stringsByHash(sources...)).(map[string]any)
 	if !ok {
 		return Answer{}, false // a string neither side holds: not this object's answer
 	}
-	now := s.now()
-	_ = os.Chtimes(p, now, now) // the last use, for Prune
+	s.keep(d, payload)
 	return Answer{Merged: &unstructured.Unstructured{Object: merged}, Warnings: e.Warnings}, true
 }
 
 // Put stores the answer for k, unless it holds a secret string that none of sources
 // holds (a value only the server knows): then nothing is stored, and the next run
-// sends the object again.
+// sends the object again. While Hold holds, the answer waits for Release.
 func (s *Store) Put(k Key, a Answer, sources ...any) {
+	s.mu.Lock()
+	if s.holding {
+		s.held = append(s.held, heldPut{k, a, sources})
+		s.mu.Unlock()
+		return
+	}
+	s.mu.Unlock()
+	s.put(k, a, sources)
+}
+
+// Hold keeps the answers Put from being stored until Release: a run holds them
+// until it knows every value it must hide (the scrubber's), since an answer may hold
+// a Secret's value the run has not read yet.
+func (s *Store) Hold() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.holding = true
+}
+
+// Release stores the answers held since Hold, and those Put from now on.
+func (s *Store) Release() {
+	s.mu.Lock()
+	held := s.held
+	s.held, s.holding = nil, false
+	s.mu.Unlock()
+	for _, h := range held {
+		s.put(h.k, h.a, h.sources)
+	}
+}
+
+func (s *Store) put(k Key, a Answer, sources []any) {
 	hashes := stringsByHash(sources...)
 	merged := make(map[string]any, len(a.Merged.Object))
 	for k, v := range a.Merged.Object {
@@ -212,14 +310,59 @@ func (s *Store) Put(k Key, a Answer, sources ...any) {
 	if err != nil {
 		return
 	}
-	data, err := json.Marshal(entry{Format: Format, Merged: body, Warnings: a.Warnings})
+	payload, err := json.Marshal(entry{Format: Format, Merged: body, Warnings: a.Warnings})
 	if err != nil {
 		return
 	}
-	p := s.path(k.Digest())
-	if err := writeAtomic(p, data); err != nil {
+	s.keep(k.sum(), payload)
+}
+
+// keep writes an answer to the run's pack.
+func (s *Store) keep(d [32]byte, payload []byte) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.broken {
+		return
+	}
+	if s.out == nil {
+		out, err := newPackWriter(s.versionDir(), s.build)
+		if err != nil {
+			s.broken = true
+			s.note("write", "the dry-run cache at %s cannot be written (%v): answers are not kept for the next run", s.dir, err)
+			return
+		}
+		s.out = out
+	}
+	if err := s.out.add(d, payload); err != nil {
+		s.broken = true
 		s.note("write", "the dry-run cache at %s cannot be written (%v): answers are not kept for the next run", s.dir, err)
 	}
+}
+
+// Close puts the run's pack in place and closes the packs read. Answers still held
+// are dropped: the run never learned every value to hide in them. The store is not
+// used after.
+func (s *Store) Close() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.held = nil
+	for _, pf := range s.packs {
+		pf.f.Close()
+	}
+	s.packs, s.index = nil, nil
+	if s.out == nil || s.broken {
+		if s.out != nil {
+			s.out.tmp.Close()
+			os.Remove(s.out.tmp.Name())
+		}
+		return nil
+	}
+	err := s.out.finish(s.now())
+	s.out = nil
+	if err != nil {
+		s.note("write", "the dry-run cache at %s cannot be written (%v): answers are not kept for the next run", s.dir, err)
+	}
+	return err
 }
 
 // placeholder marks a secret string in a stored entry by its hash.
@@ -367,61 +510,67 @@ func writeAtomic(p string, data []byte) error {
 	return os.Rename(tmp.Name(), p)
 }
 
-// Prune deletes the least recently used entries of the cache in dir until it takes
-// at most maxBytes, and entries of other formats; it returns what was removed.
+// Prune deletes the packs of the cache in dir, oldest first, until it takes at most
+// maxBytes, and what no drift of this format reads: other formats' directories and
+// the leftovers of runs that died while writing. A run writes every answer it used
+// to its own pack, so the oldest packs hold the answers used least recently. It
+// returns how many files it removed and their size.
 func Prune(dir string, maxBytes int64) (removed int, freed int64, err error) {
-	type file struct {
-		path string
-		size int64
-		used time.Time
-	}
-	var files []file
-	var total int64
-	err = filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			if errors.Is(err, fs.ErrNotExist) {
-				return nil
-			}
-			return err
-		}
-		if d.IsDir() {
-			if d.Name() == "clusters" && filepath.Dir(p) == filepath.Join(dir, "v"+fmt.Sprint(Format)) {
-				return fs.SkipDir // the clusters' records: small, and what tells a deletion
-			}
-			if p != dir && filepath.Dir(p) == dir && d.Name() != "v"+fmt.Sprint(Format) {
-				// Another format's entries: never read again.
-				size, _ := dirSize(p)
-				if err := os.RemoveAll(p); err == nil {
-					removed, freed = removed+1, freed+size
-				}
-				return fs.SkipDir
-			}
-			return nil
-		}
-		info, err := d.Info()
-		if err != nil {
-			return nil
-		}
-		files = append(files, file{p, info.Size(), info.ModTime()})
-		total += info.Size()
-		return nil
-	})
+	entries, err := os.ReadDir(dir)
 	if err != nil {
-		return removed, freed, err
+		if errors.Is(err, fs.ErrNotExist) {
+			return 0, 0, nil
+		}
+		return 0, 0, err
 	}
-	sort.Slice(files, func(i, j int) bool {
-		if !files[i].used.Equal(files[j].used) {
-			return files[i].used.Before(files[j].used)
+	current := "v" + fmt.Sprint(Format)
+	for _, e := range entries {
+		if e.Name() == current {
+			continue
 		}
-		return files[i].path < files[j].path
-	})
-	for _, f := range files {
+		// Another format's answers, or the one-file-per-answer layout of format 1:
+		// never read again.
+		p := filepath.Join(dir, e.Name())
+		size, _ := dirSize(p)
+		if err := os.RemoveAll(p); err == nil {
+			removed, freed = removed+1, freed+size
+		}
+	}
+	vdir := filepath.Join(dir, current)
+	if temps, err := os.ReadDir(vdir); err == nil {
+		for _, e := range temps {
+			info, err := e.Info()
+			if err == nil && strings.HasPrefix(e.Name(), ".tmp-") && time.Since(info.ModTime()) > staleTemp {
+				if os.Remove(filepath.Join(vdir, e.Name())) == nil {
+					removed, freed = removed+1, freed+info.Size()
+				}
+			}
+		}
+	}
+	total := Size(dir)
+	packs := packsIn(vdir)
+	slices.Reverse(packs) // oldest first
+	for _, p := range packs {
+		info, err := os.Stat(p)
+		if err != nil {
+			continue
+		}
 		if total <= maxBytes {
-			break
+			continue
 		}
-		if err := os.Remove(f.path); err == nil {
-			total -= f.size
-			removed, freed = removed+1, freed+f.size
+		if os.Remove(p) == nil {
+			total -= info.Size()
+			removed, freed = removed+1, freed+info.Size()
+		}
+	}
+	if total > maxBytes {
+		// Still too large with no answer left: the clusters' records go too (the
+		// next run on a cluster waits Settle before it stores again).
+		records := filepath.Join(vdir, "clusters")
+		size, _ := dirSize(records)
+		n, _ := os.ReadDir(records)
+		if os.RemoveAll(records) == nil {
+			removed, freed = removed+len(n), freed+size
 		}
 	}
 	return removed, freed, nil

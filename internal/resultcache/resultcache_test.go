@@ -2,6 +2,7 @@ package resultcache
 
 import (
 	"encoding/base64"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -58,44 +59,71 @@ func TestEveryPartOfTheKeyDecidesIt(t *testing.T) {
 	}
 }
 
-// TestAnAnswerComesBackWithoutItsSecretsStored: a prediction holding a Secret value
-// (substituted from a Secret into the object sent) is stored with the value's hash
-// only, in no form a reader could find, and comes back whole.
-func TestAnAnswerComesBackWithoutItsSecretsStored(t *testing.T) {
-	t.Parallel()
-	dir := t.TempDir()
-	s := Open(dir, secret)
-	sent := obj(map[string]any{"url": "postgres://app:" + password + "@db"})
-	merged := obj(map[string]any{"url": "postgres://app:" + password + "@db", "server": "default"})
-	merged.SetResourceVersion("42")
-	s.Put(baseKey(), Answer{Merged: merged, Warnings: []string{"deprecated"}}, sent, nil)
-	files := 0
+// build is the build the tests' stores say wrote them.
+const build = "drift test"
+
+// run opens the store in dir as one run of drift does, lets do use it, and closes
+// it (its pack put in place).
+func run(t *testing.T, dir string, do func(s *Store)) {
+	t.Helper()
+	s := Open(dir, build, secret)
+	do(s)
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// files are the files under dir, but the clusters' records.
+func files(t *testing.T, dir string) []string {
+	t.Helper()
+	var out []string
 	_ = filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			return err
-		}
-		files++
-		data, _ := os.ReadFile(p)
-		for _, form := range []string{password, base64.StdEncoding.EncodeToString([]byte(password)), base64.StdEncoding.EncodeToString([]byte("postgres://app:" + password + "@db"))} {
-			if strings.Contains(string(data), form) {
-				t.Errorf("the entry holds the secret as %q", form)
-			}
+		if err == nil && !d.IsDir() {
+			out = append(out, p)
 		}
 		return nil
 	})
-	if files != 1 {
-		t.Fatalf("%d files stored, want 1", files)
+	return out
+}
+
+// TestAnAnswerComesBackWithoutItsSecretsStored: a prediction holding a Secret value
+// (substituted from a Secret into the object sent) is stored with the value's hash
+// only, in no form a reader could find, and comes back whole in the next run.
+func TestAnAnswerComesBackWithoutItsSecretsStored(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	sent := obj(map[string]any{"url": "postgres://app:" + password + "@db"})
+	merged := obj(map[string]any{"url": "postgres://app:" + password + "@db", "server": "default"})
+	merged.SetResourceVersion("42")
+	run(t, dir, func(s *Store) {
+		s.Put(baseKey(), Answer{Merged: merged, Warnings: []string{"deprecated"}}, sent, nil)
+	})
+	stored := files(t, dir)
+	if len(stored) != 1 || !strings.HasSuffix(stored[0], packSuffix) {
+		t.Fatalf("stored %q, want one pack", stored)
 	}
-	got, ok := Open(dir, secret).Get(baseKey(), sent, nil)
-	if !ok || !reflect.DeepEqual(got.Merged.Object, merged.Object) || !reflect.DeepEqual(got.Warnings, []string{"deprecated"}) {
-		t.Errorf("got %v %+v, want the answer back", ok, got)
+	data := mustRead(t, stored[0])
+	for _, form := range []string{password, base64.StdEncoding.EncodeToString([]byte(password)), base64.StdEncoding.EncodeToString([]byte("postgres://app:" + password + "@db"))} {
+		if strings.Contains(string(data), form) {
+			t.Errorf("the pack holds the secret as %q", form)
+		}
 	}
-	// Another key misses.
-	k := baseKey()
-	k.LiveResourceVersion = "43"
-	if _, ok := s.Get(k, sent, nil); ok {
-		t.Error("another resourceVersion hits")
-	}
+	run(t, dir, func(s *Store) {
+		got, ok := s.Get(baseKey(), sent, nil)
+		if !ok || !reflect.DeepEqual(got.Merged.Object, merged.Object) || !reflect.DeepEqual(got.Warnings, []string{"deprecated"}) {
+			t.Errorf("got %v %+v, want the answer back", ok, got)
+		}
+		// Another key misses.
+		k := baseKey()
+		k.LiveResourceVersion = "43"
+		if _, ok := s.Get(k, sent, nil); ok {
+			t.Error("another resourceVersion hits")
+		}
+		// Without what was sent, the secret cannot be put back: a miss.
+		if _, ok := s.Get(baseKey(), obj(nil), nil); ok {
+			t.Error("an answer whose secret no source holds hits")
+		}
+	})
 }
 
 // TestASecretOnlyTheServerKnowsIsNeverStored: a value the answer holds that neither
@@ -104,105 +132,187 @@ func TestAnAnswerComesBackWithoutItsSecretsStored(t *testing.T) {
 func TestASecretOnlyTheServerKnowsIsNeverStored(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	s := Open(dir, secret)
-	s.Put(baseKey(), Answer{Merged: obj(map[string]any{"injected": password})}, obj(nil), nil)
+	run(t, dir, func(s *Store) {
+		s.Put(baseKey(), Answer{Merged: obj(map[string]any{"injected": password})}, obj(nil), nil)
+	})
 	if n := Size(dir); n != 0 {
 		t.Errorf("%d bytes stored", n)
 	}
-	if _, ok := s.Get(baseKey(), obj(nil), nil); ok {
-		t.Error("a hit")
-	}
+	run(t, dir, func(s *Store) {
+		if _, ok := s.Get(baseKey(), obj(nil), nil); ok {
+			t.Error("a hit")
+		}
+	})
 }
 
-// TestBrokenEntriesAreMissesWithANote: a truncated entry, one of another format and
-// an unwritable directory each make the cache say so once and answer nothing.
-func TestBrokenEntriesAreMissesWithANote(t *testing.T) {
+// TestHeldAnswersWaitForTheirSecrets: answers Put while the store holds them are
+// stored on Release, hidden by the secrets known then.
+func TestHeldAnswersWaitForTheirSecrets(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	var notes []string
-	s := Open(dir, secret)
-	s.Notef = func(format string, args ...any) { notes = append(notes, format) }
-	sent := obj(map[string]any{"a": "b"})
-	s.Put(baseKey(), Answer{Merged: obj(map[string]any{"a": "b"})}, sent, nil)
-	p := s.path(baseKey().Digest())
-	data, _ := os.ReadFile(p)
-	for name, broken := range map[string][]byte{
-		"truncated":      data[:len(data)/2],
-		"another format": []byte(strings.Replace(string(data), `"format":1`, `"format":99`, 1)),
-		"not JSON":       []byte("\x00\x01"),
-	} {
-		if err := os.WriteFile(p, broken, 0o600); err != nil {
-			t.Fatal(err)
-		}
-		if _, ok := s.Get(baseKey(), sent, nil); ok {
-			t.Errorf("%s: a hit", name)
+	known := map[string]bool{}
+	s := Open(dir, build, func(v string) bool { return known[v] })
+	s.Hold()
+	const value = "learnt-later-s3cret"
+	sent := obj(map[string]any{"copy": value})
+	s.Put(baseKey(), Answer{Merged: obj(map[string]any{"copy": value})}, sent)
+	known[value] = true // the run reads the Secret it came from
+	s.Release()
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range files(t, dir) {
+		if strings.Contains(string(mustRead(t, f)), value) {
+			t.Errorf("%s holds the value learnt after the answer was Put", f)
 		}
 	}
-	if len(notes) != 1 {
-		t.Errorf("notes %q, want one", notes)
+	run(t, dir, func(s *Store) {
+		if _, ok := s.Get(baseKey(), sent); !ok {
+			t.Error("the held answer was not stored")
+		}
+	})
+}
+
+// TestDamagedPacksAreMissesWithANote: a truncated pack, a flipped byte in an answer,
+// a pack another build or format wrote, and an unwritable directory each make the
+// cache say so once and answer nothing from them.
+func TestDamagedPacksAreMissesWithANote(t *testing.T) {
+	t.Parallel()
+	sent := obj(map[string]any{"a": "b"})
+	fill := func(t *testing.T) (dir, pack string) {
+		dir = t.TempDir()
+		run(t, dir, func(s *Store) { s.Put(baseKey(), Answer{Merged: obj(map[string]any{"a": "b"})}, sent, nil) })
+		stored := files(t, dir)
+		if len(stored) != 1 {
+			t.Fatalf("stored %q", stored)
+		}
+		return dir, stored[0]
+	}
+	for name, damage := range map[string]func(data []byte) []byte{
+		"truncated":       func(d []byte) []byte { return d[:len(d)-5] },
+		"an answer flips": func(d []byte) []byte { i := strings.Index(string(d), `"b"`); d[i+1] = 'c'; return d },
+		"another build":   func(d []byte) []byte { return []byte(strings.Replace(string(d), build, "drift tset", 1)) },
+		"another format":  func(d []byte) []byte { d[len(packMagic)+3]++; return d },
+		"not a pack":      func([]byte) []byte { return []byte("\x00\x01") },
+		"index past end":  func(d []byte) []byte { d[len(d)-trailerSize+7] += 100; return d },
+	} {
+		t.Run(name, func(t *testing.T) {
+			dir, pack := fill(t)
+			if err := os.WriteFile(pack, damage(mustRead(t, pack)), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			var notes []string
+			s := Open(dir, build, secret)
+			s.Notef = func(format string, args ...any) { notes = append(notes, fmt.Sprintf(format, args...)) }
+			for range 2 {
+				if _, ok := s.Get(baseKey(), sent, nil); ok {
+					t.Error("a hit")
+				}
+			}
+			if len(notes) != 1 {
+				t.Errorf("notes %q, want one", notes)
+			}
+			_ = s.Close()
+		})
 	}
 
 	ro := filepath.Join(t.TempDir(), "ro")
 	if err := os.WriteFile(ro, nil, 0o600); err != nil { // a file where the directory should be
 		t.Fatal(err)
 	}
-	s2 := Open(ro, secret)
+	s2 := Open(ro, build, secret)
 	var wrote []string
 	s2.Notef = func(format string, args ...any) { wrote = append(wrote, format) }
 	s2.Put(baseKey(), Answer{Merged: obj(nil)}, sent, nil)
 	s2.Put(baseKey(), Answer{Merged: obj(nil)}, sent, nil)
+	if err := s2.Close(); err != nil {
+		t.Error(err)
+	}
 	if len(wrote) != 1 || !strings.Contains(wrote[0], "cannot be written") {
 		t.Errorf("unwritable: notes %q", wrote)
 	}
 }
 
-// TestPruneKeepsTheRecentlyUsed: past the size, the least recently used entries go,
-// and entries of another format go whatever their age.
+// TestPruneKeepsTheRecentlyUsed: a run writes the answers it used to its own pack,
+// so past the size the oldest packs go and what the latest run used stays; another
+// format's answers and a dead run's leftovers go whatever the size.
 func TestPruneKeepsTheRecentlyUsed(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	s := Open(dir, secret)
-	clock := time.Unix(1_700_000_000, 0)
-	s.now = func() time.Time { return clock }
 	sent := obj(map[string]any{"a": "b"})
-	var keys []Key
-	for i := range 10 {
+	key := func(i int) Key {
 		k := baseKey()
-		k.LiveResourceVersion = string(rune('a' + i))
-		keys = append(keys, k)
-		s.Put(k, Answer{Merged: obj(map[string]any{"a": strings.Repeat("x", 1000)})}, sent, nil)
-		p := s.path(k.Digest())
-		old := clock.Add(time.Duration(i) * time.Minute)
-		_ = os.Chtimes(p, old, old)
+		k.LiveResourceVersion = fmt.Sprint(i)
+		return k
 	}
-	// The oldest is used again: it stays.
-	clock = clock.Add(time.Hour)
-	if _, ok := s.Get(keys[0], sent, nil); !ok {
-		t.Fatal("miss")
+	clock := time.Unix(1_700_000_000, 0)
+	runAt := func(do func(s *Store)) {
+		s := Open(dir, build, secret)
+		s.now = func() time.Time { return clock }
+		do(s)
+		if err := s.Close(); err != nil {
+			t.Fatal(err)
+		}
+		clock = clock.Add(time.Minute)
 	}
-	other := filepath.Join(dir, "v0", "ab")
+	big := Answer{Merged: obj(map[string]any{"a": strings.Repeat("x", 1000)})}
+	// Three runs of ten answers each, then one that uses the first run's 0 and 1.
+	for r := range 3 {
+		runAt(func(s *Store) {
+			for i := r * 10; i < r*10+10; i++ {
+				s.Put(key(i), big, sent, nil)
+			}
+		})
+	}
+	runAt(func(s *Store) {
+		for _, i := range []int{0, 1} {
+			if _, ok := s.Get(key(i), sent, nil); !ok {
+				t.Fatalf("answer %d: a miss", i)
+			}
+		}
+	})
+	packs := packsIn(filepath.Join(dir, "v"+fmt.Sprint(Format)))
+	if len(packs) != 4 {
+		t.Fatalf("%d packs, want 4", len(packs))
+	}
+	other := filepath.Join(dir, "v1", "ab")
 	if err := os.MkdirAll(other, 0o700); err != nil {
 		t.Fatal(err)
 	}
 	if err := os.WriteFile(filepath.Join(other, "x.json"), []byte("{}"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	each := int64(len(mustRead(t, s.path(keys[0].Digest()))))
-	removed, _, err := Prune(dir, 3*each)
+	dead := filepath.Join(dir, "v"+fmt.Sprint(Format), ".tmp-123")
+	if err := os.WriteFile(dead, []byte("half a pack"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	old := time.Now().Add(-2 * staleTemp)
+	_ = os.Chtimes(dead, old, old)
+	// Room for the two newest packs: the two oldest go, with the other format and
+	// the leftover.
+	newest := int64(len(mustRead(t, packs[0])) + len(mustRead(t, packs[1])))
+	removed, _, err := Prune(dir, newest)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if removed != 8 { // seven entries and the other format's directory
-		t.Errorf("removed %d, want 8", removed)
+	if removed != 4 {
+		t.Errorf("removed %d, want 4 (two packs, the other format, the leftover)", removed)
 	}
-	for i, k := range keys {
-		_, err := os.Stat(s.path(k.Digest()))
-		if kept := err == nil; kept != (i == 0 || i >= 8) {
-			t.Errorf("entry %d kept %v", i, kept)
+	for _, p := range []string{filepath.Join(dir, "v1"), dead, packs[2], packs[3]} {
+		if _, err := os.Stat(p); err == nil {
+			t.Errorf("%s is still there", p)
 		}
 	}
-	if _, err := os.Stat(filepath.Join(dir, "v0")); err == nil {
-		t.Error("the other format's entries are still there")
+	runAt(func(s *Store) {
+		for i := range 30 {
+			_, ok := s.Get(key(i), sent, nil)
+			if want := i < 2 || i >= 20; ok != want {
+				t.Errorf("answer %d: hit %v, want %v", i, ok, want)
+			}
+		}
+	})
+	if removed, _, _ := Prune(dir, 0); removed == 0 || Size(dir) != 0 {
+		t.Errorf("prune to 0 removed %d, left %d bytes", removed, Size(dir))
 	}
 }
 
@@ -221,13 +331,12 @@ func mustRead(t *testing.T, p string) []byte {
 func TestNumbersComeBackAsTheServerDecodesThem(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	s := Open(dir, secret)
 	merged := &unstructured.Unstructured{}
 	if err := merged.UnmarshalJSON([]byte(`{"apiVersion":"v1","kind":"Service","metadata":{"name":"web"},"spec":{"ports":[{"port":80,"targetPort":8081}],"ratio":0.5}}`)); err != nil {
 		t.Fatal(err)
 	}
-	s.Put(baseKey(), Answer{Merged: merged}, nil)
-	got, ok := Open(dir, secret).Get(baseKey())
+	run(t, dir, func(s *Store) { s.Put(baseKey(), Answer{Merged: merged}, nil) })
+	got, ok := Open(dir, build, secret).Get(baseKey())
 	if !ok {
 		t.Fatal("the answer was not stored")
 	}

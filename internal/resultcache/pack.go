@@ -1,0 +1,274 @@
+package resultcache
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"os"
+	"path/filepath"
+	"runtime/debug"
+	"sort"
+	"strings"
+	"time"
+)
+
+// A pack is one run's answers in one file, so that a run writes one file however many
+// answers it keeps (a file per answer cost more than the dry runs it saved) and reads
+// one index per pack. A run writes every answer it used, those it took from older
+// packs too, so the newest packs hold what the latest runs need and the oldest can
+// go (Prune).
+//
+//	header   "drift-resultcache-pack\n" format(uint32) len(uint32) build
+//	records  digest(32) len(uint32) payload crc32c(payload)(uint32)   ...
+//	index    digest(32) offset(uint64) len(uint32)                     ...
+//	trailer  indexOffset(uint64) count(uint32) "DRIFTEND"
+//
+// Numbers are big-endian. A pack is written under a temporary name and renamed
+// into place once its index is written: a pack is whole or not there.
+const (
+	packMagic    = "drift-resultcache-pack\n"
+	trailerMagic = "DRIFTEND"
+	trailerSize  = 8 + 4 + len(trailerMagic)
+	indexRecord  = 32 + 8 + 4
+	// maxPayload bounds one answer as a pack holds it.
+	maxPayload = 64 << 20
+	// packSuffix names finished packs; temporary ones start with ".tmp-".
+	packSuffix = ".pack"
+	// staleTemp is how old a temporary pack must be for Prune to take it for the
+	// leftover of a run that died.
+	staleTemp = time.Hour
+)
+
+var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+
+// BuildID names the drift that writes answers: its version and the commit it was
+// built from. A pack written by another build is not read, since what an answer
+// holds may differ between builds.
+func BuildID() string {
+	info, ok := debug.ReadBuildInfo()
+	if !ok {
+		return "unknown"
+	}
+	id := info.Main.Version
+	for _, s := range info.Settings {
+		if s.Key == "vcs.revision" || s.Key == "vcs.modified" || s.Key == "-ldflags" {
+			id += " " + s.Key + "=" + s.Value
+		}
+	}
+	return id
+}
+
+// location is where a pack holds one answer.
+type location struct {
+	pack   *packFile
+	offset int64
+	length uint32
+}
+
+// packFile is a finished pack, open for reading.
+type packFile struct {
+	name string
+	f    *os.File
+}
+
+// readPack opens a finished pack and reads its index; it fails on a pack of another
+// format or build, or one whose index is damaged.
+func readPack(path, build string) (*packFile, map[[32]byte]location, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, nil, err
+	}
+	pf := &packFile{name: filepath.Base(path), f: f}
+	index, err := pf.readIndex(build)
+	if err != nil {
+		f.Close()
+		return nil, nil, err
+	}
+	return pf, index, nil
+}
+
+// errOtherBuild is a pack written by another drift.
+var errOtherBuild = errors.New("written by another build of drift")
+
+func (pf *packFile) readIndex(build string) (map[[32]byte]location, error) {
+	info, err := pf.f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	size := info.Size()
+	head := make([]byte, len(packMagic)+8)
+	if _, err := pf.f.ReadAt(head, 0); err != nil || string(head[:len(packMagic)]) != packMagic {
+		return nil, fmt.Errorf("not a pack")
+	}
+	if binary.BigEndian.Uint32(head[len(packMagic):]) != Format {
+		return nil, errOtherBuild
+	}
+	n := binary.BigEndian.Uint32(head[len(packMagic)+4:])
+	if int64(n) > size || n > 4096 {
+		return nil, fmt.Errorf("damaged header")
+	}
+	b := make([]byte, n)
+	if _, err := pf.f.ReadAt(b, int64(len(head))); err != nil {
+		return nil, err
+	}
+	if string(b) != build {
+		return nil, errOtherBuild
+	}
+	dataStart := int64(len(head)) + int64(n)
+	if size < dataStart+int64(trailerSize) {
+		return nil, fmt.Errorf("truncated")
+	}
+	trailer := make([]byte, trailerSize)
+	if _, err := pf.f.ReadAt(trailer, size-int64(trailerSize)); err != nil {
+		return nil, err
+	}
+	if string(trailer[12:]) != trailerMagic {
+		return nil, fmt.Errorf("truncated")
+	}
+	indexAt, count := int64(binary.BigEndian.Uint64(trailer)), int64(binary.BigEndian.Uint32(trailer[8:]))
+	if indexAt < dataStart || indexAt+count*int64(indexRecord) != size-int64(trailerSize) {
+		return nil, fmt.Errorf("damaged index")
+	}
+	raw := make([]byte, count*int64(indexRecord))
+	if _, err := pf.f.ReadAt(raw, indexAt); err != nil {
+		return nil, err
+	}
+	index := make(map[[32]byte]location, count)
+	for i := int64(0); i < count; i++ {
+		rec := raw[i*int64(indexRecord):]
+		var d [32]byte
+		copy(d[:], rec[:32])
+		off, length := int64(binary.BigEndian.Uint64(rec[32:])), binary.BigEndian.Uint32(rec[40:])
+		if off < dataStart || off+int64(length)+4 > indexAt || length > maxPayload {
+			return nil, fmt.Errorf("damaged index")
+		}
+		index[d] = location{pack: pf, offset: off, length: length}
+	}
+	return index, nil
+}
+
+// read is the payload at l, checked against its checksum.
+func (l location) read() ([]byte, error) {
+	buf := make([]byte, int(l.length)+4)
+	if _, err := l.pack.f.ReadAt(buf, l.offset); err != nil {
+		return nil, err
+	}
+	payload := buf[:l.length]
+	if crc32.Checksum(payload, castagnoli) != binary.BigEndian.Uint32(buf[l.length:]) {
+		return nil, fmt.Errorf("checksum mismatch")
+	}
+	return payload, nil
+}
+
+// packWriter writes the run's pack: records as they come, the index at the end.
+type packWriter struct {
+	dir   string
+	tmp   *os.File
+	w     *bufio.Writer
+	off   int64
+	index map[[32]byte][2]int64 // digest: offset, length
+	order [][32]byte
+	err   error
+}
+
+func newPackWriter(dir, build string) (*packWriter, error) {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, err
+	}
+	tmp, err := os.CreateTemp(dir, ".tmp-*")
+	if err != nil {
+		return nil, err
+	}
+	pw := &packWriter{dir: dir, tmp: tmp, w: bufio.NewWriterSize(tmp, 256<<10), index: map[[32]byte][2]int64{}}
+	var head bytes.Buffer
+	head.WriteString(packMagic)
+	_ = binary.Write(&head, binary.BigEndian, uint32(Format))
+	_ = binary.Write(&head, binary.BigEndian, uint32(len(build)))
+	head.WriteString(build)
+	pw.write(head.Bytes())
+	return pw, pw.err
+}
+
+func (pw *packWriter) write(b []byte) {
+	if pw.err != nil {
+		return
+	}
+	n, err := pw.w.Write(b)
+	pw.off += int64(n)
+	pw.err = err
+}
+
+// add writes one answer, once per digest.
+func (pw *packWriter) add(d [32]byte, payload []byte) error {
+	if _, ok := pw.index[d]; ok || len(payload) > maxPayload {
+		return pw.err
+	}
+	var n [4]byte
+	pw.write(d[:])
+	binary.BigEndian.PutUint32(n[:], uint32(len(payload)))
+	pw.write(n[:])
+	at := pw.off
+	pw.write(payload)
+	binary.BigEndian.PutUint32(n[:], crc32.Checksum(payload, castagnoli))
+	pw.write(n[:])
+	if pw.err == nil {
+		pw.index[d] = [2]int64{at, int64(len(payload))}
+		pw.order = append(pw.order, d)
+	}
+	return pw.err
+}
+
+// finish writes the index and puts the pack in place, named by now; a pack with no
+// answers is removed.
+func (pw *packWriter) finish(now time.Time) error {
+	defer os.Remove(pw.tmp.Name()) // gone once renamed
+	if len(pw.order) == 0 && pw.err == nil {
+		return pw.tmp.Close()
+	}
+	indexAt := pw.off
+	rec := make([]byte, indexRecord)
+	for _, d := range pw.order {
+		loc := pw.index[d]
+		copy(rec, d[:])
+		binary.BigEndian.PutUint64(rec[32:], uint64(loc[0]))
+		binary.BigEndian.PutUint32(rec[40:], uint32(loc[1]))
+		pw.write(rec)
+	}
+	trailer := make([]byte, trailerSize)
+	binary.BigEndian.PutUint64(trailer, uint64(indexAt))
+	binary.BigEndian.PutUint32(trailer[8:], uint32(len(pw.order)))
+	copy(trailer[12:], trailerMagic)
+	pw.write(trailer)
+	if pw.err == nil {
+		pw.err = pw.w.Flush()
+	}
+	if err := pw.tmp.Close(); pw.err == nil {
+		pw.err = err
+	}
+	if pw.err != nil {
+		return pw.err
+	}
+	// Named by when it was written (packsIn orders by name), and by the temporary
+	// name's random part, so that runs side by side never write the same name.
+	name := fmt.Sprintf("%020d-%s%s", now.UnixNano(), strings.TrimPrefix(filepath.Base(pw.tmp.Name()), ".tmp-"), packSuffix)
+	return os.Rename(pw.tmp.Name(), filepath.Join(pw.dir, name))
+}
+
+// packsIn are the finished packs of dir, newest first (by name: their writing time).
+func packsIn(dir string) []string {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return nil
+	}
+	var out []string
+	for _, e := range entries {
+		if !e.IsDir() && strings.HasSuffix(e.Name(), packSuffix) {
+			out = append(out, filepath.Join(dir, e.Name()))
+		}
+	}
+	sort.Sort(sort.Reverse(sort.StringSlice(out)))
+	return out
+}
