@@ -87,7 +87,7 @@ func bindGitLab(f *pflag.FlagSet, g *app.GitLab) {
 	f.StringVar(&g.Project, "gitlab-project", "", "project ID or path (default $CI_PROJECT_ID)")
 	f.Int64Var(&g.MR, "gitlab-mr", 0, "merge request IID (default $CI_MERGE_REQUEST_IID)")
 	f.StringVar(&g.APIURL, "gitlab-api-url", "", "GitLab API URL (default $CI_API_V4_URL, else https://gitlab.com/api/v4); the token is sent to its scheme, host and port only")
-	f.StringVar(&g.HeadSHA, "gitlab-sha", "", "commit the status is set on (default $CI_MERGE_REQUEST_SOURCE_BRANCH_SHA, else $CI_COMMIT_SHA)")
+	f.StringVar(&g.HeadSHA, "gitlab-sha", "", "commit the status is set on (default $CI_COMMIT_SHA, the commit the pipeline runs, in pipeline $CI_PIPELINE_ID; another commit's status is not added to that pipeline)")
 	f.StringVar(&g.Dotenv, "gitlab-dotenv", "", "append the outputs (DRIFT_HAS_CHANGES, DRIFT_COUNTS, DRIFT_REPORT_JSON, ...) to this file, a dotenv report for later jobs")
 }
 

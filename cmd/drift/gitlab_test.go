@@ -16,9 +16,11 @@ import (
 
 const glToken = "glpat-drift-test-token"
 
-// gitlabEnv sets what GitLab CI gives a merge request pipeline's job, pointing at srv.
+// gitlabEnv sets what GitLab CI gives a merge request pipeline's job, pointing at srv,
+// whose pipeline 900 runs the job's commit.
 func gitlabEnv(t *testing.T, srv *gitlabtest.Server) {
 	t.Helper()
+	srv.AddPipeline(900, "abcdef0123456789abcdef0123456789abcdef01", "refs/merge-requests/7/head", "drift-diff")
 	for k, v := range map[string]string{
 		"GITLAB_CI": "true", "CI_PROJECT_ID": "42", "CI_MERGE_REQUEST_IID": "7", "CI_API_V4_URL": srv.URL + "/api/v4",
 		"CI_COMMIT_SHA": "abcdef0123456789abcdef0123456789abcdef01", "CI_PIPELINE_ID": "900",

@@ -7,6 +7,7 @@ import (
 	"archive/tar"
 	"bytes"
 	"compress/gzip"
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
@@ -17,10 +18,14 @@ import (
 	"path/filepath"
 	"regexp"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 
 	"gopkg.in/yaml.v3"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
 
 	"github.com/drift-gitops/drift/internal/gitfixture"
 	"github.com/drift-gitops/drift/internal/gitlab/gitlabtest"
@@ -166,14 +171,50 @@ func cm(name, color string) string {
 	return strings.NewReplacer("NAME", name, "COLOR", color).Replace(configMap)
 }
 
+// ciEnv is what GitLab gives every job of the project's pipelines against the
+// stand-in, with the drift release served by rel; each test adds its pipeline's.
+func ciEnv(t *testing.T, srv *gitlabtest.Server, rel *httptest.Server) map[string]string {
+	tmp := t.TempDir()
+	return map[string]string{
+		"GITLAB_CI": "true", "CI": "true", "CI_PROJECT_ID": "42", "CI_API_V4_URL": srv.URL + "/api/v4", "CI_DEFAULT_BRANCH": "main",
+		"CI_JOB_URL": "https://gitlab.example/acme/gitops/-/jobs/5", "CI_PIPELINE_URL": "https://gitlab.example/acme/gitops/-/pipelines/900",
+		"CI_JOB_TOKEN": "job-token-component-value", "DRIFT_GITLAB_TOKEN": token, "TMPDIR": tmp, "XDG_CACHE_HOME": filepath.Join(tmp, "cache"),
+		"DRIFT_RELEASES_URL": rel.URL + "/download",
+	}
+}
+
+// mergeRequestEnv is a merge request pipeline's (pipeline 900 of commit head).
+func mergeRequestEnv(t *testing.T, srv *gitlabtest.Server, rel *httptest.Server, base, head string) map[string]string {
+	ci := ciEnv(t, srv, rel)
+	for k, v := range map[string]string{
+		"CI_PIPELINE_SOURCE": "merge_request_event", "CI_MERGE_REQUEST_IID": "7", "CI_MERGE_REQUEST_EVENT_TYPE": "detached",
+		"CI_COMMIT_SHA": head, "CI_MERGE_REQUEST_DIFF_BASE_SHA": base, "CI_MERGE_REQUEST_TARGET_BRANCH_SHA": "", "CI_PIPELINE_ID": "900",
+		"CI_MERGE_REQUEST_SOURCE_BRANCH_NAME": "feature", "CI_MERGE_REQUEST_TARGET_BRANCH_NAME": "main", "KUBECONFIG": "/dev/null",
+	} {
+		ci[k] = v
+	}
+	srv.AddPipeline(900, head, "refs/merge-requests/7/head", "drift-diff")
+	return ci
+}
+
+// noTokenIn fails the test if the job's log holds a token.
+func noTokenIn(t *testing.T, log string) {
+	t.Helper()
+	if strings.Contains(log, token) || strings.Contains(log, "job-token-component-value") {
+		t.Error("a token is in the job's log")
+	}
+}
+
 // TestTheComponentPreviewsAMergeRequest runs the component's script as a merge
 // request pipeline would: it installs the release (checksum verified) from the
 // release server, previews the merge request on an ephemeral API server loaded with
 // the base, writes the note and the commit status to the GitLab stand-in, and leaves
 // the reports and the dotenv report (DRIFT_REPORT_JSON naming the JSON artifact) in
-// drift-report/. Run again after a push, it updates the same note. Then, as a parallel job
-// of two and a merge job, the shards publish nothing and the merge publishes the
-// same note once more.
+// drift-report/. Run again after a push, in the push's pipeline, it updates the same
+// note. Then, as a parallel job of two and a merge job, the shards publish nothing and
+// the merge publishes the same note once more. Last, in a merged results pipeline,
+// the preview is of the merge commit against the target branch's commit it was made
+// on, and the status goes on the merge commit, in that pipeline.
 func TestTheComponentPreviewsAMergeRequest(t *testing.T) {
 	testenv.Require(t)
 	c := readComponent(t)
@@ -193,15 +234,7 @@ func TestTheComponentPreviewsAMergeRequest(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tmp := t.TempDir()
-	ci := map[string]string{
-		"GITLAB_CI": "true", "CI": "true", "CI_PIPELINE_SOURCE": "merge_request_event", "CI_PROJECT_ID": "42", "CI_MERGE_REQUEST_IID": "7",
-		"CI_API_V4_URL": srv.URL + "/api/v4", "CI_COMMIT_SHA": head, "CI_MERGE_REQUEST_DIFF_BASE_SHA": base, "CI_PIPELINE_ID": "900",
-		"CI_MERGE_REQUEST_SOURCE_BRANCH_NAME": "feature", "CI_MERGE_REQUEST_TARGET_BRANCH_NAME": "main",
-		"CI_JOB_URL": "https://gitlab.example/acme/gitops/-/jobs/5", "CI_PIPELINE_URL": "https://gitlab.example/acme/gitops/-/pipelines/900",
-		"CI_JOB_TOKEN": "job-token-component-value", "DRIFT_GITLAB_TOKEN": token, "TMPDIR": tmp, "XDG_CACHE_HOME": filepath.Join(tmp, "cache"),
-		"DRIFT_RELEASES_URL": rel.URL + "/download", "KUBECONFIG": "/dev/null",
-	}
+	ci := mergeRequestEnv(t, srv, rel, base, head)
 	inputs := map[string]string{"version": version, "cluster": "ephemeral", "install-url": rel.URL + "/drift-gitops/drift/main/install.sh"}
 
 	code, log := c.run(t, repo.Dir, c.env(t, inputs, ci))
@@ -216,7 +249,7 @@ func TestTheComponentPreviewsAMergeRequest(t *testing.T) {
 		t.Fatalf("notes = %+v\n%s", notes, log)
 	}
 	st := srv.Statuses
-	if len(st) != 1 || st[0]["sha"] != head || st[0]["state"] != "success" || st[0]["name"] != "drift" ||
+	if len(st) != 1 || st[0]["sha"] != head || st[0]["pipeline_id"] != float64(900) || st[0]["state"] != "success" || st[0]["name"] != "drift" ||
 		st[0]["target_url"] != "https://gitlab.example/acme/gitops/-/jobs/5/artifacts/file/drift-report/report.html" {
 		t.Errorf("statuses = %+v", st)
 	}
@@ -229,9 +262,7 @@ func TestTheComponentPreviewsAMergeRequest(t *testing.T) {
 			t.Errorf("artifact %s: %v", f, err)
 		}
 	}
-	if strings.Contains(log, token) || strings.Contains(log, "job-token-component-value") {
-		t.Error("a token is in the job's log")
-	}
+	noTokenIn(t, log)
 
 	// A push: a new pipeline, a fresh clone (without the last job's artifacts), the
 	// same note, updated.
@@ -242,20 +273,24 @@ func TestTheComponentPreviewsAMergeRequest(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ci["CI_COMMIT_SHA"] = head
+	ci["CI_COMMIT_SHA"], ci["CI_PIPELINE_ID"] = head, "902"
+	srv.AddPipeline(902, head, "refs/merge-requests/7/head", "drift-diff")
 	if code, log := c.run(t, repo.Dir, c.env(t, inputs, ci)); code != 0 || !strings.Contains(log, "drift: updated the merge request note") {
 		t.Fatalf("after a push (%d):\n%s", code, log)
 	}
 	if n := srv.Notes(7); len(n) != 1 || n[0].ID != notes[0].ID || !strings.Contains(n[0].Body, "+  color: yellow") {
 		t.Fatalf("notes after a push = %+v", n)
 	}
+	if st := srv.Statuses; len(st) != 2 || st[1]["sha"] != head || st[1]["pipeline_id"] != float64(902) {
+		t.Errorf("statuses after a push = %+v", st)
+	}
 
-	// parallel: 2, then a merge job: the shards publish nothing, the merge once.
+	// parallel: 2 (GitLab sets CI_NODE_INDEX of CI_NODE_TOTAL), then a merge job: the
+	// shards publish nothing, the merge once.
 	writes := srv.Writes
 	for i := 1; i <= 2; i++ {
 		ci["CI_NODE_INDEX"], ci["CI_NODE_TOTAL"] = fmt.Sprint(i), "2"
-		if code, log := c.run(t, repo.Dir, c.env(t, map[string]string{"version": version, "cluster": "ephemeral", "parallel": "2",
-			"install-url": inputs["install-url"]}, ci)); code != 0 {
+		if code, log := c.run(t, repo.Dir, c.env(t, inputs, ci)); code != 0 || !fileExists(filepath.Join(repo.Dir, "drift-report", fmt.Sprintf("shard-%d.json", i))) {
 			t.Fatalf("shard %d (%d):\n%s", i, code, log)
 		}
 	}
@@ -270,5 +305,185 @@ func TestTheComponentPreviewsAMergeRequest(t *testing.T) {
 	}
 	if n := srv.Notes(7); len(n) != 1 || !strings.Contains(n[0].Body, "+  color: yellow") || len(srv.Statuses) != 3 {
 		t.Errorf("after the merge: %+v, %d statuses", n, len(srv.Statuses))
+	}
+
+	// A merged results pipeline: the target branch gained a ConfigMap since the merge
+	// base; GitLab merged the source branch onto it. The preview is of the merge
+	// request's change alone (not the target's ConfigMap), and the status goes on the
+	// merge commit, the pipeline's.
+	source := head
+	// The shards' and the merge's reports are the jobs' artifacts, not the repository's.
+	if err := os.RemoveAll(filepath.Join(repo.Dir, "drift-report")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := repo.Git("checkout", "-q", "--detach", base); err != nil {
+		t.Fatal(err)
+	}
+	tip, err := repo.CommitFiles(map[string]string{"apps/db.yaml": cm("db", "white")}, "the target branch moves on")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := repo.Git("merge", "-q", "--no-ff", "-m", "Merge branch 'feature' into 'main'", source); err != nil {
+		t.Fatal(err)
+	}
+	mergeCommit, err := repo.Git("rev-parse", "HEAD")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for k, v := range map[string]string{"CI_MERGE_REQUEST_EVENT_TYPE": "merged_result", "CI_COMMIT_SHA": mergeCommit, "CI_PIPELINE_ID": "903",
+		"CI_MERGE_REQUEST_SOURCE_BRANCH_SHA": source, "CI_MERGE_REQUEST_TARGET_BRANCH_SHA": tip} {
+		ci[k] = v
+	}
+	srv.AddPipeline(903, mergeCommit, "refs/merge-requests/7/merge", "drift-diff")
+	code, log = c.run(t, repo.Dir, c.env(t, inputs, ci))
+	if code != 0 || !strings.Contains(log, "drift: set the commit status on "+mergeCommit) {
+		t.Fatalf("merged results pipeline (%d):\n%s", code, log)
+	}
+	if n := srv.Notes(7); len(n) != 1 || !strings.Contains(n[0].Body, "### drift: 1 to add, 1 to modify") || strings.Contains(n[0].Body, "ConfigMap shop/db") ||
+		!strings.Contains(n[0].Body, "Preview of commit `"+mergeCommit[:12]+"`") {
+		t.Errorf("merged results note (want the merge commit's change from the target branch's tip alone, without the tip's own db): %+v", n)
+	}
+	if st := srv.Statuses; len(st) != 4 || st[3]["sha"] != mergeCommit || st[3]["pipeline_id"] != float64(903) {
+		t.Errorf("merged results status = %+v", st[len(st)-1])
+	}
+	noTokenIn(t, log)
+}
+
+func fileExists(name string) bool {
+	_, err := os.Stat(name)
+	return err == nil
+}
+
+// TestTheComponentFailsOnThePolicyAndNamesTheTargets: with fail-on the job fails
+// when the report meets the policy (exit status 3), and so does the commit status;
+// with targets, only those are previewed and the status is named after them.
+func TestTheComponentFailsOnThePolicyAndNamesTheTargets(t *testing.T) {
+	testenv.Require(t)
+	c := readComponent(t)
+	rel := releaseServer(t)
+	srv := gitlabtest.New(token)
+	defer srv.Close()
+	repo, err := gitfixture.Init(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	config := "version: 1\ntargets:\n  - name: shop\n    path: apps\n  - name: other\n    path: other\n"
+	base, err := repo.CommitFiles(map[string]string{"drift.yaml": config, "apps/ns.yaml": "apiVersion: v1\nkind: Namespace\nmetadata: {name: shop}\n",
+		"apps/web.yaml": cm("web", "blue"), "other/other.yaml": cm("other", "blue")}, "base")
+	if err != nil {
+		t.Fatal(err)
+	}
+	head, err := repo.CommitFiles(map[string]string{"apps/web.yaml": cm("web", "green"), "other/other.yaml": cm("other", "green")}, "the change")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ci := mergeRequestEnv(t, srv, rel, base, head)
+	inputs := map[string]string{"version": version, "cluster": "ephemeral", "install-url": rel.URL + "/drift-gitops/drift/main/install.sh",
+		"fail-on": "change", "targets": "shop"}
+	code, log := c.run(t, repo.Dir, c.env(t, inputs, ci))
+	if code != 3 || !strings.Contains(log, "drift: exit status 3") {
+		t.Fatalf("the job passed a report that fails the policy (%d):\n%s", code, log)
+	}
+	if st := srv.Statuses; len(st) != 1 || st[0]["state"] != "failed" || st[0]["name"] != "drift (shop)" || st[0]["sha"] != head {
+		t.Errorf("statuses = %+v", st)
+	}
+	if n := srv.Notes(7); len(n) != 1 || !strings.Contains(n[0].Body, "+  color: green") || strings.Contains(n[0].Body, "ConfigMap shop/other") {
+		t.Errorf("notes (want target shop's change alone) = %+v", n)
+	}
+	if dotenv := string(must(os.ReadFile(filepath.Join(repo.Dir, "drift-report", "drift.env")))); !strings.Contains(dotenv, "DRIFT_POLICY_FAILED=true\n") {
+		t.Errorf("dotenv:\n%s", dotenv)
+	}
+	noTokenIn(t, log)
+}
+
+// TestTheComponentKeepsTheDriftIssueOnASchedule runs mode detect as a scheduled
+// pipeline of the default branch would, against a real API server: the first run
+// finds a ConfigMap of the repository missing from the cluster and opens the drift
+// issue; once the drift changes (the ConfigMap is there, another color), the issue is
+// updated; a parallel detect of two and a merge job keep the same issue (the merge,
+// outside a merge request, keeps the issue and writes no note), finding nothing new;
+// once the cluster matches, the issue is closed.
+func TestTheComponentKeepsTheDriftIssueOnASchedule(t *testing.T) {
+	env := testenv.StartFor(t)
+	c := readComponent(t)
+	rel := releaseServer(t)
+	srv := gitlabtest.New(token)
+	defer srv.Close()
+	repo, err := gitfixture.Init(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	head, err := repo.CommitFiles(map[string]string{"apps/ns.yaml": "apiVersion: v1\nkind: Namespace\nmetadata: {name: shop}\n", "apps/web.yaml": cm("web", "blue")}, "main")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ci := ciEnv(t, srv, rel)
+	for k, v := range map[string]string{"CI_PIPELINE_SOURCE": "schedule", "CI_COMMIT_SHA": head, "CI_COMMIT_BRANCH": "main", "CI_PIPELINE_ID": "950",
+		"KUBECONFIG": env.Kubeconfig} {
+		ci[k] = v
+	}
+	detect := map[string]string{"mode": "detect", "version": version, "install-url": rel.URL + "/drift-gitops/drift/main/install.sh"}
+	run := func(inputs map[string]string, want string) {
+		t.Helper()
+		if err := os.RemoveAll(filepath.Join(repo.Dir, "drift-report")); err != nil {
+			t.Fatal(err)
+		}
+		code, log := c.run(t, repo.Dir, c.env(t, inputs, ci))
+		if code != 0 || !strings.Contains(log, want) {
+			t.Fatalf("want %q (%d):\n%s", want, code, log)
+		}
+		noTokenIn(t, log)
+	}
+
+	cs := kubernetes.NewForConfigOrDie(env.Config)
+	ctx := context.Background()
+	if _, err := cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "shop"}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	run(detect, "drift: opened issue #1")
+	if is := srv.Issues[1]; is == nil || is.State != "opened" || !slices.Equal(is.Labels, []string{"drift"}) || !strings.Contains(is.Title, "(1 to add)") {
+		t.Fatalf("issue = %+v", is)
+	}
+
+	web := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "shop"}, Data: map[string]string{"color": "green"}}
+	if web, err = cs.CoreV1().ConfigMaps("shop").Create(ctx, web, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	run(detect, "drift: updated issue #1")
+	if is := srv.Issues[1]; !strings.Contains(is.Title, "(1 to modify)") || len(srv.Issues) != 1 {
+		t.Fatalf("issues = %+v", srv.Issues)
+	}
+
+	writes := srv.Writes
+	for i := 1; i <= 2; i++ {
+		ci["CI_NODE_INDEX"], ci["CI_NODE_TOTAL"] = fmt.Sprint(i), "2"
+		code, log := c.run(t, repo.Dir, c.env(t, detect, ci))
+		if code != 0 || !fileExists(filepath.Join(repo.Dir, "drift-report", fmt.Sprintf("shard-%d.json", i))) {
+			t.Fatalf("shard %d (%d):\n%s", i, code, log)
+		}
+	}
+	delete(ci, "CI_NODE_INDEX")
+	delete(ci, "CI_NODE_TOTAL")
+	if srv.Writes != writes {
+		t.Errorf("the shards wrote to GitLab: %v", srv.Requests()[len(srv.Requests())-3:])
+	}
+	code, log := c.run(t, repo.Dir, c.env(t, map[string]string{"mode": "merge", "version": version, "install-url": detect["install-url"]}, ci))
+	if code != 0 || !strings.Contains(log, "drift: issue #1 is up to date (the drift did not change)") {
+		t.Fatalf("merge of the shards (%d):\n%s", code, log)
+	}
+	if len(srv.Notes(7)) != 0 || len(srv.Issues) != 1 || srv.Writes != writes {
+		t.Errorf("the merge wrote %d writes, %d notes, %d issues", srv.Writes-writes, len(srv.Notes(7)), len(srv.Issues))
+	}
+
+	web.Data["color"] = "blue"
+	if _, err := cs.CoreV1().ConfigMaps("shop").Update(ctx, web, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	run(detect, "drift: closed issue #1")
+	if is := srv.Issues[1]; is.State != "closed" || len(srv.IssueNotes[1]) != 1 {
+		t.Errorf("issue = %+v, notes %+v", is, srv.IssueNotes[1])
+	}
+	if len(srv.Statuses) != 0 || len(srv.Notes(7)) != 0 {
+		t.Errorf("a scheduled pipeline set %d statuses and wrote %d notes", len(srv.Statuses), len(srv.Notes(7)))
 	}
 }

@@ -3,6 +3,7 @@ package app
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	"github.com/drift-gitops/drift/internal/plan"
 )
@@ -43,7 +44,11 @@ func (c *Config) Detect(ctx context.Context, o *Run) error {
 	o.cfg = c
 	for _, name := range PullRequestFlags {
 		if o.given(name) {
-			return fmt.Errorf("--%s is for a pull request's preview (drift diff); drift detect keeps an issue instead (--github-issue)", name)
+			what, issue := "a pull request's", "--github-issue"
+			if strings.HasPrefix(name, "gitlab-") {
+				what, issue = "a merge request's", "--gitlab-issue"
+			}
+			return fmt.Errorf("--%s is for %s preview (drift diff); drift detect keeps an issue instead (%s)", name, what, issue)
 		}
 	}
 	return o.run(ctx, c, mode{configFrom: plan.ConfigFromBase, drift: true})

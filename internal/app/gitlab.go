@@ -67,13 +67,14 @@ func (o *Run) gitlabShard() (string, error) {
 	return strconv.Itoa(c.NodeIndex) + "/" + strconv.Itoa(c.NodeTotal), nil
 }
 
-// gitlabBase is --base, else in a GitLab merge request pipeline the merge request's
-// diff base (CI_MERGE_REQUEST_DIFF_BASE_SHA).
+// gitlabBase is --base, else in a GitLab merge request pipeline the commit its change
+// is compared with (gitlab.MergeRequestBase: in a merged results pipeline the target
+// branch's commit the merge was made on, else the merge base).
 func (o *Run) gitlabBase(base string) string {
 	if o.given("base") || !gitlab.InCI(o.cfg.Getenv) {
 		return base
 	}
-	return o.cfg.Getenv("CI_MERGE_REQUEST_DIFF_BASE_SHA")
+	return gitlab.MergeRequestBase(o.cfg.Getenv)
 }
 
 // gitlabBranches are the branches a GitLab CI job stands for: a merge request's

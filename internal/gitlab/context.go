@@ -23,14 +23,18 @@ type Context struct {
 	// Project is the project's ID (CI_PROJECT_ID) or its path (group/name).
 	Project string
 	// MR is the merge request's IID (CI_MERGE_REQUEST_IID).
-	MR      int64
-	APIURL  string
+	MR     int64
+	APIURL string
+	// HeadSHA is the commit the pipeline runs (CI_COMMIT_SHA), which the status is set
+	// on: in a merged results pipeline, the merge commit GitLab made.
 	HeadSHA string
 	// SourceBranch and TargetBranch are the merge request's branches; BaseSHA the
-	// merge base its diff is against (CI_MERGE_REQUEST_DIFF_BASE_SHA).
+	// commit its change is compared with (MergeRequestBase).
 	SourceBranch, TargetBranch, BaseSHA string
-	// PipelineID, PipelineURL and JobURL are the running pipeline's and job's.
-	PipelineID          int64
+	// PipelineID is the running pipeline (CI_PIPELINE_ID), which runs HeadSHA: GitLab
+	// takes a status into a pipeline only for the pipeline's own commit.
+	PipelineID int64
+	// PipelineURL and JobURL are the running pipeline's and job's pages.
 	PipelineURL, JobURL string
 	// NodeIndex and NodeTotal are a parallel job's (CI_NODE_INDEX of CI_NODE_TOTAL).
 	NodeIndex, NodeTotal int
@@ -48,7 +52,7 @@ func FromEnv(getenv func(string) string) (Context, error) {
 		HeadSHA:      getenv("CI_COMMIT_SHA"),
 		SourceBranch: getenv("CI_MERGE_REQUEST_SOURCE_BRANCH_NAME"),
 		TargetBranch: getenv("CI_MERGE_REQUEST_TARGET_BRANCH_NAME"),
-		BaseSHA:      getenv("CI_MERGE_REQUEST_DIFF_BASE_SHA"),
+		BaseSHA:      MergeRequestBase(getenv),
 		PipelineURL:  getenv("CI_PIPELINE_URL"),
 		JobURL:       getenv("CI_JOB_URL"),
 	}
@@ -78,15 +82,25 @@ func FromEnv(getenv func(string) string) (Context, error) {
 		}
 		c.NodeIndex, c.NodeTotal = i, n
 	}
-	// In a merged results pipeline CI_COMMIT_SHA is the merge commit GitLab made; the
-	// merge request shows statuses of its source branch's head.
-	if sha := getenv("CI_MERGE_REQUEST_SOURCE_BRANCH_SHA"); sha != "" {
-		c.HeadSHA = sha
-	}
 	if c.APIURL == "" {
 		c.APIURL = DefaultAPIURL
 	}
 	return c, nil
+}
+
+// MergeRequestBase is the commit a merge request pipeline's change is compared with
+// ("" outside one). In a merged results pipeline (and a merge train's) the pipeline
+// runs on the merge commit GitLab made of the source branch onto the target branch,
+// and CI_MERGE_REQUEST_TARGET_BRANCH_SHA is that commit's first parent: compared with
+// it, the preview is the merge request's change alone, where the merge base
+// (CI_MERGE_REQUEST_DIFF_BASE_SHA) would add what the target branch gained since. GitLab
+// sets CI_MERGE_REQUEST_TARGET_BRANCH_SHA empty in other merge request pipelines,
+// whose commit is the source branch's head.
+func MergeRequestBase(getenv func(string) string) string {
+	if sha := getenv("CI_MERGE_REQUEST_TARGET_BRANCH_SHA"); sha != "" {
+		return sha
+	}
+	return getenv("CI_MERGE_REQUEST_DIFF_BASE_SHA")
 }
 
 // Check says what is missing to post to a merge request (mr) or to the project's

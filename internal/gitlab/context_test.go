@@ -16,7 +16,10 @@ func ciEnv() map[string]string {
 }
 
 // TestTheJobsEnvironmentIsTheContext: every predefined variable drift uses lands in
-// its field; DRIFT_GITLAB_TOKEN wins over GITLAB_TOKEN.
+// its field; DRIFT_GITLAB_TOKEN wins over GITLAB_TOKEN. In a merged results pipeline
+// the status still goes on the commit the pipeline runs, the merge commit, which is
+// the only commit GitLab adds to that pipeline, and the change is compared with the
+// target branch's commit the merge was made on.
 func TestTheJobsEnvironmentIsTheContext(t *testing.T) {
 	t.Parallel()
 	env := ciEnv()
@@ -32,9 +35,19 @@ func TestTheJobsEnvironmentIsTheContext(t *testing.T) {
 	if c != want {
 		t.Errorf("context = %+v\nwant      %+v", c, want)
 	}
-	env["CI_MERGE_REQUEST_SOURCE_BRANCH_SHA"] = "feed42"
-	if c, _ := FromEnv(func(k string) string { return env[k] }); c.HeadSHA != "feed42" {
-		t.Errorf("a merged results pipeline's status goes on %q, want the source branch's head", c.HeadSHA)
+	// A merged results pipeline: CI_COMMIT_SHA is the merge commit; GitLab sets the
+	// source branch's head and the target branch's commit beside it.
+	env["CI_MERGE_REQUEST_EVENT_TYPE"], env["CI_COMMIT_SHA"] = "merged_result", "merge789"
+	env["CI_MERGE_REQUEST_SOURCE_BRANCH_SHA"], env["CI_MERGE_REQUEST_TARGET_BRANCH_SHA"] = "feed42", "tip999"
+	merged, err := FromEnv(func(k string) string { return env[k] })
+	if err != nil || merged.HeadSHA != "merge789" || merged.PipelineID != 900 || merged.BaseSHA != "tip999" {
+		t.Errorf("merged results pipeline: status on %q in pipeline %d, base %q (%v); want the merge commit in the running pipeline, against the target branch's commit",
+			merged.HeadSHA, merged.PipelineID, merged.BaseSHA, err)
+	}
+	// A detached merge request pipeline: GitLab sets the target branch's SHA empty.
+	env["CI_MERGE_REQUEST_EVENT_TYPE"], env["CI_MERGE_REQUEST_TARGET_BRANCH_SHA"] = "detached", ""
+	if detached, _ := FromEnv(func(k string) string { return env[k] }); detached.BaseSHA != "def456" {
+		t.Errorf("detached pipeline: base %q, want the merge base", detached.BaseSHA)
 	}
 	if b := c.Branches(); strings.Join(b, ",") != "main,feature" {
 		t.Errorf("branches = %v", b)

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	gl "gitlab.com/gitlab-org/api/client-go"
 
@@ -131,10 +132,15 @@ func (p *Publisher) UpdateNote(ctx context.Context, id int64, body string) error
 	return nil
 }
 
+// MaxStatusField is what GitLab keeps of a commit status's description and link
+// (CommitStatus validates both at 255 characters and refuses a status over it).
+const MaxStatusField = 255
+
 // Status sets the commit status named name on the head commit, in the running
-// pipeline when known: success or failed, the counts as its description (GitLab
-// keeps 255 characters), and targetURL (the report) as its link.
-func (p *Publisher) Status(ctx context.Context, name string, failed bool, description, targetURL string) error {
+// pipeline when known: success or failed, the counts as its description (cut to
+// MaxStatusField characters), and as its link the first of links that GitLab keeps
+// (none when none fits).
+func (p *Publisher) Status(ctx context.Context, name string, failed bool, description string, links ...string) error {
 	if p.ctx.HeadSHA == "" {
 		return errors.New("cannot set a commit status: the head commit is unknown (CI_COMMIT_SHA or --gitlab-sha)")
 	}
@@ -145,20 +151,39 @@ func (p *Publisher) Status(ctx context.Context, name string, failed bool, descri
 	if failed {
 		state = gl.Failed
 	}
-	if r := []rune(description); len(r) > 255 {
-		description = string(r[:252]) + "..."
+	if r := []rune(description); len(r) > MaxStatusField {
+		description = string(r[:MaxStatusField-3]) + "..."
 	}
 	opts := &gl.SetCommitStatusOptions{State: state, Name: &name, Description: &description}
-	if targetURL != "" {
-		opts.TargetURL = &targetURL
+	for _, link := range links {
+		if link != "" && utf8.RuneCountInString(link) <= MaxStatusField {
+			opts.TargetURL = &link
+			break
+		}
 	}
 	if p.ctx.PipelineID > 0 {
 		opts.PipelineID = &p.ctx.PipelineID
 	}
-	if _, _, err := p.client.Commits.SetCommitStatus(p.ctx.Project, p.ctx.HeadSHA, opts, gl.WithContext(ctx)); err != nil {
-		return p.explain("set the commit status", err)
+	_, _, err := p.client.Commits.SetCommitStatus(p.ctx.Project, p.ctx.HeadSHA, opts, gl.WithContext(ctx))
+	switch code := StatusCode(err); {
+	case err == nil:
+		return nil
+	case code == http.StatusBadRequest && strings.Contains(err.Error(), "has already been taken"):
+		// GenericCommitStatus refuses a name that a job of the pipeline has.
+		pipeline := "the commit's pipeline"
+		if p.ctx.PipelineID > 0 {
+			pipeline = "pipeline " + strconv.FormatInt(p.ctx.PipelineID, 10)
+		}
+		return p.scrubbed(code, fmt.Sprintf("GitLab refused the commit status %q (400, the name has already been taken): a job of %s has that name, "+
+			"and GitLab keeps one name per pipeline for its jobs and the statuses added to it; rename that job, or set no status (--gitlab-status=false): %v",
+			name, pipeline, err))
+	case code == http.StatusNotFound && p.ctx.PipelineID > 0:
+		// GitLab answers 404 to a pipeline_id whose pipeline does not run the commit.
+		return p.scrubbed(code, fmt.Sprintf("GitLab could not set the commit status on %s in pipeline %d (404): GitLab adds a status to a pipeline only "+
+			"for the commit that pipeline runs (CI_COMMIT_SHA; --gitlab-sha with another commit leaves the pipeline out), and the project "+
+			"(CI_PROJECT_ID) must be the pipeline's: %v", p.ctx.HeadSHA, p.ctx.PipelineID, err))
 	}
-	return nil
+	return p.explain("set the commit status", err)
 }
 
 // Issues lists the project's issues with the label, open and closed.
@@ -301,6 +326,12 @@ func (p *Publisher) explain(what string, err error) error {
 	default:
 		msg = fmt.Sprintf("failed to %s on GitLab: %v", what, err)
 	}
+	return p.scrubbed(code, msg)
+}
+
+// scrubbed is an Error of the message with the token scrubbed from whatever the
+// server echoed.
+func (p *Publisher) scrubbed(code int, msg string) error {
 	if p.ctx.Token != "" {
 		msg = strings.ReplaceAll(msg, p.ctx.Token, "***")
 	}

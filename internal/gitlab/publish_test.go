@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	gl "gitlab.com/gitlab-org/api/client-go"
+
 	"github.com/drift-gitops/drift/internal/gitlab/gitlabtest"
 	"github.com/drift-gitops/drift/internal/publish/forge"
 )
@@ -138,6 +140,7 @@ func TestCommitStatusOnTheHead(t *testing.T) {
 	t.Parallel()
 	srv := gitlabtest.New(token)
 	defer srv.Close()
+	srv.AddPipeline(900, headSHA, "refs/merge-requests/7/head", "drift-diff")
 	p := publisher(t, srv)
 	long := strings.Repeat("é", 300)
 	if err := p.Status(context.Background(), "drift (web)", true, long, "https://gitlab.example/acme/gitops/-/jobs/5/artifacts/file/drift/report.html"); err != nil {
@@ -242,5 +245,69 @@ func TestIssuesOpenedByOthersAreNeverEdited(t *testing.T) {
 	}
 	if is := srv.Issues[1]; is.Description != marker+"\nall is well" || is.State != "opened" {
 		t.Errorf("the other's issue was edited: %+v", is)
+	}
+}
+
+// TestAStatusLinkGitLabWouldRefuseFallsBack: GitLab refuses a status whose link is
+// over 255 characters (400), so a report's URL that long gives way to the next link
+// (the job), and with none short enough the status has no link; a description over
+// 255 characters is cut, never refused.
+func TestAStatusLinkGitLabWouldRefuseFallsBack(t *testing.T) {
+	t.Parallel()
+	srv := gitlabtest.New(token)
+	defer srv.Close()
+	srv.AddPipeline(900, headSHA, "refs/merge-requests/7/head")
+	job := "https://gitlab.example/acme/gitops/-/jobs/5"
+	long := job + "/artifacts/file/" + strings.Repeat("reports/", 30) + "report.html"
+	fits := job + "/artifacts/file/" + strings.Repeat("r", MaxStatusField-len(job+"/artifacts/file/report.html")) + "report.html" // 255 characters
+	// The stand-in refuses what GitLab refuses.
+	if _, _, err := publisher(t, srv).client.Commits.SetCommitStatus("42", headSHA, &gl.SetCommitStatusOptions{State: gl.Success, TargetURL: &long}); StatusCode(err) != http.StatusBadRequest ||
+		!strings.Contains(err.Error(), "is too long (maximum is 255 characters)") {
+		t.Fatalf("a link of %d characters: %v", len(long), err)
+	}
+	for _, c := range []struct {
+		links []string
+		want  any
+	}{
+		{[]string{long, job}, job},
+		{[]string{fits, job}, fits},
+		{[]string{long, long + "/x"}, nil},
+	} {
+		before := len(srv.Statuses)
+		if err := publisher(t, srv).Status(context.Background(), "drift", false, strings.Repeat("x", 300), c.links...); err != nil {
+			t.Fatal(err)
+		}
+		st := srv.Statuses[before:]
+		if len(st) != 1 || st[0]["target_url"] != c.want || len([]rune(st[0]["description"].(string))) != MaxStatusField {
+			t.Errorf("links of %d characters: statuses %+v, want the link %v", len(c.links[0]), st, c.want)
+		}
+	}
+}
+
+// TestStatusesGoIntoTheRunningPipelineOnlyForItsCommit: GitLab adds a status to the
+// pipeline given only when that pipeline runs the commit (else 404, "Pipeline for
+// pipeline_id, sha and ref Not Found"): drift's error then says why. A status named
+// as a job of the pipeline is refused (400, the name has already been taken), and
+// drift says what to rename; the token is in neither message.
+func TestStatusesGoIntoTheRunningPipelineOnlyForItsCommit(t *testing.T) {
+	t.Parallel()
+	srv := gitlabtest.New(token)
+	defer srv.Close()
+	srv.AddPipeline(900, "feedfacefeedfacefeedfacefeedfacefeedface", "refs/merge-requests/7/merge", "drift")
+	err := publisher(t, srv).Status(context.Background(), "", false, "1 to add")
+	if StatusCode(err) != http.StatusNotFound || !strings.Contains(err.Error(), "on "+headSHA+" in pipeline 900 (404): GitLab adds a status to a pipeline only for the commit that pipeline runs") {
+		t.Errorf("a commit pipeline 900 does not run: %v", err)
+	}
+	srv.AddPipeline(900, headSHA, "refs/merge-requests/7/merge", "drift", "drift-diff")
+	err = publisher(t, srv).Status(context.Background(), "", false, "1 to add")
+	if StatusCode(err) != http.StatusBadRequest || !strings.Contains(err.Error(), `GitLab refused the commit status "drift" (400, the name has already been taken): a job of pipeline 900 has that name`) ||
+		!strings.Contains(err.Error(), "--gitlab-status=false") || strings.Contains(err.Error(), token) {
+		t.Errorf("a status named as a job: %v", err)
+	}
+	if len(srv.Statuses) != 0 {
+		t.Errorf("statuses = %+v", srv.Statuses)
+	}
+	if err := publisher(t, srv).Status(context.Background(), "drift (web)", false, "1 to add"); err != nil || len(srv.Statuses) != 1 || srv.Statuses[0]["pipeline_id"] != float64(900) {
+		t.Errorf("another name: %v %+v", err, srv.Statuses)
 	}
 }

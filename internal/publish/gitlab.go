@@ -59,11 +59,9 @@ func (r *run) gitlab(ctx context.Context) error {
 	if err := r.review(ctx, site, marker); err != nil || !o.Check {
 		return err
 	}
-	target := artifactURL(c.JobURL, o.HTMLReport)
-	if target == "" {
-		target = c.JobURL
-	}
-	if err := pub.Status(ctx, o.CheckName, checkFails(r.rep), r.rep.Summary.Headline(), target); err != nil {
+	// The status links the HTML report among the job's artifacts, else (no HTML report,
+	// or a URL over the 255 characters GitLab keeps) the job.
+	if err := pub.Status(ctx, o.CheckName, checkFails(r.rep), r.rep.Summary.Headline(), artifactURL(c.JobURL, o.HTMLReport), c.JobURL); err != nil {
 		return err
 	}
 	fmt.Fprintf(r.deps.Stderr, "drift: set the commit status on %s\n", c.HeadSHA)

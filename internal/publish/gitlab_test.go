@@ -35,6 +35,7 @@ func newGitLabHarness(t *testing.T) *glHarness {
 	t.Helper()
 	srv := gitlabtest.New(glToken)
 	t.Cleanup(srv.Close)
+	srv.AddPipeline(900, headSHA, "refs/merge-requests/7/head", "drift-diff")
 	return &glHarness{srv: srv, dir: t.TempDir(), env: map[string]string{
 		"GITLAB_CI": "true", "CI_PROJECT_ID": "42", "CI_MERGE_REQUEST_IID": "7", "CI_API_V4_URL": srv.URL + "/api/v4",
 		"CI_COMMIT_SHA": headSHA, "CI_PIPELINE_ID": "900", "CI_JOB_URL": "https://gitlab.example/acme/gitops/-/jobs/5",
@@ -271,5 +272,37 @@ func TestTheGitLabNoteFileIsTheNote(t *testing.T) {
 	}
 	if len(h.srv.Received) != 0 {
 		t.Error("GitLab was asked")
+	}
+}
+
+// TestGitLabStatusOnAnotherCommitLeavesThePipelineOut: in a merged results pipeline
+// the status goes on the merge commit the pipeline runs (CI_COMMIT_SHA), in that
+// pipeline. --gitlab-sha naming another commit (the source branch's head) sends no
+// pipeline_id, which GitLab would refuse with that commit (404), so GitLab puts it in
+// that commit's own pipeline; --gitlab-sha naming CI_COMMIT_SHA keeps the pipeline.
+func TestGitLabStatusOnAnotherCommitLeavesThePipelineOut(t *testing.T) {
+	t.Parallel()
+	h := newGitLabHarness(t)
+	const merge, source = "feedfacefeedfacefeedfacefeedfacefeedface", "0000000000000000000000000000000000000abc"
+	h.env["CI_COMMIT_SHA"], h.env["CI_PIPELINE_ID"], h.env["CI_MERGE_REQUEST_EVENT_TYPE"] = merge, "901", "merged_result"
+	h.env["CI_MERGE_REQUEST_SOURCE_BRANCH_SHA"] = source
+	h.srv.AddPipeline(901, merge, "refs/merge-requests/7/merge", "drift-diff")
+	rep := preview(t, added("a", map[string]string{"k": "v"}))
+	for _, sha := range []string{"", merge, source} {
+		opts := Options{Comment: true, Check: true}
+		opts.GitLab.HeadSHA = sha
+		if _, err := h.publish(t, rep, opts); err != nil {
+			t.Fatalf("--gitlab-sha %q: %v", sha, err)
+		}
+	}
+	st := h.srv.Statuses
+	if len(st) != 3 || st[0]["sha"] != merge || st[0]["pipeline_id"] != float64(901) || st[1]["sha"] != merge || st[1]["pipeline_id"] != float64(901) ||
+		st[2]["sha"] != source || st[2]["pipeline_id"] == float64(901) {
+		t.Errorf("statuses = %+v", st)
+	}
+	for _, r := range h.srv.Received {
+		if strings.HasSuffix(r.Path, "/statuses/"+source) && strings.Contains(r.Body, "pipeline_id") {
+			t.Errorf("the source branch's status was sent with a pipeline: %s", r.Body)
+		}
 	}
 }

@@ -144,6 +144,11 @@ func (o Options) GitLabContext(getenv func(string) string) (gitlab.Context, erro
 		return c, err
 	}
 	g := o.GitLab
+	if g.HeadSHA != "" && g.HeadSHA != c.HeadSHA {
+		// The running pipeline runs CI_COMMIT_SHA; GitLab refuses its ID with another
+		// commit (404), so that commit's status goes into a pipeline GitLab picks.
+		c.PipelineID = 0
+	}
 	for _, f := range []struct {
 		dst *string
 		v   string

@@ -2,11 +2,11 @@
 // uses, in GitLab's shapes: the token's user (/user), merge request notes (listed
 // with X-Page/X-Next-Page/X-Total-Pages pagination and a Link header, newest first
 // unless asked otherwise, created, updated; system notes among them), commit
-// statuses, issues and their notes, project labels, GitLab's errors ({"message":
-// ...}), RateLimit-* headers and the note length limit. It keeps state, records every
-// request with its host and the credentials it carried, answers as the token's user,
-// records the quick actions GitLab would run from a note, and can be told to answer
-// with faults.
+// statuses (in the project's pipelines, validated as GitLab validates them), issues
+// and their notes, project labels, GitLab's errors ({"message": ...}), RateLimit-*
+// headers and the note length limit. It keeps state, records every request with its
+// host and the credentials it carried, answers as the token's user, records the quick
+// actions GitLab would run from a note, and can be told to answer with faults.
 package gitlabtest
 
 import (
@@ -18,10 +18,12 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 )
 
 // User is a GitLab user as the API shows it on notes and issues.
@@ -66,6 +68,15 @@ type Issue struct {
 	WebURL      string   `json:"web_url"`
 }
 
+// Pipeline is a pipeline of the project: the commit it runs, its ref and the names of
+// its jobs.
+type Pipeline struct {
+	ID   int64
+	SHA  string
+	Ref  string
+	Jobs []string
+}
+
 // Request is one request as the server received it.
 type Request struct {
 	Method, Host, Path string
@@ -94,8 +105,11 @@ type Server struct {
 	notes  map[int64][]*Note // merge request notes by IID
 	// IssueNotes are the notes of issues, by IID.
 	IssueNotes map[int64][]*Note
-	// Statuses holds the commit statuses set, with the SHA under "sha".
+	// Statuses holds the commit statuses set, with the SHA under "sha" and the pipeline
+	// GitLab put it in under "pipeline_id".
 	Statuses []map[string]any
+	// Pipelines are the project's pipelines by ID (AddPipeline).
+	Pipelines map[int64]*Pipeline
 	// Issues and Labels hold the project's issues (by IID) and labels.
 	Issues map[int64]*Issue
 	Labels map[string]bool
@@ -111,9 +125,18 @@ type Server struct {
 // access token of ProjectBot.
 func New(token string) *Server {
 	s := &Server{Token: token, ProjectID: 42, ProjectPath: "acme/gitops", Actor: ProjectBot, MaxNote: 1000000, nextID: 5000,
-		notes: map[int64][]*Note{}, IssueNotes: map[int64][]*Note{}, Issues: map[int64]*Issue{}, Labels: map[string]bool{}}
+		notes: map[int64][]*Note{}, IssueNotes: map[int64][]*Note{}, Issues: map[int64]*Issue{}, Labels: map[string]bool{},
+		Pipelines: map[int64]*Pipeline{}}
 	s.Server = httptest.NewServer(http.HandlerFunc(s.handle))
 	return s
+}
+
+// AddPipeline adds a pipeline that runs sha for ref (refs/merge-requests/7/head, or
+// /merge in a merged results pipeline), with jobs of those names.
+func (s *Server) AddPipeline(id int64, sha, ref string, jobs ...string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.Pipelines[id] = &Pipeline{ID: id, SHA: sha, Ref: ref, Jobs: jobs}
 }
 
 // Notes returns a merge request's notes, oldest first.
@@ -269,27 +292,7 @@ func (s *Server) handle(w http.ResponseWriter, r *http.Request) {
 		}
 		fail(w, http.StatusNotFound, "404 Not found")
 	case statusPath.MatchString(path) && r.Method == http.MethodPost:
-		state, _ := str("state")
-		switch state {
-		case "pending", "running", "success", "failed", "canceled", "skipped":
-		default:
-			fail(w, http.StatusBadRequest, "state does not have a valid value")
-			return
-		}
-		if u, ok := str("target_url"); ok {
-			if p, err := url.Parse(u); err != nil || (p.Scheme != "http" && p.Scheme != "https") {
-				fail(w, http.StatusBadRequest, map[string]any{"target_url": []string{"is blocked: Only allowed schemes are http, https"}})
-				return
-			}
-		}
-		req["sha"] = m[2]
-		s.Statuses = append(s.Statuses, req)
-		name, _ := str("name")
-		if name == "" {
-			name, _ = str("context")
-		}
-		writeJSON(w, http.StatusCreated, map[string]any{"id": len(s.Statuses), "sha": m[2], "status": state, "name": name, "author": s.Actor,
-			"target_url": req["target_url"], "description": req["description"], "allow_failure": false})
+		s.setStatus(w, req, m[2])
 	case issuesPath.MatchString(path) && r.Method == http.MethodGet:
 		s.listIssues(w, r)
 	case issuesPath.MatchString(path) && r.Method == http.MethodPost:
@@ -373,6 +376,88 @@ func (s *Server) handle(w http.ResponseWriter, r *http.Request) {
 	default:
 		fail(w, http.StatusMethodNotAllowed, "405 Method Not Allowed")
 	}
+}
+
+// maxStatusField is what GitLab's CommitStatus keeps of a status's target_url and
+// description, in characters.
+const maxStatusField = 255
+
+// setStatus is POST /projects/:id/statuses/:sha as Ci::CreateCommitStatusService
+// answers it: a pipeline_id must be a pipeline that runs sha (and ref, when given),
+// else 404; without one, the newest pipeline of sha (and ref) takes the status, else
+// an external pipeline is made. The status is then validated as GenericCommitStatus
+// is (target_url an http(s) URL, target_url and description at most 255 characters,
+// a name no job of the pipeline has), each failure a 400 whose message maps the field
+// to its errors. The stand-in does not know which branches hold a commit, so it never
+// answers GitLab's 404 "References for commit".
+func (s *Server) setStatus(w http.ResponseWriter, req map[string]any, sha string) {
+	str := func(k string) (string, bool) { v, ok := req[k].(string); return v, ok }
+	state, ok := str("state")
+	if !ok {
+		fail(w, http.StatusBadRequest, "state is missing")
+		return
+	}
+	switch state {
+	case "pending", "running", "success", "failed", "canceled", "skipped":
+	default:
+		fail(w, http.StatusBadRequest, "state does not have a valid value")
+		return
+	}
+	ref, hasRef := str("ref")
+	var pipeline *Pipeline
+	if id, given := req["pipeline_id"]; given {
+		n, _ := id.(float64)
+		p := s.Pipelines[int64(n)]
+		if p == nil || p.SHA != sha || (hasRef && p.Ref != ref) {
+			fail(w, http.StatusNotFound, "404 Pipeline for pipeline_id, sha and ref Not Found")
+			return
+		}
+		pipeline = p
+	} else {
+		for _, p := range s.Pipelines {
+			if p.SHA == sha && (!hasRef || p.Ref == ref) && (pipeline == nil || p.ID > pipeline.ID) {
+				pipeline = p
+			}
+		}
+		if pipeline == nil {
+			id := int64(1)
+			for existing := range s.Pipelines {
+				id = max(id, existing+1)
+			}
+			pipeline = &Pipeline{ID: id, SHA: sha, Ref: ref}
+			s.Pipelines[id] = pipeline
+		}
+	}
+	name, _ := str("name")
+	if name == "" {
+		name, _ = str("context")
+	}
+	if name == "" {
+		name = "default"
+	}
+	invalid := map[string][]string{}
+	if u, ok := str("target_url"); ok {
+		if p, err := url.Parse(u); err != nil || (p.Scheme != "http" && p.Scheme != "https") {
+			invalid["target_url"] = append(invalid["target_url"], "is blocked: Only allowed schemes are http, https")
+		}
+		if utf8.RuneCountInString(u) > maxStatusField {
+			invalid["target_url"] = append(invalid["target_url"], fmt.Sprintf("is too long (maximum is %d characters)", maxStatusField))
+		}
+	}
+	if d, _ := str("description"); utf8.RuneCountInString(d) > maxStatusField {
+		invalid["description"] = append(invalid["description"], fmt.Sprintf("is too long (maximum is %d characters)", maxStatusField))
+	}
+	if slices.Contains(pipeline.Jobs, name) {
+		invalid["name"] = append(invalid["name"], "has already been taken")
+	}
+	if len(invalid) > 0 {
+		fail(w, http.StatusBadRequest, invalid)
+		return
+	}
+	req["sha"], req["pipeline_id"] = sha, float64(pipeline.ID)
+	s.Statuses = append(s.Statuses, req)
+	writeJSON(w, http.StatusCreated, map[string]any{"id": len(s.Statuses), "sha": sha, "ref": pipeline.Ref, "status": state, "name": name,
+		"author": s.Actor, "target_url": req["target_url"], "description": req["description"], "pipeline_id": pipeline.ID, "allow_failure": false})
 }
 
 // isProject says whether id is the project's ID or its URL-encoded path.
