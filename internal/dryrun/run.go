@@ -3,10 +3,8 @@ package dryrun
 import (
 	"context"
 	"fmt"
-	"sync"
 	"time"
 
-	"golang.org/x/sync/errgroup"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
@@ -99,66 +97,11 @@ func Plan(c *kube.Clients, objs []render.Object, opts Options) []Result {
 }
 
 // Send previews the planned results that planning did not fail and opts.Skip does not
-// name, at most opts.Concurrency at a time; it may be called more than once on the
-// same results with different Skips (preview sends Secrets first).
+// name, at most opts.Concurrency at a time: a Batch of one round.
 func Send(ctx context.Context, c *kube.Clients, results []Result, opts Options) {
-	opts = opts.WithDefaults()
-	order := planLists(ctx, c, results, opts.Skip, opts)
-	var mu sync.Mutex
-	done := 0
-	total := 0
-	for i := range results {
-		if opts.Skip == nil || !opts.Skip(i) {
-			total++
-		}
-	}
-	forEachPlanned(results, order, opts.Concurrency, opts.Skip, func(i int, r *Result) {
-		ran := ctx.Err() == nil
-		if ran {
-			preview(ctx, c, r, opts)
-		} else {
-			r.Err = notChecked(ctx)
-		}
-		if r.list != nil { // never read: its list may go
-			r.list.Take(r.ID.Name)
-			r.list = nil
-		}
-		if ran && opts.Finished != nil {
-			opts.Finished(i, r)
-		}
-		if opts.Progress != nil {
-			mu.Lock()
-			done++
-			opts.Progress(done, total)
-			mu.Unlock()
-		}
-	})
-}
-
-// forEachPlanned runs fn on every result that planning did not already fail and
-// skip (if set) does not name, in order (nil: input order), at most concurrency at a
-// time. This is the one worker
-// pool of the stage; each call writes only its own result, so order never depends on
-// timing.
-func forEachPlanned(results []Result, order []int, concurrency int, skip func(int) bool, fn func(i int, r *Result)) {
-	if order == nil {
-		order = make([]int, len(results))
-		for i := range order {
-			order[i] = i
-		}
-	}
-	g := &errgroup.Group{}
-	g.SetLimit(concurrency)
-	for _, i := range order {
-		if results[i].Err != nil || (skip != nil && skip(i)) {
-			continue
-		}
-		g.Go(func() error {
-			fn(i, &results[i])
-			return nil
-		})
-	}
-	_ = g.Wait()
+	b := NewBatch(c, opts.WithDefaults().Concurrency)
+	b.Add(0, results, opts)
+	b.Send(ctx, nil)
 }
 
 // WithDefaults fills in what was left unset.

@@ -136,7 +136,7 @@ func NewClientsWithin(run context.Context, cfg *rest.Config, _ int) (*Clients, e
 	return &Clients{
 		Config:    cfg,
 		Dynamic:   dyn,
-		Mapper:    restmapper.NewDeferredDiscoveryRESTMapper(cached),
+		Mapper:    newMemoMapper(restmapper.NewDeferredDiscoveryRESTMapper(cached)),
 		Host:      cfg.Host,
 		User:      cfg.Impersonate.UserName,
 		Sleep:     sleepCtx,

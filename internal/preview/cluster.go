@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"sync"
 
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
 	"github.com/drift-gitops/drift/internal/kube"
 	"github.com/drift-gitops/drift/internal/object"
 	"github.com/drift-gitops/drift/internal/plan"
@@ -95,8 +97,31 @@ func (r *runner) connect(ctx context.Context, targets []plan.Target) (*Preview, 
 		for _, t := range g.targets {
 			t.conn = g.cluster
 		}
+		r.prepareCluster(ctx, g.cluster)
 	}
 	return p, nil
+}
+
+// prepareCluster starts reading, while the targets render, what previewing on a live
+// cluster reads first: its APIs (discovery) and what keys its answers in drift's
+// cache (Deps.Results, with a sink), closing ready when done.
+func (r *runner) prepareCluster(ctx context.Context, cl *cluster) {
+	go func() { _, _ = cl.Clients.Mapper.ResourcesFor(schema.GroupVersionResource{Resource: "namespaces"}) }()
+	if r.deps.Results == nil || r.deps.Sink == nil {
+		return
+	}
+	cl.ready = make(chan struct{})
+	go func() {
+		defer close(cl.ready)
+		cl.results = r.deps.Results(ctx, cl.Clients)
+	}()
+}
+
+// wait waits for what prepareCluster started.
+func (c *cluster) wait() {
+	if c != nil && c.ready != nil {
+		<-c.ready
+	}
 }
 
 // newTarget is a planned target as the preview takes it: its renderer and applier

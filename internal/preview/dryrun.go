@@ -28,7 +28,11 @@ import (
 //     dry run returns and its objects dropped then (with deps.Sink; without, the
 //     results are kept whole for the report). Results are taken once every cluster
 //     has passed step 3, since any Secret of the run is scrubbed from every entry;
-//     what returns before waits.
+//     what returns before waits (a bounded queue: maxQueued).
+//
+// Steps 3 and 4 share one pool of --concurrency workers per cluster (dryrun.Batch):
+// step 4's first objects go out as soon as step 3's last ones have, so the cluster
+// never waits for the slowest of step 3, nor one target for another's.
 //
 // A sharded run renders everything first: which objects a shard owns is counted
 // across all targets.
@@ -80,14 +84,6 @@ func (r *runner) previewCluster(ctx context.Context, g *clusterGroup, s *stream)
 		if err := r.seedHeadScaffolding(ctx, g.cluster, g.targets); err != nil {
 			return err
 		}
-	} else if r.deps.Results != nil && s.sink != nil {
-		cl := g.cluster
-		cl.ready = make(chan struct{})
-		go func() {
-			defer close(cl.ready)
-			cl.results = r.deps.Results(ctx, cl.Clients)
-		}()
-		defer func() { <-cl.ready }()
 	}
 	var objs []render.Object
 	var targets []*Target
@@ -112,14 +108,23 @@ func (r *runner) previewCluster(ctx context.Context, g *clusterGroup, s *stream)
 	if g.cluster.ready != nil {
 		<-g.cluster.ready
 	}
+	// One pool for the cluster, whatever target an object belongs to: the first
+	// round's objects are handed out first, the second's right after.
+	b := dryrun.NewBatch(g.cluster.Clients, r.opts.Concurrency)
 	for _, t := range targets {
-		s.send(ctx, t, r.planOptions(t, pending), s.sensitive(t), false)
+		b.Add(0, t.Results, s.options(t, r.planOptions(t, pending), s.sensitive(t), false))
 	}
-	s.prepare(targets)
-	arrived = true
-	s.arrive(targets...)
 	for _, t := range targets {
-		s.send(ctx, t, r.planOptions(t, pending), s.rest(t), true)
+		b.Add(1, t.Results, s.options(t, r.planOptions(t, pending), s.rest(t), true))
+	}
+	b.Send(ctx, func(round int) {
+		if round == 0 {
+			s.prepare(targets)
+			arrived = true
+			s.arrive(targets...)
+		}
+	})
+	for _, t := range targets {
 		t.addShared(-1)
 	}
 	return nil

@@ -129,7 +129,11 @@ func Run(ctx context.Context, deps Deps, opts Options, targets []plan.Target, he
 		return nil, err
 	}
 	r.readHelmReleases(p)
-	if err := r.previewAll(ctx, p); err != nil {
+	err = r.previewAll(ctx, p)
+	for _, g := range p.groups {
+		g.cluster.wait()
+	}
+	if err != nil {
 		p.Stop()
 		return nil, err
 	}

@@ -1,7 +1,6 @@
 package preview
 
 import (
-	"context"
 	"runtime"
 	"sync"
 
@@ -33,6 +32,8 @@ type stream struct {
 	// second round that returned before the stream opened.
 	arrived []*Target
 	queue   []queued
+	// opened is broadcast when the stream opens (on mu).
+	opened *sync.Cond
 }
 
 // queued is an object whose result waits for the stream to open.
@@ -42,7 +43,9 @@ type queued struct {
 }
 
 func newStream(deps Deps, clusters int) *stream {
-	return &stream{deps: deps, sink: deps.Sink, waiting: clusters}
+	s := &stream{deps: deps, sink: deps.Sink, waiting: clusters}
+	s.opened = sync.NewCond(&s.mu)
+	return s
 }
 
 // name tells the sink every target's name, which the report shows anyway, those
@@ -71,13 +74,15 @@ func (s *stream) count(t *Target) {
 
 // prepare tells the sink the targets' names and the values they hold once their
 // first round is done: rendered Secrets, what pruning deletes, the base's
-// predictions, the live Secrets and masked objects.
+// predictions, the live Secrets and masked objects. The second round's objects,
+// whose previews may be running, are told by their identity and rendered object
+// only: the sink reads no other value of theirs (Sink.Sensitive).
 func (s *stream) prepare(targets []*Target) {
 	if s.sink == nil {
 		return
 	}
 	for _, t := range targets {
-		s.sink.Prepare(t.input())
+		s.sink.Prepare(t.inputOf(func(i int) bool { return t.owns(i) && !s.sink.Sensitive(t.Results[i].ID, t.Rules) }))
 	}
 }
 
@@ -92,6 +97,7 @@ func (s *stream) arrive(targets ...*Target) {
 		return
 	}
 	s.open = true
+	s.opened.Broadcast()
 	if s.deps.Opened != nil {
 		s.deps.Opened()
 	}
@@ -129,9 +135,9 @@ func (s *stream) rest(t *Target) func(int) bool {
 	}
 }
 
-// send previews the target's planned objects that skip does not name and, when
-// take is set and streaming, hands their results to the sink as they return.
-func (s *stream) send(ctx context.Context, t *Target, opts dryrun.Options, skip func(int) bool, take bool) {
+// options are how the target's planned objects that skip does not name are sent and,
+// when take is set and streaming, how their results go to the sink as they return.
+func (s *stream) options(t *Target, opts dryrun.Options, skip func(int) bool, take bool) dryrun.Options {
 	if t.previewed == nil {
 		t.previewed = make([]bool, len(t.Results))
 		t.taken = make([]bool, len(t.Results))
@@ -162,14 +168,22 @@ func (s *stream) send(ctx context.Context, t *Target, opts dryrun.Options, skip 
 		s.mu.Lock()
 		if !s.open {
 			s.queue = append(s.queue, queued{t, i})
+			// The queue holds whole results: past maxQueued, the worker waits for the
+			// stream to open (every cluster's first round is done or failed).
+			for !s.open && len(s.queue) >= maxQueued {
+				s.opened.Wait()
+			}
 			s.mu.Unlock()
 			return
 		}
 		s.mu.Unlock()
 		s.take(t, i)
 	}
-	dryrun.Send(ctx, t.conn.Clients, t.Results, opts)
+	return opts
 }
+
+// maxQueued bounds the results that wait, whole, for the stream to open.
+const maxQueued = 512
 
 // take hands the sink the target's i-th result and, when it took it, drops what the
 // result holds. A result the sink does not take is kept whole for the report.

@@ -158,17 +158,35 @@ func (t *Target) completeSpec(spec render.Spec, cl *cluster) render.Spec {
 }
 
 // input is the target's part of the report: of a shard, only its share.
-func (t *Target) input() report.TargetInput {
+func (t *Target) input() report.TargetInput { return t.inputOf(nil) }
+
+// inputOf is input with the results that identityOnly names reduced to their
+// identity and rendered object: what the sink is told of objects whose previews may
+// still be running (their other fields are being written).
+func (t *Target) inputOf(identityOnly func(i int) bool) report.TargetInput {
 	in := report.TargetInput{Name: t.Name, Path: displayRepoPath(t.Spec.Path), Renderer: t.Spec.Renderer,
 		Context: t.Cluster.Context, Applier: string(t.Applier.Name()), Skipped: t.Skipped, NotPreviewed: t.NotPreviewed, Rules: t.Rules}
-	for i, head := range t.Results {
+	for i := range t.Results {
+		var head dryrun.Result
+		var base *dryrun.Result
+		if t.BasePredictions != nil {
+			base = t.BasePredictions[i]
+		}
+		if identityOnly != nil && identityOnly(i) {
+			head = dryrun.Result{ID: t.Results[i].ID, Object: t.Results[i].Object}
+			if base == &t.Results[i] { // the base renders it the same: its prediction is the head's
+				base = &head
+			}
+		} else {
+			head = t.Results[i]
+		}
 		switch {
 		case !t.owns(i):
 			in.Elsewhere = append(in.Elsewhere, head)
 		case i < len(t.taken) && t.taken[i]:
 			in.Taken++
 		case t.BasePredictions != nil:
-			in.Split = append(in.Split, report.Split{Head: head, Base: t.BasePredictions[i]})
+			in.Split = append(in.Split, report.Split{Head: head, Base: base})
 		default:
 			in.Results = append(in.Results, head)
 		}

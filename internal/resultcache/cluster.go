@@ -9,9 +9,11 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
+	"golang.org/x/sync/errgroup"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
@@ -42,7 +44,8 @@ type Cluster struct {
 	// groups are the digests of what decides answers (admission, access, crds and
 	// each namespace, "ns/NAME"), with the time each last changed as far as the
 	// objects' own times tell (nil: never, or only at creation for a namespace).
-	groups map[string]group
+	groups   map[string]group
+	groupsMu sync.Mutex
 	// unsettled says that the admission configuration, RBAC or the CRDs changed
 	// within the store's Settle, and nsUnsettled which namespaces did: the server may
 	// not answer by them yet, so answers are not stored.
@@ -71,58 +74,59 @@ const (
 	BypassKind      = "its kind is admitted from other objects"
 )
 
-// ForCluster reads what decides the answers of the cluster c connects to. An error
-// means the cache cannot be used for the cluster (a read refused): the caller sends
-// every object and says why.
+// ForCluster reads what decides the answers of the cluster c connects to, its reads
+// side by side. An error means the cache cannot be used for the cluster (a read
+// refused): the caller sends every object and says why.
 func ForCluster(ctx context.Context, c *kube.Clients, store *Store) (*Cluster, error) {
 	cl := &Cluster{store: store, crds: map[schema.GroupResource]string{}, namespaces: map[string]string{}, nsLabels: map[string]labels.Set{},
 		groups: map[string]group{}, nsUnsettled: map[string]bool{},
 		bypassed: map[string]*atomic.Int64{BypassWebhook: {}, BypassNamespace: {}, BypassKind: {}}}
-	version, _, err := c.Capabilities()
-	if err != nil {
-		return nil, err
-	}
-	cl.scope.ServerVersion = version
-	get := func(gvr schema.GroupVersionResource, ns, name string) (*unstructured.Unstructured, error) {
-		return kube.Retry(ctx, c, func(ctx context.Context) (*unstructured.Unstructured, error) {
-			return c.Dynamic.Resource(gvr).Namespace(ns).Get(ctx, name, metav1.GetOptions{})
-		})
-	}
-	ks, err := get(schema.GroupVersionResource{Version: "v1", Resource: "namespaces"}, "", "kube-system")
-	if err != nil {
-		return nil, fmt.Errorf("reading the cluster's identity (namespace kube-system): %w", err)
-	}
-	cl.scope.Cluster = c.Config.Host + " " + string(ks.GetUID())
-	user, err := whoAmI(ctx, c)
-	if err != nil {
-		return nil, err
-	}
-	cl.scope.User = user
 	mc, err := metadata.NewForConfig(c.Config)
 	if err != nil {
 		return nil, err
 	}
 	lister := &lister{ctx: ctx, c: c, meta: mc}
-	access, changed, err := lister.digest(
-		schema.GroupVersionResource{Group: "rbac.authorization.k8s.io", Version: "v1", Resource: "clusterroles"},
-		schema.GroupVersionResource{Group: "rbac.authorization.k8s.io", Version: "v1", Resource: "clusterrolebindings"},
-		schema.GroupVersionResource{Group: "rbac.authorization.k8s.io", Version: "v1", Resource: "roles"},
-		schema.GroupVersionResource{Group: "rbac.authorization.k8s.io", Version: "v1", Resource: "rolebindings"},
-	)
-	if err != nil {
+	get := func(gvr schema.GroupVersionResource, ns, name string) (*unstructured.Unstructured, error) {
+		return kube.Retry(ctx, c, func(ctx context.Context) (*unstructured.Unstructured, error) {
+			return c.Dynamic.Resource(gvr).Namespace(ns).Get(ctx, name, metav1.GetOptions{})
+		})
+	}
+	var access string
+	var accessChanged time.Time
+	var ks *unstructured.Unstructured
+	g := &errgroup.Group{}
+	g.Go(func() (err error) {
+		cl.scope.ServerVersion, _, err = c.Capabilities()
+		return err
+	})
+	g.Go(func() (err error) {
+		if ks, err = get(schema.GroupVersionResource{Version: "v1", Resource: "namespaces"}, "", "kube-system"); err != nil {
+			return fmt.Errorf("reading the cluster's identity (namespace kube-system): %w", err)
+		}
+		return nil
+	})
+	g.Go(func() (err error) {
+		cl.scope.User, err = whoAmI(ctx, c)
+		return err
+	})
+	g.Go(func() (err error) {
+		access, accessChanged, err = lister.digest(
+			schema.GroupVersionResource{Group: "rbac.authorization.k8s.io", Version: "v1", Resource: "clusterroles"},
+			schema.GroupVersionResource{Group: "rbac.authorization.k8s.io", Version: "v1", Resource: "clusterrolebindings"},
+			schema.GroupVersionResource{Group: "rbac.authorization.k8s.io", Version: "v1", Resource: "roles"},
+			schema.GroupVersionResource{Group: "rbac.authorization.k8s.io", Version: "v1", Resource: "rolebindings"},
+		)
+		return err
+	})
+	g.Go(func() error { return cl.readAdmission(lister) })
+	g.Go(func() error { return cl.readCRDs(lister) })
+	g.Go(func() error { return cl.readNamespaces(lister) })
+	if err := g.Wait(); err != nil {
 		return nil, err
 	}
+	cl.scope.Cluster = c.Config.Host + " " + string(ks.GetUID())
 	cl.scope.Access = access
-	cl.groups["access"] = group{Digest: access, Changed: changed}
-	if err := cl.readAdmission(lister); err != nil {
-		return nil, err
-	}
-	if err := cl.readCRDs(lister); err != nil {
-		return nil, err
-	}
-	if err := cl.readNamespaces(lister); err != nil {
-		return nil, err
-	}
+	cl.setGroup("access", group{Digest: access, Changed: accessChanged})
 	cl.settle()
 	return cl, nil
 }
@@ -199,16 +203,18 @@ func (l *lister) metadata(gvr schema.GroupVersionResource) ([]metav1.PartialObje
 func (l *lister) digest(gvrs ...schema.GroupVersionResource) (string, time.Time, error) {
 	var lines []string
 	var changed time.Time
-	for _, gvr := range gvrs {
-		if !l.served(gvr) {
-			continue
+	lists, err := inParallel(len(gvrs), func(i int) ([]metav1.PartialObjectMetadata, error) {
+		if !l.served(gvrs[i]) {
+			return nil, nil
 		}
-		items, err := l.metadata(gvr)
-		if err != nil {
-			return "", time.Time{}, err
-		}
+		return l.metadata(gvrs[i])
+	})
+	if err != nil {
+		return "", time.Time{}, err
+	}
+	for i, items := range lists {
 		for _, it := range items {
-			lines = append(lines, gvr.Resource+" "+it.Namespace+"/"+it.Name+" "+string(it.UID)+" "+it.ResourceVersion)
+			lines = append(lines, gvrs[i].Resource+" "+it.Namespace+"/"+it.Name+" "+string(it.UID)+" "+it.ResourceVersion)
 			changed = later(changed, lastChange(&it, false))
 		}
 	}
@@ -263,14 +269,17 @@ var admission = []struct {
 func (cl *Cluster) readAdmission(l *lister) error {
 	var lines []string
 	var changed time.Time
-	for _, a := range admission {
-		if !l.served(a.gvr) {
-			continue
+	lists, err := inParallel(len(admission), func(i int) ([]unstructured.Unstructured, error) {
+		if !l.served(admission[i].gvr) {
+			return nil, nil
 		}
-		items, err := l.list(a.gvr)
-		if err != nil {
-			return err
-		}
+		return l.list(admission[i].gvr)
+	})
+	if err != nil {
+		return err
+	}
+	for i, items := range lists {
+		a := admission[i]
 		for _, it := range items {
 			lines = append(lines, a.gvr.String()+" "+it.GetName()+" "+string(it.GetUID())+" "+it.GetResourceVersion())
 			changed = later(changed, lastChange(&it, false))
@@ -298,7 +307,7 @@ func (cl *Cluster) readAdmission(l *lister) error {
 	}
 	sort.Strings(lines)
 	cl.scope.Admission = digest(lines)
-	cl.groups["admission"] = group{Digest: cl.scope.Admission, Changed: changed}
+	cl.setGroup("admission", group{Digest: cl.scope.Admission, Changed: changed})
 	return nil
 }
 
@@ -320,7 +329,7 @@ func (cl *Cluster) readCRDs(l *lister) error {
 		changed = later(changed, lastChange(&it, false))
 	}
 	sort.Strings(lines)
-	cl.groups["crds"] = group{Digest: digest(lines), Changed: changed}
+	cl.setGroup("crds", group{Digest: digest(lines), Changed: changed})
 	return nil
 }
 
@@ -329,10 +338,14 @@ func (cl *Cluster) readNamespaces(l *lister) error {
 	v1 := func(r string) schema.GroupVersionResource {
 		return schema.GroupVersionResource{Version: "v1", Resource: r}
 	}
-	nss, err := l.metadata(v1("namespaces"))
+	resources := []string{"namespaces", "resourcequotas", "limitranges"}
+	lists, err := inParallel(len(resources), func(i int) ([]metav1.PartialObjectMetadata, error) {
+		return l.metadata(v1(resources[i]))
+	})
 	if err != nil {
 		return err
 	}
+	nss := lists[0]
 	lines := map[string][]string{}
 	changed := map[string]time.Time{}
 	for _, ns := range nss {
@@ -342,11 +355,8 @@ func (cl *Cluster) readNamespaces(l *lister) error {
 		// server itself when its informer has not seen the namespace yet.
 		changed[ns.Name] = lastChange(&ns, true)
 	}
-	for _, r := range []string{"resourcequotas", "limitranges"} {
-		items, err := l.metadata(v1(r))
-		if err != nil {
-			return err
-		}
+	for k, items := range lists[1:] {
+		r := resources[k+1]
 		for _, it := range items {
 			if _, ok := lines[it.Namespace]; ok {
 				lines[it.Namespace] = append(lines[it.Namespace], r+" "+it.Name+" "+string(it.UID)+" "+it.ResourceVersion)
@@ -357,9 +367,31 @@ func (cl *Cluster) readNamespaces(l *lister) error {
 	for ns, l := range lines {
 		sort.Strings(l)
 		cl.namespaces[ns] = digest(l)
-		cl.groups["ns/"+ns] = group{Digest: cl.namespaces[ns], Changed: changed[ns]}
+		cl.setGroup("ns/"+ns, group{Digest: cl.namespaces[ns], Changed: changed[ns]})
 	}
 	return nil
+}
+
+// setGroup records one part of what decides answers (ForCluster reads them side by
+// side).
+func (cl *Cluster) setGroup(name string, g group) {
+	cl.groupsMu.Lock()
+	defer cl.groupsMu.Unlock()
+	cl.groups[name] = g
+}
+
+// inParallel runs fetch for 0..n-1 side by side and returns the results in order, or
+// the first error.
+func inParallel[T any](n int, fetch func(i int) (T, error)) ([]T, error) {
+	out := make([]T, n)
+	g := &errgroup.Group{}
+	for i := range n {
+		g.Go(func() (err error) {
+			out[i], err = fetch(i)
+			return err
+		})
+	}
+	return out, g.Wait()
 }
 
 // group is one part of what decides answers as the record of a cluster keeps it: its

@@ -11,6 +11,7 @@
 package resultcache
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -248,7 +249,11 @@ func (s *Store) Get(k Key, sources ...any) (Answer, bool) {
 		s.mu.Unlock()
 		return Answer{}, false
 	}
-	merged, ok := restore(stored, stringsByHash(sources...)).(map[string]any)
+	var hashes map[string]string
+	if bytes.Contains(payload, placeholderJSON) {
+		hashes = stringsByHash(sources...) // only an answer that hid a secret needs them
+	}
+	merged, ok := restore(stored, hashes).(map[string]any)
 	if !ok {
 		return Answer{}, false // a string neither side holds: not this object's answer
 	}
@@ -291,11 +296,18 @@ func (s *Store) Release() {
 }
 
 func (s *Store) put(k Key, a Answer, sources []any) {
-	hashes := stringsByHash(sources...)
+	// The sources' strings are hashed only when the answer holds a secret.
+	var hashes map[string]string
+	lazy := func() map[string]string {
+		if hashes == nil {
+			hashes = stringsByHash(sources...)
+		}
+		return hashes
+	}
 	merged := make(map[string]any, len(a.Merged.Object))
 	for k, v := range a.Merged.Object {
 		// A Secret's data and stringData are secret, every value of them.
-		h, ok := s.hide(v, hashes, a.SecretData && (k == "data" || k == "stringData"))
+		h, ok := s.hide(v, lazy, a.SecretData && (k == "data" || k == "stringData"))
 		if !ok || s.secret(k) {
 			return
 		}
@@ -368,10 +380,13 @@ func (s *Store) Close() error {
 // placeholder marks a secret string in a stored entry by its hash.
 const placeholder = "\x00drift-secret:sha256:"
 
+// placeholderJSON is the placeholder as JSON writes it.
+var placeholderJSON = []byte(`\u0000drift-secret:sha256:`)
+
 // hide replaces every secret string of v (every string, with all) with its
 // placeholder; ok is false when one cannot be restored (no source holds it) or a
 // secret hides in a number.
-func (s *Store) hide(v any, hashes map[string]string, all bool) (any, bool) {
+func (s *Store) hide(v any, hashes func() map[string]string, all bool) (any, bool) {
 	switch x := v.(type) {
 	case map[string]any:
 		out := make(map[string]any, len(x))
@@ -404,7 +419,7 @@ func (s *Store) hide(v any, hashes map[string]string, all bool) (any, bool) {
 			return x, true
 		}
 		h := hashOf(x)
-		if _, ok := hashes[h]; !ok {
+		if _, ok := hashes()[h]; !ok {
 			return nil, false
 		}
 		return placeholder + h, true
