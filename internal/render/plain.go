@@ -6,8 +6,10 @@ import (
 	"fmt"
 	"io/fs"
 	"path"
+	"runtime"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/gobwas/glob"
 
@@ -43,6 +45,8 @@ func Plain(fsys fs.FS, opts Options) (*Result, error) {
 		opts.MaxFileBytes = DefaultMaxFileBytes
 	}
 	w := &walker{fsys: fsys, opts: opts, seen: map[string]bool{}, dirs: map[string]bool{}, res: &Result{}}
+	w.startDecoding()
+	defer w.decode() // a failed walk's result is dropped; the decoders end anyway
 	paths := append([]string(nil), opts.Paths...)
 	if len(paths) == 0 {
 		paths = []string{""}
@@ -67,6 +71,7 @@ func Plain(fsys fs.FS, opts Options) (*Result, error) {
 		}
 		w.file(name, info.Size())
 	}
+	w.decode()
 	markDuplicates(w.res)
 	return w.res, nil
 }
@@ -82,6 +87,11 @@ type walker struct {
 	res  *Result
 	// base is the directory being read, which Argo CD's globs are relative to.
 	base string
+	// parts are what the walk found, for decode; work hands the files read to the
+	// decoders.
+	parts    []*part
+	work     chan *part
+	decoders sync.WaitGroup
 }
 
 // realPath is name with its symlinks resolved, where the file system can say.
@@ -104,7 +114,7 @@ func isManifest(name string) bool {
 
 func (w *walker) dir(name string, depth int) error {
 	if depth > maxDepth {
-		w.res.Failures = append(w.res.Failures, Failure{Source: name, Reason: reason.Invalid,
+		w.fail(Failure{Source: name, Reason: reason.Invalid,
 			Message: fmt.Sprintf("directory nesting deeper than %d levels (a symlink loop?): not read", maxDepth)})
 		return nil
 	}
@@ -123,7 +133,7 @@ func (w *walker) dir(name string, depth int) error {
 		if !source.IsOutside(err) {
 			return fmt.Errorf("failed to list %s: %w", name, err)
 		}
-		w.res.Failures = append(w.res.Failures, Failure{Source: name, Reason: reason.Refused, Message: "not read: " + unwrapPathError(err)})
+		w.fail(Failure{Source: name, Reason: reason.Refused, Message: "not read: " + unwrapPathError(err)})
 		return nil
 	}
 	for _, e := range entries {
@@ -141,7 +151,7 @@ func (w *walker) dir(name string, depth int) error {
 					if source.IsOutside(err) {
 						why = reason.Refused
 					}
-					w.res.Failures = append(w.res.Failures, Failure{Source: child, Reason: why,
+					w.fail(Failure{Source: child, Reason: why,
 						Message: "symlink cannot be followed: " + unwrapPathError(err)})
 				}
 				continue
@@ -218,7 +228,7 @@ func (w *walker) file(name string, size int64) {
 	}
 	w.seen[real] = true
 	if size > int64(w.opts.MaxFileBytes) {
-		w.res.Failures = append(w.res.Failures, Failure{Source: name, Reason: reason.TooLarge,
+		w.fail(Failure{Source: name, Reason: reason.TooLarge,
 			Message: fmt.Sprintf("file is %s, over the %s limit: not read", sizeOf(size), sizeOf(int64(w.opts.MaxFileBytes)))})
 		return
 	}
@@ -228,18 +238,74 @@ func (w *walker) file(name string, size int64) {
 		if source.IsOutside(err) {
 			why = reason.Refused
 		}
-		w.res.Failures = append(w.res.Failures, Failure{Source: name, Reason: why, Message: "cannot be read: " + unwrapPathError(err)})
+		w.fail(Failure{Source: name, Reason: why, Message: "cannot be read: " + unwrapPathError(err)})
 		return
 	}
-	if data, err = decodeText(data); err != nil {
-		w.res.Failures = append(w.res.Failures, Failure{Source: name, Reason: reason.Malformed, Message: "not read: the file " + err.Error()})
+	p := &part{name: name, data: data}
+	w.parts = append(w.parts, p)
+	w.work <- p
+}
+
+// part is what the walk found, in order: a failure, or a file read whose documents
+// are decoded after the walk, side by side (decode).
+type part struct {
+	fail  *Failure
+	name  string
+	data  []byte
+	objs  []Object
+	fails []Failure
+}
+
+func (w *walker) fail(f Failure) { w.parts = append(w.parts, &part{fail: &f}) }
+
+// startDecoding starts GOMAXPROCS decoders of the files the walk reads, which
+// decode while the walk goes on (the files are read one by one: the snapshot's reads
+// are not concurrent).
+func (w *walker) startDecoding() {
+	work := make(chan *part, 64)
+	w.work = work
+	for range runtime.GOMAXPROCS(0) {
+		w.decoders.Go(func() {
+			for p := range work {
+				p.objs, p.fails = decodeFile(p.name, p.data, w.opts.MaxDocumentBytes)
+				p.data = nil
+			}
+		})
+	}
+}
+
+// decode waits for the decoders and adds every part to the result in the order the
+// walk found it, so the result is the same however the decoding went; once.
+func (w *walker) decode() {
+	if w.work == nil {
 		return
+	}
+	close(w.work)
+	w.work = nil
+	w.decoders.Wait()
+	for _, p := range w.parts {
+		if p.fail != nil {
+			w.res.Failures = append(w.res.Failures, *p.fail)
+			continue
+		}
+		w.res.Objects = append(w.res.Objects, p.objs...)
+		w.res.Failures = append(w.res.Failures, p.fails...)
+	}
+	w.parts = nil
+}
+
+// decodeFile decodes the documents of one manifest file.
+func decodeFile(name string, data []byte, maxDocument int) (objs []Object, fails []Failure) {
+	data, err := decodeText(data)
+	if err != nil {
+		return nil, []Failure{{Source: name, Reason: reason.Malformed, Message: "not read: the file " + err.Error()}}
 	}
 	for i, doc := range splitDocuments(data) {
-		objs, fails := decodeDocument(name, i+1, doc, w.opts.MaxDocumentBytes)
-		w.res.Objects = append(w.res.Objects, objs...)
-		w.res.Failures = append(w.res.Failures, fails...)
+		o, f := decodeDocument(name, i+1, doc, maxDocument)
+		objs = append(objs, o...)
+		fails = append(fails, f...)
 	}
+	return objs, fails
 }
 
 func sizeOf(n int64) string { return size(int(n)) }
