@@ -13,8 +13,10 @@ export GOTOOLCHAIN := local
 
 all: build
 
+## build: drift as releases build it (.goreleaser.yaml: no cgo, paths trimmed), so that
+## make bench and make demo measure and run what users install
 build:
-	$(GO) build -o $(BIN) ./cmd/drift
+	CGO_ENABLED=0 $(GO) build -trimpath -o $(BIN) ./cmd/drift
 
 ## check: formatting, go vet, go mod tidy, actionlint on every workflow
 check:

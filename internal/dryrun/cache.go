@@ -105,11 +105,7 @@ func (c *cached) Update(ctx context.Context, obj *unstructured.Unstructured) (*u
 // answer answers req from the store, or sends it and stores what the server answered.
 // The server's warnings reach the object's warnings either way.
 func (c *cached) answer(ctx context.Context, req resultcache.Request, send func(context.Context) (*unstructured.Unstructured, error)) (*unstructured.Unstructured, error) {
-	var sent any
-	if err := json.Unmarshal(req.Body, &sent); err != nil {
-		return send(ctx)
-	}
-	if a, ok := c.cache.Get(req, sent); ok {
+	if a, ok := c.cache.Get(req); ok {
 		kube.AddWarnings(ctx, a.Warnings...)
 		return a.Merged, nil
 	}
@@ -118,7 +114,8 @@ func (c *cached) answer(ctx context.Context, req resultcache.Request, send func(
 	msgs := warnings.Messages()
 	kube.AddWarnings(ctx, msgs...)
 	if err == nil && merged != nil {
-		c.cache.Put(req, resultcache.Answer{Merged: merged.DeepCopy(), Warnings: msgs}, sent)
+		// Stored from what the server answered, before the applier goes on with it.
+		c.cache.Put(req, resultcache.Answer{Merged: merged, Warnings: msgs})
 	}
 	return merged, err
 }

@@ -86,6 +86,9 @@ func (b *Builder) Prepare(ti report.TargetInput) {
 	for _, k := range ti.Kept {
 		b.sc.AddPublic(k.ID.Name, k.ID.Namespace)
 	}
+	for _, id := range ti.Pending {
+		b.sc.AddPublic(id.Name, id.Namespace)
+	}
 }
 
 // Sensitive reports whether the scrubber must know an object's previewed values

@@ -160,25 +160,24 @@ func (t *Target) completeSpec(spec render.Spec, cl *cluster) render.Spec {
 // input is the target's part of the report: of a shard, only its share.
 func (t *Target) input() report.TargetInput { return t.inputOf(nil) }
 
-// inputOf is input with the results that identityOnly names reduced to their
-// identity and rendered object: what the sink is told of objects whose previews may
+// inputOf is input with the results that pending names given by their identity
+// alone (TargetInput.Pending): what the sink is told of objects whose previews may
 // still be running (their other fields are being written).
-func (t *Target) inputOf(identityOnly func(i int) bool) report.TargetInput {
+func (t *Target) inputOf(pending func(i int) bool) report.TargetInput {
 	in := report.TargetInput{Name: t.Name, Path: displayRepoPath(t.Spec.Path), Renderer: t.Spec.Renderer,
 		Context: t.Cluster.Context, Applier: string(t.Applier.Name()), Skipped: t.Skipped, NotPreviewed: t.NotPreviewed, Rules: t.Rules}
 	for i := range t.Results {
-		var head dryrun.Result
+		if pending != nil && pending(i) {
+			in.Pending = append(in.Pending, t.Results[i].ID)
+			if b := t.BasePredictions; b != nil && b[i] != nil && b[i] != &t.Results[i] {
+				in.Pending = append(in.Pending, b[i].ID)
+			}
+			continue
+		}
+		head := t.Results[i]
 		var base *dryrun.Result
 		if t.BasePredictions != nil {
 			base = t.BasePredictions[i]
-		}
-		if identityOnly != nil && identityOnly(i) {
-			head = dryrun.Result{ID: t.Results[i].ID, Object: t.Results[i].Object}
-			if base == &t.Results[i] { // the base renders it the same: its prediction is the head's
-				base = &head
-			}
-		} else {
-			head = t.Results[i]
 		}
 		switch {
 		case !t.owns(i):

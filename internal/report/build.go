@@ -63,6 +63,10 @@ type TargetInput struct {
 	// reported here, but their names and values are the run's, so that this shard's
 	// part is scrubbed as a whole run's report is.
 	Elsewhere []dryrun.Result
+	// Pending are the identities of the target's objects whose results come later,
+	// one by one (preview streams them): told first, so that their names are the
+	// run's before any entry is built.
+	Pending []object.ID
 }
 
 // KeptInput is a prune candidate an inventory lists that is not deleted.

@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"slices"
 	"sort"
@@ -573,29 +574,45 @@ func (cl *Cluster) key(r Request) Key {
 var secrets = schema.GroupResource{Resource: "secrets"}
 
 // sourcesOf are what an answer to r may take its secret strings from: what r carried
-// and its live object, and for a Secret the base64 of its stringData's values, which
-// the server answers in data.
-func sourcesOf(r Request, sources []any) []any {
-	out := append(append([]any{}, sources...), r.Live)
-	if r.Resource != secrets {
-		return out
+// (its body, decoded when asked) and its live object, and for a Secret the base64 of
+// its stringData's values, which the server answers in data.
+func sourcesOf(r Request) Sources {
+	return func() []any { return sourcesWith(r, r.Live) }
+}
+
+// snapshotOf is sourcesOf with the live object as it is now, for an answer Put while
+// the store holds: the caller goes on with the live object (and trims it).
+func snapshotOf(r Request) Sources {
+	var live []byte
+	if r.Live != nil {
+		live, _ = json.Marshal(r.Live.Object)
 	}
-	for _, src := range sources {
-		m, _ := src.(map[string]any)
-		sd, _ := m["stringData"].(map[string]any)
-		for _, v := range sd {
-			if str, ok := v.(string); ok {
-				out = append(out, base64.StdEncoding.EncodeToString([]byte(str)))
-			}
+	return func() []any {
+		var l any
+		if live != nil {
+			_ = json.Unmarshal(live, &l)
+		}
+		return sourcesWith(r, l)
+	}
+}
+
+func sourcesWith(r Request, live any) []any {
+	var sent any
+	_ = json.Unmarshal(r.Body, &sent) // a body that is not JSON holds no string
+	out := []any{sent, live}
+	m, _ := sent.(map[string]any)
+	sd, _ := m["stringData"].(map[string]any)
+	for _, v := range sd {
+		if str, ok := v.(string); ok && r.Resource == secrets {
+			out = append(out, base64.StdEncoding.EncodeToString([]byte(str)))
 		}
 	}
 	return out
 }
 
-// Get is the stored answer to r; sources are what r carried, decoded (for the secret
-// strings an answer holds).
-func (cl *Cluster) Get(r Request, sources ...any) (Answer, bool) {
-	a, ok := cl.store.Get(cl.key(r), sourcesOf(r, sources)...)
+// Get is the stored answer to r.
+func (cl *Cluster) Get(r Request) (Answer, bool) {
+	a, ok := cl.store.Get(cl.key(r), sourcesOf(r))
 	if ok {
 		cl.Hits.Add(1)
 	} else {
@@ -606,12 +623,16 @@ func (cl *Cluster) Get(r Request, sources ...any) (Answer, bool) {
 
 // Put stores the answer to r, unless what decides it changed too recently for the
 // server to have answered by it (settle).
-func (cl *Cluster) Put(r Request, a Answer, sources ...any) {
+func (cl *Cluster) Put(r Request, a Answer) {
 	if cl.unsettled || cl.nsUnsettled[r.Namespace] {
 		return
 	}
 	a.SecretData = r.Resource == secrets
-	cl.store.Put(cl.key(r), a, sourcesOf(r, sources)...)
+	sources := sourcesOf(r)
+	if cl.store.holds() {
+		sources = snapshotOf(r)
+	}
+	cl.store.Put(cl.key(r), a, sources)
 }
 
 // digest is the hash of v's JSON-like rendering (fmt's %v of sorted data).

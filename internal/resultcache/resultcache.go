@@ -22,6 +22,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -133,12 +134,23 @@ type Store struct {
 	held    []heldPut
 }
 
-// heldPut is an answer waiting for Release.
+// heldPut is an answer waiting for Release: its prediction as JSON (a fraction of
+// the decoded object's size), with its warnings and its sources.
 type heldPut struct {
-	k       Key
-	a       Answer
-	sources []any
+	k          Key
+	merged     []byte
+	warnings   []string
+	secretData bool
+	sources    Sources
 }
+
+// Sources are what an answer may take its secret strings from: what the request
+// carried and the live copy (objects, or decoded JSON), asked for only when an
+// answer holds a secret.
+type Sources func() []any
+
+// Of are the sources srcs.
+func Of(srcs ...any) Sources { return func() []any { return srcs } }
 
 // Open is the store in dir (created when its first answer is written), for the drift
 // build (BuildID): packs another build wrote are not read. secret tells the strings
@@ -221,10 +233,9 @@ func (s *Store) note(kind, format string, args ...any) {
 }
 
 // Get is the answer stored for k, its secret strings restored from the strings of
-// sources (what the request carried and the live copy: objects, or decoded JSON);
-// ok is false on a miss. An answer used is written to the run's pack again, so that
-// it outlives the pack it was read from.
-func (s *Store) Get(k Key, sources ...any) (Answer, bool) {
+// sources; ok is false on a miss. An answer used is written to the run's pack again,
+// so that it outlives the pack it was read from.
+func (s *Store) Get(k Key, sources Sources) (Answer, bool) {
 	d := k.sum()
 	s.mu.Lock()
 	s.load()
@@ -249,30 +260,43 @@ func (s *Store) Get(k Key, sources ...any) (Answer, bool) {
 		s.mu.Unlock()
 		return Answer{}, false
 	}
-	var hashes map[string]string
 	if bytes.Contains(payload, placeholderJSON) {
-		hashes = stringsByHash(sources...) // only an answer that hid a secret needs them
-	}
-	merged, ok := restore(stored, hashes).(map[string]any)
-	if !ok {
-		return Answer{}, false // a string neither side holds: not this object's answer
+		// Only an answer that hid a secret reads its sources.
+		merged, ok := restore(stored, stringsByHash(sources()...)).(map[string]any)
+		if !ok {
+			return Answer{}, false // a string no source holds: not this object's answer
+		}
+		stored = merged
 	}
 	s.keep(d, payload)
-	return Answer{Merged: &unstructured.Unstructured{Object: merged}, Warnings: e.Warnings}, true
+	return Answer{Merged: &unstructured.Unstructured{Object: stored}, Warnings: e.Warnings}, true
 }
 
 // Put stores the answer for k, unless it holds a secret string that none of sources
 // holds (a value only the server knows): then nothing is stored, and the next run
-// sends the object again. While Hold holds, the answer waits for Release.
-func (s *Store) Put(k Key, a Answer, sources ...any) {
+// sends the object again. While Hold holds, the answer waits for Release (a copy of
+// it, and the strings of its sources: the caller goes on with them).
+func (s *Store) Put(k Key, a Answer, sources Sources) {
+	s.mu.Lock()
+	holding := s.holding
+	s.mu.Unlock()
+	if !holding {
+		s.put(k, a, sources)
+		return
+	}
+	merged, err := json.Marshal(a.Merged.Object)
+	if err != nil {
+		return
+	}
+	held := heldPut{k: k, merged: merged, warnings: slices.Clone(a.Warnings), secretData: a.SecretData, sources: sources}
 	s.mu.Lock()
 	if s.holding {
-		s.held = append(s.held, heldPut{k, a, sources})
+		s.held = append(s.held, held)
 		s.mu.Unlock()
 		return
 	}
-	s.mu.Unlock()
-	s.put(k, a, sources)
+	s.mu.Unlock() // released meanwhile
+	s.release(held)
 }
 
 // Hold keeps the answers Put from being stored until Release: a run holds them
@@ -284,6 +308,13 @@ func (s *Store) Hold() {
 	s.holding = true
 }
 
+// holds reports whether the store holds the answers Put.
+func (s *Store) holds() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.holding
+}
+
 // Release stores the answers held since Hold, and those Put from now on.
 func (s *Store) Release() {
 	s.mu.Lock()
@@ -291,42 +322,54 @@ func (s *Store) Release() {
 	s.held, s.holding = nil, false
 	s.mu.Unlock()
 	for _, h := range held {
-		s.put(h.k, h.a, h.sources)
+		s.release(h)
 	}
 }
 
-func (s *Store) put(k Key, a Answer, sources []any) {
-	// The sources' strings are hashed only when the answer holds a secret.
-	var hashes map[string]string
-	lazy := func() map[string]string {
-		if hashes == nil {
-			hashes = stringsByHash(sources...)
-		}
-		return hashes
+// release stores a held answer.
+func (s *Store) release(h heldPut) {
+	var merged map[string]any
+	if utiljson.Unmarshal(h.merged, &merged) != nil {
+		return
 	}
-	merged := make(map[string]any, len(a.Merged.Object))
-	for k, v := range a.Merged.Object {
-		// A Secret's data and stringData are secret, every value of them.
-		h, ok := s.hide(v, lazy, a.SecretData && (k == "data" || k == "stringData"))
-		if !ok || s.secret(k) {
-			return
-		}
-		merged[k] = h
-	}
+	s.put(h.k, Answer{Merged: &unstructured.Unstructured{Object: merged}, Warnings: h.warnings, SecretData: h.secretData}, h.sources)
+}
+
+// put stores an answer, written with its secrets hidden.
+func (s *Store) put(k Key, a Answer, sources Sources) {
 	for _, w := range a.Warnings {
 		if s.secret(w) {
 			return
 		}
 	}
-	body, err := json.Marshal(merged)
+	warnings, err := json.Marshal(a.Warnings)
 	if err != nil {
 		return
 	}
-	payload, err := json.Marshal(entry{Format: Format, Merged: body, Warnings: a.Warnings})
-	if err != nil {
+	h := &hider{s: s, sources: sources, ok: true}
+	h.buf = append(h.buf, `{"format":`...)
+	h.buf = strconv.AppendInt(h.buf, Format, 10)
+	h.buf = append(h.buf, `,"warnings":`...)
+	h.buf = append(h.buf, warnings...)
+	h.buf = append(h.buf, `,"merged":{`...)
+	// A Secret's data and stringData are secret, every value of them.
+	keys := slices.Sorted(maps.Keys(a.Merged.Object))
+	for i, key := range keys {
+		if s.secret(key) {
+			return
+		}
+		if i > 0 {
+			h.buf = append(h.buf, ',')
+		}
+		h.buf = appendString(h.buf, key)
+		h.buf = append(h.buf, ':')
+		h.value(a.Merged.Object[key], a.SecretData && (key == "data" || key == "stringData"))
+	}
+	h.buf = append(h.buf, "}}"...)
+	if !h.ok {
 		return
 	}
-	s.keep(k.sum(), payload)
+	s.keep(k.sum(), h.buf)
 }
 
 // keep writes an answer to the run's pack.
@@ -382,56 +425,6 @@ const placeholder = "\x00drift-secret:sha256:"
 
 // placeholderJSON is the placeholder as JSON writes it.
 var placeholderJSON = []byte(`\u0000drift-secret:sha256:`)
-
-// hide replaces every secret string of v (every string, with all) with its
-// placeholder; ok is false when one cannot be restored (no source holds it) or a
-// secret hides in a number.
-func (s *Store) hide(v any, hashes func() map[string]string, all bool) (any, bool) {
-	switch x := v.(type) {
-	case map[string]any:
-		out := make(map[string]any, len(x))
-		for k, e := range x {
-			if s.secret(k) {
-				return nil, false // a key that is a secret: keep nothing
-			}
-			h, ok := s.hide(e, hashes, all)
-			if !ok {
-				return nil, false
-			}
-			out[k] = h
-		}
-		return out, true
-	case []any:
-		out := make([]any, len(x))
-		for i, e := range x {
-			h, ok := s.hide(e, hashes, all)
-			if !ok {
-				return nil, false
-			}
-			out[i] = h
-		}
-		return out, true
-	case string:
-		if strings.HasPrefix(x, placeholder) {
-			return nil, false // a string that looks like ours: keep nothing
-		}
-		if !all && !s.secret(x) {
-			return x, true
-		}
-		h := hashOf(x)
-		if _, ok := hashes()[h]; !ok {
-			return nil, false
-		}
-		return placeholder + h, true
-	case nil, bool:
-		return x, true
-	default:
-		if all || s.secret(fmt.Sprint(x)) {
-			return nil, false
-		}
-		return x, true
-	}
-}
 
 // restore puts the strings back; nil when one is not in hashes.
 func restore(v any, hashes map[string]string) any {

@@ -3,6 +3,7 @@ package resultcache
 import (
 	"encoding/base64"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -96,7 +97,7 @@ func TestAnAnswerComesBackWithoutItsSecretsStored(t *testing.T) {
 	merged := obj(map[string]any{"url": "postgres://app:" + password + "@db", "server": "default"})
 	merged.SetResourceVersion("42")
 	run(t, dir, func(s *Store) {
-		s.Put(baseKey(), Answer{Merged: merged, Warnings: []string{"deprecated"}}, sent, nil)
+		s.Put(baseKey(), Answer{Merged: merged, Warnings: []string{"deprecated"}}, Of(sent, nil))
 	})
 	stored := files(t, dir)
 	if len(stored) != 1 || !strings.HasSuffix(stored[0], packSuffix) {
@@ -109,18 +110,18 @@ func TestAnAnswerComesBackWithoutItsSecretsStored(t *testing.T) {
 		}
 	}
 	run(t, dir, func(s *Store) {
-		got, ok := s.Get(baseKey(), sent, nil)
+		got, ok := s.Get(baseKey(), Of(sent, nil))
 		if !ok || !reflect.DeepEqual(got.Merged.Object, merged.Object) || !reflect.DeepEqual(got.Warnings, []string{"deprecated"}) {
 			t.Errorf("got %v %+v, want the answer back", ok, got)
 		}
 		// Another key misses.
 		k := baseKey()
 		k.LiveResourceVersion = "43"
-		if _, ok := s.Get(k, sent, nil); ok {
+		if _, ok := s.Get(k, Of(sent, nil)); ok {
 			t.Error("another resourceVersion hits")
 		}
 		// Without what was sent, the secret cannot be put back: a miss.
-		if _, ok := s.Get(baseKey(), obj(nil), nil); ok {
+		if _, ok := s.Get(baseKey(), Of(obj(nil), nil)); ok {
 			t.Error("an answer whose secret no source holds hits")
 		}
 	})
@@ -133,13 +134,13 @@ func TestASecretOnlyTheServerKnowsIsNeverStored(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	run(t, dir, func(s *Store) {
-		s.Put(baseKey(), Answer{Merged: obj(map[string]any{"injected": password})}, obj(nil), nil)
+		s.Put(baseKey(), Answer{Merged: obj(map[string]any{"injected": password})}, Of(obj(nil), nil))
 	})
 	if n := Size(dir); n != 0 {
 		t.Errorf("%d bytes stored", n)
 	}
 	run(t, dir, func(s *Store) {
-		if _, ok := s.Get(baseKey(), obj(nil), nil); ok {
+		if _, ok := s.Get(baseKey(), Of(obj(nil), nil)); ok {
 			t.Error("a hit")
 		}
 	})
@@ -155,7 +156,7 @@ func TestHeldAnswersWaitForTheirSecrets(t *testing.T) {
 	s.Hold()
 	const value = "learnt-later-s3cret"
 	sent := obj(map[string]any{"copy": value})
-	s.Put(baseKey(), Answer{Merged: obj(map[string]any{"copy": value})}, sent)
+	s.Put(baseKey(), Answer{Merged: obj(map[string]any{"copy": value})}, Of(sent))
 	known[value] = true // the run reads the Secret it came from
 	s.Release()
 	if err := s.Close(); err != nil {
@@ -167,7 +168,7 @@ func TestHeldAnswersWaitForTheirSecrets(t *testing.T) {
 		}
 	}
 	run(t, dir, func(s *Store) {
-		if _, ok := s.Get(baseKey(), sent); !ok {
+		if _, ok := s.Get(baseKey(), Of(sent)); !ok {
 			t.Error("the held answer was not stored")
 		}
 	})
@@ -181,7 +182,7 @@ func TestDamagedPacksAreMissesWithANote(t *testing.T) {
 	sent := obj(map[string]any{"a": "b"})
 	fill := func(t *testing.T) (dir, pack string) {
 		dir = t.TempDir()
-		run(t, dir, func(s *Store) { s.Put(baseKey(), Answer{Merged: obj(map[string]any{"a": "b"})}, sent, nil) })
+		run(t, dir, func(s *Store) { s.Put(baseKey(), Answer{Merged: obj(map[string]any{"a": "b"})}, Of(sent, nil)) })
 		stored := files(t, dir)
 		if len(stored) != 1 {
 			t.Fatalf("stored %q", stored)
@@ -205,7 +206,7 @@ func TestDamagedPacksAreMissesWithANote(t *testing.T) {
 			s := Open(dir, build, secret)
 			s.Notef = func(format string, args ...any) { notes = append(notes, fmt.Sprintf(format, args...)) }
 			for range 2 {
-				if _, ok := s.Get(baseKey(), sent, nil); ok {
+				if _, ok := s.Get(baseKey(), Of(sent, nil)); ok {
 					t.Error("a hit")
 				}
 			}
@@ -223,8 +224,8 @@ func TestDamagedPacksAreMissesWithANote(t *testing.T) {
 	s2 := Open(ro, build, secret)
 	var wrote []string
 	s2.Notef = func(format string, args ...any) { wrote = append(wrote, format) }
-	s2.Put(baseKey(), Answer{Merged: obj(nil)}, sent, nil)
-	s2.Put(baseKey(), Answer{Merged: obj(nil)}, sent, nil)
+	s2.Put(baseKey(), Answer{Merged: obj(nil)}, Of(sent, nil))
+	s2.Put(baseKey(), Answer{Merged: obj(nil)}, Of(sent, nil))
 	if err := s2.Close(); err != nil {
 		t.Error(err)
 	}
@@ -260,13 +261,13 @@ func TestPruneKeepsTheRecentlyUsed(t *testing.T) {
 	for r := range 3 {
 		runAt(func(s *Store) {
 			for i := r * 10; i < r*10+10; i++ {
-				s.Put(key(i), big, sent, nil)
+				s.Put(key(i), big, Of(sent, nil))
 			}
 		})
 	}
 	runAt(func(s *Store) {
 		for _, i := range []int{0, 1} {
-			if _, ok := s.Get(key(i), sent, nil); !ok {
+			if _, ok := s.Get(key(i), Of(sent, nil)); !ok {
 				t.Fatalf("answer %d: a miss", i)
 			}
 		}
@@ -305,7 +306,7 @@ func TestPruneKeepsTheRecentlyUsed(t *testing.T) {
 	}
 	runAt(func(s *Store) {
 		for i := range 30 {
-			_, ok := s.Get(key(i), sent, nil)
+			_, ok := s.Get(key(i), Of(sent, nil))
 			if want := i < 2 || i >= 20; ok != want {
 				t.Errorf("answer %d: hit %v, want %v", i, ok, want)
 			}
@@ -335,8 +336,8 @@ func TestNumbersComeBackAsTheServerDecodesThem(t *testing.T) {
 	if err := merged.UnmarshalJSON([]byte(`{"apiVersion":"v1","kind":"Service","metadata":{"name":"web"},"spec":{"ports":[{"port":80,"targetPort":8081}],"ratio":0.5}}`)); err != nil {
 		t.Fatal(err)
 	}
-	run(t, dir, func(s *Store) { s.Put(baseKey(), Answer{Merged: merged}, nil) })
-	got, ok := Open(dir, build, secret).Get(baseKey())
+	run(t, dir, func(s *Store) { s.Put(baseKey(), Answer{Merged: merged}, Of()) })
+	got, ok := Open(dir, build, secret).Get(baseKey(), Of())
 	if !ok {
 		t.Fatal("the answer was not stored")
 	}
@@ -346,5 +347,45 @@ func TestNumbersComeBackAsTheServerDecodesThem(t *testing.T) {
 	port, _, _ := unstructured.NestedSlice(got.Merged.Object, "spec", "ports")
 	if p := port[0].(map[string]any)["port"]; reflect.TypeOf(p) != reflect.TypeOf(int64(0)) {
 		t.Errorf("port is a %T, want int64", p)
+	}
+}
+
+// TestAnswersComeBackAsTheyWere: what the one-pass writer stores reads back as the
+// object it was, whatever its strings and numbers: escapes, control characters,
+// other scripts, whole and fractional floats, nesting.
+func TestAnswersComeBackAsTheyWere(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	merged := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "ConfigMap",
+		"metadata": map[string]any{"name": "c", "labels": map[string]any{"a/b": "x"}},
+		"data": map[string]any{
+			"quotes": `say "hi" \ back`, "control": "tab\there\nnul\x00bell\x07", "scripts": "héllo wörld 日本 🚀 \u2028",
+			"html": "<a href='x'>&amp;</a>", "empty": "",
+		},
+		"spec": map[string]any{"int": int64(-42), "big": int64(1 << 53), "half": 0.5, "whole": float64(12), "exp": 1e21, "tiny": 1e-7,
+			"yes": true, "no": false, "none": nil, "list": []any{int64(1), "two", []any{}, map[string]any{}}}}}
+	run(t, dir, func(s *Store) { s.Put(baseKey(), Answer{Merged: merged}, Of()) })
+	got, ok := Open(dir, build, secret).Get(baseKey(), Of())
+	if !ok {
+		t.Fatal("not stored")
+	}
+	if !reflect.DeepEqual(got.Merged.Object, merged.Object) {
+		t.Errorf("got  %#v\nwant %#v", got.Merged.Object, merged.Object)
+	}
+	// Invalid UTF-8 comes back as encoding/json writes it; NaN is not stored.
+	bad := obj(map[string]any{"bad": "a\xffb"})
+	run(t, dir, func(s *Store) {
+		s.Put(baseKey(), Answer{Merged: bad}, Of())
+		k := baseKey()
+		k.LiveResourceVersion = "nan"
+		s.Put(k, Answer{Merged: obj(map[string]any{"n": math.NaN()})}, Of())
+	})
+	if got, ok := Open(dir, build, secret).Get(baseKey(), Of()); !ok || got.Merged.Object["data"].(map[string]any)["bad"] != "a\ufffdb" {
+		t.Errorf("invalid UTF-8: %v %v", ok, got.Merged)
+	}
+	k := baseKey()
+	k.LiveResourceVersion = "nan"
+	if _, ok := Open(dir, build, secret).Get(k, Of()); ok {
+		t.Error("a NaN was stored")
 	}
 }

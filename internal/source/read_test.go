@@ -130,3 +130,50 @@ func TestConcurrentReadsSeeOneTree(t *testing.T) {
 		}
 	}
 }
+
+// TestSizesFromPacksAndLooseObjects: a file's size is read from its object's header,
+// a delta's from the delta, without reading the file: the same as its content's
+// length, loose or packed.
+func TestSizesFromPacksAndLooseObjects(t *testing.T) {
+	t.Parallel()
+	r, err := gitfixture.Init(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	body := ""
+	for i := range 200 {
+		body += fmt.Sprintf("line %d of a file git stores as a delta of the next\n", i)
+	}
+	if _, err := r.CommitFiles(map[string]string{"a.yaml": body, "b.yaml": "short\n"}, "one"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.CommitFiles(map[string]string{"a.yaml": body + "one more line\n"}, "two"); err != nil {
+		t.Fatal(err)
+	}
+	check := func(when string) {
+		repo, err := Open(r.Dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, ref := range []string{"HEAD", "HEAD~1"} {
+			snap, err := repo.Snapshot(ref)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := readAll(snap.FS, ".", func(name string, data []byte) error {
+				info, err := fs.Stat(snap.FS, name)
+				if err != nil || info.Size() != int64(len(data)) {
+					return fmt.Errorf("%s %s at %s: size %v, %d bytes read (%v)", when, name, ref, info.Size(), len(data), err)
+				}
+				return nil
+			}); err != nil {
+				t.Error(err)
+			}
+		}
+	}
+	check("loose")
+	if out, err := r.Git("gc", "-q", "--aggressive"); err != nil {
+		t.Fatalf("git gc: %v\n%s", err, out)
+	}
+	check("packed")
+}

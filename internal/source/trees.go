@@ -100,6 +100,20 @@ func (g *gitObjects) size(h plumbing.Hash) int64 {
 		return n
 	}
 	g.mu.Lock()
+	if sized, ok := g.s.(interface {
+		EncodedObjectSize(plumbing.Hash) (int64, error)
+	}); ok {
+		// From the object's header: the blob is not read, nor kept in the cache.
+		n, err := sized.EncodedObjectSize(h)
+		g.mu.Unlock()
+		if err != nil {
+			return 0
+		}
+		g.cacheMu.Lock()
+		g.sizes[h] = n
+		g.cacheMu.Unlock()
+		return n
+	}
 	obj, err := g.s.EncodedObject(plumbing.BlobObject, h)
 	g.mu.Unlock()
 	if err != nil {
