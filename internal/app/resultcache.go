@@ -35,7 +35,7 @@ func (o *Run) newResultCache() *resultCache {
 	if o.NoCache {
 		return nil
 	}
-	store := resultcache.Open(ResultCacheDir(o.cfg.Getenv), resultcache.BuildID(), func(s string) bool { return o.scrub.Scrub(s) != s })
+	store := resultcache.Open(ResultCacheDir(o.cfg.Getenv), resultcache.BuildID(), o.scrub.Holds)
 	store.Notef = o.warnf
 	// Answers wait until the preview knows every value to hide in them (opened).
 	store.Hold()

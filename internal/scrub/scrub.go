@@ -44,7 +44,7 @@ type Scrubber struct {
 	public map[string]bool
 	// all and yaml index the needles of each use by their first bytes; nil when the
 	// needles changed since.
-	all, yaml index
+	all, yaml *index
 }
 
 // forms are what a value may look like in output: forms scrubbed everywhere, and the
@@ -110,11 +110,18 @@ func (s *Scrubber) Scrub(text string) string {
 	return all.replace(text)
 }
 
+// Holds reports whether Scrub would change text: whether a value it scrubs occurs in
+// it. It writes nothing, and stops at the first.
+func (s *Scrubber) Holds(text string) bool {
+	all, _ := s.indexes()
+	return all.holds(text)
+}
+
 // YAML scrubs YAML or a diff of it line by line, so lines are neither joined nor
 // split and a diff stays a diff; lines of multi-line values count only if token-like.
 func (s *Scrubber) YAML(text string) string {
 	_, yaml := s.indexes()
-	if len(yaml) == 0 || text == "" {
+	if len(yaml.needles) == 0 || text == "" {
 		return text
 	}
 	lines := strings.Split(text, "\n")
@@ -201,11 +208,11 @@ func (s *Scrubber) add(v string, credential bool) {
 
 // indexes returns the needles of messages (every form and line) and of YAML (every
 // form, token-like lines), built once after the values change.
-func (s *Scrubber) indexes() (all, yaml index) {
+func (s *Scrubber) indexes() (all, yaml *index) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.all == nil {
-		s.all, s.yaml = index{}, index{}
+		s.all, s.yaml = newIndex(), newIndex()
 		for v, f := range s.values {
 			if s.public[v] && !f.credential {
 				continue
@@ -232,40 +239,77 @@ func (s *Scrubber) indexes() (all, yaml index) {
 
 // index maps the first MinScrubLength bytes of each needle to the needles, longest
 // first, so that text is scanned once however many needles there are.
-type index map[uint32][]string
+// index holds needles by the key of their first MinScrubLength bytes.
+type index struct {
+	needles map[uint32][]string
+	// filter has the bit of each needle's key set (bit): most places in a text start
+	// no needle, and are passed over without a map lookup.
+	filter []uint64
+}
+
+func newIndex() *index { return &index{needles: map[uint32][]string{}, filter: make([]uint64, 1<<16/64)} }
 
 func key(s string) uint32 { return binary.LittleEndian.Uint32([]byte(s[:MinScrubLength])) }
 
-func (x index) add(needle string) {
+// bit is a key's bit in the filter: the top 16 bits of a multiplicative hash.
+func bit(k uint32) uint32 { return (k * 2654435761) >> 16 }
+
+func (x *index) add(needle string) {
 	if len(needle) < MinScrubLength {
 		return
 	}
 	k := key(needle)
-	x[k] = append(x[k], needle)
+	x.needles[k] = append(x.needles[k], needle)
+	b := bit(k)
+	x.filter[b/64] |= 1 << (b % 64)
+}
+
+// at are the needles that may start at text[i:].
+func (x *index) at(text string, i int) []string {
+	k := key(text[i:])
+	if b := bit(k); x.filter[b/64]&(1<<(b%64)) == 0 {
+		return nil
+	}
+	return x.needles[k]
 }
 
 // sort orders each bucket longest first and drops duplicates.
-func (x index) sort() {
-	for k, ns := range x {
+func (x *index) sort() {
+	for k, ns := range x.needles {
 		sort.Slice(ns, func(i, j int) bool {
 			if len(ns[i]) != len(ns[j]) {
 				return len(ns[i]) > len(ns[j])
 			}
 			return ns[i] < ns[j]
 		})
-		x[k] = slices.Compact(ns)
+		x.needles[k] = slices.Compact(ns)
 	}
 }
 
+// holds reports whether a needle occurs in text.
+func (x *index) holds(text string) bool {
+	if len(x.needles) == 0 {
+		return false
+	}
+	for i := 0; i+MinScrubLength <= len(text); i++ {
+		for _, n := range x.at(text, i) {
+			if strings.HasPrefix(text[i:], n) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 // replace replaces each run of text covered by occurrences of needles with "***".
-func (x index) replace(text string) string {
-	if len(x) == 0 || len(text) < MinScrubLength {
+func (x *index) replace(text string) string {
+	if len(x.needles) == 0 || len(text) < MinScrubLength {
 		return text
 	}
 	var b strings.Builder
 	last, start, end := 0, -1, -1
 	for i := 0; i+MinScrubLength <= len(text); i++ {
-		for _, n := range x[key(text[i:])] {
+		for _, n := range x.at(text, i) {
 			if !strings.HasPrefix(text[i:], n) {
 				continue
 			}

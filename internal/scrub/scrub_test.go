@@ -45,3 +45,24 @@ func TestOverlappingValuesLeaveNoPartWhateverTheOrder(t *testing.T) {
 		t.Fatalf("got %q and %q", outs[0], outs[1])
 	}
 }
+
+// TestHoldsIsWhetherScrubChangesText: Holds answers what Scrub would do, without
+// writing: every form of a value, a value inside a longer text, a public name, text
+// shorter than any needle.
+func TestHoldsIsWhetherScrubChangesText(t *testing.T) {
+	sc := New()
+	if sc.Holds("anything at all") {
+		t.Error("an empty scrubber holds a value")
+	}
+	sc.AddValue("hunter2-s3cret")
+	sc.AddValue("multi\nline-secret-value\n")
+	sc.AddPublic("shop")
+	for _, text := range []string{
+		"hunter2-s3cret", "the password is hunter2-s3cret.", "aHVudGVyMi1zM2NyZXQ=", "hunter2%2Ds3cret",
+		"line-secret-value", "hunter2", "shop", "", "abc", "nothing to see here", "hunter2-s3cre",
+	} {
+		if got, want := sc.Holds(text), sc.Scrub(text) != text; got != want {
+			t.Errorf("Holds(%q) = %v, Scrub changes it: %v", text, got, want)
+		}
+	}
+}
