@@ -247,7 +247,9 @@ type index struct {
 	filter []uint64
 }
 
-func newIndex() *index { return &index{needles: map[uint32][]string{}, filter: make([]uint64, 1<<16/64)} }
+func newIndex() *index {
+	return &index{needles: map[uint32][]string{}, filter: make([]uint64, 1<<16/64)}
+}
 
 func key(s string) uint32 { return binary.LittleEndian.Uint32([]byte(s[:MinScrubLength])) }
 
