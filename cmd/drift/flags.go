@@ -34,6 +34,7 @@ func bindRun(cmd *cobra.Command, cfg *app.Config, o *app.Run) {
 	f.StringVar(&o.ApplyMode, "apply-mode", "", "old name of --applier: server is kubectl-server-side, client is kubectl")
 	f.BoolVar(&o.NoCache, "no-cache", false, "send every dry run: neither answer from drift's dry-run cache nor keep answers in it (the cache is keyed by everything that decides an answer; docs/performance.md#the-dry-run-cache)")
 	f.StringVar(&o.Shard, "shard", "", "preview only share I of N of the run (such as 2/4), for a matrix of runners; write each share with -o json and combine them with drift report merge")
+	f.StringVar(&o.ShardBy, "shard-by", "object", "how --shard splits the run: object (every target's objects, spread over the shards) or cluster (each cluster's targets whole, one shard connecting to each cluster: for a fleet)")
 	bindGitHub(f, &o.GitHub)
 	bindGitLab(f, &o.GitLab)
 	bindReport(f, &o.Report)

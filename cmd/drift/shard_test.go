@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"k8s.io/client-go/tools/clientcmd"
 	"os"
 	"path/filepath"
 	"strings"
@@ -221,5 +222,83 @@ func recount(rep *report.Report) {
 				rep.Summary.Risky++
 			}
 		}
+	}
+}
+
+// withDeadContext is a copy of the kubeconfig at path whose context name points at an
+// address nothing listens on: a run that connects to it fails.
+func withDeadContext(t *testing.T, path, name string) string {
+	t.Helper()
+	cfg, err := clientcmd.LoadFromFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Clusters[name].Server = "https://127.0.0.1:1"
+	out := filepath.Join(t.TempDir(), "kubeconfig-without-"+name)
+	if err := clientcmd.WriteToFile(*cfg, out); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// A fleet split by cluster (--shard-by cluster): each shard previews its clusters'
+// targets whole and never connects to another cluster (its context is dead for it),
+// and the merge gives the report one run over every cluster gives, byte for byte: a
+// Secret value of one cluster's target, copied into another cluster's ConfigMap, is
+// hidden there too.
+func TestShardsByClusterMergeIntoTheRun(t *testing.T) {
+	kubeconfig, beta := twoContexts(t)
+	ns := namespace(t)
+	cm := func(name, value string) string {
+		return fmt.Sprintf("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: %s, namespace: %s}\ndata: {v: %q}\n", name, ns, value)
+	}
+	nsDoc := "apiVersion: v1\nkind: Namespace\nmetadata: {name: " + ns + "}\n"
+	applyTo(t, beta.Config, "kubectl", nsDoc)
+	apply(t, "kubectl", cm("a1", "old"))
+	applyTo(t, beta.Config, "kubectl", cm("b1", "old"))
+	r := repo(t, map[string]string{
+		"drift.yaml": "targets:\n- {name: on-alpha, path: alpha, context: alpha}\n- {name: on-beta, path: beta, context: beta}\n" +
+			"- {name: more-on-alpha, path: alpha2, context: alpha}\n",
+		"alpha/a1.yaml":    cm("a1", "new"),
+		"alpha/a2.yaml":    cm("a2", "hunter2-by-cluster"), // beta's Secret's value
+		"alpha2/a3.yaml":   cm("a3", "added"),
+		"beta/b1.yaml":     cm("b1", "old"),
+		"beta/ns.yaml":     nsDoc,
+		"beta/secret.yaml": fmt.Sprintf("apiVersion: v1\nkind: Secret\nmetadata: {name: db, namespace: %s}\nstringData: {password: hunter2-by-cluster}\n", ns),
+	})
+	args := []string{"diff", "--repo", r.Dir, "--ref", "main", "-o", "json"}
+	whole := driftWith(t, kubeconfig, args...)
+	if whole.code != 1 || strings.Contains(whole.stdout, "hunter2-by-cluster") || !strings.Contains(whole.stdout, `"name": "a3"`) || !strings.Contains(whole.stdout, `"name": "db"`) {
+		t.Fatalf("the whole run: exit %d\n%s\n%s", whole.code, whole.stdout, whole.stderr)
+	}
+	dir := t.TempDir()
+	var files []string
+	for i, dead := range []string{"beta", "alpha"} { // shard 1 previews alpha, shard 2 beta
+		f := filepath.Join(dir, fmt.Sprintf("%d.json", i+1))
+		o := driftWith(t, withDeadContext(t, kubeconfig, dead), append(args, "--shard", fmt.Sprintf("%d/2", i+1), "--shard-by", "cluster", "--out", f)...)
+		if o.code != 1 || strings.Contains(o.stderr, "drift: error") {
+			t.Fatalf("shard %d/2 (context %s dead): exit %d\n%s", i+1, dead, o.code, o.stderr)
+		}
+		data, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if strings.Contains(string(data), `"name": "b1"`) == (dead == "beta") || !strings.Contains(string(data), `"by": "cluster"`) {
+			t.Errorf("shard %d/2 holds another cluster's objects, or does not say how it was split:\n%s", i+1, data)
+		}
+		files = append(files, f)
+	}
+	merged := drift(t, append([]string{"report", "merge", "--repo", r.Dir, "--ref", "main", "-o", "json"}, files...)...)
+	if merged.code != whole.code || merged.stdout != whole.stdout {
+		t.Errorf("shards by cluster merged: exit %d (the run: %d)\n%s\n%s", merged.code, whole.code, golden.Diff(whole.stdout, merged.stdout), merged.stderr)
+	}
+	// Shards split two ways are not one run.
+	byObject := filepath.Join(dir, "by-object-2.json")
+	driftWith(t, kubeconfig, append(args, "--shard", "2/2", "--out", byObject)...)
+	if o := drift(t, "report", "merge", "--repo", r.Dir, "--ref", "main", "-o", "json", files[0], byObject); o.code != 2 || !strings.Contains(o.stderr, "they split the run by cluster against object") {
+		t.Errorf("shards split two ways: exit %d\n%s", o.code, o.stderr)
+	}
+	if o := driftWith(t, kubeconfig, append(args, "--shard-by", "cluster")...); o.code != 2 || !strings.Contains(o.stderr, "--shard-by without --shard") {
+		t.Errorf("--shard-by alone: exit %d\n%s", o.code, o.stderr)
 	}
 }

@@ -62,6 +62,9 @@ func (o *Diff) merge(ctx context.Context, files []string) error {
 	if err := o.checkShards(ctx, first, shards); err != nil {
 		return err
 	}
+	// Each shard hid the values it knew; the merge knows every Secret the repository
+	// renders (checkShards rendered them all), which a shard by cluster did not.
+	report.Scrub(o.scrub, rep)
 	// Each shard judged itself by drift.yaml's failOn: the whole run is judged by it too.
 	for _, s := range shards {
 		if s.Policy != nil {
@@ -96,7 +99,16 @@ func (o *Diff) checkShards(ctx context.Context, first *report.Report, shards map
 		return fmt.Errorf("the shards preview commit %s against base %s; this merge plans %s against %s: run drift report merge with the --ref and --base the shards ran with",
 			shortCommit(first.Commit), shortCommit(first.BaseCommit), shortCommit(pl.Head.Commit), shortCommit(baseCommit))
 	}
-	return report.CheckShards(shards, preview.Planned(pl.Cache, pl.Targets, pl.Head))
+	for _, t := range pl.Targets {
+		o.scrub.AddPublic(t.Name)
+	}
+	planned := preview.Planned(pl.Cache, pl.Targets, pl.Head, func(obj render.Object) {
+		o.scrub.AddPublic(obj.Obj.GetName(), obj.Obj.GetNamespace())
+		if !o.ShowSecrets {
+			o.scrub.AddSecrets(obj.Obj)
+		}
+	})
+	return report.CheckShards(shards, planned)
 }
 
 // shortCommit is a commit's first 12 digits, or "none".

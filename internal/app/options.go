@@ -41,8 +41,10 @@ type Run struct {
 	ApplyMode      string
 	Prune          bool
 	Shard          string
-	RenderLimits   render.LimitSettings
-	MaxTargets     int
+	// ShardBy is --shard-by: object (the default) or cluster.
+	ShardBy      string
+	RenderLimits render.LimitSettings
+	MaxTargets   int
 	// NoCache sends every dry run, neither reading nor writing the dry-run cache.
 	NoCache bool
 
@@ -105,8 +107,14 @@ func (o *Run) validate(configFrom string) error {
 	if err != nil {
 		return err
 	}
+	if shard == "" && o.given("shard-by") {
+		return fmt.Errorf("--shard-by without --shard: it says how a run split across runners is split")
+	}
 	if shard != "" {
 		if o.shard, err = plan.ParseShard(shard); err != nil {
+			return err
+		}
+		if err := o.shard.ParseShardBy(o.ShardBy); err != nil {
 			return err
 		}
 		if err := o.checkShardFlags(); err != nil {

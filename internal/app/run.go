@@ -106,7 +106,7 @@ func (o *Run) preview(ctx context.Context, m mode) error {
 		in.BaseCommit = base.Commit
 	}
 	if o.shard.Sharded() {
-		in.Shard = &report.Shard{Index: o.shard.Index, Count: o.shard.Count, Plan: pv.Digest()}
+		in.Shard = &report.Shard{Index: o.shard.Index, Count: o.shard.Count, Plan: pv.Digest(), By: o.shard.By()}
 	}
 	rep, err := report.Build(in, entries)
 	if err != nil {

@@ -2,6 +2,7 @@ package discover
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"fmt"
 	"io/fs"
@@ -10,6 +11,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
@@ -120,7 +122,7 @@ func Discover(ctx context.Context, fsys fs.FS, opts Options) (*Result, error) {
 		return out, nil // no file names an Argo CD or Flux API group
 	}
 	layout := layoutOf(fsys, sortedKeys(everywhere))
-	d := &discovery{fsys: fsys, opts: opts, pool: newPool(nil, opts.Paths), byName: map[string]int{}}
+	d := &discovery{fsys: fsys, opts: opts, pool: newPool(nil, opts.Paths), byName: map[string]int{}, named: everywhere, layout: layout}
 	var queue []found
 	for _, name := range sortedKeys(everywhere) {
 		// File by file: a repository with a directory per cluster defines one object
@@ -180,7 +182,11 @@ func Discover(ctx context.Context, fsys fs.FS, opts Options) (*Result, error) {
 			d.overBudget(f, out)
 			continue
 		}
-		for _, t := range d.targetsOf(f, opts.MaxTargets-len(d.targets)) {
+		ts := d.targetsOf(f, opts.MaxTargets-len(d.targets))
+		if f.depth+1 <= opts.Depth {
+			d.prefetch(ctx, ts)
+		}
+		for _, t := range ts {
 			if len(d.targets) >= opts.MaxTargets {
 				d.overBudget(f, out)
 				break
@@ -249,6 +255,11 @@ type discovery struct {
 	sourceIgnore string
 	// overflowed are the parents whose children went past MaxTargets, said once.
 	overflowed map[string]bool
+	// named are the repository's manifest files, true for those that name an Argo CD
+	// or Flux API group; namedDirs those files and the directories that hold them.
+	named, namedDirs map[string]bool
+	// layout is the repository's kustomizations.
+	layout *kustomizeLayout
 }
 
 // targetsOf turns an applier object into targets: one for an Application,
@@ -309,10 +320,85 @@ func (d *discovery) add(t Target) bool {
 	return false
 }
 
+// prefetch renders the specs whose objects children reads, side by side, through
+// the run's cache, which renders each spec once: an ApplicationSet's thousand
+// Applications render together, not one after the other.
+func (d *discovery) prefetch(ctx context.Context, ts []Target) {
+	var specs []render.Spec
+	for _, t := range ts {
+		if t.Skipped != "" || t.Refused != "" {
+			continue
+		}
+		for _, spec := range t.Specs {
+			if d.mayDefine(spec) {
+				specs = append(specs, spec)
+			}
+		}
+	}
+	if len(specs) < 2 {
+		return
+	}
+	// All asked for at once: the run's renderer bounds its workers and renders what
+	// waits in batches (render.Isolated).
+	var wg sync.WaitGroup
+	for _, spec := range specs {
+		wg.Go(func() {
+			if ctx.Err() == nil {
+				_, _ = d.opts.Render(spec) // kept by the cache for children
+			}
+		})
+	}
+	wg.Wait()
+}
+
+// mayDefine reports whether rendering spec may give an Argo CD or Flux object. It
+// may not when every file the rendering reads is the repository's own manifest (all
+// of them searched as text) and none names their API groups: plain manifests, and
+// kustomizations that neither inflate charts nor run generators or transformers,
+// nor have Flux substitute variables into them. Any other rendering makes what its
+// files do not say (so do patches and components an Application or Kustomization
+// adds).
+func (d *discovery) mayDefine(spec render.Spec) bool {
+	dir := path.Clean(cmp.Or(spec.Path, "."))
+	switch {
+	case spec.Renderer == render.RendererPlain:
+		return d.names(dir)
+	case spec.Renderer != render.RendererKustomize || spec.Substitute != nil:
+		return true
+	case spec.Kustomize != nil && (len(spec.Kustomize.Patches) > 0 || len(spec.Kustomize.Components) > 0):
+		return true // patches and components the defining object adds, not the files
+	}
+	if _, ok := d.layout.kustomizations[dir]; !ok {
+		// Built over the kustomization Flux generates of its manifests, or failing.
+		return d.names(dir) || !spec.AsFlux
+	}
+	return d.layout.opaqueWithin(dir) || slices.ContainsFunc(d.layout.closure(dir), func(f string) bool { return d.named[f] })
+}
+
+// names reports whether a file, or a file under a directory, names an Argo CD or
+// Flux API group.
+func (d *discovery) names(dir string) bool {
+	if d.namedDirs == nil {
+		d.namedDirs = map[string]bool{}
+		for name, names := range d.named {
+			for dir := name; names && !d.namedDirs[dir]; dir = path.Dir(dir) {
+				d.namedDirs[dir] = true // the file, and each directory above it
+				if dir == "." {
+					break
+				}
+			}
+		}
+	}
+	return d.namedDirs[dir]
+}
+
 // children are the applier objects a target renders.
 func (d *discovery) children(t Target) []found {
 	var out []found
 	for _, spec := range t.Specs {
+		if !d.mayDefine(spec) {
+			continue
+		}
 		res, err := d.opts.Render(spec)
 		if err != nil || res == nil {
 			continue

@@ -5,7 +5,9 @@ import (
 	"os"
 	"sort"
 	"strings"
+	"sync"
 	"testing"
+	"testing/fstest"
 
 	"github.com/drift-gitops/drift/internal/render"
 )
@@ -174,5 +176,81 @@ func TestImagesAreReadAsKustomizeEditSetImageReadsThem(t *testing.T) {
 		if _, err := parseImage(bad); err == nil {
 			t.Errorf("%q was accepted", bad)
 		}
+	}
+}
+
+// TestPlainDirectoriesWithoutArgoOrFluxAreNotRendered: following what a fleet's
+// Applications render, a plain directory none of whose files names an Argo CD or
+// Flux API group cannot define one and is not rendered; one that does is, once
+// however many Applications point at it, and what it defines is followed.
+func TestPlainDirectoriesWithoutArgoOrFluxAreNotRendered(t *testing.T) {
+	app := func(name, path string) string {
+		return "apiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata: {name: " + name + ", namespace: argocd}\n" +
+			"spec:\n  project: default\n  source: {repoURL: 'git@github.com:example/gitops', targetRevision: main, path: " + path + "}\n" +
+			"  destination: {server: 'https://kubernetes.default.svc', namespace: apps}\n"
+	}
+	fsys := fstest.MapFS{
+		"root.yaml":            {Data: []byte(app("a", "plain/a") + "---\n" + app("b", "plain/a") + "---\n" + app("c", "apps"))},
+		"plain/a/cm.yaml":      {Data: []byte("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\n")},
+		"apps/child.yaml":      {Data: []byte(app("child", "plain/b"))},
+		"plain/b/deep/cm.yaml": {Data: []byte("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: b}\n")},
+	}
+	var mu sync.Mutex
+	rendered := map[string]int{}
+	opts := argoRepo
+	opts.Render = func(spec render.Spec) (*render.Result, error) {
+		mu.Lock()
+		rendered[spec.Path]++
+		mu.Unlock()
+		return render.Render(fsys, spec)
+	}
+	res, err := Discover(context.Background(), fsys, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := names(res); len(got) != 4 {
+		t.Fatalf("targets %v, want a, b, c and child", got)
+	}
+	if rendered["plain/a"] != 0 || rendered["plain/b"] != 0 || rendered["apps"] == 0 {
+		t.Errorf("rendered %v: want apps rendered, plain/a and plain/b (no Argo CD or Flux object) not", rendered)
+	}
+}
+
+// TestKustomizationsThatCannotDefineArgoOrFluxAreNotRendered: a kustomization whose
+// files, through what it includes, name no Argo CD or Flux API group is not rendered
+// to follow it; one that inflates a chart, runs a generator, or includes a file that
+// names one, is.
+func TestKustomizationsThatCannotDefineArgoOrFluxAreNotRendered(t *testing.T) {
+	app := func(name, path string) string {
+		return "apiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata: {name: " + name + ", namespace: argocd}\n" +
+			"spec:\n  project: default\n  source: {repoURL: 'git@github.com:example/gitops', targetRevision: main, path: " + path + "}\n" +
+			"  destination: {server: 'https://kubernetes.default.svc', namespace: apps}\n"
+	}
+	cm := "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\n"
+	fsys := fstest.MapFS{
+		"root.yaml":                   {Data: []byte(app("quiet", "k/quiet") + "---\n" + app("charts", "k/charts") + "---\n" + app("nested", "k/nested"))},
+		"k/quiet/kustomization.yaml":  {Data: []byte("resources: [cm.yaml, ../base]\n")},
+		"k/quiet/cm.yaml":             {Data: []byte(cm)},
+		"k/base/kustomization.yaml":   {Data: []byte("resources: [cm.yaml]\n")},
+		"k/base/cm.yaml":              {Data: []byte(cm)},
+		"k/charts/kustomization.yaml": {Data: []byte("helmCharts: [{name: x, repo: 'https://charts.example.com', version: 1.0.0}]\n")},
+		"k/nested/kustomization.yaml": {Data: []byte("resources: [../apps]\n")},
+		"k/apps/kustomization.yaml":   {Data: []byte("resources: [child.yaml]\n")},
+		"k/apps/child.yaml":           {Data: []byte(app("child", "k/quiet"))},
+	}
+	var mu sync.Mutex
+	rendered := map[string]int{}
+	opts := argoRepo
+	opts.Render = func(spec render.Spec) (*render.Result, error) {
+		mu.Lock()
+		rendered[spec.Path]++
+		mu.Unlock()
+		return render.Render(fsys, spec)
+	}
+	if _, err := Discover(context.Background(), fsys, opts); err != nil {
+		t.Fatal(err)
+	}
+	if rendered["k/quiet"] != 0 || rendered["k/charts"] == 0 || rendered["k/nested"] == 0 {
+		t.Errorf("rendered %v: want k/charts and k/nested rendered, k/quiet not", rendered)
 	}
 }

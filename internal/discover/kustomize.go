@@ -26,6 +26,9 @@ type kustomizeLayout struct {
 	reads, includes map[string][]string
 	// roots are the kustomize directories nothing includes, sorted.
 	roots []string
+	// opaque are the kustomize directories whose output their files do not tell:
+	// they inflate Helm charts or run generators and transformers.
+	opaque map[string]bool
 }
 
 // kustomization is what the layout reads of a kustomization file.
@@ -37,12 +40,17 @@ type kustomization struct {
 	Patches               []struct {
 		Path string `json:"path"`
 	} `json:"patches"`
+	HelmCharts                  []any    `json:"helmCharts"`
+	HelmChartInflationGenerator []any    `json:"helmChartInflationGenerator"`
+	Generators                  []string `json:"generators"`
+	Transformers                []string `json:"transformers"`
+	Validators                  []string `json:"validators"`
 }
 
 // layoutOf reads the kustomizations of the directories files are in.
 func layoutOf(fsys fs.FS, files []string) *kustomizeLayout {
 	l := &kustomizeLayout{kustomizations: map[string]string{}, inputs: map[string]bool{},
-		reads: map[string][]string{}, includes: map[string][]string{}}
+		reads: map[string][]string{}, includes: map[string][]string{}, opaque: map[string]bool{}}
 	byDir := map[string][]string{}
 	for _, f := range files {
 		byDir[path.Dir(f)] = append(byDir[path.Dir(f)], f)
@@ -64,7 +72,11 @@ func layoutOf(fsys fs.FS, files []string) *kustomizeLayout {
 		}
 		var k kustomization
 		if yaml.Unmarshal(data, &k) != nil {
+			l.opaque[dir] = true // what the render makes of it is the render's to say
 			continue
+		}
+		if len(k.HelmCharts)+len(k.HelmChartInflationGenerator)+len(k.Generators)+len(k.Transformers)+len(k.Validators) > 0 {
+			l.opaque[dir] = true
 		}
 		entries := append(append(append(append([]string{}, k.Resources...), k.Bases...), k.Components...), k.PatchesStrategicMerge...)
 		for _, p := range k.Patches {
@@ -112,6 +124,29 @@ func (l *kustomizeLayout) closure(dir string) []string {
 	}
 	walk(dir)
 	return out
+}
+
+// opaqueWithin reports whether a kustomize directory, or one it includes, makes
+// what its files do not tell (opaque).
+func (l *kustomizeLayout) opaqueWithin(dir string) bool {
+	seen := map[string]bool{}
+	var walk func(d string) bool
+	walk = func(d string) bool {
+		if seen[d] {
+			return false
+		}
+		seen[d] = true
+		if l.opaque[d] {
+			return true
+		}
+		for _, inc := range l.includes[d] {
+			if walk(inc) {
+				return true
+			}
+		}
+		return false
+	}
+	return walk(dir)
 }
 
 // repoDir is a repository directory as fs.FS names it ("." for the root).

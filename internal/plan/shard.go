@@ -12,6 +12,49 @@ import (
 type Shard struct {
 	// Index is 1-based; Count is the number of shards (0: not sharded).
 	Index, Count int
+	// ByCluster splits the run by cluster (--shard-by cluster): a shard previews
+	// every target of its clusters, and connects to and renders for no other.
+	// Otherwise objects are split across all targets (Owns).
+	ByCluster bool
+}
+
+// Shard modes for --shard-by.
+const (
+	ShardByObject  = "object"
+	ShardByCluster = "cluster"
+)
+
+// ParseShardBy reads --shard-by into s.
+func (s *Shard) ParseShardBy(by string) error {
+	switch by {
+	case "", ShardByObject:
+		s.ByCluster = false
+	case ShardByCluster:
+		s.ByCluster = true
+	default:
+		return fmt.Errorf("--shard-by %q: use %s or %s", by, ShardByObject, ShardByCluster)
+	}
+	return nil
+}
+
+// By is the shard's mode as --shard-by names it ("" for object, the default).
+func (s Shard) By() string {
+	if s.ByCluster {
+		return ShardByCluster
+	}
+	return ""
+}
+
+// Clusters numbers the distinct clusters of targets in the order they first come,
+// for OwnsCluster: every shard of a run numbers them alike.
+func Clusters(targets []Target) map[ClusterKey]int {
+	out := map[ClusterKey]int{}
+	for _, t := range targets {
+		if _, ok := out[t.Cluster]; !ok {
+			out[t.Cluster] = len(out)
+		}
+	}
+	return out
 }
 
 // ParseShard reads "I/N" with 1 ≤ I ≤ N.
@@ -31,7 +74,8 @@ func (s Shard) Sharded() bool { return s.Count > 1 }
 // Owns reports whether the shard previews the n-th unit of work (0-based): objects
 // are numbered across all targets in plan order, and target-wide work (render
 // failures, pruning, notes) by target, so that large targets are split by object and
-// small ones spread over the shards.
+// small ones spread over the shards; by cluster, clusters are numbered (Clusters)
+// and each previewed whole by its shard.
 func (s Shard) Owns(n int) bool {
 	return !s.Sharded() || n%s.Count == s.Index-1
 }

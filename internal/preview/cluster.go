@@ -60,9 +60,18 @@ type clusterGroup struct {
 func (r *runner) connect(ctx context.Context, targets []plan.Target) (*Preview, error) {
 	p := &Preview{}
 	byKey := map[plan.ClusterKey]*clusterGroup{}
+	clusters := plan.Clusters(targets)
 	for _, t := range targets {
 		rt := newTarget(t)
 		p.Targets = append(p.Targets, rt)
+		if r.opts.Shard.ByCluster {
+			// A shard by cluster previews its clusters' targets whole, and connects
+			// to no other cluster.
+			rt.shard, rt.ownsTarget = r.opts.Shard, r.opts.Shard.Owns(clusters[t.Cluster])
+			if !rt.ownsTarget {
+				continue
+			}
+		}
 		if t.Skipped != "" || t.Refused != "" {
 			continue
 		}

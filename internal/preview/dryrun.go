@@ -13,6 +13,7 @@ import (
 	"github.com/drift-gitops/drift/internal/prune"
 	"github.com/drift-gitops/drift/internal/reason"
 	"github.com/drift-gitops/drift/internal/render"
+	"github.com/drift-gitops/drift/internal/report"
 )
 
 // previewAll renders every target and previews each cluster's targets as soon as
@@ -34,18 +35,21 @@ import (
 // step 4's first objects go out as soon as step 3's last ones have, so the cluster
 // never waits for the slowest of step 3, nor one target for another's.
 //
-// A sharded run renders everything first: which objects a shard owns is counted
-// across all targets.
+// A run sharded by object renders everything first: which objects a shard owns is
+// counted across all targets. One sharded by cluster previews its clusters' targets
+// alone, and renders the others' without a cluster, so that the sink knows their
+// names and Secrets as an unsharded run's would (tellOthers).
 func (r *runner) previewAll(ctx context.Context, p *Preview) error {
 	rendered := r.startRenders(p)
-	if r.opts.Shard.Sharded() {
+	if r.opts.Shard.Sharded() && !r.opts.Shard.ByCluster {
 		rendered.Wait()
 	}
 	r.number(p)
-	s := newStream(r.deps, len(p.groups))
+	s := newStream(r.deps, len(p.groups)+1)
 	s.name(p.Targets)
 	errs := make([]error, len(p.groups))
 	var wg sync.WaitGroup
+	wg.Go(func() { r.tellOthers(p, s) })
 	for i, g := range p.groups {
 		wg.Go(func() {
 			rendered.waitFor(g)
@@ -57,9 +61,47 @@ func (r *runner) previewAll(ctx context.Context, p *Preview) error {
 	return errors.Join(errs...)
 }
 
+// tellOthers tells the sink the targets of the clusters another shard previews (by
+// cluster) as they render without a cluster (Helm's default capabilities), then
+// arrives: their objects' names are the run's, and their Secrets' values are
+// scrubbed from this shard's report as from the whole run's.
+func (r *runner) tellOthers(p *Preview, s *stream) {
+	defer s.arrive()
+	if !r.opts.Shard.ByCluster || s.sink == nil {
+		return
+	}
+	var others []*Target
+	for _, t := range p.Targets {
+		if !t.ownsTarget && t.Skipped == "" && t.Refused == "" && r.head.CheckPaths([]string{t.Spec.Path}) == nil {
+			others = append(others, t)
+		}
+	}
+	inputs := make([]report.TargetInput, len(others))
+	var wg sync.WaitGroup
+	for i, t := range others {
+		wg.Go(func() { // side by side: the renderer batches them
+			inputs[i] = report.TargetInput{Name: t.Name, Rules: t.Rules}
+			res, err := r.renderIn(r.head, t, nil)
+			if err != nil {
+				return
+			}
+			for _, o := range res.Objects {
+				inputs[i].Elsewhere = append(inputs[i].Elsewhere, dryrun.Result{ID: o.ID(), Object: o})
+			}
+		})
+	}
+	wg.Wait()
+	for _, in := range inputs {
+		s.sink.Prepare(in)
+	}
+}
+
 // number gives each target its share of a sharded run: the number of its first
 // object among all targets' objects, and whether it owns its target-wide work.
 func (r *runner) number(p *Preview) {
+	if r.opts.Shard.ByCluster {
+		return // by cluster (connect)
+	}
 	first := 0
 	for i, t := range p.Targets {
 		t.shard, t.first, t.ownsTarget = r.opts.Shard, first, r.opts.Shard.Owns(i)

@@ -10,17 +10,22 @@ import (
 // Planned renders the targets as Run renders them, without a cluster (Helm's default
 // capabilities, no lookup), and lists what each renders, in plan order: what the
 // shards of a run split among themselves, for drift report merge to check their
-// reports against. Skipped and refused targets render nothing.
-func Planned(cache *render.Cache, targets []plan.Target, head *source.Snapshot) []report.PlannedTarget {
+// reports against. Skipped and refused targets render nothing. seen, when set, is
+// told every object rendered.
+func Planned(cache *render.Cache, targets []plan.Target, head *source.Snapshot, seen func(render.Object)) []report.PlannedTarget {
 	r := &runner{deps: Deps{Cache: cache}, head: head}
 	out := make([]report.PlannedTarget, 0, len(targets))
+	clusters := plan.Clusters(targets)
 	for _, pt := range targets {
 		t := newTarget(pt)
-		planned := report.PlannedTarget{Name: pt.Name}
+		planned := report.PlannedTarget{Name: pt.Name, Cluster: clusters[pt.Cluster]}
 		if pt.Skipped == "" && pt.Refused == "" {
 			if err := head.CheckPaths([]string{t.Spec.Path}); err == nil {
 				if res, err := r.renderIn(head, t, nil); err == nil {
 					for _, o := range res.Objects {
+						if seen != nil {
+							seen(o)
+						}
 						planned.Objects = append(planned.Objects, report.PlannedObject{
 							Group: o.ID().Group, Kind: o.Obj.GetKind(), Name: o.Obj.GetName(), Source: o.Source, Document: o.Doc})
 					}

@@ -181,6 +181,9 @@ func (p *Preview) Digest() string {
 	h := sha256.New()
 	for _, t := range p.Targets {
 		fmt.Fprintf(h, "target %q %q %q %q %q %q\n", t.Name, t.Spec.Path, t.Spec.Renderer, t.Cluster.Context, t.Applier.Name(), t.Skipped)
+		if t.shard.ByCluster {
+			continue // each cluster's targets are rendered by one shard alone
+		}
 		if t.Rendered != nil {
 			fmt.Fprintf(h, "failures %d\n", len(t.Rendered.Failures))
 		}

@@ -48,8 +48,11 @@ type renders struct {
 	groups map[*clusterGroup]*sync.WaitGroup
 }
 
-// startRenders starts rendering every target to preview, GOMAXPROCS at a time and
-// through the cache, in plan order.
+// maxRendersWaiting bounds the targets asked of a render worker pool at once.
+const maxRendersWaiting = 64
+
+// startRenders starts rendering every target to preview through the cache, in plan
+// order.
 func (r *runner) startRenders(p *Preview) *renders {
 	rs := &renders{groups: map[*clusterGroup]*sync.WaitGroup{}}
 	group := map[*Target]*sync.WaitGroup{}
@@ -73,7 +76,13 @@ func (r *runner) startRenders(p *Preview) *renders {
 		next <- t
 	}
 	close(next)
-	for range min(runtime.GOMAXPROCS(0), len(todo)) {
+	// Many at once: the renderer bounds its workers (GOMAXPROCS) and renders what
+	// waits in batches (render.Isolated); in this process (tests), GOMAXPROCS.
+	concurrency := runtime.GOMAXPROCS(0)
+	if r.deps.Cache != nil && r.deps.Cache.Isolated != nil {
+		concurrency = maxRendersWaiting
+	}
+	for range min(concurrency, len(todo)) {
 		rs.all.Go(func() {
 			for t := range next {
 				r.render(t)

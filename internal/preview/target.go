@@ -62,7 +62,12 @@ type Target struct {
 }
 
 // owns reports whether this runner previews the target's i-th rendered object.
-func (t *Target) owns(i int) bool { return t.shard.Owns(t.first + i) }
+func (t *Target) owns(i int) bool {
+	if t.shard.ByCluster {
+		return t.ownsTarget
+	}
+	return t.shard.Owns(t.first + i)
+}
 
 // dryRunOptions are how the target's objects are previewed: as its applier applies
 // them (the helm applier upgrading the release read), on its cluster.

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/drift-gitops/drift/internal/appset"
@@ -31,6 +32,10 @@ type Isolated struct {
 	ctx    context.Context
 	root   string
 	limits Limits
+	// batches are the targets waiting to render in batches (batch.go).
+	batches batches
+	// workers counts the workers started.
+	workers atomic.Int64
 }
 
 // NewIsolated returns a renderer for the repository whose work tree is at root.
@@ -50,21 +55,13 @@ func (w *Isolated) Render(commit string, spec Spec) (*Result, error) {
 func (w *Isolated) render(commit string, spec Spec, lookup *lookupEndpoint) (*Result, error) {
 	resp, failed, err := w.run(workRequest{Root: w.root, Commit: commit, Spec: spec, Limits: w.limits, Lookup: lookup},
 		targetName(spec), spec.Renderer == RendererHelm)
-	// What a rendering that did not finish read is unknown: its inputs are the whole
-	// repository, so --base never skips it as unchanged.
 	switch {
 	case err != nil:
 		return nil, err
 	case failed != nil:
-		return &Result{Failures: []Failure{{Source: targetSource(spec), Reason: failed.Reason,
-			Message: targetName(spec) + ": " + failed.Message}}, Inputs: Inputs{Trees: []string{""}}}, nil
-	case resp.Err != "":
-		return nil, errors.New(resp.Err)
-	case resp.Result == nil:
-		return &Result{Failures: []Failure{{Source: targetSource(spec), Reason: reason.RenderFailed,
-			Message: targetName(spec) + ": the render worker answered nothing: this is a bug in drift, please report it"}}, Inputs: Inputs{Trees: []string{""}}}, nil
+		return failedResult(spec, failed), nil
 	}
-	return resp.Result, nil
+	return responseResult(spec, resp)
 }
 
 // expand expands an ApplicationSet in a worker, under the same limits as a
@@ -109,6 +106,7 @@ func (w *Isolated) run(r workRequest, what string, templated bool) (resp workRes
 	if err != nil {
 		return resp, nil, err
 	}
+	w.workers.Add(1)
 	// The worker reads content the pull request's author wrote: it gets none of
 	// drift's environment (the GitHub token, cloud credentials), only its role.
 	cmd.Env = []string{subprocess.Env + "=" + subprocess.RoleRender}
@@ -132,12 +130,7 @@ func (w *Isolated) run(r workRequest, what string, templated bool) (resp workRes
 	case w.ctx.Err() != nil:
 		return fail(reason.RenderFailed, "rendering stopped: the run ended (--timeout, or drift was interrupted)")
 	case errors.Is(ctx.Err(), context.DeadlineExceeded):
-		hint := ""
-		if templated {
-			hint = " (a template that loops without end?)"
-		}
-		return fail(reason.TooLarge, "rendering took longer than %s (--render-timeout) and was stopped%s; raise the limit if this target is real",
-			w.limits.Timeout, hint)
+		return resp, w.timeoutFailure(templated), nil
 	case runErr != nil:
 		why, msg := crashMessage(runErr, cmd.ProcessState, stderr.String(), templated, w.limits)
 		return fail(why, "%s", msg)

@@ -288,7 +288,11 @@ func (c *Cache) Render(commit string, fsys fs.FS, spec Spec) (*Result, error) {
 					return
 				}
 			}
-			e.res, e.err = c.Isolated.render(commit, spec, ep)
+			if ep != nil {
+				e.res, e.err = c.Isolated.render(commit, spec, ep)
+				return
+			}
+			e.res, e.err = c.Isolated.renderQueued(commit, spec)
 			return
 		}
 		var cfg *rest.Config

@@ -23,6 +23,9 @@ type workRequest struct {
 	Lookup *lookupEndpoint
 	// AppSet, when set, asks for an ApplicationSet's expansion instead of a rendering.
 	AppSet *appset.Request
+	// Batch, when set, asks for the rendering of each of these specs instead of Spec,
+	// one frame each (writeFrame), in order.
+	Batch []Spec
 }
 
 // workResponse is what a render worker writes on stdout.

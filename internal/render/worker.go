@@ -41,10 +41,13 @@ func WorkerMain(stdin io.Reader, stdout, stderr io.Writer) int {
 		return 2
 	}
 	// drift kills a worker at its time limit; this is for a worker that outlived drift.
-	time.AfterFunc(limits.Timeout+orphanGrace, func() {
+	orphaned := time.AfterFunc(limits.Timeout+orphanGrace, func() {
 		fmt.Fprintln(stderr, "drift render worker: time limit reached, ending")
 		os.Exit(exitOrphaned)
 	})
+	if len(req.Batch) > 0 {
+		return workBatch(req, limits, stdout, stderr, func() { orphaned.Reset(limits.Timeout + orphanGrace) })
+	}
 	data, err := encodeLimited(work(req, limits), req.Spec, limits.OutputBytes)
 	if err != nil {
 		fmt.Fprintf(stderr, "drift render worker: cannot encode the result: %v\n", err)
@@ -67,19 +70,55 @@ func applyLimits(l Limits) error {
 	return limitMemory(l.MemoryBytes)
 }
 
-// work opens the snapshot and renders the spec.
-func work(req workRequest, limits Limits) workResponse {
-	failed := func(format string, args ...any) workResponse {
-		return workResponse{Result: &Result{Failures: []Failure{{Source: targetSource(req.Spec), Reason: reason.RenderFailed,
-			Message: fmt.Sprintf(format, args...)}}}}
+// workBatch renders each spec of a batch, writing a frame as each is done; started
+// restarts the time limit for the next one.
+func workBatch(req workRequest, limits Limits, stdout, stderr io.Writer, started func()) int {
+	snap, failure := openSnapshot(req)
+	for _, spec := range req.Batch {
+		started()
+		resp := workResponse{Result: failure}
+		if failure == nil {
+			if res, err := renderWith(snap.FS, spec, limits, nil); err != nil {
+				resp = workResponse{Err: err.Error()}
+			} else {
+				resp = workResponse{Result: res}
+			}
+		} else {
+			resp.Result = &Result{Failures: []Failure{{Source: targetSource(spec), Reason: failure.Failures[0].Reason, Message: failure.Failures[0].Message}}}
+		}
+		data, err := encodeLimited(resp, spec, limits.OutputBytes)
+		if err == nil {
+			err = writeFrame(stdout, data)
+		}
+		if err != nil {
+			fmt.Fprintf(stderr, "drift render worker: cannot write the result: %v\n", err)
+			return 2
+		}
+	}
+	return 0
+}
+
+// openSnapshot opens the request's snapshot; the failure says why it cannot.
+func openSnapshot(req workRequest) (*source.Snapshot, *Result) {
+	failed := func(format string, args ...any) *Result {
+		return &Result{Failures: []Failure{{Source: targetSource(req.Spec), Reason: reason.RenderFailed, Message: fmt.Sprintf(format, args...)}}}
 	}
 	repo, err := source.Open(req.Root)
 	if err != nil {
-		return failed("the render worker cannot open the repository: %v", err)
+		return nil, failed("the render worker cannot open the repository: %v", err)
 	}
 	snap, err := repo.Snapshot(req.Commit)
 	if err != nil {
-		return failed("the render worker cannot read the snapshot: %v", err)
+		return nil, failed("the render worker cannot read the snapshot: %v", err)
+	}
+	return snap, nil
+}
+
+// work opens the snapshot and renders the spec.
+func work(req workRequest, limits Limits) workResponse {
+	snap, failure := openSnapshot(req)
+	if failure != nil {
+		return workResponse{Result: failure}
 	}
 	if req.AppSet != nil {
 		// The time limit is drift's to enforce (it kills the worker); the context

@@ -2,8 +2,12 @@ package render
 
 import (
 	"context"
+	"fmt"
+	"maps"
 	"reflect"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -220,5 +224,56 @@ func TestWorkerLimitsEndTheTargetWithAFailureNamingIt(t *testing.T) {
 	res, err := NewIsolated(context.Background(), root, limits).Render(commit, Spec{Path: "plain", Renderer: RendererPlain})
 	if err != nil || len(res.Objects) != 1 || len(res.Failures) != 0 {
 		t.Errorf("plain target beside the bombs: %v, %v", res, err)
+	}
+}
+
+// TestTargetsRenderInBatchesEachWithItsOwnLimits: targets rendered side by side
+// through the cache share workers, a few dozen to a worker, and each ends as it would
+// alone: the good ones rendered, a chart that recurses, one that writes too much and
+// one that loops past its time each failing with its own failure, the targets queued
+// after them rendered too.
+func TestTargetsRenderInBatchesEachWithItsOwnLimits(t *testing.T) {
+	t.Parallel()
+	charts := map[string]string{
+		"recursion": "{{ tpl .Values.loop . }}\n",
+		"time":      "{{ range until 100000 }}{{ range until 100000 }}{{ end }}{{ end }}\n",
+		"output":    "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: o}\ndata:\n  x: \"{{ repeat 300000 \"x\" }}\"\n",
+	}
+	for i := range 40 {
+		charts[fmt.Sprintf("good-%02d", i)] = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: '{{ .Release.Name }}'}\n"
+	}
+	root, commit := bombRepo(t, charts)
+	iso := NewIsolated(context.Background(), root, Limits{MemoryBytes: 1 << 30, Timeout: 3 * time.Second, OutputBytes: 200_000})
+	cache := &Cache{Isolated: iso}
+	names := slices.Sorted(maps.Keys(charts))
+	results := make([]*Result, len(names))
+	var wg sync.WaitGroup
+	for i, name := range names {
+		wg.Go(func() {
+			res, err := cache.Render(commit, nil, Spec{Path: "charts/" + name, Renderer: RendererHelm, Helm: HelmOptions{ReleaseName: "r-" + name}})
+			if err != nil {
+				t.Errorf("%s: %v", name, err)
+			}
+			results[i] = res
+		})
+	}
+	wg.Wait()
+	for i, name := range names {
+		res := results[i]
+		if res == nil {
+			continue
+		}
+		want := map[string]string{"recursion": "recursion deeper than the 64 MiB stack limit", "time": "longer than 3s (--render-timeout) and was stopped (a template that loops",
+			"output": "over the 195.3 KiB limit per target (--render-max-output)"}[name]
+		switch {
+		case want == "" && (len(res.Failures) != 0 || len(res.Objects) != 1 || res.Objects[0].Obj.GetName() != "r-"+name):
+			t.Errorf("%s: objects %d, failures %v: want its ConfigMap", name, len(res.Objects), res.Failures)
+		case want != "" && (len(res.Failures) != 1 || !strings.Contains(res.Failures[0].Message, want) || !strings.Contains(res.Failures[0].Message, "charts/"+name)):
+			t.Errorf("%s: failures %v, want one saying %q", name, res.Failures, want)
+		}
+	}
+	t.Logf("%d workers for %d targets", iso.workers.Load(), len(names))
+	if n := iso.workers.Load(); n >= int64(len(names))/4 {
+		t.Errorf("%d workers for %d targets: not batched", n, len(names))
 	}
 }

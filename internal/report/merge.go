@@ -2,6 +2,7 @@ package report
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -16,8 +17,12 @@ type Shard struct {
 	Index int `json:"index"`
 	Count int `json:"count"`
 	// Plan is a digest of what every shard planned and rendered (the targets and
-	// their objects, in order): the shards of one run agree on it.
+	// their objects, in order; by cluster, the targets): the shards of one run agree
+	// on it.
 	Plan string `json:"plan"`
+	// By is how the run is split: "cluster" (drift diff --shard-by cluster), each
+	// cluster's targets previewed whole by one shard; by object when empty.
+	By string `json:"by,omitempty"`
 }
 
 // Read reads a JSON report drift wrote.
@@ -110,6 +115,8 @@ func sameRun(aName string, a *Report, bName string, b *Report) error {
 		return differs("they were run as", describeRun(a), describeRun(b))
 	case as.Count != bs.Count:
 		return differs("they split the run in", fmt.Sprint(as.Count), fmt.Sprint(bs.Count))
+	case as.By != bs.By:
+		return differs("they split the run by", cmp.Or(as.By, "object"), cmp.Or(bs.By, "object"))
 	case !sameConfig(a.Config, b.Config):
 		return differs("they read drift.yaml", "one way", "another")
 	case as.Plan != bs.Plan || len(a.Targets) != len(b.Targets):

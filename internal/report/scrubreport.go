@@ -8,6 +8,11 @@ import (
 	"github.com/drift-gitops/drift/internal/scrub"
 )
 
+// Scrub scrubs a report already built (drift report merge's, of shards each of which
+// knew only its own values) as Build scrubs one: idempotent, what is hidden stays
+// hidden.
+func Scrub(s *scrub.Scrubber, rep *Report) { scrubReport(s, rep) }
+
 // scrubReport scrubs every message of the report: errors, warnings, notes, reasons,
 // what changed and the configuration's diff, and the objects' YAML and diffs again
 // line by line. Objects' values were scrubbed as their entries were built.

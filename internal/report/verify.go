@@ -14,6 +14,9 @@ import (
 type PlannedTarget struct {
 	Name    string
 	Objects []PlannedObject
+	// Cluster is the target's cluster, as the run numbers clusters (the order they
+	// first come in the plan), for a run split by cluster.
+	Cluster int
 }
 
 // PlannedObject is one rendered object, known by what the cluster does not change:
@@ -63,6 +66,10 @@ func CheckShards(shards map[string]*Report, planned []PlannedTarget) error {
 		}
 	}
 	owner := func(n int) int { return n%count + 1 }
+	byCluster := false
+	for _, rep := range shards {
+		byCluster = rep.Shard.By == "cluster"
+	}
 	targetsOf := func(shard int) map[string]*Target {
 		m := map[string]*Target{}
 		rep := shards[byIndex[shard]]
@@ -84,6 +91,13 @@ func CheckShards(shards map[string]*Report, planned []PlannedTarget) error {
 	first := 0
 	for ti, pt := range planned {
 		ownerOfTarget := owner(ti)
+		// Who previews the target's i-th object: by object, objects are numbered
+		// across targets; by cluster, the target's cluster's shard previews it whole.
+		ownerOf := func(i int) int { return owner(first + i) }
+		if byCluster {
+			ownerOfTarget = owner(pt.Cluster)
+			ownerOf = func(int) int { return ownerOfTarget }
+		}
 		// What each shard reports for the target, and whether the owner says it
 		// failed as a whole.
 		failedWhole, objects := false, 0
@@ -103,13 +117,13 @@ func CheckShards(shards map[string]*Report, planned []PlannedTarget) error {
 			planObjects = nil // not rendered or not previewed, and said so
 		}
 		for s := 1; s <= count; s++ {
-			if err := checkTargetShard(byIndex[s], s, s == ownerOfTarget, reports[s][pt.Name], planObjects, first, owner); err != nil {
+			if err := checkTargetShard(byIndex[s], s, s == ownerOfTarget, reports[s][pt.Name], planObjects, ownerOf); err != nil {
 				return err
 			}
 		}
 		for i, po := range planObjects {
-			if !reported(reports[owner(first+i)][pt.Name].Objects, po) {
-				return fmt.Errorf("%s: refused: target %s renders %s, which this shard previews, but its report does not hold it", byIndex[owner(first+i)], pt.Name, po)
+			if !reported(reports[ownerOf(i)][pt.Name].Objects, po) {
+				return fmt.Errorf("%s: refused: target %s renders %s, which this shard previews, but its report does not hold it", byIndex[ownerOf(i)], pt.Name, po)
 			}
 		}
 		first += len(planObjects)
@@ -145,7 +159,7 @@ func sameTargets(name string, got map[string]*Target, planned []PlannedTarget) e
 // the target as a whole, which may name a rendered object, such as a broken
 // inventory), anything else of a target it does not own (deletions, failures), and
 // an object reported twice.
-func checkTargetShard(name string, s int, ownsTarget bool, t *Target, planned []PlannedObject, first int, owner func(int) int) error {
+func checkTargetShard(name string, s int, ownsTarget bool, t *Target, planned []PlannedObject, owner func(i int) int) error {
 	if !ownsTarget && (len(t.Kept) > 0 || len(t.Notes) > 0) {
 		return fmt.Errorf("%s: refused: it reports what pruning keeps or notes of target %s, which another shard owns", name, t.Name)
 	}
@@ -157,7 +171,7 @@ func checkTargetShard(name string, s int, ownsTarget bool, t *Target, planned []
 				i = slices.IndexFunc(planned, func(p PlannedObject) bool { return matches(o, p) })
 			}
 			switch {
-			case i >= 0 && owner(first+i) == s:
+			case i >= 0 && owner(i) == s:
 				if o.Category != Error && seen[i] {
 					return fmt.Errorf("%s: refused: it reports %s of target %s twice", name, o.Title(), t.Name)
 				}
@@ -165,7 +179,7 @@ func checkTargetShard(name string, s int, ownsTarget bool, t *Target, planned []
 			case ownsTarget && (o.Category == Error || o.Inventory != ""):
 				// What the target as a whole failed on, or what applying it deletes.
 			case i >= 0:
-				return fmt.Errorf("%s: refused: it reports %s of target %s, which shard %d previews", name, o.Title(), t.Name, owner(first+i))
+				return fmt.Errorf("%s: refused: it reports %s of target %s, which shard %d previews", name, o.Title(), t.Name, owner(i))
 			default:
 				return fmt.Errorf("%s: refused: target %s does not render %s, and it does not own the target", name, t.Name, o.Title())
 			}

@@ -1,0 +1,264 @@
+package render
+
+import (
+	"bytes"
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"runtime"
+	"sync"
+	"time"
+
+	"github.com/drift-gitops/drift/internal/reason"
+	"github.com/drift-gitops/drift/internal/subprocess"
+)
+
+// Targets wait in a queue and render in batches: a worker renders up to maxBatch
+// targets of one snapshot one after the other, at most GOMAXPROCS workers at a time,
+// and sends each result as soon as it has it (a frame: its length, then its JSON).
+// Starting a worker costs more than rendering most targets (a thousand Applications
+// of a fleet took a thousand workers, 20 seconds), and a worker opens the snapshot
+// once for its batch.
+//
+// Each target keeps its limits. Drift gives each target the time limit from the
+// frame before it, and reads each frame under the output limit; when a target
+// overflows or runs out of time, its worker is stopped, that target fails as it
+// would alone, and the targets after it render in another batch. When a worker
+// crashes (out of memory or stack, a panic), the target it was rendering is
+// rendered again alone, so that the failure is its own, and the rest in another
+// batch.
+const maxBatch = 64
+
+// gather is how long a new drain waits for more targets before its first batch.
+const gather = 5 * time.Millisecond
+
+// queued is a target waiting for, or in, a batch.
+type queued struct {
+	commit string
+	spec   Spec
+	res    *Result
+	err    error
+	done   chan struct{}
+}
+
+func (q *queued) finish(res *Result, err error) {
+	q.res, q.err = res, err
+	close(q.done)
+}
+
+// batches is the queue of an Isolated.
+type batches struct {
+	mu      sync.Mutex
+	queue   []*queued
+	running int
+}
+
+// renderQueued renders spec, from the snapshot of commit, in a batch.
+func (w *Isolated) renderQueued(commit string, spec Spec) (*Result, error) {
+	q := &queued{commit: commit, spec: spec, done: make(chan struct{})}
+	w.batches.mu.Lock()
+	w.batches.queue = append(w.batches.queue, q)
+	if w.batches.running < runtime.GOMAXPROCS(0) {
+		w.batches.running++
+		go w.drain()
+	}
+	w.batches.mu.Unlock()
+	<-q.done
+	return q.res, q.err
+}
+
+// drain renders batches from the queue until it is empty: each the targets of the
+// oldest one's snapshot, at most maxBatch and the queue's share of the workers.
+func (w *Isolated) drain() {
+	// Targets are asked for side by side: the first batch waits a moment for the
+	// others (a worker takes tens of milliseconds to start).
+	time.Sleep(gather)
+	for {
+		b := &w.batches
+		b.mu.Lock()
+		if len(b.queue) == 0 {
+			b.running--
+			b.mu.Unlock()
+			return
+		}
+		size := min(maxBatch, max(1, (len(b.queue)+b.running-1)/b.running))
+		var batch, rest []*queued
+		for _, q := range b.queue {
+			if len(batch) < size && q.commit == b.queue[0].commit {
+				batch = append(batch, q)
+			} else {
+				rest = append(rest, q)
+			}
+		}
+		b.queue = rest
+		b.mu.Unlock()
+		w.runBatch(batch)
+	}
+}
+
+// runBatch renders a batch in one worker, and what the worker did not finish as
+// the package comment says.
+func (w *Isolated) runBatch(batch []*queued) {
+	if len(batch) == 1 {
+		batch[0].finish(w.render(batch[0].commit, batch[0].spec, nil))
+		return
+	}
+	specs := make([]Spec, len(batch))
+	for i, q := range batch {
+		specs[i] = q.spec
+	}
+	next, failed, err := w.runFrames(workRequest{Root: w.root, Commit: batch[0].commit, Batch: specs, Limits: w.limits}, func(i int, resp workResponse) {
+		batch[i].finish(responseResult(batch[i].spec, resp))
+	})
+	switch {
+	case next == len(batch):
+		return
+	case err != nil:
+		for _, q := range batch[next:] {
+			q.finish(nil, err)
+		}
+		return
+	case failed == nil || failed.Reason == reason.RenderFailed && w.ctx.Err() == nil:
+		// A crash: the target it was rendering alone, to be sure it was this one.
+		batch[next].finish(w.render(batch[next].commit, batch[next].spec, nil))
+	default:
+		// Out of time or output, or the run ended: the target's own failure.
+		batch[next].finish(failedResult(batch[next].spec, failed), nil)
+	}
+	if rest := batch[next+1:]; len(rest) > 0 {
+		w.runBatch(rest)
+	}
+}
+
+// runFrames runs a batch request in a worker and hands each frame's response to
+// got, in order; next is how many came. failed says why the worker stopped before
+// the end (nil with next short: it crashed or its answer broke off); err is drift's
+// own failure to start it.
+func (w *Isolated) runFrames(r workRequest, got func(i int, resp workResponse)) (next int, failed *WorkerFailure, err error) {
+	req, err := encodeRequest(r)
+	if err != nil {
+		return 0, nil, err
+	}
+	ctx, cancel := context.WithCancel(w.ctx)
+	defer cancel()
+	cmd, err := subprocess.Command(ctx, subprocess.RoleRender)
+	if err != nil {
+		return 0, nil, err
+	}
+	w.workers.Add(1)
+	cmd.Env = []string{subprocess.Env + "=" + subprocess.RoleRender}
+	if dir := os.Getenv("GOCOVERDIR"); dir != "" {
+		cmd.Env = append(cmd.Env, "GOCOVERDIR="+dir)
+	}
+	dieWithParent(cmd)
+	cmd.Stdin = bytes.NewReader(req)
+	stderr := &cappedBuffer{max: stderrBytes}
+	cmd.Stderr = stderr
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		return 0, nil, err
+	}
+	cmd.WaitDelay = 5 * time.Second
+	if err := cmd.Start(); err != nil {
+		return 0, nil, err
+	}
+	// Each target has the time limit from the frame before it.
+	var timedOut, overflowed bool
+	var mu sync.Mutex
+	deadline := time.AfterFunc(w.limits.Timeout, func() {
+		mu.Lock()
+		timedOut = true
+		mu.Unlock()
+		cancel()
+	})
+	defer deadline.Stop()
+	for next < len(r.Batch) {
+		var head [8]byte
+		if _, err := io.ReadFull(stdout, head[:]); err != nil {
+			break
+		}
+		n := binary.BigEndian.Uint64(head[:])
+		if n > uint64(w.limits.OutputBytes+responseSlack) {
+			overflowed = true
+			cancel()
+			break
+		}
+		data := make([]byte, n)
+		if _, err := io.ReadFull(stdout, data); err != nil {
+			break
+		}
+		resp, err := decodeResponse(data)
+		if err != nil {
+			break
+		}
+		got(next, resp)
+		next++
+		deadline.Reset(w.limits.Timeout)
+	}
+	deadline.Stop()
+	if next < len(r.Batch) {
+		cancel() // what is left of its answer is not read
+	}
+	runErr := cmd.Wait()
+	if next == len(r.Batch) {
+		return next, nil, nil
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	switch {
+	case overflowed:
+		return next, &WorkerFailure{Reason: reason.TooLarge, Message: fmt.Sprintf("the rendering wrote more than %s (--render-max-output): split the target, or raise the limit if this is real",
+			limitSize(w.limits.OutputBytes))}, nil
+	case w.ctx.Err() != nil:
+		return next, &WorkerFailure{Reason: reason.RenderFailed, Message: "rendering stopped: the run ended (--timeout, or drift was interrupted)"}, nil
+	case timedOut:
+		return next, w.timeoutFailure(r.Batch[next].Renderer == RendererHelm), nil
+	}
+	_ = runErr // a crash: the target is rendered again alone, which tells what ended it
+	return next, nil, nil
+}
+
+// timeoutFailure is a target's failure when it ran out of time; templated hints
+// that templates may loop.
+func (w *Isolated) timeoutFailure(templated bool) *WorkerFailure {
+	hint := ""
+	if templated {
+		hint = " (a template that loops without end?)"
+	}
+	return &WorkerFailure{Reason: reason.TooLarge, Message: fmt.Sprintf("rendering took longer than %s (--render-timeout) and was stopped%s; raise the limit if this target is real",
+		w.limits.Timeout, hint)}
+}
+
+// failedResult is the result of a target whose worker gave no answer.
+func failedResult(spec Spec, failed *WorkerFailure) *Result {
+	// What a rendering that did not finish read is unknown: its inputs are the whole
+	// repository, so --base never skips it as unchanged.
+	return &Result{Failures: []Failure{{Source: targetSource(spec), Reason: failed.Reason,
+		Message: targetName(spec) + ": " + failed.Message}}, Inputs: Inputs{Trees: []string{""}}}
+}
+
+// responseResult is the result a worker's response gives a target.
+func responseResult(spec Spec, resp workResponse) (*Result, error) {
+	switch {
+	case resp.Err != "":
+		return nil, errors.New(resp.Err)
+	case resp.Result == nil:
+		return &Result{Failures: []Failure{{Source: targetSource(spec), Reason: reason.RenderFailed,
+			Message: targetName(spec) + ": the render worker answered nothing: this is a bug in drift, please report it"}}, Inputs: Inputs{Trees: []string{""}}}, nil
+	}
+	return resp.Result, nil
+}
+
+// writeFrame writes one frame: data's length, then data.
+func writeFrame(out io.Writer, data []byte) error {
+	var head [8]byte
+	binary.BigEndian.PutUint64(head[:], uint64(len(data)))
+	if _, err := out.Write(head[:]); err != nil {
+		return err
+	}
+	_, err := out.Write(data)
+	return err
+}
