@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
 	"strings"
 	"time"
@@ -56,9 +57,40 @@ const (
 	fleetClusters = 20
 )
 
-// benchFleet times drift targets over the fleet: discovery, the ApplicationSet's
-// expansion in the render worker, and planning, with no cluster.
+// benchFleet times drift targets over the fleet, with its add-ons written three
+// ways: plain manifests, kustomizations, and Helm charts (each Application its own
+// release, so each renders alone): discovery, the ApplicationSet's expansion in a
+// render worker, following what each Application renders, and planning, with no
+// cluster.
 func benchFleet(drift string, runs int) error {
+	fmt.Printf("\n== fleet: drift targets over %d Applications (%d add-ons x %d clusters, one ApplicationSet's matrix), no cluster\n", fleetAddons*fleetClusters, fleetAddons, fleetClusters)
+	fmt.Printf("%-46s %11s %11s %10s %8s\n", "command", "median wall", "client CPU", "peak RSS", "targets")
+	for _, kind := range []string{"plain", "kustomize", "helm"} {
+		if err := benchFleetOf(drift, runs, kind); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// addon is one add-on's files, written as kind.
+func addon(kind string, a int) map[string]string {
+	dir := fmt.Sprintf("addons/addon-%02d/", a)
+	cm := fmt.Sprintf("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: addon-%02d}\ndata: {enabled: \"true\"}\n", a)
+	switch kind {
+	case "kustomize":
+		return map[string]string{dir + "configmap.yaml": cm, dir + "kustomization.yaml": fmt.Sprintf("resources: [configmap.yaml]\ncommonLabels: {addon: addon-%02d}\n", a)}
+	case "helm":
+		return map[string]string{
+			dir + "Chart.yaml":        fmt.Sprintf("apiVersion: v2\nname: addon-%02d\nversion: 1.0.0\n", a),
+			dir + "values.yaml":       "enabled: \"true\"\n",
+			dir + "templates/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: '{{ .Release.Name }}'}\ndata: {enabled: {{ .Values.enabled | quote }}}\n",
+		}
+	}
+	return map[string]string{dir + "configmap.yaml": cm}
+}
+
+func benchFleetOf(drift string, runs int, kind string) error {
 	dir, err := os.MkdirTemp("", "drift-bench-fleet-")
 	if err != nil {
 		return err
@@ -77,7 +109,7 @@ func benchFleet(drift string, runs int) error {
 	}
 	files["drift.yaml"] = "discover: true\nrepoURLs: [https://git.example.com/fleet.git]\nclusters:\n" + strings.Join(clusters, "\n") + "\n"
 	for a := 0; a < fleetAddons; a++ {
-		files[fmt.Sprintf("addons/addon-%02d/configmap.yaml", a)] = fmt.Sprintf("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: addon-%02d}\ndata: {enabled: \"true\"}\n", a)
+		maps.Copy(files, addon(kind, a))
 	}
 	files["appsets/addons.yaml"] = `apiVersion: argoproj.io/v1alpha1
 kind: ApplicationSet
@@ -111,8 +143,6 @@ spec:
 	if _, err := r.CommitFiles(files, "fleet"); err != nil {
 		return err
 	}
-	fmt.Printf("\n== fleet: drift targets over %d Applications (%d add-ons x %d clusters, one ApplicationSet), no cluster\n", fleetAddons*fleetClusters, fleetAddons, fleetClusters)
-	fmt.Printf("%-46s %11s %11s %10s %8s\n", "command", "median wall", "client CPU", "peak RSS", "targets")
 	var walls, cpus []time.Duration
 	var rss int64
 	targets := 0
@@ -136,6 +166,6 @@ spec:
 		}
 		walls, cpus, rss = append(walls, wall), append(cpus, cpu), max(rss, maxrss)
 	}
-	fmt.Printf("%-46s %10.2fs %10.2fs %6.0f MiB %8d\n", "drift targets", median(walls).Seconds(), median(cpus).Seconds(), float64(rss)/1024, targets)
+	fmt.Printf("%-46s %10.2fs %10.2fs %6.0f MiB %8d\n", "drift targets, "+kind+" add-ons", median(walls).Seconds(), median(cpus).Seconds(), float64(rss)/1024, targets)
 	return nil
 }
