@@ -100,20 +100,9 @@ func (g *gitObjects) size(h plumbing.Hash) int64 {
 		return n
 	}
 	g.mu.Lock()
-	if sized, ok := g.s.(interface {
-		EncodedObjectSize(plumbing.Hash) (int64, error)
-	}); ok {
-		// From the object's header: the blob is not read, nor kept in the cache.
-		n, err := sized.EncodedObjectSize(h)
-		g.mu.Unlock()
-		if err != nil {
-			return 0
-		}
-		g.cacheMu.Lock()
-		g.sizes[h] = n
-		g.cacheMu.Unlock()
-		return n
-	}
+	// The whole object, not its header (EncodedObjectSize): the object cache keeps
+	// it for the read that follows the size check, and a header costs go-git a look
+	// for a loose object first, which made reading 10,000 files a quarter slower.
 	obj, err := g.s.EncodedObject(plumbing.BlobObject, h)
 	g.mu.Unlock()
 	if err != nil {
