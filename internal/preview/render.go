@@ -122,15 +122,24 @@ func (r *runner) renderIn(snap *source.Snapshot, t *Target, cl *cluster) (*rende
 		first, more = t.completeSpec(t.BaseSpecs[0], cl), t.BaseSpecs[1:]
 	}
 	res, err := r.deps.Cache.RenderSnapshot(snap, first)
-	if err != nil || (len(more) == 0 && t.CreateNamespace == "") {
+	if err != nil {
 		return res, err
+	}
+	// The target's own copy, which it drops object by object as their previews end
+	// (stream.take), and no longer the cache's (a preview reads each rendering once).
+	if cl != nil {
+		defer r.deps.Cache.Forget(snap.Commit, first)
 	}
 	out := &render.Result{Objects: append([]render.Object(nil), res.Objects...), Failures: append([]render.Failure(nil), res.Failures...),
 		Notes: append([]string(nil), res.Notes...), Inputs: res.Inputs}
 	for _, spec := range more {
-		more, err := r.deps.Cache.RenderSnapshot(snap, t.completeSpec(spec, cl))
+		spec = t.completeSpec(spec, cl)
+		more, err := r.deps.Cache.RenderSnapshot(snap, spec)
 		if err != nil {
 			return nil, err
+		}
+		if cl != nil {
+			r.deps.Cache.Forget(snap.Commit, spec)
 		}
 		out.Objects = append(out.Objects, more.Objects...)
 		out.Failures = append(out.Failures, more.Failures...)

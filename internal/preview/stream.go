@@ -201,8 +201,13 @@ func (s *stream) take(t *Target, i int) {
 		return
 	}
 	t.taken[i] = true
-	r.Live, r.Merged = nil, nil
+	// Its objects go: the prediction, the live one, the rendered one (the target's
+	// copy of its rendering holds the same, renderIn).
+	r.Live, r.Merged, r.Object.Obj = nil, nil, nil
+	if i < len(t.Rendered.Objects) {
+		t.Rendered.Objects[i].Obj = nil
+	}
 	if base != nil {
-		base.Live, base.Merged = nil, nil
+		base.Live, base.Merged, base.Object.Obj = nil, nil, nil
 	}
 }

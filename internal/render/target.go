@@ -224,6 +224,19 @@ func (c *Cache) RenderSnapshot(snap *source.Snapshot, spec Spec) (*Result, error
 	return c.Render(snap.Commit, snap.FS, spec)
 }
 
+// Forget drops the cached rendering of spec in the snapshot of commit, once it is
+// done: its caller took the objects for good (the preview, which drops each object
+// as soon as its preview is done), and another asking for it renders it again.
+func (c *Cache) Forget(commit string, spec Spec) {
+	js, err := json.Marshal(spec)
+	if err != nil {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	delete(c.entries, commit+"\x00"+string(js))
+}
+
 // Render returns the cached rendering of spec in the snapshot of commit ("" for the
 // work tree), whose files are fsys, rendering it on first use. Results are shared:
 // callers must not modify them.
