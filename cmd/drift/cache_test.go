@@ -51,10 +51,19 @@ func cacheDir(t *testing.T) string {
 // entries are the packs of answers stored in a cache directory.
 func entries(dir string) []string {
 	var out []string
-	_ = filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-		if err == nil && d.IsDir() && d.Name() == "clusters" {
-			return fs.SkipDir
+	for _, p := range cacheFiles(dir) {
+		if strings.HasSuffix(p, ".pack") {
+			out = append(out, p)
 		}
+	}
+	return out
+}
+
+// cacheFiles are every file of a cache directory: packs, the clusters' records, what
+// discovery read.
+func cacheFiles(dir string) []string {
+	var out []string
+	_ = filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
 		if err == nil && !d.IsDir() {
 			out = append(out, p)
 		}
@@ -388,11 +397,10 @@ func TestCacheHoldsNoSecretValue(t *testing.T) {
 	for _, v := range []string{pw, "old-" + pw, pw + "-new", livePw, "postgres://app:" + pw} {
 		forms = append(forms, v, base64.StdEncoding.EncodeToString([]byte(v)))
 	}
-	stored := entries(dir)
-	if len(stored) != 2 {
+	if stored := entries(dir); len(stored) != 2 {
 		t.Fatalf("stored %v, want the two runs' packs", stored)
 	}
-	for _, p := range stored {
+	for _, p := range cacheFiles(dir) {
 		data, _ := os.ReadFile(p)
 		for _, f := range forms {
 			if strings.Contains(string(data), f) {
@@ -415,8 +423,8 @@ func TestCachePrune(t *testing.T) {
 	r := repo(t, map[string]string{"a.yaml": cm(ns, "a", "blue"), "b.yaml": cm(ns, "b", "blue")})
 	drift(t, "diff", "--repo", r.Dir, "--ref", "main")
 	o := drift(t, "cache", "prune", "--max-size", "0")
-	// The run's pack and the cluster's record.
-	if o.code != 0 || !strings.Contains(o.stdout, "removed 2 files") || !strings.Contains(o.stdout, "; 0 left in") {
+	// The run's pack, the cluster's record, what discovery read.
+	if o.code != 0 || !strings.Contains(o.stdout, "removed 3 files") || !strings.Contains(o.stdout, "; 0 left in") {
 		t.Fatalf("exit %d\n%s\n%s", o.code, o.stdout, o.stderr)
 	}
 	if _, err := os.Stat(filepath.Join(dir, "dryrun")); err != nil {

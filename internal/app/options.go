@@ -15,6 +15,7 @@ import (
 	"github.com/drift-gitops/drift/internal/plan"
 	"github.com/drift-gitops/drift/internal/render"
 	"github.com/drift-gitops/drift/internal/report/write"
+	"github.com/drift-gitops/drift/internal/resultcache"
 	"github.com/drift-gitops/drift/internal/risk"
 	"github.com/drift-gitops/drift/internal/scrub"
 )
@@ -60,6 +61,8 @@ type Run struct {
 
 	cfg   *Config
 	shard plan.Shard
+	// scanned is what discovery remembers of the repository's files (scans).
+	scanned *resultcache.Scans
 	// disabledRisks are drift.yaml's risks.disable (trusted: from the base).
 	disabledRisks map[string]bool
 	// errMu keeps warnings from servers started side by side whole, and guards

@@ -11,8 +11,10 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 
 	"github.com/drift-gitops/drift/internal/cachedir"
+	"github.com/drift-gitops/drift/internal/discover"
 	"github.com/drift-gitops/drift/internal/kube"
 	"github.com/drift-gitops/drift/internal/resultcache"
+	"github.com/drift-gitops/drift/internal/source"
 )
 
 // ResultCacheDir is where the dry-run cache is kept under drift's cache directory.
@@ -47,6 +49,25 @@ func (o *Run) newResultCache() *resultCache {
 		}
 	}
 	return &resultCache{o: o, store: store}
+}
+
+// scans is what discovery remembers of the files of the run's repository (none with
+// --no-cache): what reading each file's text found, by its content's git object id.
+func (o *Run) scans(repo *source.Repo) discover.Scans {
+	if o.NoCache {
+		return nil
+	}
+	o.scanned = resultcache.OpenScans(ResultCacheDir(o.cfg.Getenv), resultcache.BuildID(), repo.Root)
+	return o.scanned
+}
+
+// saveScans keeps what discovery read for the next run. A cache directory that
+// cannot be written is said once, by the dry-run cache (resultcache.Store): the
+// next run only reads every file again.
+func (o *Run) saveScans() {
+	if o.scanned != nil {
+		_ = o.scanned.Save()
+	}
 }
 
 // forCluster reads what keys the cluster's answers; nil, said once, when it cannot.

@@ -67,8 +67,9 @@ func (o *Run) preview(ctx context.Context, m mode) error {
 		},
 		Charts:  o.Charts.fetcher(o.cfg.Getenv),
 		Context: ctx, MaxTargets: o.MaxTargets, Branches: o.branches(), ArgoClusters: o.liveArgoClusters(m.cluster), LiveObject: o.liveObjects(m.cluster),
-		Appliers: o.cfg.Appliers,
+		Appliers: o.cfg.Appliers, Scans: o.scans,
 	})
+	o.saveScans()
 	if err != nil {
 		return err
 	}

@@ -65,6 +65,37 @@ type Options struct {
 	// Sources are Flux sources drift.yaml names (fluxSources), for what neither the
 	// repository nor a live cluster holds.
 	Sources []*unstructured.Unstructured
+	// Scanned, when set, remembers across runs what reading a file's content as
+	// text found (by its content's git object id), so that files read before are not
+	// read again.
+	Scanned Scans
+}
+
+// Scans are what reading files as text found, by their content's git object id.
+type Scans interface {
+	// Scanned is what was found in the content with id, if it was read before.
+	Scanned(id string) (Scan, bool)
+	// Remember records what was found in the content with id.
+	Remember(id string, s Scan)
+}
+
+// Scan is what reading one file as text found.
+type Scan uint8
+
+// What a file's text is.
+const (
+	// ScanNames: it names an Argo CD or Flux API group.
+	ScanNames Scan = 1 + iota
+	// ScanPlain: it names none.
+	ScanPlain
+	// ScanUnread: it is too large to read (the render says so).
+	ScanUnread
+)
+
+// blobHasher is a file system that knows its files' git object ids
+// (source.Snapshot's of a commit).
+type blobHasher interface {
+	BlobHash(name string) (string, error)
 }
 
 // Result is what discovery found.
@@ -104,7 +135,7 @@ func Discover(ctx context.Context, fsys fs.FS, opts Options) (*Result, error) {
 		opts.Expand = func(req appset.Request, _ string) (*appset.Result, error) { return appset.Generate(ctx, fsys, req) }
 	}
 	charts := chartDirs{fsys: fsys, known: map[string]bool{}}
-	files, err := candidates(fsys, opts.Paths, charts)
+	files, err := candidates(fsys, opts.Paths, charts, opts.Scanned)
 	if err != nil {
 		return nil, err
 	}
@@ -114,7 +145,7 @@ func Discover(ctx context.Context, fsys fs.FS, opts Options) (*Result, error) {
 	// paths includes.
 	everywhere := files
 	if len(opts.Paths) > 0 {
-		if everywhere, err = candidates(fsys, nil, charts); err != nil {
+		if everywhere, err = candidates(fsys, nil, charts, opts.Scanned); err != nil {
 			return nil, err
 		}
 	}
@@ -486,7 +517,11 @@ func isApplierObject(obj *unstructured.Unstructured) bool {
 // twice. A chart's files are
 // templates, never applied as written: what they define is found by rendering the
 // chart.
-func candidates(fsys fs.FS, paths []string, charts chartDirs) (map[string]bool, error) {
+func candidates(fsys fs.FS, paths []string, charts chartDirs, scans Scans) (map[string]bool, error) {
+	hasher, _ := fsys.(blobHasher)
+	if hasher == nil {
+		scans = nil // the work tree: read every file
+	}
 	if len(paths) == 0 {
 		paths = []string{""}
 	}
@@ -519,7 +554,26 @@ func candidates(fsys fs.FS, paths []string, charts chartDirs) (map[string]bool, 
 			if charts.inChart(name) {
 				return nil
 			}
+			var id string
+			if scans != nil {
+				if id, err = hasher.BlobHash(name); err == nil {
+					if s, ok := scans.Scanned(id); ok {
+						if s != ScanUnread {
+							out[name] = s == ScanNames
+						}
+						return nil
+					}
+				}
+			}
+			remember := func(s Scan) {
+				if id != "" {
+					scans.Remember(id, s)
+				}
+			}
 			if info, err := e.Info(); err != nil || info.Size() > render.DefaultMaxFileBytes {
+				if err == nil {
+					remember(ScanUnread)
+				}
 				return nil // the render says what is wrong with it
 			}
 			data, err := fs.ReadFile(fsys, name)
@@ -527,6 +581,7 @@ func candidates(fsys fs.FS, paths []string, charts chartDirs) (map[string]bool, 
 				return nil // the render says what is wrong with it
 			}
 			out[name] = namesApplierGroup(data)
+			remember(map[bool]Scan{true: ScanNames, false: ScanPlain}[out[name]])
 			return nil
 		})
 		if err != nil {

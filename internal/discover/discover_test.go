@@ -2,6 +2,9 @@ package discover
 
 import (
 	"context"
+	"crypto/sha1"
+	"fmt"
+	"io/fs"
 	"os"
 	"sort"
 	"strings"
@@ -252,5 +255,71 @@ func TestKustomizationsThatCannotDefineArgoOrFluxAreNotRendered(t *testing.T) {
 	}
 	if rendered["k/quiet"] != 0 || rendered["k/charts"] == 0 || rendered["k/nested"] == 0 {
 		t.Errorf("rendered %v: want k/charts and k/nested rendered, k/quiet not", rendered)
+	}
+}
+
+// countingFS is a git-like file system: it knows each file's content id without
+// reading it, and counts the reads.
+type countingFS struct {
+	fstest.MapFS
+	mu    sync.Mutex
+	reads map[string]int
+}
+
+func (c *countingFS) ReadFile(name string) ([]byte, error) {
+	c.mu.Lock()
+	c.reads[name]++
+	c.mu.Unlock()
+	return c.MapFS.ReadFile(name)
+}
+
+func (c *countingFS) BlobHash(name string) (string, error) {
+	f, ok := c.MapFS[name]
+	if !ok {
+		return "", fs.ErrNotExist
+	}
+	return fmt.Sprintf("%040x", sha1.Sum(f.Data)), nil
+}
+
+type memoScans map[string]Scan
+
+func (m memoScans) Scanned(id string) (Scan, bool) { s, ok := m[id]; return s, ok }
+func (m memoScans) Remember(id string, s Scan)     { m[id] = s }
+
+// TestFilesReadBeforeAreNotReadAgain: a repeat run reads no file whose content it
+// read before to look for Argo CD and Flux objects; an Application a file gains
+// since is found.
+func TestFilesReadBeforeAreNotReadAgain(t *testing.T) {
+	files := fstest.MapFS{"cm.yaml": {Data: []byte("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\n")}}
+	for i := range 20 {
+		files[fmt.Sprintf("apps/cm%02d.yaml", i)] = &fstest.MapFile{Data: []byte(fmt.Sprintf("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c%d}\n", i))}
+	}
+	memo := memoScans{}
+	discoverWith := func(fsys *countingFS) *Result {
+		opts := argoRepo
+		opts.Scanned = memo
+		opts.Render = func(spec render.Spec) (*render.Result, error) { return render.Render(fsys, spec) }
+		res, err := Discover(context.Background(), fsys, opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res
+	}
+	first := &countingFS{MapFS: files, reads: map[string]int{}}
+	if res := discoverWith(first); res.Found || len(first.reads) != 21 {
+		t.Fatalf("first run: found %v, read %d files, want none found and 21 read", res.Found, len(first.reads))
+	}
+	again := &countingFS{MapFS: files, reads: map[string]int{}}
+	if res := discoverWith(again); res.Found || len(again.reads) != 0 {
+		t.Errorf("repeat run: found %v, read %v, want nothing read", res.Found, again.reads)
+	}
+	files["apps/cm07.yaml"] = &fstest.MapFile{Data: []byte("apiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata: {name: late, namespace: argocd}\n" +
+		"spec:\n  project: default\n  source: {repoURL: 'git@github.com:example/gitops', targetRevision: main, path: apps}\n" +
+		"  destination: {server: 'https://kubernetes.default.svc', namespace: apps}\n")}
+	// (Once an Application is found, every manifest is decoded to resolve what it
+	// refers to: the reads are the render's then.)
+	res := discoverWith(&countingFS{MapFS: files, reads: map[string]int{}})
+	if got := names(res); len(got) != 1 || got[0] != "Application/late" {
+		t.Errorf("after a change: targets %v, want the Application the changed file holds", got)
 	}
 }

@@ -51,7 +51,7 @@ func Discover(ctx context.Context, repo *source.Repo, p *Plan, base string, path
 	}
 	return discover.Discover(ctx, p.Head.FS, discover.Options{
 		Paths: paths, RepoURLs: urls, Revisions: revisions, MaxTargets: b.maxTargets,
-		LiveClusters: b.liveClusters, Clusters: clusters, LiveObject: b.liveObject, Sources: sources,
+		LiveClusters: b.liveClusters, Clusters: clusters, LiveObject: b.liveObject, Sources: sources, Scanned: b.scans,
 		Render: func(spec render.Spec) (*render.Result, error) { return p.Cache.RenderSnapshot(p.Head, spec) },
 		Expand: func(req appset.Request, what string) (*appset.Result, error) {
 			return p.Cache.Expand(p.Head.Commit, p.Head.FS, req, what)
@@ -67,6 +67,7 @@ type discoverBounds struct {
 	branches     []string
 	liveClusters func(namespace string) ([]appset.Cluster, error)
 	liveObject   func(kind, namespace, name string) (*unstructured.Unstructured, error)
+	scans        discover.Scans
 }
 
 // Revisions are the branch names a snapshot of ref stands for, which an Argo CD or

@@ -64,6 +64,9 @@ type Request struct {
 	// Appliers are the appliers the run decides targets' appliers from
 	// (internal/applier/appliers.All).
 	Appliers *applier.Registry
+	// Scans returns what remembers what discovery read of the repository's files
+	// before (nil, or nil returned: every file is read).
+	Scans func(*source.Repo) discover.Scans
 }
 
 // Plan is what a run previews: the snapshots, drift.yaml as the run reads it, the
@@ -81,6 +84,8 @@ type Plan struct {
 	// DiscoveryFailures are files that look like Argo CD or Flux objects but cannot
 	// be read.
 	DiscoveryFailures []render.Failure
+	// scans is what discovery remembers of files it read (Request.Scans).
+	scans discover.Scans
 }
 
 // Open opens the repository, the ref and the base, reads drift.yaml and plans the
@@ -123,6 +128,9 @@ func Open(req Request) (*Plan, error) {
 	}
 	if p.Cache, err = req.NewCache(repo); err != nil {
 		return nil, err
+	}
+	if req.Scans != nil {
+		p.scans = req.Scans(repo)
 	}
 	if req.Charts != nil {
 		var allow []string
@@ -234,7 +242,7 @@ func sameSpec(a, b render.Spec) bool {
 // bounds are what discovery is told of the run: its bounds, branches, and how it
 // reads the live cluster.
 func (req Request) bounds(ctx context.Context, p *Plan) discoverBounds {
-	b := discoverBounds{maxTargets: req.MaxTargets, branches: req.Branches, liveClusters: req.clusters(ctx, p)}
+	b := discoverBounds{maxTargets: req.MaxTargets, branches: req.Branches, liveClusters: req.clusters(ctx, p), scans: p.scans}
 	if req.LiveObject != nil {
 		key := req.defaultCluster(p)
 		b.liveObject = func(kind, ns, name string) (*unstructured.Unstructured, error) {

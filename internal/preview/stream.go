@@ -183,7 +183,7 @@ func (s *stream) options(t *Target, opts dryrun.Options, skip func(int) bool, ta
 }
 
 // maxQueued bounds the results that wait, whole, for the stream to open.
-const maxQueued = 512
+const maxQueued = 256
 
 // take hands the sink the target's i-th result and, when it took it, drops what the
 // result holds. A result the sink does not take is kept whole for the report.

@@ -571,13 +571,18 @@ func Prune(dir string, maxBytes int64) (removed int, freed int64, err error) {
 			removed, freed = removed+1, freed+info.Size()
 		}
 	}
-	if total > maxBytes {
-		// Still too large with no answer left: the clusters' records go too (the
-		// next run on a cluster waits Settle before it stores again).
-		records := filepath.Join(vdir, "clusters")
-		size, _ := dirSize(records)
-		n, _ := os.ReadDir(records)
-		if os.RemoveAll(records) == nil {
+	// Still too large with no answer left: what discovery read goes (the next run
+	// reads every file again), then the clusters' records (the next run on a cluster
+	// waits Settle before it stores again).
+	for _, sub := range []string{"scans", "clusters"} {
+		if total <= maxBytes {
+			break
+		}
+		d := filepath.Join(vdir, sub)
+		size, _ := dirSize(d)
+		n, _ := os.ReadDir(d)
+		if os.RemoveAll(d) == nil {
+			total -= size
 			removed, freed = removed+len(n), freed+size
 		}
 	}

@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/drift-gitops/drift/internal/discover"
 )
 
 const password = "hunter2-cached-password"
@@ -387,5 +389,59 @@ func TestAnswersComeBackAsTheyWere(t *testing.T) {
 	k.LiveResourceVersion = "nan"
 	if _, ok := Open(dir, build, secret).Get(k, Of()); ok {
 		t.Error("a NaN was stored")
+	}
+}
+
+// TestScansAreKeptPerRepositoryAndBuild: what discovery read of a repository's files
+// comes back in the next run of the same build, for the same repository only; a
+// damaged record is none.
+func TestScansAreKeptPerRepositoryAndBuild(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	id := func(c byte) string { return strings.Repeat(string(c), 40) }
+	s := OpenScans(dir, build, "/repo/a")
+	if _, ok := s.Scanned(id('a')); ok {
+		t.Fatal("a scan before any run")
+	}
+	s.Remember(id('a'), discover.ScanNames)
+	s.Remember(id('b'), discover.ScanPlain)
+	if err := s.Save(); err != nil {
+		t.Fatal(err)
+	}
+	again := OpenScans(dir, build, "/repo/a")
+	if got, ok := again.Scanned(id('a')); !ok || got != discover.ScanNames {
+		t.Errorf("a: %v %v", got, ok)
+	}
+	if got, ok := again.Scanned(id('b')); !ok || got != discover.ScanPlain {
+		t.Errorf("b: %v %v", got, ok)
+	}
+	if _, ok := OpenScans(dir, build, "/repo/b").Scanned(id('a')); ok {
+		t.Error("another repository's scan")
+	}
+	if _, ok := OpenScans(dir, "drift other", "/repo/a").Scanned(id('a')); ok {
+		t.Error("another build's scan")
+	}
+	// A run that saw only a: b is forgotten.
+	onlyA := OpenScans(dir, build, "/repo/a")
+	onlyA.Scanned(id('a'))
+	onlyA.Remember(id('c'), discover.ScanUnread)
+	if err := onlyA.Save(); err != nil {
+		t.Fatal(err)
+	}
+	if got, ok := OpenScans(dir, build, "/repo/a").Scanned(id('c')); !ok || got != discover.ScanUnread {
+		t.Errorf("c: %v %v", got, ok)
+	}
+	if _, ok := OpenScans(dir, build, "/repo/a").Scanned(id('b')); ok {
+		t.Error("a scan the last run did not see")
+	}
+	files := files(t, dir)
+	if len(files) != 1 {
+		t.Fatalf("files %v", files)
+	}
+	if err := os.WriteFile(files[0], append(mustRead(t, files[0]), "zz 9\n"...), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := OpenScans(dir, build, "/repo/a").Scanned(id('a')); ok {
+		t.Error("a damaged record was read")
 	}
 }

@@ -54,6 +54,19 @@ func (t *treeFS) RealPath(name string) (string, error) {
 	return n.path, nil
 }
 
+// BlobHash is the git object id of a file's content (symlinks followed): two files
+// of any commits with the same id hold the same bytes.
+func (t *treeFS) BlobHash(name string) (string, error) {
+	n, err := t.lookup("stat", name)
+	if err != nil {
+		return "", err
+	}
+	if n.entry == nil {
+		return "", &fs.PathError{Op: "stat", Path: name, Err: errors.New("not a file")}
+	}
+	return n.entry.Hash.String(), nil
+}
+
 // ErrOutside is returned for a symlink that leads outside the repository.
 var ErrOutside = errors.New("leads outside the repository")
 

@@ -1,0 +1,106 @@
+package resultcache
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/hex"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"sync"
+
+	"github.com/drift-gitops/drift/internal/discover"
+)
+
+// Scans remembers, per repository, what discovery found reading each file's text (by
+// the git object id of its content), so that a repeat run reads only the files that
+// changed. It holds no content: an id and whether the text names an Argo CD or Flux
+// API group. Each run writes what it saw, so the record follows the repository.
+type Scans struct {
+	path, build string
+
+	mu   sync.Mutex
+	old  map[string]discover.Scan
+	seen map[string]discover.Scan
+}
+
+// scansMagic starts a scans file; the build that wrote it follows on its line.
+const scansMagic = "drift-scans 1 "
+
+// OpenScans reads the record of the repository whose git directory is gitDir, kept
+// in the cache directory dir for the drift build (BuildID): a record another build
+// wrote, or one that cannot be read, is no record.
+func OpenScans(dir, build, gitDir string) *Scans {
+	sum := hashOf(gitDir)
+	s := &Scans{path: filepath.Join(dir, "v"+fmt.Sprint(Format), "scans", sum[:32]+".txt"), build: build,
+		old: map[string]discover.Scan{}, seen: map[string]discover.Scan{}}
+	data, err := os.ReadFile(s.path)
+	if err != nil {
+		return s
+	}
+	sc := bufio.NewScanner(bytes.NewReader(data))
+	if !sc.Scan() || sc.Text() != scansMagic+build {
+		return s
+	}
+	for sc.Scan() {
+		id, scan, ok := bytes.Cut(sc.Bytes(), []byte(" "))
+		if !ok || len(id) != 40 || len(scan) != 1 || scan[0] < '1' || scan[0] > '3' {
+			return &Scans{path: s.path, build: build, old: map[string]discover.Scan{}, seen: map[string]discover.Scan{}}
+		}
+		if _, err := hex.DecodeString(string(id)); err != nil {
+			return &Scans{path: s.path, build: build, old: map[string]discover.Scan{}, seen: map[string]discover.Scan{}}
+		}
+		s.old[string(id)] = discover.Scan(scan[0] - '0')
+	}
+	return s
+}
+
+// Scanned is what was found in the content with id, if a run read it before.
+func (s *Scans) Scanned(id string) (discover.Scan, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	scan, ok := s.old[id]
+	if ok {
+		s.seen[id] = scan
+	}
+	return scan, ok
+}
+
+// Remember records what was found in the content with id.
+func (s *Scans) Remember(id string, scan discover.Scan) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.seen[id] = scan
+}
+
+// Save writes what this run saw, for the next; nothing when it saw nothing new.
+func (s *Scans) Save() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(s.seen) == 0 || (len(s.seen) == len(s.old) && sameScans(s.seen, s.old)) {
+		return nil
+	}
+	ids := make([]string, 0, len(s.seen))
+	for id := range s.seen {
+		ids = append(ids, id)
+	}
+	sort.Strings(ids)
+	var b bytes.Buffer
+	b.WriteString(scansMagic + s.build + "\n")
+	for _, id := range ids {
+		fmt.Fprintf(&b, "%s %d\n", id, s.seen[id])
+	}
+	return writeAtomic(s.path, b.Bytes())
+}
+
+func sameScans(a, b map[string]discover.Scan) bool {
+	for id, scan := range a {
+		if b[id] != scan {
+			return false
+		}
+	}
+	return true
+}
+
+var _ discover.Scans = (*Scans)(nil)
