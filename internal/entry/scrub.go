@@ -2,6 +2,7 @@ package entry
 
 import (
 	"fmt"
+	"strconv"
 	"unicode/utf8"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -143,6 +144,8 @@ func scrubScalar(sc *scrub.Scrubber, v any) (any, bool) {
 		text = x
 	case nil, bool, missingValue:
 		return v, false
+	case int64:
+		text = strconv.FormatInt(x, 10)
 	default:
 		text = fmt.Sprint(x)
 	}

@@ -28,7 +28,7 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	utiljson "k8s.io/apimachinery/pkg/util/json"
+	sigsjson "sigs.k8s.io/json"
 )
 
 // Format is the version of keys and entries: a cache written by a drift with another
@@ -98,11 +98,11 @@ type Answer struct {
 	SecretData bool
 }
 
-// entry is an answer as it is stored.
-type entry struct {
-	Format   int             `json:"format"`
-	Merged   json.RawMessage `json:"merged"`
-	Warnings []string        `json:"warnings,omitempty"`
+// storedEntry is an answer as it is stored (put writes it).
+type storedEntry struct {
+	Format   int            `json:"format"`
+	Merged   map[string]any `json:"merged"`
+	Warnings []string       `json:"warnings,omitempty"`
 }
 
 // Store is a cache directory, as one run reads and writes it: the answers of the
@@ -245,15 +245,16 @@ func (s *Store) Get(k Key, sources Sources) (Answer, bool) {
 		return Answer{}, false
 	}
 	payload, err := loc.read()
-	var e entry
-	var stored map[string]any
-	// Numbers are read as the API machinery reads them (int64 when whole), so that an
-	// answer from the cache is the object the server's JSON decodes to.
+	var e storedEntry
+	// Numbers are read as the API machinery reads a server's answer (int64 when
+	// whole, sigs.k8s.io/json), so that an answer from the cache is the object the
+	// server's JSON decodes to.
 	if err == nil {
-		if err = json.Unmarshal(payload, &e); err == nil && (e.Format != Format || utiljson.Unmarshal(e.Merged, &stored) != nil || stored == nil) {
+		if err = sigsjson.UnmarshalCaseSensitivePreserveInts(payload, &e); err == nil && (e.Format != Format || e.Merged == nil) {
 			err = fmt.Errorf("not an answer this drift reads")
 		}
 	}
+	stored := e.Merged
 	if err != nil {
 		s.mu.Lock()
 		s.note("corrupt", "a dry-run cache entry in %s cannot be read (%v): it is ignored, and the object sent", loc.pack.name, err)
@@ -329,7 +330,7 @@ func (s *Store) Release() {
 // release stores a held answer.
 func (s *Store) release(h heldPut) {
 	var merged map[string]any
-	if utiljson.Unmarshal(h.merged, &merged) != nil {
+	if sigsjson.UnmarshalCaseSensitivePreserveInts(h.merged, &merged) != nil {
 		return
 	}
 	s.put(h.k, Answer{Merged: &unstructured.Unstructured{Object: merged}, Warnings: h.warnings, SecretData: h.secretData}, h.sources)

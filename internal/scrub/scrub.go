@@ -11,6 +11,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"sigs.k8s.io/yaml"
 )
@@ -42,9 +43,9 @@ type Scrubber struct {
 	values map[string]*forms
 	// public are the names and namespaces of the run's objects.
 	public map[string]bool
-	// all and yaml index the needles of each use by their first bytes; nil when the
-	// needles changed since.
-	all, yaml *index
+	// built indexes the needles of each use by their first bytes; nil when the
+	// needles changed since (set under mu, read without it).
+	built atomic.Pointer[indexes]
 }
 
 // forms are what a value may look like in output: forms scrubbed everywhere, and the
@@ -98,7 +99,8 @@ func (s *Scrubber) AddPublic(names ...string) {
 	defer s.mu.Unlock()
 	for _, n := range names {
 		if n != "" && !s.public[n] {
-			s.public[n], s.all, s.yaml = true, nil, nil
+			s.public[n] = true
+			s.built.Store(nil)
 		}
 	}
 }
@@ -176,7 +178,8 @@ func (s *Scrubber) add(v string, credential bool) {
 	s.mu.Lock()
 	if old := s.values[trimmed]; old != nil && slices.Contains(old.forms, v) {
 		if credential && !old.credential {
-			old.credential, s.all, s.yaml = true, nil, nil
+			old.credential = true
+			s.built.Store(nil)
 		}
 		s.mu.Unlock()
 		return
@@ -203,39 +206,49 @@ func (s *Scrubber) add(v string, credential bool) {
 		nf.lines = append(nf.lines, old.lines...)
 		nf.credential = nf.credential || old.credential
 	}
-	s.values[trimmed], s.all, s.yaml = nf, nil, nil
+	s.values[trimmed] = nf
+	s.built.Store(nil)
 }
 
 // indexes returns the needles of messages (every form and line) and of YAML (every
-// form, token-like lines), built once after the values change.
+// form, token-like lines), built once after the values change. Reading them takes
+// no lock: every scalar of every object asks, from every worker.
 func (s *Scrubber) indexes() (all, yaml *index) {
+	if b := s.built.Load(); b != nil {
+		return b.all, b.yaml
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.all == nil {
-		s.all, s.yaml = newIndex(), newIndex()
-		for v, f := range s.values {
-			if s.public[v] && !f.credential {
+	if b := s.built.Load(); b != nil {
+		return b.all, b.yaml
+	}
+	b := &indexes{all: newIndex(), yaml: newIndex()}
+	for v, f := range s.values {
+		if s.public[v] && !f.credential {
+			continue
+		}
+		for _, n := range f.forms {
+			b.all.add(n)
+			b.yaml.add(n)
+		}
+		for _, l := range f.lines {
+			if s.public[l] && !f.credential {
 				continue
 			}
-			for _, n := range f.forms {
-				s.all.add(n)
-				s.yaml.add(n)
-			}
-			for _, l := range f.lines {
-				if s.public[l] && !f.credential {
-					continue
-				}
-				s.all.add(l)
-				if tokenLike(l) {
-					s.yaml.add(l)
-				}
+			b.all.add(l)
+			if tokenLike(l) {
+				b.yaml.add(l)
 			}
 		}
-		s.all.sort()
-		s.yaml.sort()
 	}
-	return s.all, s.yaml
+	b.all.sort()
+	b.yaml.sort()
+	s.built.Store(b)
+	return b.all, b.yaml
 }
+
+// indexes are the needles of messages and of YAML.
+type indexes struct{ all, yaml *index }
 
 // index maps the first MinScrubLength bytes of each needle to the needles, longest
 // first, so that text is scanned once however many needles there are.
