@@ -241,14 +241,19 @@ func bench(self, drift string, runs int, sc scenario, only string) error {
 		select {}
 	}
 	fmt.Printf("%-46s %11s %11s %10s %8s\n", "command", "median wall", "client CPU", "peak RSS", "changed")
-	got := map[string]figures{}
+	var todo []command
 	for _, c := range cmds {
-		if only != "" && !slices.Contains(strings.Split(only, ","), c.key) {
-			continue
+		if only == "" || slices.Contains(strings.Split(only, ","), c.key) {
+			todo = append(todo, c)
 		}
-		var walls, cpus []time.Duration
-		f := figures{}
-		for i := 0; i < runs; i++ {
+	}
+	// Round by round, each command once a round, so that what drifts on the machine
+	// during the benchmark (the server's caches, other load) falls on every command
+	// alike.
+	walls, cpus := map[string][]time.Duration{}, map[string][]time.Duration{}
+	got := map[string]figures{}
+	for i := 0; i < runs; i++ {
+		for _, c := range todo {
 			if c.before != nil {
 				if err := c.before(i); err != nil {
 					return fmt.Errorf("%s: %w", c.name, err)
@@ -262,19 +267,30 @@ func bench(self, drift string, runs int, sc scenario, only string) error {
 			if err != nil {
 				return fmt.Errorf("%s: %w", c.name, err)
 			}
-			walls, cpus = append(walls, wall), append(cpus, cpu)
+			walls[c.key], cpus[c.key] = append(walls[c.key], wall), append(cpus[c.key], cpu)
+			f := got[c.key]
 			f.rssKiB = max(f.rssKiB, rss)
 			f.changed = countChanged(c.key, out, work)
+			got[c.key] = f
 		}
-		f.wall, f.cpu = median(walls), median(cpus)
+	}
+	for _, c := range todo {
+		f := got[c.key]
+		f.wall, f.cpu = median(walls[c.key]), median(cpus[c.key])
 		got[c.key] = f
 		fmt.Printf("%-46s %10.2fs %10.2fs %6.0f MiB %8s\n", c.name, f.wall.Seconds(), f.cpu.Seconds(), float64(f.rssKiB)/1024, f.changed)
 	}
 	if same, err := sameReports(filepath.Join(work, "last-drift.json"), filepath.Join(work, "last-repeat.json")); err == nil {
 		fmt.Printf("the repeat run's report is the cold run's: %v (byte for byte, but for the uid and creation time the server makes up for each new object)\n", same)
 	}
-	if _, err := os.Stat(warm); err == nil {
-		fmt.Printf("the dry-run cache holds %.1f MiB (%d objects' answers)\n", float64(resultcache.Size(warm))/(1<<20), counts.total)
+	if packs, _ := filepath.Glob(filepath.Join(warm, "dryrun", "v*", "*.pack")); len(packs) > 0 {
+		// Named by when they were written: the last is the last run's.
+		sort.Strings(packs)
+		info, err := os.Stat(packs[len(packs)-1])
+		if err == nil {
+			fmt.Printf("the dry-run cache: the last run's answers take %.1f MiB for %d objects (each run writes every answer it used to one file; %d runs' files are %.1f MiB)\n",
+				float64(info.Size())/(1<<20), counts.total, len(packs), float64(resultcache.Size(warm))/(1<<20))
+		}
 	}
 	d, a := got["drift"], got["apply"]
 	if d.wall == 0 || got["kubectl32"].wall == 0 || got["floor"].wall == 0 || a.wall == 0 {

@@ -122,15 +122,19 @@ func (rc *resultCache) close() {
 }
 
 // PruneCache deletes the least recently used answers of the dry-run cache until it
-// holds at most maxSize (a quantity such as 512Mi), and entries no drift of this
-// version reads; it says what it removed and what is left.
-func (c *Config) PruneCache(maxSize string) error {
+// holds at most maxSize (a quantity such as 512Mi) and the answers of at most the
+// last runs runs (0: any number), and entries no drift of this version reads; it
+// says what it removed and what is left.
+func (c *Config) PruneCache(maxSize string, runs int) error {
 	q, err := resource.ParseQuantity(maxSize)
 	if err != nil || q.Sign() < 0 {
 		return fmt.Errorf("--max-size %q is not a size such as 512Mi", maxSize)
 	}
 	dir := ResultCacheDir(c.Getenv)
-	removed, freed, err := resultcache.Prune(dir, q.Value())
+	if runs < 0 {
+		return fmt.Errorf("--runs %d: want 0 (any number) or more", runs)
+	}
+	removed, freed, err := resultcache.Prune(dir, q.Value(), runs)
 	if err != nil {
 		return fmt.Errorf("pruning the dry-run cache in %s: %w", dir, err)
 	}

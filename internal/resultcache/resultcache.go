@@ -520,11 +520,12 @@ func writeAtomic(p string, data []byte) error {
 }
 
 // Prune deletes the packs of the cache in dir, oldest first, until it takes at most
-// maxBytes, and what no drift of this format reads: other formats' directories and
+// maxBytes and holds the packs of at most keepRuns runs (0: any number), and what no
+// drift of this format reads: other formats' directories and
 // the leftovers of runs that died while writing. A run writes every answer it used
 // to its own pack, so the oldest packs hold the answers used least recently. It
 // returns how many files it removed and their size.
-func Prune(dir string, maxBytes int64) (removed int, freed int64, err error) {
+func Prune(dir string, maxBytes int64, keepRuns int) (removed int, freed int64, err error) {
 	entries, err := os.ReadDir(dir)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
@@ -559,12 +560,12 @@ func Prune(dir string, maxBytes int64) (removed int, freed int64, err error) {
 	total := Size(dir)
 	packs := packsIn(vdir)
 	slices.Reverse(packs) // oldest first
-	for _, p := range packs {
+	for i, p := range packs {
 		info, err := os.Stat(p)
 		if err != nil {
 			continue
 		}
-		if total <= maxBytes {
+		if total <= maxBytes && (keepRuns <= 0 || len(packs)-i <= keepRuns) {
 			continue
 		}
 		if os.Remove(p) == nil {

@@ -294,7 +294,7 @@ func TestPruneKeepsTheRecentlyUsed(t *testing.T) {
 	// Room for the two newest packs: the two oldest go, with the other format and
 	// the leftover.
 	newest := int64(len(mustRead(t, packs[0])) + len(mustRead(t, packs[1])))
-	removed, _, err := Prune(dir, newest)
+	removed, _, err := Prune(dir, newest, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -314,7 +314,22 @@ func TestPruneKeepsTheRecentlyUsed(t *testing.T) {
 			}
 		}
 	})
-	if removed, _, _ := Prune(dir, 0); removed == 0 || Size(dir) != 0 {
+	// The newest run's pack alone (--runs 1), whatever the room: the run that read
+	// wrote what it used to a pack of its own.
+	vdir := filepath.Join(dir, "v"+fmt.Sprint(Format))
+	before := len(packsIn(vdir))
+	if removed, _, _ := Prune(dir, 1<<30, 1); removed != before-1 || len(packsIn(vdir)) != 1 {
+		t.Errorf("--runs 1 removed %d of %d packs, left %d", removed, before, len(packsIn(vdir)))
+	}
+	runAt(func(s *Store) {
+		for i := range 30 {
+			_, ok := s.Get(key(i), Of(sent, nil))
+			if want := i < 2 || i >= 20; ok != want {
+				t.Errorf("after --runs 1, answer %d: hit %v, want %v", i, ok, want)
+			}
+		}
+	})
+	if removed, _, _ := Prune(dir, 0, 0); removed == 0 || Size(dir) != 0 {
 		t.Errorf("prune to 0 removed %d, left %d bytes", removed, Size(dir))
 	}
 }
