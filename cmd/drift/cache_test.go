@@ -393,6 +393,10 @@ func TestCacheHoldsNoSecretValue(t *testing.T) {
 	if h, _ := cacheCounts(t, again); h != 3 {
 		t.Fatalf("the Secrets and the ConfigMap were not all answered from the cache:\n%s", again.stderr)
 	}
+	// --show-secrets tells the scrubber no value to hide: the cache stays out of it.
+	if shown := drift(t, append(args, "--show-secrets")...); strings.Contains(shown.stderr, "dry-run cache:") || !strings.Contains(shown.stdout, pw) {
+		t.Errorf("--show-secrets used the cache or hid the Secret:\n%s", shown.stderr)
+	}
 	var forms []string
 	for _, v := range []string{pw, "old-" + pw, pw + "-new", livePw, "postgres://app:" + pw} {
 		forms = append(forms, v, base64.StdEncoding.EncodeToString([]byte(v)))

@@ -26,7 +26,7 @@ func bindRun(cmd *cobra.Command, cfg *app.Config, o *app.Run) {
 	f.StringVar(&o.FieldManager, "field-manager", "", "field manager the real pipeline applies with, where the applier lets you choose it (default: the applier's own, kubectl for kubectl-server-side)")
 	f.BoolVar(&o.ForceConflicts, "force-conflicts", false, "preview a forced apply, taking fields over from other managers")
 	f.BoolVar(&o.ShowUnchanged, "show-unchanged", false, "list unchanged objects by name (they are always counted)")
-	f.BoolVar(&o.ShowSecrets, "show-secrets", false, "show Secret values instead of *** (local use only; never in CI)")
+	f.BoolVar(&o.ShowSecrets, "show-secrets", false, "show Secret values instead of *** (local use only; never in CI; the dry-run cache is not used)")
 	f.StringVar(&o.Dump, "dump", "", "also write the normalized objects into DIR/live and DIR/merged (DIR/base and DIR/head for a split change), named as kubectl diff names them")
 	f.DurationVar(&o.Timeout, "timeout", 10*time.Minute, "deadline for the whole run")
 	f.BoolVar(&o.Prune, "prune", true, "report what applying would delete: objects an inventory in the cluster owns that the change no longer renders (--prune=false skips it)")

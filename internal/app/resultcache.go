@@ -32,9 +32,11 @@ type resultCache struct {
 	used  []*resultcache.Cluster
 }
 
-// newResultCache is the run's dry-run cache; nil with --no-cache.
+// newResultCache is the run's dry-run cache; nil with --no-cache, and with
+// --show-secrets, whose run tells its scrubber no Secret or masked value: the cache
+// could not hide them.
 func (o *Run) newResultCache() *resultCache {
-	if o.NoCache {
+	if o.NoCache || o.ShowSecrets {
 		return nil
 	}
 	store := resultcache.Open(ResultCacheDir(o.cfg.Getenv), resultcache.BuildID(), o.scrub.Holds)
@@ -121,8 +123,9 @@ func (rc *resultCache) close() {
 	fmt.Fprintln(rc.o.cfg.ErrOut, msg)
 }
 
-// PruneCache deletes the least recently used answers of the dry-run cache until it
-// holds at most maxSize (a quantity such as 512Mi) and the answers of at most the
+// PruneCache deletes the dry-run cache's packs, oldest first (each run copies the
+// answers it used into its own pack, so the oldest hold the least recently used),
+// until it holds at most maxSize (a quantity such as 512Mi) and the answers of at most the
 // last runs runs (0: any number), and entries no drift of this version reads; it
 // says what it removed and what is left.
 func (c *Config) PruneCache(maxSize string, runs int) error {

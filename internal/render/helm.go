@@ -36,7 +36,7 @@ type HelmOptions struct {
 	KubeVersion string
 	APIVersions []string
 	// Lookup names the cluster whose objects the chart's `lookup` reads, as `helm
-	// upgrade` does (the helm applier profile); the caller registers it with
+	// upgrade` does (the helm applier); the caller registers it with
 	// Cache.AllowLookup. Empty: lookup finds nothing, and templates never reach a
 	// cluster.
 	Lookup string `json:",omitempty"`

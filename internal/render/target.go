@@ -177,7 +177,7 @@ type Cache struct {
 }
 
 // AllowLookup lets Helm targets whose HelmOptions.Lookup is cluster read that
-// cluster's objects with cfg through `lookup` (the helm applier profile). A render
+// cluster's objects with cfg through `lookup` (the helm applier). A render
 // worker never gets cfg: it reads through a read-only proxy drift serves on loopback
 // (GET only) for the run. Call it before rendering; the first call for a cluster
 // wins.

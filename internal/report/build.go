@@ -36,7 +36,7 @@ type TargetInput struct {
 	Path     string
 	Renderer string
 	Context  string
-	// Applier names the applier profile the target was previewed for.
+	// Applier names the applier the target was previewed for.
 	Applier string
 	// Skipped, when set, says why the target was not diffed; it then has no results.
 	// NotPreviewed says the change touches it: the report is then incomplete.

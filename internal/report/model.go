@@ -84,7 +84,7 @@ type Target struct {
 	Path     string `json:"path,omitempty"`
 	Renderer string `json:"renderer,omitempty"`
 	Context  string `json:"context,omitempty"`
-	// Applier is the applier profile the target was previewed for (config.md#appliers).
+	// Applier is the applier the target was previewed for (config.md#appliers).
 	Applier string `json:"applier,omitempty"`
 	// Skipped says why the target was not diffed (then it has no objects);
 	// NotPreviewed that the change touches it all the same: the report is incomplete.

@@ -49,7 +49,7 @@ type Key struct {
 	// mutating and validating webhook configuration and admission policy, by name and
 	// resourceVersion.
 	Admission string
-	// Applier is the applier profile, Manager the field manager sent, Force whether
+	// Applier is the applier's name, Manager the field manager sent, Force whether
 	// conflicts are forced, and Method how the object is sent.
 	Applier, Manager, Method string
 	Force                    bool

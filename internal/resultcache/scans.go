@@ -28,11 +28,11 @@ type Scans struct {
 // scansMagic starts a scans file; the build that wrote it follows on its line.
 const scansMagic = "drift-scans 1 "
 
-// OpenScans reads the record of the repository whose git directory is gitDir, kept
+// OpenScans reads the record of the repository at root (its work tree), kept
 // in the cache directory dir for the drift build (BuildID): a record another build
 // wrote, or one that cannot be read, is no record.
-func OpenScans(dir, build, gitDir string) *Scans {
-	sum := hashOf(gitDir)
+func OpenScans(dir, build, root string) *Scans {
+	sum := hashOf(root)
 	s := &Scans{path: filepath.Join(dir, "v"+fmt.Sprint(Format), "scans", sum[:32]+".txt"), build: build,
 		old: map[string]discover.Scan{}, seen: map[string]discover.Scan{}}
 	data, err := os.ReadFile(s.path)
