@@ -241,10 +241,21 @@ func TestRepositoryCredentialsGoToTheirRepositoryOnly(t *testing.T) {
 		case strings.HasPrefix(r.URL.Path, "/moved/") && !strings.HasPrefix(r.URL.Path, "/moved/new/"):
 			http.Redirect(w, r, a.URL+"/moved/new"+strings.TrimPrefix(r.URL.Path, "/moved"), http.StatusFound)
 		case r.URL.Path == "/pointing/index.yaml":
-			// An index of A whose archive is in A's other repository.
-			dir := t.TempDir()
-			repoDir(t, dir, a.URL+"/elsewhere/web-1.0.0.tgz")
-			http.ServeFile(w, r, filepath.Join(dir, "index.yaml"))
+			// An index of A whose archive is in A's other repository: that
+			// repository's own index, its archive's URL made absolute (a chart packaged
+			// again here could have another mtime, and so another digest).
+			index, err := repo.LoadIndexFile(filepath.Join(aRoot, "elsewhere", "index.yaml"))
+			if err != nil {
+				http.Error(w, err.Error(), http.StatusInternalServerError)
+				return
+			}
+			index.Entries["web"][0].URLs = []string{a.URL + "/elsewhere/web-1.0.0.tgz"}
+			file := filepath.Join(t.TempDir(), "index.yaml")
+			if err := index.WriteFile(file, 0o644); err != nil {
+				http.Error(w, err.Error(), http.StatusInternalServerError)
+				return
+			}
+			http.ServeFile(w, r, file)
 		default:
 			normalizing(aRoot)(w, r)
 		}
