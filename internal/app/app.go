@@ -37,6 +37,9 @@ type Config struct {
 	StartEphemeral func(ctx context.Context, getenv func(string) string, concurrency int) (conn *kube.Connection, stop func(), err error)
 	// Appliers are the appliers targets are decided among.
 	Appliers *applier.Registry
+	// Now is the clock (the dry-run cache's: how recent a change to what decides
+	// answers is, when its pack was written).
+	Now func() time.Time
 }
 
 // NewConfig is the Config of a drift process writing to out and errOut: the process's
@@ -46,7 +49,7 @@ func NewConfig(out, errOut io.Writer) *Config {
 	// kubectl's --cluster is not drift's: diff has its own, detect has none.
 	kubeFlags.ClusterName = nil
 	return &Config{Out: out, ErrOut: errOut, Getenv: os.Getenv, Kube: kubeFlags,
-		Connect: kube.Connect, StartEphemeral: ephemeral.Connect, Appliers: appliers.All()}
+		Connect: kube.Connect, StartEphemeral: ephemeral.Connect, Appliers: appliers.All(), Now: time.Now}
 }
 
 // Exit is how a command ended when it did not fail outright, and the process's exit

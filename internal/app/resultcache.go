@@ -41,6 +41,9 @@ func (o *Run) newResultCache() *resultCache {
 	}
 	store := resultcache.Open(ResultCacheDir(o.cfg.Getenv), resultcache.BuildID(), o.scrub.Holds)
 	store.Notef = o.warnf
+	if o.cfg.Now != nil {
+		store.Now = o.cfg.Now
+	}
 	// Answers wait until the preview knows every value to hide in them (opened).
 	store.Hold()
 	if v := o.cfg.Getenv("DRIFT_CACHE_SETTLE"); v != "" {

@@ -409,7 +409,7 @@ type group struct {
 // (a deletion), by the digest the previous run of the cluster recorded differing:
 // then it changed now. The record is written back for the next run.
 func (cl *Cluster) settle() {
-	now := cl.store.now()
+	now := cl.store.Now()
 	prev := cl.store.readRecord(cl.scope.Cluster)
 	for name, g := range cl.groups {
 		if p, ok := prev[name]; ok {

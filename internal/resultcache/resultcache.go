@@ -119,7 +119,8 @@ type Store struct {
 	// configuration, RBAC, CRDs, a namespace) answers are not stored: the API server
 	// applies such a change a moment after it stores it. DefaultSettle unless set.
 	Settle time.Duration
-	now    func() time.Time
+	// Now is the clock: when a change is recent, when a pack was written.
+	Now func() time.Time
 
 	mu    sync.Mutex
 	noted map[string]bool
@@ -156,7 +157,7 @@ func Of(srcs ...any) Sources { return func() []any { return srcs } }
 // build (BuildID): packs another build wrote are not read. secret tells the strings
 // that must never be written in clear.
 func Open(dir, build string, secret func(string) bool) *Store {
-	return &Store{dir: dir, build: build, secret: secret, noted: map[string]bool{}, now: time.Now, Settle: DefaultSettle}
+	return &Store{dir: dir, build: build, secret: secret, noted: map[string]bool{}, Now: time.Now, Settle: DefaultSettle}
 }
 
 // DefaultSettle is Store.Settle's default.
@@ -413,7 +414,7 @@ func (s *Store) Close() error {
 		}
 		return nil
 	}
-	err := s.out.finish(s.now())
+	err := s.out.finish(s.Now())
 	s.out = nil
 	if err != nil {
 		s.note("write", "the dry-run cache at %s cannot be written (%v): answers are not kept for the next run", s.dir, err)

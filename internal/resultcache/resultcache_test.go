@@ -251,7 +251,7 @@ func TestPruneKeepsTheRecentlyUsed(t *testing.T) {
 	clock := time.Unix(1_700_000_000, 0)
 	runAt := func(do func(s *Store)) {
 		s := Open(dir, build, secret)
-		s.now = func() time.Time { return clock }
+		s.Now = func() time.Time { return clock }
 		do(s)
 		if err := s.Close(); err != nil {
 			t.Fatal(err)

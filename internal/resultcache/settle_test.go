@@ -12,7 +12,7 @@ func TestAnswersWaitForTheServerToApplyAChange(t *testing.T) {
 	t.Parallel()
 	now := time.Date(2026, 11, 25, 12, 0, 0, 0, time.UTC)
 	store := Open(t.TempDir(), build, func(string) bool { return false })
-	store.now = func() time.Time { return now }
+	store.Now = func() time.Time { return now }
 	run := func(groups map[string]group) *Cluster {
 		cl := &Cluster{store: store, scope: Key{Cluster: "https://a uid-1"}, groups: groups, nsUnsettled: map[string]bool{}}
 		cl.settle()
@@ -40,7 +40,7 @@ func TestAnswersWaitForTheServerToApplyAChange(t *testing.T) {
 	}
 	// A cluster without a record: its objects' times alone.
 	store2 := Open(t.TempDir(), build, func(string) bool { return false })
-	store2.now = store.now
+	store2.Now = store.Now
 	cl := &Cluster{store: store2, scope: Key{Cluster: "https://b uid-2"}, groups: map[string]group{"crds": {"c1", now.Add(-5 * time.Second)}}, nsUnsettled: map[string]bool{}}
 	cl.settle()
 	if !cl.unsettled {
