@@ -1,19 +1,16 @@
 package render
 
 import (
-	"bytes"
 	"context"
 	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"runtime"
 	"sync"
 	"time"
 
 	"github.com/drift-gitops/drift/internal/reason"
-	"github.com/drift-gitops/drift/internal/subprocess"
 )
 
 // Targets wait in a queue and render in batches: a worker renders up to maxBatch
@@ -144,17 +141,10 @@ func (w *Isolated) runFrames(r workRequest, got func(i int, resp workResponse)) 
 	}
 	ctx, cancel := context.WithCancel(w.ctx)
 	defer cancel()
-	cmd, err := subprocess.Command(ctx, subprocess.RoleRender)
+	cmd, err := w.command(ctx, req)
 	if err != nil {
 		return 0, nil, err
 	}
-	w.workers.Add(1)
-	cmd.Env = []string{subprocess.Env + "=" + subprocess.RoleRender}
-	if dir := os.Getenv("GOCOVERDIR"); dir != "" {
-		cmd.Env = append(cmd.Env, "GOCOVERDIR="+dir)
-	}
-	dieWithParent(cmd)
-	cmd.Stdin = bytes.NewReader(req)
 	stderr := &cappedBuffer{max: stderrBytes}
 	cmd.Stderr = stderr
 	stdout, err := cmd.StdoutPipe()

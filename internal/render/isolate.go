@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -102,19 +103,10 @@ func (w *Isolated) run(r workRequest, what string, templated bool) (resp workRes
 	}
 	ctx, cancel := context.WithTimeout(w.ctx, w.limits.Timeout)
 	defer cancel()
-	cmd, err := subprocess.Command(ctx, subprocess.RoleRender)
+	cmd, err := w.command(ctx, req)
 	if err != nil {
 		return resp, nil, err
 	}
-	w.workers.Add(1)
-	// The worker reads content the pull request's author wrote: it gets none of
-	// drift's environment (the GitHub token, cloud credentials), only its role.
-	cmd.Env = []string{subprocess.Env + "=" + subprocess.RoleRender}
-	if dir := os.Getenv("GOCOVERDIR"); dir != "" {
-		cmd.Env = append(cmd.Env, "GOCOVERDIR="+dir)
-	}
-	dieWithParent(cmd)
-	cmd.Stdin = bytes.NewReader(req)
 	stdout := &cappedBuffer{max: w.limits.OutputBytes + responseSlack, overflow: cancel}
 	stderr := &cappedBuffer{max: stderrBytes}
 	cmd.Stdout, cmd.Stderr = stdout, stderr
@@ -214,4 +206,22 @@ func (b *cappedBuffer) Write(p []byte) (int, error) {
 		return 0, errors.New("output limit reached")
 	}
 	return b.Buffer.Write(p)
+}
+
+// command is a render worker reading req, stopped with ctx. The worker reads content
+// the pull request's author wrote: it gets none of drift's environment (the GitHub
+// token, cloud credentials), only its role, and dies with drift.
+func (w *Isolated) command(ctx context.Context, req []byte) (*exec.Cmd, error) {
+	cmd, err := subprocess.Command(ctx, subprocess.RoleRender)
+	if err != nil {
+		return nil, err
+	}
+	w.workers.Add(1)
+	cmd.Env = []string{subprocess.Env + "=" + subprocess.RoleRender}
+	if dir := os.Getenv("GOCOVERDIR"); dir != "" {
+		cmd.Env = append(cmd.Env, "GOCOVERDIR="+dir)
+	}
+	dieWithParent(cmd)
+	cmd.Stdin = bytes.NewReader(req)
+	return cmd, nil
 }
