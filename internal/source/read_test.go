@@ -3,6 +3,7 @@ package source
 import (
 	"fmt"
 	"io/fs"
+	"strings"
 	"testing"
 
 	"github.com/drift-gitops/drift/internal/gitfixture"
@@ -93,6 +94,36 @@ func TestReadingADirectoryDecodesEachTreeOnce(t *testing.T) {
 	// The root, apps and apps/big: three trees, however many files.
 	if got := repo.objects.decodes.Load(); got > 3 {
 		t.Errorf("%d tree decodes to read 1,000 files of one directory, want at most 3 (one per tree)", got)
+	}
+}
+
+// Listing a directory reads no blob: a walk that needs only names and object ids
+// (discovery's scan, answered from its memo) costs the trees alone. A file's size is
+// read when its Info is asked for.
+func TestListingADirectoryReadsNoBlob(t *testing.T) {
+	t.Parallel()
+	files := map[string]string{}
+	for i := range 100 {
+		files[fmt.Sprintf("apps/f%03d.yaml", i)] = strings.Repeat("x", i+1)
+	}
+	repo := committed(t, files)
+	snap, err := repo.Snapshot("HEAD")
+	if err != nil {
+		t.Fatal(err)
+	}
+	entries, err := fs.ReadDir(snap.FS, "apps")
+	if err != nil || len(entries) != 100 {
+		t.Fatalf("ReadDir(apps): %d entries, %v", len(entries), err)
+	}
+	if got := repo.objects.reads.Load(); got != 0 {
+		t.Errorf("listing 100 files read %d blobs, want none", got)
+	}
+	info, err := entries[42].Info()
+	if err != nil || info.Name() != "f042.yaml" || info.Size() != 43 || info.IsDir() || !entries[42].Type().IsRegular() {
+		t.Errorf("Info of %s: %v (size %d), %v; want f042.yaml, a regular file of 43 bytes", entries[42].Name(), info, info.Size(), err)
+	}
+	if got := repo.objects.reads.Load(); got != 1 {
+		t.Errorf("one Info read %d blobs, want 1", got)
 	}
 }
 

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
 	"github.com/go-git/go-git/v5/plumbing/object"
 )
@@ -222,11 +223,27 @@ func (t *treeFS) readDirNode(n *treeNode) ([]fs.DirEntry, error) {
 		case filemode.Symlink:
 			out = append(out, fs.FileInfoToDirEntry(fileInfo{name: e.Name, mode: fs.ModeSymlink}))
 		default:
-			out = append(out, fs.FileInfoToDirEntry(fileInfo{name: e.Name, size: t.objects.size(e.Hash)}))
+			out = append(out, blobEntry{name: e.Name, hash: e.Hash, objects: t.objects})
 		}
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Name() < out[j].Name() })
 	return out, nil
+}
+
+// blobEntry is a file in a directory listing. Its size is read when Info asks for
+// it: a walk that only needs names and object ids (discovery's scan, answered from
+// its memo) reads no blob.
+type blobEntry struct {
+	name    string
+	hash    plumbing.Hash
+	objects *gitObjects
+}
+
+func (e blobEntry) Name() string      { return e.name }
+func (e blobEntry) IsDir() bool       { return false }
+func (e blobEntry) Type() fs.FileMode { return 0 }
+func (e blobEntry) Info() (fs.FileInfo, error) {
+	return fileInfo{name: e.name, size: e.objects.size(e.hash)}, nil
 }
 
 type fileInfo struct {

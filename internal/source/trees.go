@@ -28,6 +28,9 @@ type gitObjects struct {
 	// decodes counts the trees decoded, for the test that holds reading to linear
 	// time.
 	decodes atomic.Int64
+	// reads counts the blobs read from the storage, for the test that holds listing a
+	// directory to reading none.
+	reads atomic.Int64
 }
 
 // gitTree is one decoded tree: its entries in git's order, and by name.
@@ -78,6 +81,7 @@ func (t *gitTree) entry(name string) (*object.TreeEntry, bool) {
 func (g *gitObjects) blob(h plumbing.Hash) ([]byte, error) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
+	g.reads.Add(1)
 	obj, err := g.s.EncodedObject(plumbing.BlobObject, h)
 	if err != nil {
 		return nil, err
@@ -105,6 +109,7 @@ func (g *gitObjects) size(h plumbing.Hash) int64 {
 	// for a loose object first, which made reading 10,000 files a quarter slower.
 	obj, err := g.s.EncodedObject(plumbing.BlobObject, h)
 	g.mu.Unlock()
+	g.reads.Add(1)
 	if err != nil {
 		return 0
 	}
