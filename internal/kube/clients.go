@@ -146,10 +146,12 @@ func NewClientsWithin(run context.Context, cfg *rest.Config, _ int) (*Clients, e
 	}, nil
 }
 
-// newDynamic is dynamic.NewForConfig with client-go's own retries turned off: Retry
-// applies drift's policy to every request.
+// newDynamic is dynamic.NewForConfig with client-go's own retries turned off (Retry
+// applies drift's policy to every request), reading answers in one pass
+// (onePassSerializer).
 func newDynamic(cfg *rest.Config) (dynamic.Interface, error) {
 	config := dynamic.ConfigFor(cfg)
+	config.NegotiatedSerializer = onePassSerializer{config.NegotiatedSerializer}
 	config.GroupVersion = nil
 	config.APIPath = "/if-you-see-this-search-for-the-break"
 	rc, err := rest.UnversionedRESTClientFor(config)
