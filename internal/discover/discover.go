@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"cmp"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io/fs"
 	"maps"
@@ -13,6 +14,7 @@ import (
 	"strings"
 	"sync"
 
+	"gopkg.in/yaml.v3"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/drift-gitops/drift/internal/appset"
@@ -580,7 +582,7 @@ func candidates(fsys fs.FS, paths []string, charts chartDirs, scans Scans) (map[
 			if err != nil {
 				return nil // the render says what is wrong with it
 			}
-			out[name] = namesApplierGroup(data)
+			out[name] = namesApplierGroup(data) || spellsApplierGroup(data)
 			remember(map[bool]Scan{true: ScanNames, false: ScanPlain}[out[name]])
 			return nil
 		})
@@ -591,11 +593,75 @@ func candidates(fsys fs.FS, paths []string, charts chartDirs, scans Scans) (map[
 	return out, nil
 }
 
+// applierGroups are Argo CD's and Flux's API groups, as an apiVersion begins.
+var applierGroups = []string{"argoproj.io/", "kustomize.toolkit.fluxcd.io/", "helm.toolkit.fluxcd.io/", "fluxcd.controlplane.io/"}
+
 // namesApplierGroup reports whether a file mentions Argo CD's or Flux's API groups.
 func namesApplierGroup(data []byte) bool {
-	for _, g := range []string{"argoproj.io/", "kustomize.toolkit.fluxcd.io/", "helm.toolkit.fluxcd.io/", "fluxcd.controlplane.io/"} {
+	for _, g := range applierGroups {
 		if bytes.Contains(data, []byte(g)) {
 			return true
+		}
+	}
+	return false
+}
+
+// spellsApplierGroup reports whether a file that does not name Argo CD's or Flux's API
+// groups as text spells one otherwise: with escapes in a quoted string ("argoproj\x2eio/",
+// "\u002e", "\/", a line break escaped inside the group) or in UTF-16 or UTF-32, each of
+// which the YAML and JSON decoders of drift and of the controllers read as the group.
+// Only such a file is decoded, every document, and every key and string searched; a
+// file that does not decode is no candidate (no applier can read it either).
+func spellsApplierGroup(data []byte) bool {
+	if bytes.IndexByte(data, '\\') < 0 && bytes.IndexByte(data, 0) < 0 && !bytes.HasPrefix(data, []byte{0xfe, 0xff}) && !bytes.HasPrefix(data, []byte{0xff, 0xfe}) {
+		return false // nothing is spelled but as written
+	}
+	found := false
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	for !found {
+		var doc any
+		if err := dec.Decode(&doc); err != nil {
+			break
+		}
+		found = holdsApplierGroup(doc)
+	}
+	if !found {
+		// JSON that YAML does not read (a tab where YAML wants spaces).
+		dec := json.NewDecoder(bytes.NewReader(data))
+		for !found {
+			var doc any
+			if err := dec.Decode(&doc); err != nil {
+				break
+			}
+			found = holdsApplierGroup(doc)
+		}
+	}
+	return found
+}
+
+// holdsApplierGroup reports whether a decoded document holds Argo CD's or Flux's API
+// groups in a key or a string.
+func holdsApplierGroup(v any) bool {
+	switch v := v.(type) {
+	case string:
+		return namesApplierGroup([]byte(v))
+	case map[string]any:
+		for k, e := range v {
+			if holdsApplierGroup(k) || holdsApplierGroup(e) {
+				return true
+			}
+		}
+	case map[any]any:
+		for k, e := range v {
+			if holdsApplierGroup(k) || holdsApplierGroup(e) {
+				return true
+			}
+		}
+	case []any:
+		for _, e := range v {
+			if holdsApplierGroup(e) {
+				return true
+			}
 		}
 	}
 	return false

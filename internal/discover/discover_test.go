@@ -289,6 +289,54 @@ func (m memoScans) Remember(id string, s Scan)     { m[id] = s }
 // TestFilesReadBeforeAreNotReadAgain: a repeat run reads no file whose content it
 // read before to look for Argo CD and Flux objects; an Application a file gains
 // since is found.
+// An Application whose apiVersion is spelled with escapes, or in UTF-16, is the same
+// Application to Argo CD: discovery finds it, wherever it is, and follows it, and a
+// file with escapes that defines nothing of theirs is no failure.
+func TestApplierGroupsSpelledWithEscapesAreFound(t *testing.T) {
+	app := func(apiVersion, name, path string) string {
+		return "apiVersion: " + apiVersion + "\nkind: Application\nmetadata: {name: " + name + ", namespace: argocd}\n" +
+			"spec:\n  project: default\n  source: {repoURL: 'git@github.com:example/gitops', targetRevision: main, path: " + path + "}\n" +
+			"  destination: {server: 'https://kubernetes.default.svc', namespace: apps}\n"
+	}
+	utf16 := []byte{0xff, 0xfe}
+	for _, r := range app("argoproj.io/v1alpha1", "utf16", "plain/e") {
+		utf16 = append(utf16, byte(r), 0)
+	}
+	fsys := fstest.MapFS{
+		"hex.yaml": {Data: []byte(app(`"argoproj\x2eio/v1alpha1"`, "hex", "plain/a"))},
+		"unicode.json": {Data: []byte(`{"apiVersion": "argoproj\u002eio\/v1alpha1", "kind": "Application", "metadata": {"name": "unicode", "namespace": "argocd"},
+	"spec": {"project": "default", "source": {"repoURL": "git@github.com:example/gitops", "targetRevision": "main", "path": "plain/b"},
+	"destination": {"server": "https://kubernetes.default.svc", "namespace": "apps"}}}`)},
+		"folded.yaml": {Data: []byte(app("\"argoproj.\\\n  io/v1alpha1\"", "folded", "plain/c"))},
+		"utf16.yaml":  {Data: utf16},
+		// Reached only through a kustomization, whose files name no group as text.
+		"base/kustomization.yaml": {Data: []byte("resources: [app.yaml]\n")},
+		"base/app.yaml":           {Data: []byte(app(`"argoproj\u002Eio/v1alpha1"`, "kustomized", "plain/d"))},
+		// Escapes that spell nothing of Argo CD's or Flux's, in a file that is no manifest.
+		"docs/settings.yaml": {Data: []byte("greeting: \"hello\\tworld\"\nlist: [\"a\\u0041\"]\n")},
+	}
+	for _, d := range []string{"a", "b", "c", "d", "e"} {
+		fsys["plain/"+d+"/cm.yaml"] = &fstest.MapFile{Data: []byte("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: " + d + "}\n")}
+	}
+	opts := argoRepo
+	opts.Render = func(spec render.Spec) (*render.Result, error) { return render.Render(fsys, spec) }
+	res, err := Discover(context.Background(), fsys, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := names(res)
+	sort.Strings(got)
+	want := []string{"Application/folded", "Application/hex", "Application/kustomized", "Application/unicode", "Application/utf16"}
+	if strings.Join(got, " ") != strings.Join(want, " ") {
+		t.Errorf("targets %v, want %v", got, want)
+	}
+	for _, f := range res.Failures {
+		if strings.Contains(f.Source, "docs/settings.yaml") {
+			t.Errorf("a file that spells no applier group failed discovery: %+v", f)
+		}
+	}
+}
+
 func TestFilesReadBeforeAreNotReadAgain(t *testing.T) {
 	files := fstest.MapFS{"cm.yaml": {Data: []byte("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\n")}}
 	for i := range 20 {

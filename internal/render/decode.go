@@ -2,6 +2,7 @@ package render
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"regexp"
 	"strings"
@@ -62,7 +63,7 @@ func isBlank(doc []byte) bool {
 }
 
 // decodeDocument parses one document the way kubectl does (YAML 1.1 through
-// sigs.k8s.io/yaml) and returns its objects, flattening lists. Errors never quote the
+// sigs.k8s.io/yaml, a JSON document as JSON) and returns its objects, flattening lists. Errors never quote the
 // document's content: it may hold secrets.
 func decodeDocument(source string, doc int, data []byte, maxBytes int) ([]Object, []Failure) {
 	if len(data) > maxBytes {
@@ -72,12 +73,17 @@ func decodeDocument(source string, doc int, data []byte, maxBytes int) ([]Object
 	if isBlank(data) {
 		return nil, nil
 	}
-	js, err := yaml.YAMLToJSON(data)
-	if err != nil {
-		return nil, []Failure{{Source: source, Doc: doc, Reason: reason.Malformed,
-			Message: "malformed YAML: " + strings.TrimPrefix(err.Error(), "error converting YAML to JSON: ")}}
+	js := bytes.TrimSpace(data)
+	if len(js) == 0 || js[0] != '{' || !json.Valid(js) {
+		// YAML; a JSON document is read as JSON, as kubectl's YAMLOrJSONDecoder does
+		// (YAML knows no "\/" escape, and takes no duplicate key).
+		var err error
+		if js, err = yaml.YAMLToJSON(data); err != nil {
+			return nil, []Failure{{Source: source, Doc: doc, Reason: reason.Malformed,
+				Message: "malformed YAML: " + strings.TrimPrefix(err.Error(), "error converting YAML to JSON: ")}}
+		}
+		js = bytes.TrimSpace(js)
 	}
-	js = bytes.TrimSpace(js)
 	if string(js) == "null" {
 		return nil, nil
 	}

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"testing/fstest"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
 
 func file(s string) *fstest.MapFile { return &fstest.MapFile{Data: []byte(s)} }
@@ -227,6 +229,37 @@ func TestADirectoryIsReadAsArgoCDReadsIt(t *testing.T) {
 		sort.Strings(names)
 		if got := strings.Join(names, " "); got != c.want {
 			t.Errorf("%+v: %q, want %q", c.dir, got, c.want)
+		}
+	}
+}
+
+// A JSON document is read as JSON, as kubectl reads it (YAMLOrJSONDecoder): "\/" is a
+// slash and a key given twice takes its last value (kubectl v1.32, dry run on a server:
+// {"k":"last","path":"a/b"}); YAML that only begins as JSON does, "{apiVersion: v1}",
+// is still YAML.
+func TestJSONDocumentsAreReadAsKubectlReadsThem(t *testing.T) {
+	fsys := fstest.MapFS{
+		"cm.json":   file(`{"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "esc", "namespace": "default"}, "data": {"path": "a\/b", "k": "first", "k": "last"}}` + "\n"),
+		"flow.yaml": file("{apiVersion: v1, kind: ConfigMap, metadata: {name: flow}, data: {a: b}}\n"),
+	}
+	res, err := Plain(fsys, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Failures) != 0 || len(res.Objects) != 2 {
+		t.Fatalf("objects %v, failures %v; want two objects", ids(res), res.Failures)
+	}
+	for _, o := range res.Objects {
+		data, _, _ := unstructured.NestedStringMap(o.Obj.Object, "data")
+		switch o.Obj.GetName() {
+		case "esc":
+			if data["path"] != "a/b" || data["k"] != "last" {
+				t.Errorf("cm.json data %v, want path a/b and k last", data)
+			}
+		case "flow":
+			if data["a"] != "b" || len(data) != 1 {
+				t.Errorf("flow.yaml data %v, want a: b", data)
+			}
 		}
 	}
 }
