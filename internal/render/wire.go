@@ -6,8 +6,11 @@ import (
 	"bytes"
 	"encoding/gob"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"runtime"
+	"slices"
 	"sync"
 )
 
@@ -37,6 +40,9 @@ type workResponse struct {
 	Err string
 	// AppSet is an ApplicationSet's expansion.
 	AppSet *appset.Result
+	// Objects are Result's objects, each encoded on its own (encodeResponse), so
+	// that both sides encode and decode them side by side.
+	Objects []json.RawMessage `json:",omitempty"`
 }
 
 var registerGob sync.Once
@@ -74,11 +80,55 @@ func registerValueTypes() {
 // float64 to the rest: exactly the types an in-process rendering holds, since every
 // renderer decodes its documents that way.
 func encodeResponse(resp workResponse) ([]byte, error) {
+	if resp.Result != nil && len(resp.Result.Objects) > 0 {
+		res := *resp.Result
+		raw := make([]json.RawMessage, len(res.Objects))
+		if err := inParallel(len(raw), func(i int) (err error) {
+			raw[i], err = json.Marshal(res.Objects[i])
+			return err
+		}); err != nil {
+			return nil, err
+		}
+		res.Objects = nil
+		resp.Result, resp.Objects = &res, raw
+	}
 	return json.Marshal(resp)
 }
 
 func decodeResponse(data []byte) (workResponse, error) {
 	var resp workResponse
-	err := json.Unmarshal(data, &resp)
-	return resp, err
+	if err := json.Unmarshal(data, &resp); err != nil {
+		return resp, err
+	}
+	if len(resp.Objects) > 0 {
+		if resp.Result == nil {
+			return resp, fmt.Errorf("the render worker sent objects without a result")
+		}
+		objs := make([]Object, len(resp.Objects))
+		if err := inParallel(len(objs), func(i int) error { return json.Unmarshal(resp.Objects[i], &objs[i]) }); err != nil {
+			return resp, err
+		}
+		resp.Result.Objects, resp.Objects = objs, nil
+	}
+	return resp, nil
+}
+
+// inParallel calls f for 0 to n-1, in GOMAXPROCS goroutines each taking a run of
+// indexes; the error joins the first each goroutine met.
+func inParallel(n int, f func(i int) error) error {
+	workers := min(runtime.GOMAXPROCS(0), n)
+	errs := make([]error, workers)
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Go(func() {
+			for i := w * n / workers; i < (w+1)*n/workers; i++ {
+				if err := f(i); err != nil {
+					errs[w] = err
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	return errors.Join(slices.DeleteFunc(errs, func(err error) bool { return err == nil })...)
 }
