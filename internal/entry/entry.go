@@ -2,11 +2,11 @@ package entry
 
 import (
 	"fmt"
-	"reflect"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/drift-gitops/drift/internal/dryrun"
+	"github.com/drift-gitops/drift/internal/object"
 	"github.com/drift-gitops/drift/internal/reason"
 	"github.com/drift-gitops/drift/internal/report"
 	"github.com/drift-gitops/drift/internal/risk"
@@ -121,53 +121,7 @@ func same(a, b *unstructured.Unstructured) bool {
 	if a == nil || b == nil {
 		return a == b
 	}
-	return jsonEqual(a.Object, b.Object)
-}
-
-// jsonEqual is reflect.DeepEqual for what JSON decodes to (maps, lists, strings,
-// numbers, booleans, null), without reflection: most objects of a run are compared
-// whole, and are equal. Other types are compared with reflect.DeepEqual.
-func jsonEqual(a, b any) bool {
-	switch x := a.(type) {
-	case map[string]any:
-		y, ok := b.(map[string]any)
-		if !ok || len(x) != len(y) || (x == nil) != (y == nil) {
-			return false
-		}
-		for k, v := range x {
-			w, ok := y[k]
-			if !ok || !jsonEqual(v, w) {
-				return false
-			}
-		}
-		return true
-	case []any:
-		y, ok := b.([]any)
-		if !ok || len(x) != len(y) || (x == nil) != (y == nil) {
-			return false
-		}
-		for i := range x {
-			if !jsonEqual(x[i], y[i]) {
-				return false
-			}
-		}
-		return true
-	case string:
-		y, ok := b.(string)
-		return ok && x == y
-	case int64:
-		y, ok := b.(int64)
-		return ok && x == y
-	case float64:
-		y, ok := b.(float64)
-		return ok && x == y
-	case bool:
-		y, ok := b.(bool)
-		return ok && x == y
-	case nil:
-		return b == nil
-	}
-	return reflect.DeepEqual(a, b)
+	return object.JSONEqual(a.Object, b.Object)
 }
 
 // objectOf is an object's content, nil for an absent side.

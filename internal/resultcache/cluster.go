@@ -23,6 +23,7 @@ import (
 	"k8s.io/client-go/metadata"
 
 	"github.com/drift-gitops/drift/internal/kube"
+	"github.com/drift-gitops/drift/internal/object"
 )
 
 // Cluster is the store as one cluster's run reads it: what decides every answer of
@@ -613,6 +614,15 @@ func sourcesWith(r Request, live any) []any {
 // Get is the stored answer to r.
 func (cl *Cluster) Get(r Request) (Answer, bool) {
 	a, ok := cl.store.Get(cl.key(r), sourcesOf(r))
+	if ok && a.SameAsLive {
+		// The key names the live object by uid and resourceVersion: the one read
+		// now is the one the answer was.
+		if r.Live == nil {
+			ok = false
+		} else {
+			a.Merged = r.Live.DeepCopy()
+		}
+	}
 	if ok {
 		cl.Hits.Add(1)
 	} else {
@@ -628,6 +638,9 @@ func (cl *Cluster) Put(r Request, a Answer) {
 		return
 	}
 	a.SecretData = r.Resource == secrets
+	if r.Live != nil && object.JSONEqual(r.Live.Object, a.Merged.Object) {
+		a.SameAsLive = true // kept as a flag: Get copies the live object
+	}
 	sources := sourcesOf(r)
 	if cl.store.holds() {
 		sources = snapshotOf(r)

@@ -96,6 +96,10 @@ type Answer struct {
 	// SecretData says the prediction is a Secret's: every value under its data and
 	// stringData is secret, whether or not the run knows it yet.
 	SecretData bool
+	// SameAsLive says the prediction is the live object the key names, field for
+	// field (an object the apply leaves as it is): it is stored as this flag alone,
+	// and Merged is nil when Get returns it (Cluster.Get copies the live object).
+	SameAsLive bool
 }
 
 // storedEntry is an answer as it is stored (put writes it).
@@ -103,6 +107,8 @@ type storedEntry struct {
 	Format   int            `json:"format"`
 	Merged   map[string]any `json:"merged"`
 	Warnings []string       `json:"warnings,omitempty"`
+	// SameAsLive stands for a prediction that is the live object (Answer.SameAsLive).
+	SameAsLive bool `json:"sameAsLive,omitempty"`
 }
 
 // Store is a cache directory, as one run reads and writes it: the answers of the
@@ -142,6 +148,7 @@ type heldPut struct {
 	merged     []byte
 	warnings   []string
 	secretData bool
+	sameAsLive bool
 	sources    Sources
 }
 
@@ -251,7 +258,7 @@ func (s *Store) Get(k Key, sources Sources) (Answer, bool) {
 	// whole, sigs.k8s.io/json), so that an answer from the cache is the object the
 	// server's JSON decodes to.
 	if err == nil {
-		if err = sigsjson.UnmarshalCaseSensitivePreserveInts(payload, &e); err == nil && (e.Format != Format || e.Merged == nil) {
+		if err = sigsjson.UnmarshalCaseSensitivePreserveInts(payload, &e); err == nil && (e.Format != Format || (e.Merged == nil) == !e.SameAsLive) {
 			err = fmt.Errorf("not an answer this drift reads")
 		}
 	}
@@ -261,6 +268,10 @@ func (s *Store) Get(k Key, sources Sources) (Answer, bool) {
 		s.note("corrupt", "a dry-run cache entry in %s cannot be read (%v): it is ignored, and the object sent", loc.pack.name, err)
 		s.mu.Unlock()
 		return Answer{}, false
+	}
+	if e.SameAsLive {
+		s.keep(d, payload)
+		return Answer{Warnings: e.Warnings, SameAsLive: true}, true
 	}
 	if bytes.Contains(payload, placeholderJSON) {
 		// Only an answer that hid a secret reads its sources.
@@ -286,11 +297,14 @@ func (s *Store) Put(k Key, a Answer, sources Sources) {
 		s.put(k, a, sources)
 		return
 	}
-	merged, err := json.Marshal(a.Merged.Object)
-	if err != nil {
-		return
+	var merged []byte
+	if !a.SameAsLive {
+		var err error
+		if merged, err = json.Marshal(a.Merged.Object); err != nil {
+			return
+		}
 	}
-	held := heldPut{k: k, merged: merged, warnings: slices.Clone(a.Warnings), secretData: a.SecretData, sources: sources}
+	held := heldPut{k: k, merged: merged, warnings: slices.Clone(a.Warnings), secretData: a.SecretData, sameAsLive: a.SameAsLive, sources: sources}
 	s.mu.Lock()
 	if s.holding {
 		s.held = append(s.held, held)
@@ -330,6 +344,10 @@ func (s *Store) Release() {
 
 // release stores a held answer.
 func (s *Store) release(h heldPut) {
+	if h.sameAsLive {
+		s.put(h.k, Answer{Warnings: h.warnings, SameAsLive: true}, h.sources)
+		return
+	}
 	var merged map[string]any
 	if sigsjson.UnmarshalCaseSensitivePreserveInts(h.merged, &merged) != nil {
 		return
@@ -353,6 +371,12 @@ func (s *Store) put(k Key, a Answer, sources Sources) {
 	h.buf = strconv.AppendInt(h.buf, Format, 10)
 	h.buf = append(h.buf, `,"warnings":`...)
 	h.buf = append(h.buf, warnings...)
+	if a.SameAsLive {
+		// No value of the object: the live copy is the answer.
+		h.buf = append(h.buf, `,"sameAsLive":true}`...)
+		s.keep(k.sum(), h.buf)
+		return
+	}
 	h.buf = append(h.buf, `,"merged":{`...)
 	// A Secret's data and stringData are secret, every value of them.
 	keys := slices.Sorted(maps.Keys(a.Merged.Object))
