@@ -639,7 +639,11 @@ func (cl *Cluster) Put(r Request, a Answer) {
 	}
 	a.SecretData = r.Resource == secrets
 	if r.Live != nil && object.JSONEqual(r.Live.Object, a.Merged.Object) {
-		a.SameAsLive = true // kept as a flag: Get copies the live object
+		// Kept as a flag (Get copies the live object): no string of it to hide, so
+		// no source to restore one from.
+		a.SameAsLive = true
+		cl.store.Put(cl.key(r), a, Of())
+		return
 	}
 	sources := sourcesOf(r)
 	if cl.store.holds() {
