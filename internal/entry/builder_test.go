@@ -188,4 +188,3 @@ func TestUnchangedYAMLOnlyWhenAsked(t *testing.T) {
 		}
 	}
 }
-
