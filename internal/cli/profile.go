@@ -2,6 +2,7 @@ package cli
 
 import (
 	"fmt"
+	"io"
 	"os"
 	"runtime/pprof"
 	"runtime/trace"
@@ -12,30 +13,9 @@ import (
 // (go tool trace) to $DRIFT_PPROF_TRACE when they are set; the returned stop writes
 // them. It is for measuring drift (docs/performance.md).
 func StartProfiling() (stop func()) {
-	cpu, mem, tr := os.Getenv("DRIFT_PPROF_CPU_PROFILE"), os.Getenv("DRIFT_PPROF_MEM_PROFILE"), os.Getenv("DRIFT_PPROF_TRACE")
-	var cpuFile, traceFile *os.File
-	if cpu != "" {
-		f, err := os.Create(cpu)
-		if err == nil {
-			err = pprof.StartCPUProfile(f)
-		}
-		if err != nil {
-			fmt.Fprintf(os.Stderr, "drift: warning: DRIFT_PPROF_CPU_PROFILE: %v\n", err)
-		} else {
-			cpuFile = f
-		}
-	}
-	if tr != "" {
-		f, err := os.Create(tr)
-		if err == nil {
-			err = trace.Start(f)
-		}
-		if err != nil {
-			fmt.Fprintf(os.Stderr, "drift: warning: DRIFT_PPROF_TRACE: %v\n", err)
-		} else {
-			traceFile = f
-		}
-	}
+	cpuFile := startWriting("DRIFT_PPROF_CPU_PROFILE", pprof.StartCPUProfile)
+	traceFile := startWriting("DRIFT_PPROF_TRACE", trace.Start)
+	mem := os.Getenv("DRIFT_PPROF_MEM_PROFILE")
 	return func() {
 		if traceFile != nil {
 			trace.Stop()
@@ -57,4 +37,24 @@ func StartProfiling() (stop func()) {
 			fmt.Fprintf(os.Stderr, "drift: warning: DRIFT_PPROF_MEM_PROFILE: %v\n", err)
 		}
 	}
+}
+
+// startWriting creates the file the variable env names and starts start writing to
+// it; nil when env is unset or the file cannot be written (said on stderr).
+func startWriting(env string, start func(io.Writer) error) *os.File {
+	name := os.Getenv(env)
+	if name == "" {
+		return nil
+	}
+	f, err := os.Create(name)
+	if err == nil {
+		if err = start(f); err != nil {
+			f.Close()
+		}
+	}
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "drift: warning: %s: %v\n", env, err)
+		return nil
+	}
+	return f
 }
