@@ -11,6 +11,7 @@ import (
 	"path"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -613,7 +614,7 @@ func namesApplierGroup(data []byte) bool {
 // Only such a file is decoded, every document, and every key and string searched; a
 // file that does not decode is no candidate (no applier can read it either).
 func spellsApplierGroup(data []byte) bool {
-	if bytes.IndexByte(data, '\\') < 0 && bytes.IndexByte(data, 0) < 0 && !bytes.HasPrefix(data, []byte{0xfe, 0xff}) && !bytes.HasPrefix(data, []byte{0xff, 0xfe}) {
+	if !escapesGroupCharacter(data) && bytes.IndexByte(data, 0) < 0 && !bytes.HasPrefix(data, []byte{0xfe, 0xff}) && !bytes.HasPrefix(data, []byte{0xff, 0xfe}) {
 		return false // nothing is spelled but as written
 	}
 	found := false
@@ -637,6 +638,40 @@ func spellsApplierGroup(data []byte) bool {
 		}
 	}
 	return found
+}
+
+// escapesGroupCharacter reports whether data holds an escape that stands for a
+// character an API group is written with (a lowercase letter, "." or "/": "\x2e",
+// "\u0061", "\U0000002f", "\/") or an escaped line break, which joins two lines of a
+// quoted string. Other escapes ("\"", "\n", "\u003c" as Go's JSON encoder writes "<")
+// cannot make a group, and a file full of them (a dashboard's JSON) is not decoded.
+func escapesGroupCharacter(data []byte) bool {
+	for i := 0; ; i++ {
+		j := bytes.IndexByte(data[i:], '\\')
+		if j < 0 || i+j+1 >= len(data) {
+			return false
+		}
+		i += j
+		n := 0
+		switch data[i+1] {
+		case '/', '\n', '\r':
+			return true
+		case '\\':
+			i++ // an escaped backslash: what follows it is text
+			continue
+		case 'x':
+			n = 2
+		case 'u':
+			n = 4
+		case 'U':
+			n = 8
+		}
+		if n > 0 && i+2+n <= len(data) {
+			if c, err := strconv.ParseUint(string(data[i+2:i+2+n]), 16, 32); err == nil && (c == '.' || c == '/' || ('a' <= c && c <= 'z')) {
+				return true
+			}
+		}
+	}
 }
 
 // holdsApplierGroup reports whether a decoded document holds Argo CD's or Flux's API

@@ -371,3 +371,29 @@ func TestFilesReadBeforeAreNotReadAgain(t *testing.T) {
 		t.Errorf("after a change: targets %v, want the Application the changed file holds", got)
 	}
 }
+
+// Only an escape that stands for a character of an API group (or an escaped line
+// break) makes a file worth decoding: the escapes Go's JSON encoder writes for HTML
+// characters and a string's quotes, tabs and line breaks do not.
+func TestOnlyEscapesOfGroupCharactersAreDecoded(t *testing.T) {
+	for text, want := range map[string]bool{
+		`"argoproj\x2eio/v1alpha1"`:                                    true,
+		`"argoproj\u002Eio/v1alpha1"`:                                  true,
+		`"\u0061rgoproj.io/v1"`:                                        true,
+		`"argoproj.io\U0000002Fv1"`:                                    true,
+		`"argoproj.io\/v1alpha1"`:                                      true,
+		"\"argoproj.\\\n  io/v1\"":                                     true,
+		"\"argoproj.\\\r\n  io/v1\"":                                   true,
+		`{"panel": "a \u003c b \u0026 c", "q": "say \"hi\"\n\tthere"}`: false,
+		`"C:\\x2e"`:    false, // an escaped backslash, then text
+		`"\x2"`:        false,
+		`"\u00e9"`:     false,
+		`"\U0001F600"`: false,
+		`trailing \`:   false,
+		"":             false,
+	} {
+		if got := escapesGroupCharacter([]byte(text)); got != want {
+			t.Errorf("escapesGroupCharacter(%q) = %v, want %v", text, got, want)
+		}
+	}
+}
