@@ -184,6 +184,8 @@ func Open(req Request) (*Plan, error) {
 			return nil, err
 		}
 	}
+	// Planned: what the preview reads, render workers read for themselves.
+	repo.Forget()
 	return p, nil
 }
 

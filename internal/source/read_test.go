@@ -127,6 +127,34 @@ func TestListingADirectoryReadsNoBlob(t *testing.T) {
 	}
 }
 
+// Forget empties what the repository keeps of what was read; a snapshot taken before
+// reads the same files after it, from disk again.
+func TestForgetKeepsSnapshotsReadable(t *testing.T) {
+	t.Parallel()
+	repo := committed(t, map[string]string{"apps/a.yaml": "a: 1\n", "apps/b.yaml": "b: 2\n"})
+	snap, err := repo.Snapshot("HEAD")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if data, err := fs.ReadFile(snap.FS, "apps/a.yaml"); err != nil || string(data) != "a: 1\n" {
+		t.Fatalf("before: %q, %v", data, err)
+	}
+	decoded := repo.objects.decodes.Load()
+	repo.Forget()
+	if n := len(repo.objects.trees); n != 0 {
+		t.Errorf("%d trees kept after Forget", n)
+	}
+	if data, err := fs.ReadFile(snap.FS, "apps/a.yaml"); err != nil || string(data) != "a: 1\n" {
+		t.Errorf("after: %q, %v", data, err)
+	}
+	if entries, err := fs.ReadDir(snap.FS, "apps"); err != nil || len(entries) != 2 {
+		t.Errorf("after: %d entries, %v", len(entries), err)
+	}
+	if repo.objects.decodes.Load() <= decoded {
+		t.Error("no tree was decoded again after Forget")
+	}
+}
+
 // TestConcurrentReadsSeeOneTree reads a commit from several goroutines at once, as
 // targets rendering in parallel do: every reader sees every file with its content.
 // (Run with -race, it also checks the tree cache's locking.)

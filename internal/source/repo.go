@@ -89,20 +89,28 @@ func Open(dir string) (*Repo, error) {
 		rel = ""
 	}
 	mu := &sync.Mutex{}
-	return &Repo{git: r, mu: mu, objects: newGitObjects(objectStorer(r), mu), Root: root, Dir: rel}, nil
+	st, lru := objectStorer(r)
+	return &Repo{git: r, mu: mu, objects: newGitObjects(st, lru, mu), Root: root, Dir: rel}, nil
 }
+
+// Forget empties what the repository keeps in memory of what was read (decoded trees,
+// file sizes, go-git's object cache), for a run that has read what it needs: a run
+// plans from the repository, then previews what render workers (processes of their
+// own) read. Snapshots stay usable: what they read later is read from disk again.
+func (r *Repo) Forget() { r.objects.forget() }
 
 // objectStorer is the repository's object storage with its pack files kept open
 // between reads: go-git's default opens the pack file again for every object, which
 // made reading a directory of 10,000 files spend a third of its time in open(2). Its
 // object cache (the bases deltas are read from) holds objectCache bytes: go-git's
 // default, 96 MiB, kept every file a run read in memory for the whole run.
-func objectStorer(r *git.Repository) storer.EncodedObjectStorer {
+func objectStorer(r *git.Repository) (storer.EncodedObjectStorer, *cache.ObjectLRU) {
 	st, ok := r.Storer.(*filesystem.Storage)
 	if !ok {
-		return r.Storer
+		return r.Storer, nil
 	}
-	return filesystem.NewStorageWithOptions(st.Filesystem(), cache.NewObjectLRU(objectCache), filesystem.Options{MaxOpenDescriptors: 16})
+	lru := cache.NewObjectLRU(objectCache)
+	return filesystem.NewStorageWithOptions(st.Filesystem(), lru, filesystem.Options{MaxOpenDescriptors: 16}), lru
 }
 
 // objectCache is the size of a repository's object cache.

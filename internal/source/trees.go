@@ -6,6 +6,7 @@ import (
 	"sync/atomic"
 
 	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/cache"
 	"github.com/go-git/go-git/v5/plumbing/object"
 	"github.com/go-git/go-git/v5/plumbing/storer"
 )
@@ -21,6 +22,9 @@ import (
 type gitObjects struct {
 	mu *sync.Mutex // the repository's lock
 	s  storer.EncodedObjectStorer
+	// lru is go-git's object cache under s (nil when the storage is not the
+	// filesystem's).
+	lru *cache.ObjectLRU
 
 	cacheMu sync.RWMutex
 	trees   map[plumbing.Hash]*gitTree
@@ -39,8 +43,20 @@ type gitTree struct {
 	byName  map[string]int
 }
 
-func newGitObjects(s storer.EncodedObjectStorer, mu *sync.Mutex) *gitObjects {
-	return &gitObjects{mu: mu, s: s, trees: map[plumbing.Hash]*gitTree{}, sizes: map[plumbing.Hash]int64{}}
+func newGitObjects(s storer.EncodedObjectStorer, lru *cache.ObjectLRU, mu *sync.Mutex) *gitObjects {
+	return &gitObjects{mu: mu, s: s, lru: lru, trees: map[plumbing.Hash]*gitTree{}, sizes: map[plumbing.Hash]int64{}}
+}
+
+// forget empties the caches: what is read later is read from the storage again.
+func (g *gitObjects) forget() {
+	g.mu.Lock()
+	if g.lru != nil {
+		g.lru.Clear()
+	}
+	g.mu.Unlock()
+	g.cacheMu.Lock()
+	g.trees, g.sizes = map[plumbing.Hash]*gitTree{}, map[plumbing.Hash]int64{}
+	g.cacheMu.Unlock()
 }
 
 // tree returns the tree with hash h, decoding it the first time.
