@@ -130,14 +130,9 @@ type Store struct {
 
 	mu    sync.Mutex
 	noted map[string]bool
-	// index locates the answers of the packs read: of a digest in several, the
-	// newest pack's.
+	// index locates the answers of the packs read, the newest pack's first.
 	index map[[32]byte]location
 	packs []*packFile
-	// unread are the packs not read yet, newest first: an older pack is read only
-	// when those read miss (each run writes every answer it used to its own pack,
-	// so the newest usually holds all a repeat run asks for).
-	unread []string
 	// out is the run's pack, made on its first answer; broken once it failed.
 	out    *packWriter
 	broken bool
@@ -185,17 +180,10 @@ func (s *Store) load() {
 		return
 	}
 	s.index = map[[32]byte]location{}
-	s.unread = packsIn(s.versionDir())
-	s.readOlder()
-}
-
-// readOlder reads the newest pack not read yet (those that cannot be read are said
-// and passed over); it reports whether it read one.
-func (s *Store) readOlder() bool {
-	for len(s.unread) > 0 {
-		path := s.unread[0]
-		s.unread = s.unread[1:]
-		pf, index, err := readPack(path, s.build)
+	paths := packsIn(s.versionDir())
+	// Oldest first, so that a newer pack's answer for a digest wins.
+	for i := len(paths) - 1; i >= 0; i-- {
+		pf, index, err := readPack(paths[i], s.build)
 		switch {
 		case errors.Is(err, errOtherBuild):
 			s.note("build", "the dry-run cache at %s holds answers another build of drift wrote: they are not used", s.dir)
@@ -203,18 +191,12 @@ func (s *Store) readOlder() bool {
 		case errors.Is(err, fs.ErrNotExist):
 			continue // pruned by another run since it was listed
 		case err != nil:
-			s.note("corrupt", "the dry-run cache file %s cannot be read (%v): its answers are ignored, and the objects sent", filepath.Base(path), err)
+			s.note("corrupt", "the dry-run cache file %s cannot be read (%v): its answers are ignored, and the objects sent", filepath.Base(paths[i]), err)
 			continue
 		}
 		s.packs = append(s.packs, pf)
-		for d, loc := range index {
-			if _, newer := s.index[d]; !newer {
-				s.index[d] = loc
-			}
-		}
-		return true
+		maps.Copy(s.index, index)
 	}
-	return false
 }
 
 // recordPath is where the record of a cluster is kept.
@@ -266,9 +248,6 @@ func (s *Store) Get(k Key, sources Sources) (Answer, bool) {
 	s.mu.Lock()
 	s.load()
 	loc, ok := s.index[d]
-	for !ok && s.readOlder() {
-		loc, ok = s.index[d]
-	}
 	s.mu.Unlock()
 	if !ok {
 		return Answer{}, false

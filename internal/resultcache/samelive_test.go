@@ -4,7 +4,6 @@ import (
 	"reflect"
 	"strings"
 	"testing"
-	"time"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -62,38 +61,4 @@ func TestAnAnswerThatIsTheLiveObjectIsKeptAsAFlag(t *testing.T) {
 			t.Errorf("got %v %+v, want the changed answer", ok, got)
 		}
 	})
-}
-
-// A run reads the newest pack first and an older one only when a key misses: a run
-// that used every answer of the run before finds them all in that run's pack; an
-// answer only an older pack holds is still found, and a newer pack's answer wins.
-func TestOlderPacksAreReadOnAMiss(t *testing.T) {
-	t.Parallel()
-	dir := t.TempDir()
-	old, kept := baseKey(), baseKey()
-	old.Sent, kept.Sent = []byte(`{"old":1}`), []byte(`{"kept":1}`)
-	answer := func(v string) Answer { return Answer{Merged: obj(map[string]any{"v": v})} }
-	run(t, dir, func(s *Store) {
-		s.Put(old, answer("only in the oldest"), Of())
-		s.Put(kept, answer("first"), Of())
-	})
-	time.Sleep(2 * time.Millisecond) // packs are named by when they were written
-	run(t, dir, func(s *Store) { s.Put(kept, answer("second"), Of()) })
-	s := Open(dir, build, secret)
-	defer s.Close()
-	if a, ok := s.Get(kept, Of()); !ok || a.Merged.Object["data"].(map[string]any)["v"] != "second" {
-		t.Fatalf("got %v %v, want the newer pack's answer", ok, a.Merged)
-	}
-	if len(s.packs) != 1 {
-		t.Errorf("%d packs read for an answer the newest holds, want 1", len(s.packs))
-	}
-	if a, ok := s.Get(old, Of()); !ok || a.Merged.Object["data"].(map[string]any)["v"] != "only in the oldest" {
-		t.Errorf("got %v %v, want the oldest pack's answer", ok, a.Merged)
-	}
-	if a, ok := s.Get(kept, Of()); !ok || a.Merged.Object["data"].(map[string]any)["v"] != "second" {
-		t.Errorf("after reading the older pack: got %v %v, want the newer pack's answer still", ok, a.Merged)
-	}
-	if len(s.packs) != 2 {
-		t.Errorf("%d packs read after a miss, want 2", len(s.packs))
-	}
 }
