@@ -63,8 +63,8 @@ func isBlank(doc []byte) bool {
 }
 
 // decodeDocument parses one document the way kubectl does (YAML 1.1 through
-// sigs.k8s.io/yaml, a JSON document as JSON) and returns its objects, flattening lists. Errors never quote the
-// document's content: it may hold secrets.
+// sigs.k8s.io/yaml, a JSON document as JSON) and returns its objects, flattening
+// lists. Errors never quote the document's content: it may hold secrets.
 func decodeDocument(source string, doc int, data []byte, maxBytes int) ([]Object, []Failure) {
 	if len(data) > maxBytes {
 		return nil, []Failure{{Source: source, Doc: doc, Reason: reason.TooLarge,
