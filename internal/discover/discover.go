@@ -617,27 +617,23 @@ func spellsApplierGroup(data []byte) bool {
 	if !escapesGroupCharacter(data) && bytes.IndexByte(data, 0) < 0 && !bytes.HasPrefix(data, []byte{0xfe, 0xff}) && !bytes.HasPrefix(data, []byte{0xff, 0xfe}) {
 		return false // nothing is spelled but as written
 	}
-	found := false
-	dec := yaml.NewDecoder(bytes.NewReader(data))
-	for !found {
+	// As YAML, then as JSON that YAML does not read (a tab where YAML wants spaces).
+	return anyDocumentHoldsApplierGroup(yaml.NewDecoder(bytes.NewReader(data)).Decode) ||
+		anyDocumentHoldsApplierGroup(json.NewDecoder(bytes.NewReader(data)).Decode)
+}
+
+// anyDocumentHoldsApplierGroup reports whether a document decode reads, up to the
+// first it cannot, holds Argo CD's or Flux's API groups.
+func anyDocumentHoldsApplierGroup(decode func(any) error) bool {
+	for {
 		var doc any
-		if err := dec.Decode(&doc); err != nil {
-			break
+		if decode(&doc) != nil {
+			return false
 		}
-		found = holdsApplierGroup(doc)
-	}
-	if !found {
-		// JSON that YAML does not read (a tab where YAML wants spaces).
-		dec := json.NewDecoder(bytes.NewReader(data))
-		for !found {
-			var doc any
-			if err := dec.Decode(&doc); err != nil {
-				break
-			}
-			found = holdsApplierGroup(doc)
+		if holdsApplierGroup(doc) {
+			return true
 		}
 	}
-	return found
 }
 
 // escapesGroupCharacter reports whether data holds an escape that stands for a
