@@ -611,15 +611,25 @@ func namesApplierGroup(data []byte) bool {
 // groups as text spells one otherwise: with escapes in a quoted string ("argoproj\x2eio/",
 // "\u002e", "\/", a line break escaped inside the group) or in UTF-16 or UTF-32, each of
 // which the YAML and JSON decoders of drift and of the controllers read as the group.
-// Only such a file is decoded, every document, and every key and string searched; a
-// file that does not decode is no candidate (no applier can read it either).
+// Only such a file is decoded, document by document, and every key and string
+// searched; a document that does not decode, or is larger than a renderer reads
+// (render.DefaultMaxDocumentBytes, which also bounds what decoding it holds in drift's
+// own process), defines nothing any renderer reads.
 func spellsApplierGroup(data []byte) bool {
 	if !escapesGroupCharacter(data) && bytes.IndexByte(data, 0) < 0 && !bytes.HasPrefix(data, []byte{0xfe, 0xff}) && !bytes.HasPrefix(data, []byte{0xff, 0xfe}) {
 		return false // nothing is spelled but as written
 	}
-	// As YAML, then as JSON that YAML does not read (a tab where YAML wants spaces).
-	return anyDocumentHoldsApplierGroup(yaml.NewDecoder(bytes.NewReader(data)).Decode) ||
-		anyDocumentHoldsApplierGroup(json.NewDecoder(bytes.NewReader(data)).Decode)
+	for _, doc := range render.SplitDocuments(data) {
+		if len(doc) > render.DefaultMaxDocumentBytes {
+			continue
+		}
+		// As YAML, then as JSON that YAML does not read (a tab where YAML wants spaces).
+		if anyDocumentHoldsApplierGroup(yaml.NewDecoder(bytes.NewReader(doc)).Decode) ||
+			anyDocumentHoldsApplierGroup(json.NewDecoder(bytes.NewReader(doc)).Decode) {
+			return true
+		}
+	}
+	return false
 }
 
 // anyDocumentHoldsApplierGroup reports whether a document decode reads, up to the

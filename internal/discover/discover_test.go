@@ -372,6 +372,20 @@ func TestFilesReadBeforeAreNotReadAgain(t *testing.T) {
 	}
 }
 
+// A document larger than a renderer reads is not decoded in discovery's scan either
+// (decoding it would hold many times its size in drift's own process); the documents
+// beside it are.
+func TestSpelledGroupsAreSearchedWithinTheDocumentLimit(t *testing.T) {
+	big := "data: \"\\x61" + strings.Repeat("x", render.DefaultMaxDocumentBytes) + "\"\n"
+	app := "apiVersion: \"argoproj\\x2eio/v1alpha1\"\nkind: Application\n"
+	if spellsApplierGroup([]byte(big + "note: \"argoproj\\x2eio/\"\n")) {
+		t.Error("a document over the limit was decoded")
+	}
+	if !spellsApplierGroup([]byte(big + "---\n" + app)) {
+		t.Error("the document after one over the limit was not searched")
+	}
+}
+
 // Only an escape that stands for a character of an API group (or an escaped line
 // break) makes a file worth decoding: the escapes Go's JSON encoder writes for HTML
 // characters and a string's quotes, tabs and line breaks do not.

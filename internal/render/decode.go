@@ -25,10 +25,11 @@ const (
 
 var separator = regexp.MustCompile(`^---(\s.*)?$`)
 
-// splitDocuments cuts a YAML stream at its "---" lines. Documents are numbered as a
-// reader counts them: a blank or comment-only preamble before the first "---" is not a
-// document; empty documents further on keep their number (and are skipped later).
-func splitDocuments(data []byte) [][]byte {
+// SplitDocuments cuts a YAML stream at its "---" lines, as every renderer does.
+// Documents are numbered as a reader counts them: a blank or comment-only preamble
+// before the first "---" is not a document; empty documents further on keep their
+// number (and are skipped later).
+func SplitDocuments(data []byte) [][]byte {
 	var docs [][]byte
 	var cur bytes.Buffer
 	sawSeparator := false

@@ -234,7 +234,7 @@ func helm(fsys fs.FS, dir string, opts HelmOptions, limits Limits, lookup *rest.
 	}
 	crdNote := []Note{{Reason: reason.HelmCRD, Message: "CRD from the chart's crds/ directory: Helm creates it when it is absent and never updates or deletes it; an upgrade leaves a changed CRD as it is"}}
 	for _, crd := range ch.CRDObjects() {
-		for _, doc := range splitDocuments(crd.File.Data) {
+		for _, doc := range SplitDocuments(crd.File.Data) {
 			add(crd.Filename, string(doc), crdNote)
 		}
 	}

@@ -312,7 +312,7 @@ var functionAnnotations = []string{"config.kubernetes.io/function", "config.k8s.
 // checkPluginConfigs refuses every configuration that is a KRM function (exec,
 // container or starlark) or anything but a kustomize built-in (apiVersion builtin).
 func checkPluginConfigs(file, entry string, data []byte) error {
-	for i, doc := range splitDocuments(data) {
+	for i, doc := range SplitDocuments(data) {
 		if isBlank(doc) {
 			continue
 		}

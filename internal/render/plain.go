@@ -300,7 +300,7 @@ func decodeFile(name string, data []byte, maxDocument int) (objs []Object, fails
 	if err != nil {
 		return nil, []Failure{{Source: name, Reason: reason.Malformed, Message: "not read: the file " + err.Error()}}
 	}
-	for i, doc := range splitDocuments(data) {
+	for i, doc := range SplitDocuments(data) {
 		o, f := decodeDocument(name, i+1, doc, maxDocument)
 		objs = append(objs, o...)
 		fails = append(fails, f...)
