@@ -74,23 +74,13 @@ func decodeDocument(source string, doc int, data []byte, maxBytes int) ([]Object
 	if isBlank(data) {
 		return nil, nil
 	}
-	js := bytes.TrimSpace(data)
-	if len(js) == 0 || js[0] != '{' || !json.Valid(js) {
-		// YAML; a JSON document is read as JSON, as kubectl's YAMLOrJSONDecoder does
-		// (YAML knows no "\/" escape, and takes no duplicate key).
-		var err error
-		if js, err = yaml.YAMLToJSON(data); err != nil {
-			return nil, []Failure{{Source: source, Doc: doc, Reason: reason.Malformed,
-				Message: "malformed YAML: " + strings.TrimPrefix(err.Error(), "error converting YAML to JSON: ")}}
-		}
-		js = bytes.TrimSpace(js)
+	v, failure := readDocument(data)
+	if failure != nil {
+		failure.Source, failure.Doc = source, doc
+		return nil, []Failure{*failure}
 	}
-	if string(js) == "null" {
+	if v == nil {
 		return nil, nil
-	}
-	var v any
-	if err := utiljson.Unmarshal(js, &v); err != nil {
-		return nil, []Failure{{Source: source, Doc: doc, Reason: reason.Malformed, Message: "malformed document: " + err.Error()}}
 	}
 	m, ok := v.(map[string]any)
 	if !ok {
@@ -121,6 +111,33 @@ func decodeDocument(source string, doc int, data []byte, maxBytes int) ([]Object
 		return nil, []Failure{*f}
 	}
 	return []Object{o}, nil
+}
+
+// readDocument reads one document as kubectl does: YAML 1.1 through sigs.k8s.io/yaml
+// and apimachinery's JSON (decodeYAML, where it can), a JSON document as JSON, as
+// kubectl's YAMLOrJSONDecoder does (YAML knows no "\/" escape, and takes no duplicate
+// key). A document of null is nil.
+func readDocument(data []byte) (any, *Failure) {
+	js := bytes.TrimSpace(data)
+	if len(js) == 0 || js[0] != '{' || !json.Valid(js) {
+		if v, ok := decodeYAML(data); ok {
+			return v, nil
+		}
+		var err error
+		if js, err = yaml.YAMLToJSON(data); err != nil {
+			return nil, &Failure{Reason: reason.Malformed,
+				Message: "malformed YAML: " + strings.TrimPrefix(err.Error(), "error converting YAML to JSON: ")}
+		}
+		js = bytes.TrimSpace(js)
+	}
+	if string(js) == "null" {
+		return nil, nil
+	}
+	var v any
+	if err := utiljson.Unmarshal(js, &v); err != nil {
+		return nil, &Failure{Reason: reason.Malformed, Message: "malformed document: " + err.Error()}
+	}
+	return v, nil
 }
 
 // listItems recognises kind: List (and typed lists such as ConfigMapList) with items.

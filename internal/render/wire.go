@@ -4,6 +4,7 @@ import (
 	"github.com/drift-gitops/drift/internal/appset"
 
 	"bytes"
+	"encoding/binary"
 	"encoding/gob"
 	"encoding/json"
 	"errors"
@@ -12,6 +13,9 @@ import (
 	"runtime"
 	"slices"
 	"sync"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	utiljson "k8s.io/apimachinery/pkg/util/json"
 )
 
 // workRequest is what drift sends a render worker on stdin.
@@ -33,16 +37,15 @@ type workRequest struct {
 
 // workResponse is what a render worker writes on stdout.
 type workResponse struct {
-	// Result is encoded whole, so fields added to it travel without a change here.
+	// Result is encoded whole but for its objects, so fields added to it travel
+	// without a change here; its objects follow it, each on its own
+	// (encodeResponse).
 	Result *Result
 	// Err is Render's error: the target could not be attempted (for an
 	// ApplicationSet, why it cannot be expanded).
 	Err string
 	// AppSet is an ApplicationSet's expansion.
 	AppSet *appset.Result
-	// Objects are Result's objects, each encoded on its own (encodeResponse), so
-	// that both sides encode and decode them side by side.
-	Objects []json.RawMessage `json:",omitempty"`
 }
 
 var registerGob sync.Once
@@ -75,42 +78,162 @@ func registerValueTypes() {
 	})
 }
 
-// encodeResponse writes a response as JSON. Objects are encoded by unstructured's own
-// JSON methods and decoded by apimachinery's JSON, which gives int64 to integers and
-// float64 to the rest: exactly the types an in-process rendering holds, since every
-// renderer decodes its documents that way.
+// A response on the wire is its JSON (without the result's objects), then each object
+// of the result: its content as JSON and its place, each part preceded by its length
+// (a uvarint). The objects are encoded and decoded side by side on both ends, and
+// neither end reads the whole response as one JSON document (which would check every
+// object's bytes once more, one after the other).
+//
+// An object's content is encoded as JSON and decoded by apimachinery's JSON, as
+// unstructured's own JSON methods do, which gives int64 to integers and float64 to
+// the rest: exactly the types an in-process rendering holds, since every renderer
+// decodes its documents that way.
 func encodeResponse(resp workResponse) ([]byte, error) {
+	var objs []Object
 	if resp.Result != nil && len(resp.Result.Objects) > 0 {
 		res := *resp.Result
-		raw := make([]json.RawMessage, len(res.Objects))
-		if err := inParallel(len(raw), func(i int) (err error) {
-			raw[i], err = json.Marshal(res.Objects[i])
-			return err
-		}); err != nil {
+		objs, res.Objects = res.Objects, nil
+		resp.Result = &res
+	}
+	head, err := json.Marshal(resp)
+	if err != nil {
+		return nil, err
+	}
+	parts := make([][]byte, len(objs))
+	if err := inParallel(len(objs), func(i int) (err error) {
+		parts[i], err = encodeObject(objs[i])
+		return err
+	}); err != nil {
+		return nil, err
+	}
+	size := binary.MaxVarintLen64 * (2 + len(parts))
+	for _, p := range append(parts, head) {
+		size += len(p)
+	}
+	out := make([]byte, 0, size)
+	out = appendPart(out, head)
+	out = binary.AppendUvarint(out, uint64(len(parts)))
+	for _, p := range parts {
+		out = append(out, p...)
+	}
+	return out, nil
+}
+
+// encodeObject is one object on the wire: its content, then its place (source, document,
+// item, notes).
+func encodeObject(o Object) ([]byte, error) {
+	if o.Obj == nil {
+		return nil, fmt.Errorf("%s: no object to send", o.Where())
+	}
+	content, err := json.Marshal(o.Obj.Object)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", o.Where(), err)
+	}
+	var notes []byte
+	if len(o.Notes) > 0 {
+		if notes, err = json.Marshal(o.Notes); err != nil {
 			return nil, err
 		}
-		res.Objects = nil
-		resp.Result, resp.Objects = &res, raw
 	}
-	return json.Marshal(resp)
+	out := make([]byte, 0, len(content)+len(o.Source)+len(notes)+5*binary.MaxVarintLen64)
+	out = appendPart(out, content)
+	out = appendPart(out, []byte(o.Source))
+	out = binary.AppendUvarint(out, uint64(o.Doc))
+	out = binary.AppendUvarint(out, uint64(o.Item))
+	return appendPart(out, notes), nil
+}
+
+// appendPart appends p to b, preceded by its length.
+func appendPart(b, p []byte) []byte {
+	return append(binary.AppendUvarint(b, uint64(len(p))), p...)
 }
 
 func decodeResponse(data []byte) (workResponse, error) {
 	var resp workResponse
-	if err := json.Unmarshal(data, &resp); err != nil {
+	r := wireReader{data: data}
+	if err := json.Unmarshal(r.part(), &resp); err != nil {
 		return resp, err
 	}
-	if len(resp.Objects) > 0 {
-		if resp.Result == nil {
-			return resp, fmt.Errorf("the render worker sent objects without a result")
-		}
-		objs := make([]Object, len(resp.Objects))
-		if err := inParallel(len(objs), func(i int) error { return json.Unmarshal(resp.Objects[i], &objs[i]) }); err != nil {
-			return resp, err
-		}
-		resp.Result.Objects, resp.Objects = objs, nil
+	n := r.uvarint()
+	if r.err == nil && n > uint64(len(data)) {
+		r.err = errShortResponse
 	}
+	if r.err != nil {
+		return resp, r.err
+	}
+	if n == 0 {
+		return resp, nil
+	}
+	if resp.Result == nil {
+		return resp, fmt.Errorf("the render worker sent objects without a result")
+	}
+	// Where each object starts and ends: its parts' lengths, read one after the other;
+	// the objects themselves are decoded side by side.
+	type span struct{ content, source, notes []byte }
+	spans := make([]span, n)
+	objs := make([]Object, n)
+	for i := range spans {
+		spans[i] = span{content: r.part(), source: r.part()}
+		objs[i].Doc, objs[i].Item = int(r.uvarint()), int(r.uvarint())
+		spans[i].notes = r.part()
+	}
+	if r.err != nil {
+		return resp, r.err
+	}
+	if len(r.data) != 0 {
+		return resp, fmt.Errorf("the render worker's answer has %d bytes past its objects", len(r.data))
+	}
+	if err := inParallel(len(objs), func(i int) error {
+		m := map[string]any{}
+		if err := utiljson.Unmarshal(spans[i].content, &m); err != nil {
+			return err
+		}
+		objs[i].Obj, objs[i].Source = &unstructured.Unstructured{Object: m}, string(spans[i].source)
+		if len(spans[i].notes) > 0 {
+			return json.Unmarshal(spans[i].notes, &objs[i].Notes)
+		}
+		return nil
+	}); err != nil {
+		return resp, err
+	}
+	resp.Result.Objects = objs
 	return resp, nil
+}
+
+// errShortResponse is a response that ends before what it says it holds.
+var errShortResponse = errors.New("the render worker's answer ends early")
+
+// wireReader reads a response's parts; the first that cannot be read sets err, and
+// every read after it gives nothing.
+type wireReader struct {
+	data []byte
+	err  error
+}
+
+func (r *wireReader) uvarint() uint64 {
+	if r.err != nil {
+		return 0
+	}
+	v, n := binary.Uvarint(r.data)
+	if n <= 0 {
+		r.err = errShortResponse
+		return 0
+	}
+	r.data = r.data[n:]
+	return v
+}
+
+func (r *wireReader) part() []byte {
+	n := r.uvarint()
+	if r.err == nil && n > uint64(len(r.data)) {
+		r.err = errShortResponse
+	}
+	if r.err != nil {
+		return nil
+	}
+	p := r.data[:n:n]
+	r.data = r.data[n:]
+	return p
 }
 
 // inParallel calls f for 0 to n-1, in GOMAXPROCS goroutines each taking a run of

@@ -1,0 +1,86 @@
+package render
+
+import (
+	"math"
+	"strconv"
+	"unicode/utf8"
+
+	yamlv2 "go.yaml.in/yaml/v2"
+)
+
+// decodeYAML reads a YAML document into the value kubectl's reading gives it —
+// sigs.k8s.io/yaml's YAMLToJSON (go.yaml.in/yaml/v2, then encoding/json), then
+// apimachinery's JSON decoding — without the JSON in between, when the document holds
+// only values that round trip leaves as they are; ok is false otherwise (a key that is
+// not a string, a string that is not UTF-8, a number JSON cannot hold or that would
+// change type, a parse error), and the caller takes the round trip itself, which also
+// words the errors.
+func decodeYAML(data []byte) (v any, ok bool) {
+	var doc any
+	if yamlv2.Unmarshal(data, &doc) != nil {
+		return nil, false
+	}
+	return jsonValue(doc)
+}
+
+// jsonValue is v, a value go.yaml.in/yaml/v2 decoded into an interface, as
+// encoding/json writes it and apimachinery's JSON reads it back (int64 for a
+// number JSON writes without a point, float64 for the others); ok is false where
+// the round trip would change it or fail.
+func jsonValue(v any) (any, bool) {
+	switch x := v.(type) {
+	case nil, bool:
+		return x, true
+	case string:
+		// encoding/json writes invalid UTF-8 as U+FFFD.
+		return x, utf8.ValidString(x)
+	case int:
+		return int64(x), true
+	case int64:
+		return x, true
+	case uint64:
+		if x > math.MaxInt64 {
+			return nil, false
+		}
+		return int64(x), true
+	case float64:
+		if math.IsInf(x, 0) || math.IsNaN(x) {
+			return nil, false // JSON cannot hold it: YAMLToJSON fails
+		}
+		// encoding/json writes a whole float64 under 1e21 as its shortest digits
+		// without a point or an exponent (9.223372036854775808e18 as
+		// 9223372036854776000), which apimachinery reads as an int64 when they
+		// fit one.
+		if x == math.Trunc(x) && math.Abs(x) < 1e21 {
+			if i, err := strconv.ParseInt(strconv.FormatFloat(x, 'f', -1, 64), 10, 64); err == nil {
+				return i, true
+			}
+		}
+		return x, true
+	case []any:
+		out := make([]any, len(x))
+		for i, e := range x {
+			var ok bool
+			if out[i], ok = jsonValue(e); !ok {
+				return nil, false
+			}
+		}
+		return out, true
+	case map[any]any:
+		out := make(map[string]any, len(x))
+		for k, e := range x {
+			// Other keys become strings in YAMLToJSON, where two of them may
+			// become the same string: the round trip decides.
+			key, isString := k.(string)
+			if !isString || !utf8.ValidString(key) {
+				return nil, false
+			}
+			var ok bool
+			if out[key], ok = jsonValue(e); !ok {
+				return nil, false
+			}
+		}
+		return out, true
+	}
+	return nil, false
+}
