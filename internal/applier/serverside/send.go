@@ -9,6 +9,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"sort"
 	"strings"
 
@@ -61,9 +62,17 @@ func Send(ctx context.Context, s applier.Server, o applier.Object, name applier.
 // prediction though no real apply writes it. A change between the read and the dry
 // run shows in the answer's resourceVersion instead.
 func Body(o applier.Object) ([]byte, error) {
-	obj := o.Obj.DeepCopy()
-	obj.SetResourceVersion("")
-	data, err := json.Marshal(obj.Object)
+	obj := o.Obj.Object
+	if meta, ok := obj["metadata"].(map[string]any); ok {
+		if _, pinned := meta["resourceVersion"]; pinned {
+			// Left out of copies of the two maps above it; the object is the caller's.
+			meta = maps.Clone(meta)
+			delete(meta, "resourceVersion")
+			obj = maps.Clone(obj)
+			obj["metadata"] = meta
+		}
+	}
+	data, err := json.Marshal(obj)
 	if err != nil {
 		return nil, fmt.Errorf("failed to encode %s: %w", o.ID.Display(), err)
 	}
