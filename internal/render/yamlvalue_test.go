@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -113,7 +114,7 @@ func TestYAMLIsReadAsKubectlReadsIt(t *testing.T) {
 			return err
 		}
 		for i, doc := range SplitDocuments(data) {
-			if len(bytes.TrimSpace(doc)) > 0 && checkDecodeYAML(t, path+" document "+string(rune('1'+i)), doc) {
+			if len(bytes.TrimSpace(doc)) > 0 && checkDecodeYAML(t, path+" document "+strconv.Itoa(i+1), doc) {
 				docs++
 			}
 		}
