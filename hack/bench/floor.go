@@ -84,23 +84,23 @@ func floor(getAndApply bool, kubeconfig, repoDir, ref string) error {
 }
 
 func floorOne(ctx context.Context, dyn dynamic.Interface, mapper *restmapper.DeferredDiscoveryRESTMapper, o render.Object, get bool) error {
-	gvk := o.Obj.GroupVersionKind()
+	gvk := o.Get().GroupVersionKind()
 	m, err := mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
 	if err != nil {
 		return err
 	}
-	res := dyn.Resource(m.Resource).Namespace(o.Obj.GetNamespace())
+	res := dyn.Resource(m.Resource).Namespace(o.Get().GetNamespace())
 	if get {
-		if _, err := res.Get(ctx, o.Obj.GetName(), metav1.GetOptions{}); err != nil && !isNotFound(err) {
+		if _, err := res.Get(ctx, o.Get().GetName(), metav1.GetOptions{}); err != nil && !isNotFound(err) {
 			return err
 		}
 	}
-	body, err := json.Marshal(o.Obj.Object)
+	body, err := json.Marshal(o.Get().Object)
 	if err != nil {
 		return err
 	}
 	force := true
-	_, err = res.Patch(ctx, o.Obj.GetName(), types.ApplyPatchType, body, metav1.PatchOptions{
+	_, err = res.Patch(ctx, o.Get().GetName(), types.ApplyPatchType, body, metav1.PatchOptions{
 		DryRun: []string{metav1.DryRunAll}, FieldManager: "kubectl", Force: &force})
 	return err
 }

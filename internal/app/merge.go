@@ -103,9 +103,9 @@ func (o *Diff) checkShards(ctx context.Context, first *report.Report, shards map
 		o.scrub.AddPublic(t.Name)
 	}
 	planned := preview.Planned(pl.Cache, pl.Targets, pl.Head, func(obj render.Object) {
-		o.scrub.AddPublic(obj.Obj.GetName(), obj.Obj.GetNamespace())
+		o.scrub.AddPublic(obj.Get().GetName(), obj.Get().GetNamespace())
 		if !o.ShowSecrets {
-			o.scrub.AddSecrets(obj.Obj)
+			o.scrub.AddSecrets(obj.Get())
 		}
 	})
 	return report.CheckShards(shards, planned)

@@ -90,7 +90,7 @@ func (d *discovery) clusters(ns string) (clusters []appset.Cluster, known bool, 
 		known = true
 	}
 	for _, o := range d.pool.all("Secret", ns) {
-		if c, ok := appset.ClusterOf(o.Obj.Object); ok {
+		if c, ok := appset.ClusterOf(o.Get().Object); ok {
 			add(c)
 			known = true
 		}

@@ -171,7 +171,7 @@ func Discover(ctx context.Context, fsys fs.FS, opts Options) (*Result, error) {
 		}
 		out.Failures = append(out.Failures, res.Failures...)
 		for _, o := range res.Objects {
-			if isApplierObject(o.Obj) {
+			if isApplierObject(o.Get()) {
 				queue = append(queue, found{obj: o, from: o.Where()})
 			}
 		}
@@ -195,7 +195,7 @@ func Discover(ctx context.Context, fsys fs.FS, opts Options) (*Result, error) {
 		out.Failures = append(out.Failures, res.Failures...)
 		d.pool.add(res.Objects)
 		for _, o := range res.Objects {
-			if isApplierObject(o.Obj) {
+			if isApplierObject(o.Get()) {
 				queue = append(queue, found{obj: o, near: res.Objects, from: o.Where() + ", built by " + layout.kustomizations[root]})
 			}
 		}
@@ -301,15 +301,15 @@ type discovery struct {
 func (d *discovery) targetsOf(f found, budget int) []Target {
 	d.near = f.near
 	var ts []Target
-	switch f.obj.Obj.GetKind() {
+	switch f.obj.Get().GetKind() {
 	case KindApplication:
-		ts = []Target{d.application(f.obj.Obj)}
+		ts = []Target{d.application(f.obj.Get())}
 	case KindApplicationSet:
-		ts = d.applicationSet(f.obj.Obj, budget)
+		ts = d.applicationSet(f.obj.Get(), budget)
 	case KindKustomization:
-		ts = []Target{d.kustomization(f.obj.Obj)}
+		ts = []Target{d.kustomization(f.obj.Get())}
 	case KindHelmRelease:
-		ts = []Target{d.helmRelease(f.obj.Obj)}
+		ts = []Target{d.helmRelease(f.obj.Get())}
 	case KindFluxInstance:
 		ts = d.fluxInstance(f.obj)
 	case KindResourceSet:
@@ -439,7 +439,7 @@ func (d *discovery) children(t Target) []found {
 		}
 		d.pool.add(res.Objects)
 		for _, o := range res.Objects {
-			if isApplierObject(o.Obj) {
+			if isApplierObject(o.Get()) {
 				out = append(out, found{obj: o, near: res.Objects, from: "rendered by " + t.Name + " (" + o.Where() + ")", parent: t.Name})
 			}
 		}

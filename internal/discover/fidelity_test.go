@@ -52,8 +52,8 @@ func objectsOf(t *testing.T, res *render.Result) map[string]string {
 	}
 	out := map[string]string{}
 	for _, o := range res.Objects {
-		b, _ := json.Marshal(o.Obj.Object)
-		out[o.Obj.GetKind()+"/"+o.Obj.GetName()] = string(b)
+		b, _ := json.Marshal(o.Get().Object)
+		out[o.Get().GetKind()+"/"+o.Get().GetName()] = string(b)
 	}
 	return out
 }

@@ -244,7 +244,7 @@ func (d *discovery) helmRepositoryChart(t *Target, src crossRef, ns, chart, vers
 			Type string `json:"type"`
 		} `json:"spec"`
 	}
-	if err := fromObject(o.Obj, &hr); err != nil || hr.Spec.URL == "" {
+	if err := fromObject(o.Get(), &hr); err != nil || hr.Spec.URL == "" {
 		return nil, fmt.Errorf("HelmRepository %s (%s) has no URL", objectName(srcNS, src.Name), o.Where())
 	}
 	if o.Source != "" {
@@ -277,7 +277,7 @@ func (d *discovery) ociRepositoryChart(t *Target, src crossRef, ns string) (*ren
 			} `json:"ref"`
 		} `json:"spec"`
 	}
-	if err := fromObject(o.Obj, &or); err != nil || !strings.HasPrefix(or.Spec.URL, "oci://") {
+	if err := fromObject(o.Get(), &or); err != nil || !strings.HasPrefix(or.Spec.URL, "oci://") {
 		return nil, fmt.Errorf("OCIRepository %s (%s) has no oci:// URL", objectName(srcNS, src.Name), o.Where())
 	}
 	if o.Source != "" {
@@ -330,7 +330,7 @@ func (d *discovery) fluxSource(t *Target, ref crossRef, ns string) (string, erro
 		t.Inputs = append(t.Inputs, o.Source)
 	}
 	var g gitRepository
-	if err := fromObject(o.Obj, &g); err != nil {
+	if err := fromObject(o.Get(), &g); err != nil {
 		return fmt.Sprintf("its source GitRepository %s cannot be read (%s): %v", objectName(refNS, ref.Name), o.Where(), err), nil
 	}
 	d.sourceIgnore = g.Spec.Ignore

@@ -15,7 +15,7 @@ import (
 // and the root Kustomization is a target. A FluxInstance without sync makes nothing;
 // one whose reconciliation is disabled is skipped.
 func (d *discovery) fluxInstance(f render.Object) []Target {
-	obj := f.Obj
+	obj := f.Get()
 	self := Target{Kind: KindFluxInstance, Namespace: obj.GetNamespace(), ObjectName: obj.GetName(), Applier: applier.Flux,
 		Name: fluxTargetName(KindFluxInstance, obj.GetNamespace(), obj.GetName()), definition: definitionOf(obj)}
 	inst := obj.DeepCopy()
@@ -42,10 +42,10 @@ func (d *discovery) fluxInstance(f render.Object) []Target {
 	d.near = append(append([]render.Object{}, d.near...), made...)
 	var out []Target
 	for _, o := range made {
-		if o.Obj.GetKind() != KindKustomization {
+		if o.Get().GetKind() != KindKustomization {
 			continue
 		}
-		t := d.kustomization(o.Obj)
+		t := d.kustomization(o.Get())
 		t.From = fmt.Sprintf("made by FluxInstance %s (%s) from its spec.sync", objectName(inst.GetNamespace(), inst.GetName()), f.Where())
 		out = append(out, t)
 	}
@@ -56,7 +56,7 @@ func (d *discovery) fluxInstance(f render.Object) []Target {
 // static inputs, rendered in a render worker as flux-operator renders them, applied
 // server-side as the operator applies them (field manager flux-operator).
 func (d *discovery) resourceSet(f render.Object) Target {
-	obj := f.Obj
+	obj := f.Get()
 	t := Target{Kind: KindResourceSet, Namespace: obj.GetNamespace(), ObjectName: obj.GetName(), Applier: applier.KubectlServerSide,
 		Name: fluxTargetName(KindResourceSet, obj.GetNamespace(), obj.GetName()), definition: definitionOf(obj),
 		DestNamespace: obj.GetNamespace(), Prune: true, FieldManager: "flux-operator"}
@@ -66,7 +66,7 @@ func (d *discovery) resourceSet(f render.Object) Target {
 	}
 	var providers []map[string]any
 	for _, p := range d.pool.all("ResourceSetInputProvider", obj.GetNamespace()) {
-		providers = append(providers, p.Obj.Object)
+		providers = append(providers, p.Get().Object)
 	}
 	t.Specs = []render.Spec{{Path: f.Source, Renderer: render.RendererResourceSet,
 		ResourceSet: &render.ResourceSetSpec{Object: obj.Object, Providers: providers, Source: f.Source, Doc: f.Doc}}}

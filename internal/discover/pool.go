@@ -33,10 +33,10 @@ var pooled = map[string]bool{"ConfigMap": true, "Secret": true, "GitRepository":
 // add records objects met in the repository's files or in a render.
 func (p *pool) add(objs []render.Object) {
 	for _, o := range objs {
-		if !pooled[o.Obj.GetKind()] {
+		if !pooled[o.Get().GetKind()] {
 			continue
 		}
-		key := poolKey(o.Obj.GetKind(), o.Obj.GetNamespace(), o.Obj.GetName())
+		key := poolKey(o.Get().GetKind(), o.Get().GetNamespace(), o.Get().GetName())
 		if len(p.objs[key]) == 0 {
 			p.order = append(p.order, key)
 		}
@@ -50,7 +50,7 @@ func poolKey(kind, ns, name string) string { return kind + "\x00" + ns + "\x00" 
 // referring object came from).
 func (p *pool) get(kind, ns, name string, near []render.Object) (render.Object, bool, error) {
 	for _, o := range near {
-		if o.Obj.GetKind() == kind && o.Obj.GetNamespace() == ns && o.Obj.GetName() == name {
+		if o.Get().GetKind() == kind && o.Get().GetNamespace() == ns && o.Get().GetName() == name {
 			return o, true, nil
 		}
 	}
@@ -69,11 +69,11 @@ func (p *pool) get(kind, ns, name string, near []render.Object) (render.Object, 
 	if len(all) == 0 {
 		return render.Object{}, false, nil
 	}
-	first, _ := json.Marshal(all[0].Obj.Object)
+	first, _ := json.Marshal(all[0].Get().Object)
 	var places []string
 	for _, o := range all {
 		places = append(places, o.Where())
-		if b, _ := json.Marshal(o.Obj.Object); string(b) != string(first) {
+		if b, _ := json.Marshal(o.Get().Object); string(b) != string(first) {
 			return render.Object{}, true, fmt.Errorf("%s %s is defined differently in several places (%s): run drift on one cluster's directory with --path",
 				kind, objectName(ns, name), strings.Join(places, ", ")+", "+o.Where())
 		}
@@ -88,7 +88,7 @@ func (p *pool) all(kind, ns string) []render.Object {
 	seen := map[string]bool{}
 	for _, key := range p.order {
 		objs := p.objs[key]
-		if len(objs) == 0 || objs[0].Obj.GetKind() != kind || objs[0].Obj.GetNamespace() != ns || seen[key] {
+		if len(objs) == 0 || objs[0].Get().GetKind() != kind || objs[0].Get().GetNamespace() != ns || seen[key] {
 			continue
 		}
 		seen[key] = true
@@ -110,9 +110,9 @@ func (p *pool) data(kind, ns, name string, near []render.Object) (map[string]str
 
 // dataOf is a ConfigMap's or Secret's data as strings (a Secret's decoded).
 func dataOf(o render.Object) (map[string]string, error) {
-	kind, ns, name := o.Obj.GetKind(), o.Obj.GetNamespace(), o.Obj.GetName()
+	kind, ns, name := o.Get().GetKind(), o.Get().GetNamespace(), o.Get().GetName()
 	out := map[string]string{}
-	data, _ := o.Obj.Object["data"].(map[string]any)
+	data, _ := o.Get().Object["data"].(map[string]any)
 	for k, v := range data {
 		s, _ := v.(string)
 		if kind == "Secret" {
@@ -125,7 +125,7 @@ func dataOf(o render.Object) (map[string]string, error) {
 		out[k] = s
 	}
 	if kind == "Secret" {
-		sd, _ := o.Obj.Object["stringData"].(map[string]any)
+		sd, _ := o.Get().Object["stringData"].(map[string]any)
 		for k, v := range sd {
 			s, _ := v.(string)
 			out[k] = s

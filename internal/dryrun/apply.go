@@ -27,7 +27,7 @@ func preview(ctx context.Context, c *kube.Clients, r *Result, opts Options) {
 			r.Warnings = append(r.Warnings, Message{Reason: reason.ServerWarning, Message: "the API server warns: " + w})
 		}
 	}()
-	if a := opts.Applier.For(r.Object.Obj); a != nil {
+	if a := opts.Applier.For(r.Object.Get()); a != nil {
 		opts.Applier = a
 		opts.FieldManager = a.Sending().ManagerFor(opts.FieldManager)
 		opts.ForceConflicts = opts.ForceConflicts || a.Sending().Force
@@ -44,7 +44,7 @@ func preview(ctx context.Context, c *kube.Clients, r *Result, opts Options) {
 		r.Err = mappingError(r.ID, err)
 		return
 	}
-	if r.Object.Obj.GetName() == "" {
+	if r.Object.Name() == "" {
 		previewGenerated(ctx, c, res, r, opts)
 		return
 	}
@@ -240,7 +240,7 @@ func previewPendingCR(r *Result) {
 // asWritten is the rendered object with its defaulted namespace: what is shown when
 // the server cannot answer for it.
 func asWritten(r *Result) *unstructured.Unstructured {
-	obj := r.Object.Obj.DeepCopy()
+	obj := r.Object.Get().DeepCopy()
 	if r.ID.Namespace != "" {
 		obj.SetNamespace(r.ID.Namespace)
 	}
@@ -286,11 +286,11 @@ func previewGenerated(ctx context.Context, c *kube.Clients, res dynamic.Resource
 	// The generated name differs on every run; where the server copied it (a Job's
 	// job-name labels), it shows as the prefix and "(generated)".
 	generated := merged.GetName()
-	merged.Object = replaceString(merged.Object, generated, r.Object.Obj.GetGenerateName()+"(generated)").(map[string]any)
+	merged.Object = replaceString(merged.Object, generated, r.Object.Get().GetGenerateName()+"(generated)").(map[string]any)
 	merged.SetName("")
 	r.Live, r.Merged = nil, merged
 	r.Warnings = append(r.Warnings, Message{Reason: reason.GenerateName, Message: fmt.Sprintf(
-		"has only metadata.generateName (%q): it cannot be applied by name, so every apply creates another one; it is shown as an addition on every run", r.Object.Obj.GetGenerateName())})
+		"has only metadata.generateName (%q): it cannot be applied by name, so every apply creates another one; it is shown as an addition on every run", r.Object.Get().GetGenerateName())})
 }
 
 // namespaceMissing reports an object whose namespace does not exist: an addition

@@ -178,7 +178,7 @@ func (b *Batch) plan(r int, lists *kube.Lists) []item {
 				continue
 			}
 			it := item{w, i}
-			if lists == nil || res.pendingCRD != nil || res.Object.Obj.GetName() == "" {
+			if lists == nil || res.pendingCRD != nil || res.Object.Name() == "" {
 				order = append(order, it)
 				continue
 			}

@@ -30,7 +30,10 @@ func notBase64(r *Result) *Message {
 	if !ok {
 		return nil
 	}
-	values, _ := r.Object.Obj.Object[f.field].(map[string]any)
+	if !r.Object.Mentions(f.field) {
+		return nil
+	}
+	values, _ := r.Object.Get().Object[f.field].(map[string]any)
 	var bad []string
 	for k, v := range values {
 		s, ok := v.(string) // another type is the server's to refuse, by its type

@@ -32,7 +32,7 @@ func previewChangedCR(ctx context.Context, c *kube.Clients, r *Result, opts Opti
 	if changed == nil {
 		changed, ver = opts.Pending.crdFor(r.ID.GroupKind(), r.ID.Version)
 	}
-	if changed == nil || ver == nil || r.Object.Obj.GetName() == "" {
+	if changed == nil || ver == nil || r.Object.Name() == "" {
 		return false
 	}
 	live, err := changed.Live(ctx, c, opts.RequestTimeout)

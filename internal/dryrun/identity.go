@@ -16,7 +16,7 @@ import (
 // change adds, an object in a namespace it adds) would otherwise reach the report,
 // and kubectl diff's file names, with whatever identity the repository wrote.
 func invalidIdentity(r *Result, rule *object.NameRule) *Message {
-	err := object.Validate(r.ID, r.Object.Obj.GetName() == "", rule)
+	err := object.Validate(r.ID, r.Object.Name() == "", rule)
 	if err == nil {
 		return nil
 	}

@@ -29,9 +29,9 @@ func PendingFrom(objs []render.Object) *Pending {
 	for _, o := range objs {
 		switch o.ID().GroupKind() {
 		case object.NamespaceKind:
-			p.Namespaces[o.Obj.GetName()] = true
+			p.Namespaces[o.Name()] = true
 		case object.CRDKind:
-			if c, kind, ok := crd.Parse(o.Obj, o.Where()); ok {
+			if c, kind, ok := crd.Parse(o.Get(), o.Where()); ok {
 				p.CRDs[kind] = c
 			}
 		}

@@ -170,7 +170,7 @@ func plan(c *kube.Clients, objs []render.Object, defaultNS string, pending *Pend
 		}
 		// Bytes that are not base64 fail the object; it is still checked for duplicates.
 		r.Err = notBase64(r)
-		if o.Obj.GetName() == "" {
+		if o.Name() == "" {
 			continue // generateName: never a duplicate
 		}
 		if j, dup := seen[r.ID.Key()]; dup {

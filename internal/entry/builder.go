@@ -5,6 +5,8 @@ import (
 	"slices"
 	"sync"
 
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
 	"github.com/drift-gitops/drift/internal/config"
 	"github.com/drift-gitops/drift/internal/dryrun"
 	"github.com/drift-gitops/drift/internal/object"
@@ -77,8 +79,15 @@ func (b *Builder) Prepare(ti report.TargetInput) {
 	for _, r := range append(ti.AllResults(), ti.Elsewhere...) {
 		b.sc.AddPublic(r.ID.Name, r.ID.Namespace)
 		if !b.opts.ShowSecrets {
-			b.sc.AddSecrets(r.Object.Obj, r.Live, r.Merged)
-			for _, v := range maskedValues(rs.maskFor(r.ID), r.Object.Obj, r.Live, r.Merged) {
+			// Only a rendered Secret or masked object holds values to learn: no other
+			// rendered object is read (one held as JSON stays so, Object.Get).
+			var rendered *unstructured.Unstructured
+			masks := rs.maskFor(r.ID)
+			if (r.ID.Group == "" && r.ID.Kind == "Secret") || len(masks) > 0 {
+				rendered = r.Object.Get()
+			}
+			b.sc.AddSecrets(rendered, r.Live, r.Merged)
+			for _, v := range maskedValues(masks, rendered, r.Live, r.Merged) {
 				b.sc.AddValue(v)
 			}
 		}

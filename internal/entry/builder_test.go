@@ -188,3 +188,33 @@ func TestUnchangedYAMLOnlyWhenAsked(t *testing.T) {
 		}
 	}
 }
+
+// TestPrepareReadsOnlySecretsAndMaskedObjects: learning a target's values decodes the
+// rendered objects that hold some (a Secret, an object a mask rule masks) and leaves
+// every other one as the render worker sent it.
+func TestPrepareReadsOnlySecretsAndMaskedObjects(t *testing.T) {
+	mk := func(kind, name string, data map[string]any) dryrun.Result {
+		u := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": kind,
+			"metadata": map[string]any{"name": name, "namespace": "default"}, "data": data}}
+		o, err := render.Hold(render.Object{Obj: u, Source: name + ".yaml", Doc: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return dryrun.Result{ID: object.IDOf(u), Object: o}
+	}
+	plain := mk("ConfigMap", "plain", map[string]any{"k": "an ordinary value"})
+	masked := mk("ConfigMap", "masked", map[string]any{"token": "masked-value-1234"})
+	sec := mk("Secret", "sec", map[string]any{"password": "c2VjcmV0LXZhbHVlLTU2Nzg="})
+	rules := config.Rules{Mask: []config.MaskRule{{Selector: config.Selector{Kind: "ConfigMap", Name: "masked"}, Paths: []string{"/data/token"}}}}
+	sc := scrub.New()
+	NewBuilder(Options{}, sc).Prepare(report.TargetInput{Name: "t", Rules: rules, Results: []dryrun.Result{plain, masked, sec}})
+	if plain.Object.Decoded() {
+		t.Error("an unmasked ConfigMap was decoded to learn its values")
+	}
+	if !masked.Object.Decoded() || !sec.Object.Decoded() {
+		t.Errorf("decoded: masked %v, Secret %v; both hold values to learn", masked.Object.Decoded(), sec.Object.Decoded())
+	}
+	if got := sc.Scrub("masked-value-1234 secret-value-5678 an ordinary value"); strings.Contains(got, "masked-value") || strings.Contains(got, "secret-value") || !strings.Contains(got, "an ordinary value") {
+		t.Errorf("scrubbed: %q", got)
+	}
+}

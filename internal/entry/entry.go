@@ -92,10 +92,10 @@ func (b *Builder) sides(r dryrun.Result, rs *rules) (live, merged *unstructured.
 	if b.opts.Ephemeral {
 		// The live side was created by drift itself, in a throwaway server: what
 		// the server allocated changes with every run.
-		markAllocated(r.Object.Obj, nil, live)
-		markAllocated(r.Object.Obj, nil, merged)
+		markAllocated(r.Object.Get(), nil, live)
+		markAllocated(r.Object.Get(), nil, merged)
 	} else {
-		markAllocated(r.Object.Obj, live, merged)
+		markAllocated(r.Object.Get(), live, merged)
 	}
 	applyIgnore(pointers, owned, live, merged)
 	if err := applyJQ(jq, live, merged); err != nil {

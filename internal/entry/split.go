@@ -37,8 +37,8 @@ func stories(s report.Split) (change dryrun.Result, sd report.Sides, drift *dryr
 		// server-generated identity differs; compare them without it. Both also hold
 		// values the server allocated (a Service's cluster IP).
 		basePrediction, headPrediction = withoutIdentity(base.Merged), withoutIdentity(head.Merged)
-		markAllocated(base.Object.Obj, nil, basePrediction)
-		markAllocated(head.Object.Obj, nil, headPrediction)
+		markAllocated(base.Object.Get(), nil, basePrediction)
+		markAllocated(head.Object.Get(), nil, headPrediction)
 	}
 	change = head
 	// An entry diffs Live against Merged: here the two predictions.

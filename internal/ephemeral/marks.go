@@ -31,7 +31,7 @@ func markAsApplied(ctx context.Context, c *kube.Clients, objs []render.Object, d
 		var members []object.ID
 		for _, o := range objs {
 			id := o.ID()
-			if id.Key() == inv.Obj.ID().Key() || o.Obj.GetName() == "" {
+			if id.Key() == inv.Obj.ID().Key() || o.Name() == "" {
 				continue
 			}
 			m, err := c.Mapper.RESTMapping(id.GroupKind(), id.Version)
@@ -51,7 +51,7 @@ func markAsApplied(ctx context.Context, c *kube.Clients, objs []render.Object, d
 			}
 			// Only what the inventory lists is marked, as the applier would.
 			listed := map[object.Key]bool{}
-			for _, id := range inventory.Listed(inv.Obj.Obj.GetAnnotations()[inventory.LastAppliedObjects]) {
+			for _, id := range inventory.Listed(inv.Obj.Get().GetAnnotations()[inventory.LastAppliedObjects]) {
 				listed[id.Key()] = true
 			}
 			kept := members[:0]

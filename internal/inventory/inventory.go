@@ -76,7 +76,10 @@ func Find(objs []render.Object) ([]Inventory, []render.Failure) {
 	var invs []Inventory
 	var applyCfgs []render.Object
 	for _, o := range objs {
-		labels := o.Obj.GetLabels()
+		if !o.Mentions(ApplyConfigLabel, ApplySetIDLabel, CLIUtilsInventoryID) {
+			continue
+		}
+		labels := o.Get().GetLabels()
 		id := o.ID()
 		switch {
 		case labels[ApplyConfigLabel] == "true":
@@ -138,7 +141,7 @@ func (inv Inventory) Record(members []object.ID, uid string) (patch, mark map[st
 		for _, m := range members {
 			data[fmt.Sprintf("%s_%s_%s_%s", m.Namespace, m.Name, m.Group, m.Kind)] = ""
 		}
-		return map[string]any{"data": data}, map[string]any{"annotations": map[string]any{CLIUtilsOwner: inv.Obj.Obj.GetLabels()[CLIUtilsInventoryID]}}
+		return map[string]any{"data": data}, map[string]any{"annotations": map[string]any{CLIUtilsOwner: inv.Obj.Get().GetLabels()[CLIUtilsInventoryID]}}
 	case ApplySet:
 		seen := map[string]bool{}
 		var gks []string
@@ -155,7 +158,7 @@ func (inv Inventory) Record(members []object.ID, uid string) (patch, mark map[st
 		sort.Strings(gks)
 		return map[string]any{"metadata": map[string]any{"annotations": map[string]any{
 				ApplySetGroupKinds: strings.Join(gks, ","), ApplySetTooling: "drift/ephemeral"}}},
-			map[string]any{"labels": map[string]any{ApplySetPartOfLabel: inv.Obj.Obj.GetLabels()[ApplySetIDLabel]}}
+			map[string]any{"labels": map[string]any{ApplySetPartOfLabel: inv.Obj.Get().GetLabels()[ApplySetIDLabel]}}
 	}
 	return nil, nil
 }

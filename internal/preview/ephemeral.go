@@ -193,7 +193,7 @@ func (r *runner) seedHeadScaffolding(ctx context.Context, cl *cluster, targets [
 func (r *runner) seedReport(failed []dryrun.Result) {
 	for _, f := range failed {
 		// The server's answer may quote the object's own Secret values.
-		r.deps.Secrets(f.Object.Obj, f.Live, f.Merged)
+		r.deps.Secrets(f.Object.Get(), f.Live, f.Merged)
 		where := "the ephemeral server"
 		if f.Object.Source != "" {
 			where = f.Object.Where()

@@ -39,7 +39,7 @@ func TestAFluxTargetWithoutKustomizationIsBuiltAsFluxBuildsIt(t *testing.T) {
 	for _, tg := range p.Targets {
 		var names []string
 		for _, o := range tg.Rendered.Objects {
-			names = append(names, o.Obj.GetName()+"="+o.Obj.Object["data"].(map[string]any)["color"].(string))
+			names = append(names, o.Get().GetName()+"="+o.Get().Object["data"].(map[string]any)["color"].(string))
 		}
 		switch tg.Name {
 		case "staging":

@@ -27,7 +27,7 @@ func Planned(cache *render.Cache, targets []plan.Target, head *source.Snapshot, 
 							seen(o)
 						}
 						planned.Objects = append(planned.Objects, report.PlannedObject{
-							Group: o.ID().Group, Kind: o.Obj.GetKind(), Name: o.Obj.GetName(), Source: o.Source, Document: o.Doc})
+							Group: o.ID().Group, Kind: o.ID().Kind, Name: o.Name(), Source: o.Source, Document: o.Doc})
 					}
 				}
 			}

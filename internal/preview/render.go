@@ -157,7 +157,7 @@ func (r *runner) renderIn(snap *source.Snapshot, t *Target, cl *cluster) (*rende
 // rendersNamespace reports whether objs hold Namespace ns.
 func rendersNamespace(objs []render.Object, ns string) bool {
 	for _, o := range objs {
-		if o.Obj.GetKind() == "Namespace" && o.Obj.GetAPIVersion() == "v1" && o.Obj.GetName() == ns {
+		if id := o.ID(); id.Kind == "Namespace" && id.Group == "" && id.Version == "v1" && o.Name() == ns {
 			return true
 		}
 	}

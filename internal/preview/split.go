@@ -47,7 +47,7 @@ func (r *runner) splitDrift(ctx context.Context, t *Target) {
 		if !ok {
 			continue // removed by the pull request: pruning reports it
 		}
-		if equality.Semantic.DeepEqual(b.Obj.Object, t.Results[i].Object.Obj.Object) {
+		if equality.Semantic.DeepEqual(b.Get().Object, t.Results[i].Object.Get().Object) {
 			t.BasePredictions[i] = &t.Results[i]
 			continue
 		}

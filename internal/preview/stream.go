@@ -203,11 +203,13 @@ func (s *stream) take(t *Target, i int) {
 	t.taken[i] = true
 	// Its objects go: the prediction, the live one, the rendered one (the target's
 	// copy of its rendering holds the same, renderIn).
-	r.Live, r.Merged, r.Object.Obj = nil, nil, nil
+	r.Live, r.Merged = nil, nil
+	r.Object.Drop()
 	if i < len(t.Rendered.Objects) {
-		t.Rendered.Objects[i].Obj = nil
+		t.Rendered.Objects[i].Drop()
 	}
 	if base != nil {
-		base.Live, base.Merged, base.Object.Obj = nil, nil, nil
+		base.Live, base.Merged = nil, nil
+		base.Object.Drop()
 	}
 }

@@ -20,7 +20,7 @@ import (
 // objects of the last apply, one namespace:group:kind:name per line; an object is
 // owned when its apply-owner annotation holds the live apply-config object's UID.
 func (p *pruner) applyConfig() {
-	rendered := p.inv.Obj.Obj
+	rendered := p.inv.Obj.Get()
 	if hash, ok := rendered.GetLabels()[inventory.ApplyHashLabel]; ok {
 		if want := inventory.ApplyHash(rendered.GetAnnotations()[inventory.LastAppliedObjects]); hash != want {
 			p.fail("label %s is %q but the %s annotation hashes to %q: the inventory was edited by hand; regenerate it with the tool that writes it (drift's hash: lowercase hex SHA-256 of the annotation, first 63 characters)", inventory.ApplyHashLabel, hash, inventory.LastAppliedObjects, want)
@@ -70,7 +70,7 @@ func (p *pruner) applyConfig() {
 // namespace_name_group_kind; an object is owned when its owning-inventory annotation
 // holds the inventory id.
 func (p *pruner) cliUtils() {
-	invID := p.inv.Obj.Obj.GetLabels()[inventory.CLIUtilsInventoryID]
+	invID := p.inv.Obj.Get().GetLabels()[inventory.CLIUtilsInventoryID]
 	live, ok := p.liveInventory()
 	if !ok {
 		return
@@ -112,7 +112,7 @@ func (p *pruner) cliUtils() {
 func (p *pruner) applySet() {
 	id := p.inv.Obj.ID()
 	ns := id.Namespace
-	setID := p.inv.Obj.Obj.GetLabels()[inventory.ApplySetIDLabel]
+	setID := p.inv.Obj.Get().GetLabels()[inventory.ApplySetIDLabel]
 	if want := inventory.ApplySetID(id.Name, ns, id.Kind, id.Group); setID != want {
 		p.fail("label %s is %q, but KEP-3659 gives this parent the id %q: the label does not belong to this object", inventory.ApplySetIDLabel, setID, want)
 		return

@@ -167,7 +167,7 @@ func (p *pruner) note(format string, args ...any) {
 
 func (p *pruner) fail(format string, args ...any) {
 	f := render.Failure{Source: p.inv.Obj.Source, Doc: p.inv.Obj.Doc, Reason: reason.Inventory, Message: p.inv.Name + ": " + fmt.Sprintf(format, args...)}
-	if p.inv.Obj.Obj != nil { // a controller's record is not a rendered object
+	if p.inv.Obj.Present() { // a controller's record is not a rendered object
 		id := p.inv.Obj.ID()
 		f.ID = &id
 	}

@@ -78,7 +78,7 @@ func TestArgoCDKustomizeOptionsEditAsKustomizeEditDoes(t *testing.T) {
 	}
 	var have []map[string]any
 	for _, o := range got.Objects {
-		have = append(have, o.Obj.Object)
+		have = append(have, o.Get().Object)
 	}
 	hj, _ := json.Marshal(have)
 	wj, _ := json.Marshal(want)

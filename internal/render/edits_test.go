@@ -110,7 +110,7 @@ func TestAKustomizationSpecIsBuiltAsFluxBuildsIt(t *testing.T) {
 		}
 		var have []map[string]any
 		for _, o := range got.Objects {
-			have = append(have, o.Obj.Object)
+			have = append(have, o.Get().Object)
 		}
 		// Compared as JSON: Flux's maps hold kyaml's int64s, drift's JSON numbers.
 		hj, _ := json.Marshal(have)
@@ -151,7 +151,7 @@ func TestFilesFluxLeavesOutOfTheArtifactAreNotBuilt(t *testing.T) {
 	}
 	var have []string
 	for _, o := range got.Objects {
-		have = append(have, o.Obj.GetName())
+		have = append(have, o.Get().GetName())
 	}
 	// Flux: the artifact as source-controller archives it (its sourceignore patterns
 	// read from the directory: the .sourceignore files, then spec.ignore, over the

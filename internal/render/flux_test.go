@@ -75,7 +75,7 @@ func TestADirectoryIsBuiltAsFluxBuildsIt(t *testing.T) {
 		}
 		var have []map[string]any
 		for _, o := range got.Objects {
-			have = append(have, o.Obj.Object)
+			have = append(have, o.Get().Object)
 		}
 		if !reflect.DeepEqual(have, want) {
 			t.Errorf("%s: drift built\n%v\nFlux built\n%v", dir, have, want)

@@ -71,7 +71,7 @@ func TestHelmKeepsTheFinalNewlineOfABlockEndingADocument(t *testing.T) {
 		t.Fatal(res.Failures)
 	}
 	// Helm trims the document, then writes it with one newline: "|" keeps that one.
-	if got := res.Objects[0].Obj.Object["data"].(map[string]any)["a.conf"]; got != "x\ny\n" {
+	if got := res.Objects[0].Get().Object["data"].(map[string]any)["a.conf"]; got != "x\ny\n" {
 		t.Errorf("a.conf = %q, want %q as helm applies it", got, "x\ny\n")
 	}
 }

@@ -103,7 +103,7 @@ func TestHelmLookupReadsTheLiveClusterOnlyWhenAllowed(t *testing.T) {
 		if len(res.Failures) > 0 || len(res.Objects) != 1 {
 			t.Fatalf("objects %d, failures %v", len(res.Objects), res.Failures)
 		}
-		p, _, _ := unstructured.NestedString(res.Objects[0].Obj.Object, "data", "password")
+		p, _, _ := unstructured.NestedString(res.Objects[0].Get().Object, "data", "password")
 		return p
 	}
 	want := string(live.Data["password"])
@@ -125,14 +125,14 @@ func TestHelmLookupReadsTheLiveClusterOnlyWhenAllowed(t *testing.T) {
 	if err != nil || len(res.Failures) > 0 || len(res.Objects) != 1 {
 		t.Fatalf("render: %v %+v", err, res)
 	}
-	data, _, _ := unstructured.NestedMap(res.Objects[0].Obj.Object, "data")
+	data, _, _ := unstructured.NestedMap(res.Objects[0].Get().Object, "data")
 	if got, found := data["password"]; !found || (got != nil && got != "") {
 		t.Errorf("without Reveal the template should read the key with no value: password %v (found %v)", got, found)
 	}
 	if !hidden.LookupHidSecrets("test") || cache.LookupHidSecrets("test") {
 		t.Errorf("hid secrets: %v (pull request), %v (revealed)", hidden.LookupHidSecrets("test"), cache.LookupHidSecrets("test"))
 	}
-	if strings.Contains(fmt.Sprint(res.Objects[0].Obj.Object), base64.StdEncoding.EncodeToString([]byte(want))) {
+	if strings.Contains(fmt.Sprint(res.Objects[0].Get().Object), base64.StdEncoding.EncodeToString([]byte(want))) {
 		t.Errorf("the live password reached the render")
 	}
 }

@@ -39,10 +39,10 @@ func TestHelmRendersChartSubchartValuesCapabilitiesCRDsAndHooks(t *testing.T) {
 	}
 	// Values: chart defaults < values-common < values-prod < inline values.
 	dep := objs["apps/v1 Deployment web"]
-	if r, _, _ := unstructured.NestedInt64(dep.Obj.Object, "spec", "replicas"); r != 2 {
+	if r, _, _ := unstructured.NestedInt64(dep.Get().Object, "spec", "replicas"); r != 2 {
 		t.Errorf("replicas = %d, want 2 from values-prod.yaml", r)
 	}
-	c, _, _ := unstructured.NestedSlice(dep.Obj.Object, "spec", "template", "spec", "containers")
+	c, _, _ := unstructured.NestedSlice(dep.Get().Object, "spec", "template", "spec", "containers")
 	ctr := c[0].(map[string]any)
 	if ctr["image"] != "registry.example/web:2.4.1" || ctr["env"].([]any)[0].(map[string]any)["value"] != "hello from prod" {
 		t.Errorf("container = %v", ctr)
@@ -51,11 +51,11 @@ func TestHelmRendersChartSubchartValuesCapabilitiesCRDsAndHooks(t *testing.T) {
 	if cache.Source != "charts/web/charts/cache/templates/deployment.yaml" {
 		t.Errorf("subchart source = %s", cache.Source)
 	}
-	if !strings.Contains(stringOf(cache.Obj.Object), "256mb") {
-		t.Errorf("inline values did not reach the subchart: %v", cache.Obj.Object)
+	if !strings.Contains(stringOf(cache.Get().Object), "256mb") {
+		t.Errorf("inline values did not reach the subchart: %v", cache.Get().Object)
 	}
 	// lookup finds nothing; capabilities are the cluster's.
-	data, _, _ := unstructured.NestedStringMap(objs["v1 ConfigMap web-settings"].Obj.Object, "data")
+	data, _, _ := unstructured.NestedStringMap(objs["v1 ConfigMap web-settings"].Get().Object, "data")
 	if data["seenBefore"] != "no" || data["kubeVersion"] != "v1.36.3" || data["widgets"] != "served" || data["namespace"] != "web" {
 		t.Errorf("configmap data = %v", data)
 	}
@@ -96,7 +96,7 @@ func TestHelmCapabilitiesFollowTheCluster(t *testing.T) {
 	opts := webOptions
 	opts.APIVersions = []string{"v1", "apps/v1"}
 	res := Helm(platform, "charts/web", opts)
-	data, _, _ := unstructured.NestedStringMap(byDisplay(res)["v1 ConfigMap web-settings"].Obj.Object, "data")
+	data, _, _ := unstructured.NestedStringMap(byDisplay(res)["v1 ConfigMap web-settings"].Get().Object, "data")
 	if _, ok := data["widgets"]; ok {
 		t.Errorf("widgets rendered though the cluster does not serve example.com/v1 Widget")
 	}
@@ -157,7 +157,7 @@ func TestHelmValuesMayClimbInsideTheRepository(t *testing.T) {
 		"envs/prod/values.yaml":        file("name: from-envs\n"),
 	}
 	res := Helm(fsys, "charts/app", HelmOptions{ReleaseName: "r", ValuesFiles: []string{"../../envs/prod/values.yaml"}})
-	if len(res.Failures) > 0 || len(res.Objects) != 1 || res.Objects[0].Obj.GetName() != "from-envs" {
+	if len(res.Failures) > 0 || len(res.Objects) != 1 || res.Objects[0].Get().GetName() != "from-envs" {
 		t.Fatalf("objects %v failures %v", res.Objects, res.Failures)
 	}
 	if !res.Inputs.Touched("envs/prod/values.yaml") || !res.Inputs.Touched("charts/app/templates/cm.yaml") {
@@ -182,7 +182,7 @@ func TestHelmInlineValuesAreReadAsAValuesFile(t *testing.T) {
 			t.Fatalf("%s: objects %v failures %v", name, res.Objects, res.Failures)
 		}
 	}
-	want, got := fromFile.Objects[0].Obj.Object["data"], inline.Objects[0].Obj.Object["data"]
+	want, got := fromFile.Objects[0].Get().Object["data"], inline.Objects[0].Get().Object["data"]
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("inline values render %v, a values file %v", got, want)
 	}

@@ -86,7 +86,7 @@ func inflateCharts(fsys fs.FS, charts []helmCharts, archives map[string]string) 
 				if skipped(o, h) {
 					continue
 				}
-				data, err := yaml.Marshal(o.Obj.Object)
+				data, err := yaml.Marshal(o.Get().Object)
 				if err != nil {
 					fails = append(fails, Failure{Source: o.Where(), Reason: reason.RenderFailed, Message: where + ": " + err.Error()})
 					continue

@@ -68,7 +68,7 @@ func TestHelmChartsAreInflatedAsKustomizeWithHelmDoes(t *testing.T) {
 	}
 	var have strings.Builder
 	for _, o := range got.Objects {
-		data, _ := o.Obj.MarshalJSON()
+		data, _ := o.Get().MarshalJSON()
 		have.WriteString(strings.TrimSpace(string(data)) + "\n")
 	}
 	var wantJSON strings.Builder
@@ -90,7 +90,7 @@ func TestHelmChartsAreInflatedAsKustomizeWithHelmDoes(t *testing.T) {
 		"app/kustomization.yaml":           "helmCharts:\n- {name: web, releaseName: site, valuesMerge: merge, valuesInline: {color: green, extra: x}}\n",
 	})
 	res := kustomizeSpec(os.DirFS(merged), Spec{Path: "app", Renderer: RendererKustomize})
-	if len(res.Failures) > 0 || len(res.Objects) != 1 || res.Objects[0].Obj.Object["data"].(map[string]any)["color"] != "blue" {
+	if len(res.Failures) > 0 || len(res.Objects) != 1 || res.Objects[0].Get().Object["data"].(map[string]any)["color"] != "blue" {
 		t.Errorf("valuesMerge merge: %+v %v", res.Failures, res.Objects)
 	}
 	if !slices.Contains(got.Inputs.Trees, "app/charts/web") || !slices.Contains(got.Inputs.Files, "app/extra-values.yaml") {
@@ -142,7 +142,7 @@ func TestValuesFilesOfAFetchedChart(t *testing.T) {
 		if len(res.Failures) > 0 || len(res.Objects) != 1 {
 			t.Fatalf("replace %v: %+v", replace, res.Failures)
 		}
-		return res.Objects[0].Obj.Object["data"].(map[string]any)
+		return res.Objects[0].Get().Object["data"].(map[string]any)
 	}
 	if d := data(false); d["color"] != "red" || d["size"] != "s" {
 		t.Errorf("over the chart's values (Argo CD): %v", d)

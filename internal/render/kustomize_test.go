@@ -39,21 +39,21 @@ func TestKustomizeBuildsOverlaysComponentsGeneratorsPatchesReplacements(t *testi
 		t.Errorf("Deployment source = %q, want the base's deployment.yaml", dep.Source)
 	}
 	// The component's patch and the overlay's image tag.
-	if got, _, _ := unstructured.NestedString(dep.Obj.Object, "spec", "template", "metadata", "annotations", "prometheus.io/scrape"); got != "true" {
+	if got, _, _ := unstructured.NestedString(dep.Get().Object, "spec", "template", "metadata", "annotations", "prometheus.io/scrape"); got != "true" {
 		t.Errorf("component patch not applied: scrape annotation = %q", got)
 	}
-	containers, _, _ := unstructured.NestedSlice(dep.Obj.Object, "spec", "template", "spec", "containers")
+	containers, _, _ := unstructured.NestedSlice(dep.Get().Object, "spec", "template", "spec", "containers")
 	if img := containers[0].(map[string]any)["image"]; img != "registry.example/shop:1.1.0-rc.1" {
 		t.Errorf("image = %v, want the overlay's tag", img)
 	}
 	// No origin annotation leaks into what is applied.
-	if _, ok := dep.Obj.GetAnnotations()[originAnnotation]; ok {
+	if _, ok := dep.Get().GetAnnotations()[originAnnotation]; ok {
 		t.Errorf("origin annotation left on the object")
 	}
 	// configMapGenerator: hashed name, source is the kustomization that generates it.
 	var gen *Object
 	for _, o := range staging.Objects {
-		if strings.HasPrefix(o.Obj.GetName(), "shop-config-") {
+		if strings.HasPrefix(o.Get().GetName(), "shop-config-") {
 			gen = &o
 		}
 	}
@@ -66,10 +66,10 @@ func TestKustomizeBuildsOverlaysComponentsGeneratorsPatchesReplacements(t *testi
 		t.Fatalf("failures: %v", prod.Failures)
 	}
 	pdep := byDisplay(prod)["apps/v1 Deployment shop-prod/shop"]
-	if r, _, _ := unstructured.NestedInt64(pdep.Obj.Object, "spec", "replicas"); r != 3 {
+	if r, _, _ := unstructured.NestedInt64(pdep.Get().Object, "spec", "replicas"); r != 3 {
 		t.Errorf("patch from file not applied: replicas = %d", r)
 	}
-	if got, _, _ := unstructured.NestedString(pdep.Obj.Object, "spec", "template", "metadata", "annotations", "shop/config"); got != "shop-config" {
+	if got, _, _ := unstructured.NestedString(pdep.Get().Object, "spec", "template", "metadata", "annotations", "shop/config"); got != "shop-config" {
 		t.Errorf("replacement not applied: %q", got)
 	}
 	// Inputs: every file the build read, the base's included, nothing of the chart.
@@ -185,8 +185,8 @@ func TestKustomizeBuiltinPluginsStillWork(t *testing.T) {
 	if len(res.Failures) > 0 || len(res.Objects) != 1 {
 		t.Fatalf("objects %d, failures %v", len(res.Objects), res.Failures)
 	}
-	if got := res.Objects[0].Obj.GetLabels()["team"]; got != "blue" {
-		t.Errorf("built-in transformer not applied: %v", res.Objects[0].Obj.GetLabels())
+	if got := res.Objects[0].Get().GetLabels()["team"]; got != "blue" {
+		t.Errorf("built-in transformer not applied: %v", res.Objects[0].Get().GetLabels())
 	}
 }
 

@@ -1,20 +1,35 @@
 package render
 
 import (
+	"bytes"
+	"encoding/json"
 	"fmt"
 	"path"
 	"slices"
 	"strings"
+	"sync"
+	"sync/atomic"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	utiljson "k8s.io/apimachinery/pkg/util/json"
 
 	"github.com/drift-gitops/drift/internal/object"
 	"github.com/drift-gitops/drift/internal/reason"
 )
 
 // Object is one rendered Kubernetes object and where it came from.
+//
+// An object rendered in drift's own process holds it decoded (Obj). One the render
+// worker sent holds its JSON instead, and its identity, until something reads the
+// object: a run reads its objects one by one as it sends them, so a large rendering
+// is not held as maps (about ten times its JSON) all at once. Read the object with
+// Get, which decodes it the first time; Obj only builds an Object.
 type Object struct {
+	// Obj is the decoded object of an Object built in process; read it with Get.
 	Obj *unstructured.Unstructured
+	// held is the JSON of an object that came from the render worker, shared by the
+	// Object's copies (as a decoded one's map is); nil otherwise.
+	held *held
 	// Source is the slash-separated path of the file, relative to the repository root.
 	Source string
 	// Doc is the 1-based index of the YAML document in the file.
@@ -32,8 +47,114 @@ type Note struct {
 	Message string
 }
 
-// ID is the object's identity as written (namespace not yet defaulted).
-func (o Object) ID() object.ID { return object.IDOf(o.Obj) }
+// held is an object as the render worker sent it: its JSON, with its identity and
+// name read from it there, and the object it decodes to once read.
+type held struct {
+	id   object.ID
+	name string
+	mu   sync.Mutex
+	json []byte
+	obj  atomic.Pointer[unstructured.Unstructured]
+}
+
+// Get is the object: Obj, or what its JSON decodes to (decoded once, and shared by the
+// Object's copies). It is nil for an Object that holds none (Present).
+func (o Object) Get() *unstructured.Unstructured {
+	if o.Obj != nil || o.held == nil {
+		return o.Obj
+	}
+	h := o.held
+	if u := h.obj.Load(); u != nil {
+		return u
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if u := h.obj.Load(); u != nil {
+		return u
+	}
+	m := map[string]any{}
+	if err := utiljson.Unmarshal(h.json, &m); err != nil {
+		// The wire checked the JSON (validObject) before holding it.
+		panic(fmt.Sprintf("%s: the render worker's object does not decode: %v", o.Where(), err))
+	}
+	u := &unstructured.Unstructured{Object: m}
+	h.obj.Store(u)
+	h.json = nil
+	return u
+}
+
+// Present reports whether the Object holds an object, decoded or not.
+func (o Object) Present() bool { return o.Obj != nil || o.held != nil }
+
+// Drop lets the object go from this copy of the Object: Get is nil from then on.
+func (o *Object) Drop() { o.Obj, o.held = nil, nil }
+
+// Decoded reports whether the object is held decoded: built in drift's process, or
+// read (Get) since the render worker sent it.
+func (o Object) Decoded() bool { return o.decoded() != nil }
+
+// Hold is o as drift holds an object the render worker sent: its JSON, decoded when
+// read. Tests use it to check that a reader decodes no object it need not.
+func Hold(o Object) (Object, error) {
+	data, err := encodeResponse(workResponse{Result: &Result{Objects: []Object{o}}})
+	if err != nil {
+		return Object{}, err
+	}
+	resp, err := decodeResponse(data)
+	if err != nil {
+		return Object{}, err
+	}
+	return resp.Result.Objects[0], nil
+}
+
+// decoded is the object if it is decoded, nil while it is held as JSON.
+func (o Object) decoded() *unstructured.Unstructured {
+	if o.Obj != nil || o.held == nil {
+		return o.Obj
+	}
+	return o.held.obj.Load()
+}
+
+// ID is the object's identity as written (namespace not yet defaulted), read without
+// decoding an object held as JSON.
+func (o Object) ID() object.ID {
+	if u := o.decoded(); u != nil || o.held == nil {
+		return object.IDOf(u)
+	}
+	return o.held.id
+}
+
+// Name is the object's metadata.name ("" when it has only a generateName), read
+// without decoding an object held as JSON.
+func (o Object) Name() string {
+	if u := o.decoded(); u != nil || o.held == nil {
+		return u.GetName()
+	}
+	return o.held.name
+}
+
+// Mentions reports whether the object may hold one of strs, as a key or a value:
+// false only when it is held as JSON in which none of them is written. A reader that
+// looks for a field few objects have passes over the others without decoding them.
+func (o Object) Mentions(strs ...string) bool {
+	if o.decoded() != nil || o.held == nil {
+		return true
+	}
+	h := o.held
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.json == nil { // decoded since
+		return true
+	}
+	for _, s := range strs {
+		// As the worker's encoder wrote it, escapes included.
+		quoted, _ := json.Marshal(s)
+		if bytes.Contains(h.json, quoted) {
+			return true
+		}
+	}
+	return false
+}
 
 // Where names the object's place for messages: "apps/web.yaml document 2".
 func (o Object) Where() string { return where(o.Source, o.Doc, o.Item) }

@@ -316,7 +316,7 @@ func markDuplicates(res *Result) {
 	byKey := map[object.Key][]int{}
 	var keys []object.Key // in order of first appearance, so failures come out in a stable order
 	for i, o := range res.Objects {
-		if o.Obj.GetName() == "" {
+		if o.Name() == "" {
 			continue // generateName: every apply creates a new object
 		}
 		k := o.ID().Key()

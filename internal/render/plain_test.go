@@ -224,7 +224,7 @@ func TestADirectoryIsReadAsArgoCDReadsIt(t *testing.T) {
 		}
 		var names []string
 		for _, o := range res.Objects {
-			names = append(names, o.Obj.GetName())
+			names = append(names, o.Get().GetName())
 		}
 		sort.Strings(names)
 		if got := strings.Join(names, " "); got != c.want {
@@ -250,8 +250,8 @@ func TestJSONDocumentsAreReadAsKubectlReadsThem(t *testing.T) {
 		t.Fatalf("objects %v, failures %v; want two objects", ids(res), res.Failures)
 	}
 	for _, o := range res.Objects {
-		data, _, _ := unstructured.NestedStringMap(o.Obj.Object, "data")
-		switch o.Obj.GetName() {
+		data, _, _ := unstructured.NestedStringMap(o.Get().Object, "data")
+		switch o.Get().GetName() {
 		case "esc":
 			if data["path"] != "a/b" || data["k"] != "last" {
 				t.Errorf("cm.json data %v, want path a/b and k last", data)

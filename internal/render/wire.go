@@ -1,8 +1,6 @@
 package render
 
 import (
-	"github.com/drift-gitops/drift/internal/appset"
-
 	"bytes"
 	"encoding/binary"
 	"encoding/gob"
@@ -14,8 +12,8 @@ import (
 	"slices"
 	"sync"
 
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	utiljson "k8s.io/apimachinery/pkg/util/json"
+	"github.com/drift-gitops/drift/internal/appset"
+	"github.com/drift-gitops/drift/internal/object"
 )
 
 // workRequest is what drift sends a render worker on stdin.
@@ -119,13 +117,15 @@ func encodeResponse(resp workResponse) ([]byte, error) {
 	return out, nil
 }
 
-// encodeObject is one object on the wire: its content, then its place (source, document,
-// item, notes).
+// encodeObject is one object on the wire: its content, its identity (group, version,
+// kind, namespace, name or generateName, then metadata.name), then its place (source,
+// document, item, notes).
 func encodeObject(o Object) ([]byte, error) {
-	if o.Obj == nil {
+	u := o.Get()
+	if u == nil {
 		return nil, fmt.Errorf("%s: no object to send", o.Where())
 	}
-	content, err := json.Marshal(o.Obj.Object)
+	content, err := json.Marshal(u.Object)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", o.Where(), err)
 	}
@@ -135,9 +135,17 @@ func encodeObject(o Object) ([]byte, error) {
 			return nil, err
 		}
 	}
-	out := make([]byte, 0, len(content)+len(o.Source)+len(notes)+5*binary.MaxVarintLen64)
+	id := object.IDOf(u)
+	strs := []string{id.Group, id.Version, id.Kind, id.Namespace, id.Name, u.GetName(), o.Source}
+	size := len(content) + len(notes) + (len(strs)+4)*binary.MaxVarintLen64
+	for _, s := range strs {
+		size += len(s)
+	}
+	out := make([]byte, 0, size)
 	out = appendPart(out, content)
-	out = appendPart(out, []byte(o.Source))
+	for _, s := range strs {
+		out = appendPart(out, []byte(s))
+	}
 	out = binary.AppendUvarint(out, uint64(o.Doc))
 	out = binary.AppendUvarint(out, uint64(o.Item))
 	return appendPart(out, notes), nil
@@ -167,15 +175,21 @@ func decodeResponse(data []byte) (workResponse, error) {
 	if resp.Result == nil {
 		return resp, fmt.Errorf("the render worker sent objects without a result")
 	}
-	// Where each object starts and ends: its parts' lengths, read one after the other;
-	// the objects themselves are decoded side by side.
-	type span struct{ content, source, notes []byte }
+	// Where each object starts and ends: its parts' lengths, read one after the other.
+	// Each object is held as its JSON (Object.Get decodes it when it is read), which is
+	// checked here, side by side.
+	type span struct{ content, notes []byte }
 	spans := make([]span, n)
 	objs := make([]Object, n)
 	for i := range spans {
-		spans[i] = span{content: r.part(), source: r.part()}
+		h := &held{json: r.part()}
+		h.id = object.ID{Group: r.str(), Version: r.str(), Kind: r.str(), Namespace: r.str(), Name: string(r.part())}
+		if h.name = h.id.Name; string(r.part()) != h.name { // generateName: no name
+			h.name = ""
+		}
+		objs[i].held, objs[i].Source = h, r.str()
 		objs[i].Doc, objs[i].Item = int(r.uvarint()), int(r.uvarint())
-		spans[i].notes = r.part()
+		spans[i] = span{content: h.json, notes: r.part()}
 	}
 	if r.err != nil {
 		return resp, r.err
@@ -184,11 +198,9 @@ func decodeResponse(data []byte) (workResponse, error) {
 		return resp, fmt.Errorf("the render worker's answer has %d bytes past its objects", len(r.data))
 	}
 	if err := inParallel(len(objs), func(i int) error {
-		m := map[string]any{}
-		if err := utiljson.Unmarshal(spans[i].content, &m); err != nil {
-			return err
+		if !validObject(spans[i].content) {
+			return fmt.Errorf("%s: the render worker sent an object that is not a JSON object", objs[i].Where())
 		}
-		objs[i].Obj, objs[i].Source = &unstructured.Unstructured{Object: m}, string(spans[i].source)
 		if len(spans[i].notes) > 0 {
 			return json.Unmarshal(spans[i].notes, &objs[i].Notes)
 		}
@@ -200,6 +212,13 @@ func decodeResponse(data []byte) (workResponse, error) {
 	return resp, nil
 }
 
+// validObject reports whether b is one JSON object, which apimachinery's JSON decodes
+// into a map: json.Valid, and braces around it.
+func validObject(b []byte) bool {
+	b = bytes.TrimSpace(b)
+	return len(b) >= 2 && b[0] == '{' && b[len(b)-1] == '}' && json.Valid(b)
+}
+
 // errShortResponse is a response that ends before what it says it holds.
 var errShortResponse = errors.New("the render worker's answer ends early")
 
@@ -208,6 +227,7 @@ var errShortResponse = errors.New("the render worker's answer ends early")
 type wireReader struct {
 	data []byte
 	err  error
+	seen map[string]string
 }
 
 func (r *wireReader) uvarint() uint64 {
@@ -221,6 +241,21 @@ func (r *wireReader) uvarint() uint64 {
 	}
 	r.data = r.data[n:]
 	return v
+}
+
+// str reads a part as a string; the strings it read before are reused (kinds,
+// namespaces and sources repeat across objects).
+func (r *wireReader) str() string {
+	p := r.part()
+	if s, ok := r.seen[string(p)]; ok {
+		return s
+	}
+	if r.seen == nil {
+		r.seen = map[string]string{}
+	}
+	s := string(p)
+	r.seen[s] = s
+	return s
 }
 
 func (r *wireReader) part() []byte {

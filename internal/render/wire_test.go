@@ -6,6 +6,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
+	"github.com/drift-gitops/drift/internal/object"
 	"github.com/drift-gitops/drift/internal/reason"
 )
 
@@ -22,6 +23,8 @@ func TestAResponseCrossesTheWireWhole(t *testing.T) {
 				"list": []any{true, false, int64(-3), "x"}}}, Source: "apps/a.yaml", Doc: 2},
 			{Obj: &unstructured.Unstructured{Object: map[string]any{"apiVersion": "batch/v1", "kind": "Job", "metadata": map[string]any{"name": "hook"}}},
 				Source: "charts/web/templates/job.yaml", Doc: 1, Item: 3, Notes: []Note{{Reason: reason.HelmHook, Message: "a pre-install hook"}}},
+			{Obj: &unstructured.Unstructured{Object: map[string]any{"apiVersion": "example.com/v1beta1", "kind": "Run", "metadata": map[string]any{"generateName": "run-", "namespace": "ci"}}},
+				Source: "apps/a.yaml", Doc: 3},
 		},
 		Failures: []Failure{{Source: "apps/b.yaml", Doc: 1, Reason: reason.Malformed, Message: "malformed YAML"}},
 		Notes:    []string{"a note"},
@@ -35,10 +38,10 @@ func TestAResponseCrossesTheWireWhole(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !reflect.DeepEqual(got.Result, res) {
+	if !reflect.DeepEqual(decodedResult(t, got.Result), res) {
 		t.Errorf("got %#v\nwant %#v", got.Result, res)
 	}
-	if len(res.Objects) != 2 {
+	if len(res.Objects) != 3 {
 		t.Errorf("the result sent was modified: %d objects", len(res.Objects))
 	}
 	for _, resp := range []workResponse{{Err: "cannot render"}, {Result: &Result{Failures: res.Failures}}} {
@@ -49,6 +52,71 @@ func TestAResponseCrossesTheWireWhole(t *testing.T) {
 		if got, err := decodeResponse(data); err != nil || !reflect.DeepEqual(got, resp) {
 			t.Errorf("got %#v, %v; want %#v", got, err, resp)
 		}
+	}
+}
+
+// decodedResult is r with its objects decoded, as an in-process rendering holds them.
+// It checks first that what each held object says of itself without decoding (its
+// identity and name) is what its decoded object says.
+func decodedResult(t *testing.T, r *Result) *Result {
+	t.Helper()
+	if r == nil {
+		return nil
+	}
+	out := *r
+	out.Objects = make([]Object, len(r.Objects))
+	for i, o := range r.Objects {
+		id, name := o.ID(), o.Name()
+		u := o.Get()
+		if want := object.IDOf(u); id != want {
+			t.Errorf("%s: identity %#v before decoding, %#v after", o.Where(), id, want)
+		}
+		if name != u.GetName() {
+			t.Errorf("%s: name %q before decoding, %q after", o.Where(), name, u.GetName())
+		}
+		out.Objects[i] = Object{Obj: u, Source: o.Source, Doc: o.Doc, Item: o.Item, Notes: o.Notes}
+	}
+	return &out
+}
+
+// TestAnObjectFromTheWireIsDecodedWhenRead: the worker's objects are held as JSON
+// until read; Mentions answers from the JSON, the copies of an Object share what it
+// decodes to, and a dropped copy holds nothing.
+func TestAnObjectFromTheWireIsDecodedWhenRead(t *testing.T) {
+	t.Parallel()
+	data, err := encodeResponse(workResponse{Result: &Result{Objects: []Object{{Obj: &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "v1", "kind": "ConfigMap", "metadata": map[string]any{"name": "a", "labels": map[string]any{"x/<y>": "1"}},
+		"binaryData": map[string]any{"k": "AA=="}}}, Source: "a.yaml", Doc: 1}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := decodeResponse(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := resp.Result.Objects[0]
+	if o.decoded() != nil || !o.Present() {
+		t.Fatalf("the object was decoded on arrival (%v) or is not present (%v)", o.decoded() != nil, o.Present())
+	}
+	for s, want := range map[string]bool{"binaryData": true, "x/<y>": true, "data": false, "stringData": false, "b": false} {
+		if got := o.Mentions(s); got != want {
+			t.Errorf("Mentions(%q) = %v before decoding, want %v", s, got, want)
+		}
+	}
+	if o.ID().Kind != "ConfigMap" || o.decoded() != nil {
+		t.Errorf("reading the identity decoded the object, or read %q", o.ID().Kind)
+	}
+	cp := o
+	u := cp.Get()
+	if u == nil || o.decoded() != u || o.Get() != u {
+		t.Errorf("a copy's decoding is not shared: %p, %p", u, o.decoded())
+	}
+	if !o.Mentions("data") {
+		t.Error("a decoded object must answer Mentions with true")
+	}
+	cp.Drop()
+	if cp.Present() || cp.Get() != nil || o.Get() != u {
+		t.Errorf("Drop: the copy is present %v; the original lost its object %v", cp.Present(), o.Get() != u)
 	}
 }
 

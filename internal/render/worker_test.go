@@ -107,7 +107,7 @@ func TestWorkerResultsAreTheInProcessResultsExactly(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if !reflect.DeepEqual(got, want) {
+			if !reflect.DeepEqual(decodedResult(t, got), want) {
 				t.Errorf("worker result differs from the in-process one:\n got %#v\nwant %#v", got, want)
 			}
 			if tc.spec.Renderer != RendererHelm {
@@ -115,8 +115,8 @@ func TestWorkerResultsAreTheInProcessResultsExactly(t *testing.T) {
 			}
 			var spec map[string]any
 			for _, o := range got.Objects {
-				if o.Obj.GetName() == "numbers" {
-					spec = o.Obj.Object["spec"].(map[string]any)
+				if o.Get().GetName() == "numbers" {
+					spec = o.Get().Object["spec"].(map[string]any)
 				}
 			}
 			if spec == nil {
@@ -268,7 +268,7 @@ func TestTargetsRenderInBatchesEachWithItsOwnLimits(t *testing.T) {
 		want := map[string]string{"recursion": "recursion deeper than the 64 MiB stack limit", "time": "longer than 12s (--render-timeout) and was stopped (a template that loops",
 			"output": "over the 195.3 KiB limit per target (--render-max-output)"}[name]
 		switch {
-		case want == "" && (len(res.Failures) != 0 || len(res.Objects) != 1 || res.Objects[0].Obj.GetName() != "r-"+name):
+		case want == "" && (len(res.Failures) != 0 || len(res.Objects) != 1 || res.Objects[0].Get().GetName() != "r-"+name):
 			t.Errorf("%s: objects %d, failures %v: want its ConfigMap", name, len(res.Objects), res.Failures)
 		case want != "" && (len(res.Failures) != 1 || !strings.Contains(res.Failures[0].Message, want) || !strings.Contains(res.Failures[0].Message, "charts/"+name)):
 			t.Errorf("%s: failures %v, want one saying %q", name, res.Failures, want)

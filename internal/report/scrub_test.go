@@ -162,7 +162,7 @@ func TestShortValuesAndLiteralsAreMaskedButNotScrubbedEverywhere(t *testing.T) {
 func TestMaskedValuesAreScrubbedFromOtherObjects(t *testing.T) {
 	t.Parallel()
 	cm := reporttest.Result(t, "app.yaml", 1, "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web, namespace: shop}\nspec: {template: {metadata: {annotations: {key: \"line-one-of-it\\nline-two-of-it\", pin: 8675309123}}}}\n", "", "")
-	cm.Merged = cm.Object.Obj
+	cm.Merged = cm.Object.Get()
 	rules := config.Rules{Mask: []config.MaskRule{{Selector: config.Selector{Kind: "Deployment"}, Paths: []string{"/spec/template/metadata/annotations"}}}}
 	other := quoting(t, jsonEscaped("line-one-of-it\nline-two-of-it")+" and "+b64std("line-one-of-it\nline-two-of-it")+" and pin 8675309123 and line-two-of-it")
 	rep := build(t, report.Input{Targets: []report.TargetInput{{Name: "a", Results: []dryrun.Result{cm}, Rules: rules}, {Name: "b", Results: []dryrun.Result{other}}}}, entry.Options{})
@@ -240,7 +240,7 @@ func TestAValueThatNamesAnObjectOfTheRunIsNotScrubbed(t *testing.T) {
 	t.Parallel()
 	sec := secretResult("db", map[string]any{"username": "shop", "password": "correct-horse-9"})
 	cm := reporttest.Result(t, "cm.yaml", 1, "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: web, namespace: shop}\ndata: {a: b}\n", "", "")
-	cm.Merged = cm.Object.Obj
+	cm.Merged = cm.Object.Get()
 	other := quoting(t, "user shop, password correct-horse-9")
 	rep := build(t, report.Input{Targets: []report.TargetInput{{Name: "t", Results: []dryrun.Result{sec, cm, other}}}}, entry.Options{})
 	c := rep.Targets[0].Objects[1]

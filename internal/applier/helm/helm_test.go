@@ -190,7 +190,7 @@ func TestHelmBlockScalarEndingADocumentKeepsItsNewlineAsHelmApplies(t *testing.T
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, _, _ := unstructured.NestedString(objs[0].Obj.Object, "data", "redis.conf")
+	got, _, _ := unstructured.NestedString(objs[0].Get().Object, "data", "redis.conf")
 	if want := live.Data["redis.conf"]; got != want {
 		t.Errorf("drift renders redis.conf %q, helm install stored %q", got, want)
 	}

@@ -37,7 +37,7 @@ func Obj(t testing.TB, y string) *unstructured.Unstructured {
 func Result(t testing.TB, source string, doc int, rendered, live, merged string) dryrun.Result {
 	t.Helper()
 	r := dryrun.Result{Object: render.Object{Obj: Obj(t, rendered), Source: source, Doc: doc}}
-	r.ID = object.IDOf(r.Object.Obj)
+	r.ID = object.IDOf(r.Object.Get())
 	if live != "" {
 		r.Live = Obj(t, live)
 	}
