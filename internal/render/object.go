@@ -133,8 +133,8 @@ func (o Object) Name() string {
 	return o.held.name
 }
 
-// Mentions reports whether the object may hold one of strs, as a key or a value:
-// false only when it is held as JSON in which none of them is written. A reader that
+// Mentions reports whether the object may hold one of strs as a whole key or string
+// value: false only when it is held as JSON in which none of them is written. A reader that
 // looks for a field few objects have passes over the others without decoding them.
 func (o Object) Mentions(strs ...string) bool {
 	if o.decoded() != nil || o.held == nil {
