@@ -74,8 +74,9 @@ func (o Object) Get() *unstructured.Unstructured {
 	}
 	m := map[string]any{}
 	if err := utiljson.Unmarshal(h.json, &m); err != nil {
-		// The wire checked the JSON (validObject) before holding it.
-		panic(fmt.Sprintf("%s: the render worker's object does not decode: %v", o.Where(), err))
+		// The wire checked the JSON (validObject) before holding it. The decoder's
+		// error may quote a value of the object: only its place is said.
+		panic(fmt.Sprintf("%s: the render worker's object does not decode as JSON", o.Where()))
 	}
 	u := &unstructured.Unstructured{Object: m}
 	h.obj.Store(u)

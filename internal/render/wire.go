@@ -77,15 +77,16 @@ func registerValueTypes() {
 }
 
 // A response on the wire is its JSON (without the result's objects), then each object
-// of the result: its content as JSON and its place, each part preceded by its length
-// (a uvarint). The objects are encoded and decoded side by side on both ends, and
-// neither end reads the whole response as one JSON document (which would check every
-// object's bytes once more, one after the other).
+// of the result: its content as JSON, its identity and name, and its place, each part
+// preceded by its length (a uvarint). The worker encodes the objects side by side;
+// drift checks each one's JSON side by side and holds it so (Object), and neither end
+// reads the whole response as one JSON document (which would check every object's
+// bytes once more, one after the other).
 //
-// An object's content is encoded as JSON and decoded by apimachinery's JSON, as
-// unstructured's own JSON methods do, which gives int64 to integers and float64 to
-// the rest: exactly the types an in-process rendering holds, since every renderer
-// decodes its documents that way.
+// An object's content is encoded as JSON and decoded, when it is read (Object.Get), by
+// apimachinery's JSON, as unstructured's own JSON methods do, which gives int64 to
+// integers and float64 to the rest: exactly the types an in-process rendering holds,
+// since every renderer decodes its documents that way.
 func encodeResponse(resp workResponse) ([]byte, error) {
 	var objs []Object
 	if resp.Result != nil && len(resp.Result.Objects) > 0 {
