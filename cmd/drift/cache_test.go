@@ -336,7 +336,7 @@ func TestCacheDamageIsNeverAnAnswer(t *testing.T) {
 	}{
 		{"truncated", "cannot be read (truncated)", 0, func(d []byte) []byte { return d[:len(d)*2/3] }},
 		// One answer's byte flipped: that answer is not used, the other is.
-		{"an answer's byte flipped", "cannot be read (checksum mismatch)", 1, func(d []byte) []byte {
+		{"an answer's byte flipped", "does not match its MAC", 1, func(d []byte) []byte {
 			i := strings.Index(string(d), `"kind":"ConfigMap"`)
 			d[i+2] ^= 1
 			return d

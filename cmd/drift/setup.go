@@ -7,12 +7,15 @@ import (
 	"github.com/spf13/cobra"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
+	"github.com/drift-gitops/drift/internal/app"
+	"github.com/drift-gitops/drift/internal/cachedir"
 	"github.com/drift-gitops/drift/internal/ephemeral"
 )
 
 // newSetupCommand installs what --cluster ephemeral runs.
 func newSetupCommand(streams genericiooptions.IOStreams) *cobra.Command {
 	var opts ephemeral.SetupOptions
+	cfg := app.NewConfig(streams.Out, streams.ErrOut)
 	cmd := &cobra.Command{
 		Use:   "setup",
 		Short: "Install the binaries --cluster ephemeral needs (etcd, kube-apiserver)",
@@ -28,7 +31,12 @@ package and kube-apiserver is built from the Go module proxy (a few minutes, onc
 When the index does not list the default version, the newest patch release of its
 minor that it lists is taken (the ephemeral server uses it); a --kube-version given
 is taken exactly. An archive that does not match its hash is refused. ` + ephemeral.IndexEnv + ` names a
-mirror of the index.`,
+mirror of the index.
+
+What it installs it records, sealed with the key of drift's cache (beside the cache
+directory, or ` + cachedir.KeyEnv + `): --cluster ephemeral runs only binaries whose
+SHA-512 matches that record, and setup installs again over anything else it finds.
+A cache directory inside the git repository setup runs in is refused.`,
 		Example: `  # The default version, ready for drift diff --cluster ephemeral
   drift setup
 
@@ -38,6 +46,10 @@ mirror of the index.`,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			opts.Env, opts.Progress = os.Environ(), streams.ErrOut
 			opts.Exact = cmd.Flags().Changed("kube-version")
+			var err error
+			if opts.Cache, err = cfg.OpenCache("."); err != nil {
+				return err
+			}
 			dir, err := ephemeral.Setup(cmd.Context(), opts)
 			if err != nil {
 				return err

@@ -140,3 +140,51 @@ func TestSetupDownloadsFromTheEnvtestIndex(t *testing.T) {
 		t.Errorf("--kube-version latest: exit %d %s", o.code, o.stderr)
 	}
 }
+
+// TestPlantedBinariesNeverRun: etcd and kube-apiserver put in drift's cache by anyone
+// but drift setup (scripts that would leave a marker, as a change committing a cache
+// directory once could) are never run: the ephemeral preview says to run drift setup,
+// and drift setup installs over them from the index instead of answering that they are
+// there. A binary swapped after drift setup recorded it is refused too.
+func TestPlantedBinariesNeverRun(t *testing.T) {
+	archive, hash := envtestArchive(t)
+	var requests atomic.Int32
+	srv := envtestIndex(t, archive, "v1.36.3", hash, &requests)
+	cache := t.TempDir()
+	marker := filepath.Join(t.TempDir(), "ran")
+	assets := filepath.Join(cache, "assets", "v1.36.3")
+	if err := os.MkdirAll(assets, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	plant := func() {
+		for _, bin := range []string{"etcd", "kube-apiserver"} {
+			if err := os.WriteFile(filepath.Join(assets, bin), []byte("#!/bin/sh\necho \"$@\" >> "+marker+"\nenv >> "+marker+"\nsleep 30\n"), 0o755); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	plant()
+	t.Setenv("DRIFT_CACHE_DIR", cache)
+	t.Setenv("KUBEBUILDER_ASSETS", "")
+	t.Setenv("DRIFT_ENVTEST_INDEX_URL", srv.URL+"/envtest-releases.yaml")
+	o := drift(t, "diff", "--repo", demoRepo(t), "--cluster", "ephemeral", "--base", "base", "--ref", "main")
+	if o.code != exitError || !strings.Contains(o.stderr, "run drift setup") {
+		t.Errorf("planted binaries: exit %d\n%s", o.code, o.stderr)
+	}
+	o = drift(t, "setup")
+	if o.code != 0 || !strings.Contains(o.stderr, "downloading etcd and kube-apiserver") {
+		t.Fatalf("setup over planted binaries: exit %d\n%s\n%s", o.code, o.stdout, o.stderr)
+	}
+	if o := drift(t, "diff", "--repo", demoRepo(t), "--cluster", "ephemeral", "--base", "base", "--ref", "main"); o.code != exitChanges {
+		t.Errorf("preview on the binaries drift setup installed: exit %d\n%s", o.code, o.stderr)
+	}
+	// Swapped after setup recorded them.
+	plant()
+	if o := drift(t, "diff", "--repo", demoRepo(t), "--cluster", "ephemeral", "--base", "base", "--ref", "main"); o.code != exitError || !strings.Contains(o.stderr, "is not the binary drift installed") {
+		t.Errorf("swapped binaries: exit %d\n%s", o.code, o.stderr)
+	}
+	if _, err := os.Stat(marker); err == nil {
+		data, _ := os.ReadFile(marker)
+		t.Errorf("a planted binary ran:\n%.300s", data)
+	}
+}

@@ -47,6 +47,7 @@ import (
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 
 	"github.com/drift-gitops/drift/internal/applier/kubectlssa"
+	"github.com/drift-gitops/drift/internal/cachedir"
 	"github.com/drift-gitops/drift/internal/dryrun"
 	"github.com/drift-gitops/drift/internal/ephemeral"
 	"github.com/drift-gitops/drift/internal/kube"
@@ -155,7 +156,11 @@ func bench(self, drift string, runs int, sc scenario, only string) error {
 	fmt.Printf("\n== %s: %d objects at head (%d unchanged, %d modified, %d new) over %d namespaces\n",
 		sc.name, counts.total, counts.total-counts.modified-counts.added, counts.modified, counts.added, namespaces)
 
-	assets, err := ephemeral.AssetsDir(os.Getenv)
+	cache, err := cachedir.Open(cachedir.Options{Getenv: os.Getenv})
+	if err != nil {
+		return err
+	}
+	assets, err := ephemeral.AssetsDir(os.Getenv, cache)
 	if err != nil {
 		return err
 	}
@@ -289,7 +294,7 @@ func bench(self, drift string, runs int, sc scenario, only string) error {
 		info, err := os.Stat(packs[len(packs)-1])
 		if err == nil {
 			fmt.Printf("the dry-run cache: the last run's answers take %.1f MiB for %d objects (each run writes every answer it used to one file; %d runs' files are %.1f MiB)\n",
-				float64(info.Size())/(1<<20), counts.total, len(packs), float64(resultcache.Size(warm))/(1<<20))
+				float64(info.Size())/(1<<20), counts.total, len(packs), float64(warmSize(warm))/(1<<20))
 		}
 	}
 	d, a := got["drift"], got["apply"]
@@ -398,3 +403,17 @@ func loadBase(srv *ephemeral.Server, repoDir string) error {
 }
 
 func isNotFound(err error) bool { return apierrors.IsNotFound(err) }
+
+// warmSize is the size of the dry-run cache in drift's cache directory warm.
+func warmSize(warm string) int64 {
+	cache, err := cachedir.Open(cachedir.Options{Getenv: func(k string) string {
+		if k == "DRIFT_CACHE_DIR" {
+			return warm
+		}
+		return ""
+	}})
+	if err != nil {
+		return 0
+	}
+	return resultcache.Size(cache.Sub("dryrun"))
+}

@@ -17,6 +17,7 @@ import (
 
 	"github.com/drift-gitops/drift/internal/applier"
 	"github.com/drift-gitops/drift/internal/applier/appliers"
+	"github.com/drift-gitops/drift/internal/cachedir"
 	"github.com/drift-gitops/drift/internal/ephemeral"
 	"github.com/drift-gitops/drift/internal/kube"
 )
@@ -33,8 +34,9 @@ type Config struct {
 	// Connect opens a live cluster with flags (kube.Connect); credential is told the
 	// connection's secrets, so that no output holds them.
 	Connect func(ctx context.Context, flags *genericclioptions.ConfigFlags, concurrency int, credential func(...string)) (*kube.Connection, error)
-	// StartEphemeral starts a throwaway API server (ephemeral.Connect); stop releases it.
-	StartEphemeral func(ctx context.Context, getenv func(string) string, concurrency int) (conn *kube.Connection, stop func(), err error)
+	// StartEphemeral starts a throwaway API server (ephemeral.Connect) from the
+	// binaries drift setup installed in cache (or KUBEBUILDER_ASSETS); stop releases it.
+	StartEphemeral func(ctx context.Context, getenv func(string) string, cache *cachedir.Dir, concurrency int) (conn *kube.Connection, stop func(), err error)
 	// Appliers are the appliers targets are decided among.
 	Appliers *applier.Registry
 	// Now is the clock (the dry-run cache's: how recent a change to what decides

@@ -18,21 +18,16 @@ type Charts struct {
 }
 
 // fetcher returns what fetches charts from the repositories allow lists (the trusted
-// configuration's charts.allow), into drift's chart cache.
-func (c *Charts) fetcher(getenv func(string) string) func(allow []string) render.ChartFetcher {
+// configuration's charts.allow), into the charts of drift's cache directory (cache,
+// opened once the repository is: plan.Request.Opened).
+func (c *Charts) fetcher(getenv func(string) string, cache func() *cachedir.Dir) func(allow []string) render.ChartFetcher {
 	return func(allow []string) render.ChartFetcher {
 		return chartFetcher{chartrepo.New(chartrepo.Options{
-			Allow: allow, CacheDir: chartCacheDir(getenv), Offline: c.Offline, ResolveRanges: c.ResolveRanges,
+			Allow: allow, Cache: cache().Sub("charts"), Offline: c.Offline, ResolveRanges: c.ResolveRanges,
 			RepositoryConfig: cmp.Or(c.RepositoryConfig, getenv("HELM_REPOSITORY_CONFIG")),
 			RegistryConfig:   cmp.Or(c.RegistryConfig, getenv("HELM_REGISTRY_CONFIG")),
 		})}
 	}
-}
-
-// chartCacheDir is where fetched charts are kept: $DRIFT_CACHE_DIR/charts, else
-// $XDG_CACHE_HOME/drift/charts, else ~/.cache/drift/charts.
-func chartCacheDir(getenv func(string) string) string {
-	return cachedir.Path(getenv, "charts")
 }
 
 // chartFetcher is chartrepo's Fetcher as the render cache asks for charts.

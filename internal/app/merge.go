@@ -21,6 +21,7 @@ import (
 func (c *Config) Merge(ctx context.Context, o *Diff, files []string) error {
 	o.cfg = c
 	o.scrub = o.newScrubber()
+	defer o.closeCache()
 	o.Base = o.gitlabBase(o.Base)
 	if err := o.merge(ctx, files); err != nil {
 		return scrubbedError{err: err, scrub: o.scrub}
@@ -84,8 +85,8 @@ func (o *Diff) checkShards(ctx context.Context, first *report.Report, shards map
 		Repo: o.Repo, Ref: o.Ref, DefaultRef: first.Kind == report.KindDrift, Base: o.Base, Paths: o.Paths, Names: o.Targets,
 		Config: plan.ConfigSource{File: o.Config, From: o.ConfigFrom, Known: knownNames()}, Overrides: o.overrides(), Warnf: o.warnf,
 		NewCache: func(repo *source.Repo) (*render.Cache, error) { return o.renderCache(ctx, repo) },
-		Charts:   o.Charts.fetcher(o.cfg.Getenv),
-		Context:  ctx, MaxTargets: o.MaxTargets, Branches: o.branches(), ArgoClusters: o.liveArgoClusters(o.Cluster), LiveObject: o.liveObjects(o.Cluster),
+		Charts:   o.Charts.fetcher(o.cfg.Getenv, o.cacheDir), Opened: o.openCache,
+		Context: ctx, MaxTargets: o.MaxTargets, Branches: o.branches(), ArgoClusters: o.liveArgoClusters(o.Cluster), LiveObject: o.liveObjects(o.Cluster),
 		Appliers: o.cfg.Appliers,
 	})
 	if err != nil {

@@ -11,6 +11,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/drift-gitops/drift/internal/applier"
+	"github.com/drift-gitops/drift/internal/cachedir"
 	"github.com/drift-gitops/drift/internal/config"
 	"github.com/drift-gitops/drift/internal/plan"
 	"github.com/drift-gitops/drift/internal/render"
@@ -61,6 +62,10 @@ type Run struct {
 
 	cfg   *Config
 	shard plan.Shard
+	// cache is drift's cache directory, opened once the repository is (openCache);
+	// removeCache removes it when it is the run's own temporary one.
+	cache       *cachedir.Dir
+	removeCache func()
 	// scanned is what discovery remembers of the repository's files (scans).
 	scanned *resultcache.Scans
 	// disabledRisks are drift.yaml's risks.disable (trusted: from the base).

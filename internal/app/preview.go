@@ -28,7 +28,7 @@ func (o *Run) previewDeps(cache *render.Cache, progress *progress, cluster strin
 			return o.cfg.Connect(ctx, flags, o.Concurrency, o.scrub.AddCredential)
 		},
 		StartEphemeral: func(ctx context.Context) (*kube.Connection, func(), error) {
-			return o.cfg.StartEphemeral(ctx, o.cfg.Getenv, o.Concurrency)
+			return o.cfg.StartEphemeral(ctx, o.cfg.Getenv, o.cache, o.Concurrency)
 		},
 		Cache:    cache,
 		Appliers: o.cfg.Appliers,

@@ -2,6 +2,7 @@ package app
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sort"
 	"strings"
@@ -17,9 +18,53 @@ import (
 	"github.com/drift-gitops/drift/internal/source"
 )
 
-// ResultCacheDir is where the dry-run cache is kept under drift's cache directory.
-func ResultCacheDir(getenv func(string) string) string {
-	return cachedir.Path(getenv, "dryrun")
+// resultCacheDir is where the dry-run cache is kept in drift's cache directory.
+const resultCacheDir = "dryrun"
+
+// openCache opens drift's cache directory for a run reading repo: refused when it,
+// or its key, is inside the repository, a symbolic link, or not the user's
+// (cachedir.Open). plan.Open calls it as soon as the repository is open.
+// A directory that cannot be made or written is not an error: the run keeps what it
+// fetches in a temporary one of its own, says so once, and keeps nothing for the next
+// run (closeCache removes it).
+func (o *Run) openCache(repo *source.Repo) error {
+	cache, err := cachedir.Open(cachedir.Options{Getenv: o.cfg.Getenv, Repository: repo.Root})
+	var refused *cachedir.Refused
+	if errors.As(err, &refused) {
+		return err
+	}
+	if err != nil {
+		tmp, remove, terr := cachedir.Temp()
+		if terr != nil {
+			return err
+		}
+		o.warnf("drift's cache directory cannot be written (%v): this run keeps nothing for the next one", err)
+		cache, o.removeCache = tmp, remove
+	}
+	o.cache = cache
+	return nil
+}
+
+// closeCache removes the run's temporary cache directory, if it made one.
+func (o *Run) closeCache() {
+	if o.removeCache != nil {
+		o.removeCache()
+		o.removeCache = nil
+	}
+}
+
+// cacheDir is drift's cache directory, once the run opened it.
+func (o *Run) cacheDir() *cachedir.Dir { return o.cache }
+
+// OpenCache opens drift's cache directory for a command that reads no repository
+// (drift setup, drift cache prune), refused when it is inside the git work tree of
+// the directory the command runs in (dir), as a run would refuse it.
+func (c *Config) OpenCache(dir string) (*cachedir.Dir, error) {
+	var root string
+	if repo, err := source.Open(dir); err == nil {
+		root = repo.Root
+	}
+	return cachedir.Open(cachedir.Options{Getenv: c.Getenv, Repository: root})
 }
 
 // resultCache is the run's dry-run cache: one store under drift's cache directory,
@@ -39,7 +84,7 @@ func (o *Run) newResultCache() *resultCache {
 	if o.NoCache || o.ShowSecrets {
 		return nil
 	}
-	store := resultcache.Open(ResultCacheDir(o.cfg.Getenv), resultcache.BuildID(), o.scrub.Holds)
+	store := resultcache.Open(o.cache.Sub(resultCacheDir), resultcache.BuildID(), o.scrub.Holds)
 	store.Notef = o.warnf
 	if o.cfg.Now != nil {
 		store.Now = o.cfg.Now
@@ -62,7 +107,7 @@ func (o *Run) scans(repo *source.Repo) discover.Scans {
 	if o.NoCache {
 		return nil
 	}
-	o.scanned = resultcache.OpenScans(ResultCacheDir(o.cfg.Getenv), resultcache.BuildID(), repo.Root)
+	o.scanned = resultcache.OpenScans(o.cache.Sub(resultCacheDir), resultcache.BuildID(), repo.Root)
 	return o.scanned
 }
 
@@ -136,15 +181,19 @@ func (c *Config) PruneCache(maxSize string, runs int) error {
 	if err != nil || q.Sign() < 0 {
 		return fmt.Errorf("--max-size %q is not a size such as 512Mi", maxSize)
 	}
-	dir := ResultCacheDir(c.Getenv)
 	if runs < 0 {
 		return fmt.Errorf("--runs %d: want 0 (any number) or more", runs)
 	}
+	cache, err := c.OpenCache(".")
+	if err != nil {
+		return err
+	}
+	dir := cache.Sub(resultCacheDir)
 	removed, freed, err := resultcache.Prune(dir, q.Value(), runs)
 	if err != nil {
-		return fmt.Errorf("pruning the dry-run cache in %s: %w", dir, err)
+		return fmt.Errorf("pruning the dry-run cache in %s: %w", dir.Path(), err)
 	}
-	fmt.Fprintf(c.Out, "removed %d files (%s); %s left in %s\n", removed, bytesText(freed), bytesText(resultcache.Size(dir)), dir)
+	fmt.Fprintf(c.Out, "removed %d files (%s); %s left in %s\n", removed, bytesText(freed), bytesText(resultcache.Size(dir)), dir.Path())
 	return nil
 }
 

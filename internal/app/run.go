@@ -35,6 +35,7 @@ type mode struct {
 func (o *Run) run(ctx context.Context, cfg *Config, m mode) error {
 	o.cfg = cfg
 	o.scrub = o.newScrubber()
+	defer o.closeCache()
 	if err := o.preview(ctx, m); err != nil {
 		return scrubbedError{err: err, scrub: o.scrub}
 	}
@@ -65,7 +66,7 @@ func (o *Run) preview(ctx context.Context, m mode) error {
 			}
 			return cache, err
 		},
-		Charts:  o.Charts.fetcher(o.cfg.Getenv),
+		Charts: o.Charts.fetcher(o.cfg.Getenv, o.cacheDir), Opened: o.openCache,
 		Context: ctx, MaxTargets: o.MaxTargets, Branches: o.branches(), ArgoClusters: o.liveArgoClusters(m.cluster), LiveObject: o.liveObjects(m.cluster),
 		Appliers: o.cfg.Appliers, Scans: o.scans,
 	})

@@ -9,6 +9,7 @@ import (
 
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 
+	"github.com/drift-gitops/drift/internal/cachedir"
 	"github.com/drift-gitops/drift/internal/gitfixture"
 	"github.com/drift-gitops/drift/internal/kube"
 	"github.com/drift-gitops/drift/internal/plan"
@@ -36,11 +37,17 @@ var limits = render.LimitSettings{Timeout: render.DefaultTimeout, Memory: "1Gi",
 // starting an ephemeral server fails the test.
 func seamConfig(t *testing.T, out, errOut *bytes.Buffer, connect func() error) *Config {
 	cfg := NewConfig(out, errOut)
-	cfg.Getenv = func(string) string { return "" }
+	cache := t.TempDir()
+	cfg.Getenv = func(k string) string {
+		if k == "DRIFT_CACHE_DIR" {
+			return cache
+		}
+		return ""
+	}
 	cfg.Connect = func(context.Context, *genericclioptions.ConfigFlags, int, func(...string)) (*kube.Connection, error) {
 		return nil, connect()
 	}
-	cfg.StartEphemeral = func(context.Context, func(string) string, int) (*kube.Connection, func(), error) {
+	cfg.StartEphemeral = func(context.Context, func(string) string, *cachedir.Dir, int) (*kube.Connection, func(), error) {
 		t.Error("an ephemeral server was started")
 		return nil, nil, errors.New("no")
 	}

@@ -29,6 +29,7 @@ type targetRow struct {
 // some are skipped or refused, without a cluster: drift targets.
 func (c *Config) Targets(ctx context.Context, o *Run) error {
 	o.cfg = c
+	defer o.closeCache()
 	if o.Output != "text" && o.Output != "json" {
 		return fmt.Errorf("unknown output format %q: use -o text or -o json", o.Output)
 	}
@@ -36,8 +37,8 @@ func (c *Config) Targets(ctx context.Context, o *Run) error {
 		Repo: o.Repo, Ref: o.Ref, Paths: o.Paths, Names: o.Targets, Overrides: o.overrides(),
 		Config: plan.ConfigSource{File: o.Config, From: plan.ConfigFromHead, Known: knownNames()}, Warnf: o.warnf,
 		NewCache: func(repo *source.Repo) (*render.Cache, error) { return o.renderCache(ctx, repo) },
-		Charts:   o.Charts.fetcher(c.Getenv),
-		Context:  ctx, MaxTargets: o.MaxTargets, Branches: o.branches(), Appliers: c.Appliers,
+		Charts:   o.Charts.fetcher(c.Getenv, o.cacheDir), Opened: o.openCache,
+		Context: ctx, MaxTargets: o.MaxTargets, Branches: o.branches(), Appliers: c.Appliers,
 	})
 	if err != nil {
 		return err

@@ -11,6 +11,7 @@ import (
 
 	"github.com/Masterminds/semver/v3"
 
+	"github.com/drift-gitops/drift/internal/cachedir"
 	"github.com/drift-gitops/drift/internal/chartrepo/repourl"
 )
 
@@ -45,8 +46,8 @@ type Chart struct {
 type Options struct {
 	// Allow lists the repository URLs charts may come from.
 	Allow []string
-	// CacheDir holds the cache.
-	CacheDir string
+	// Cache holds the cache: drift's cache directory's charts (cachedir).
+	Cache *cachedir.Dir
 	// Offline serves from the cache alone.
 	Offline bool
 	// ResolveRanges lets a version range resolve to the highest version matching it.
@@ -136,7 +137,7 @@ func (f *Fetcher) fetch(ctx context.Context, ref Ref) (*Chart, error) {
 		if !exact {
 			return nil, fmt.Errorf("%s: --offline cannot resolve the range %q without the repository: pin the version", ref, ref.Version)
 		}
-		return nil, fmt.Errorf("%s is not in the chart cache (%s): run once without --offline to fetch it", ref, f.opts.CacheDir)
+		return nil, fmt.Errorf("%s is not in the chart cache (%s): run once without --offline to fetch it", ref, f.opts.Cache.Path())
 	}
 	var ch *Chart
 	if repo.Scheme == "oci" {

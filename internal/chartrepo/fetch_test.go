@@ -2,6 +2,8 @@ package chartrepo
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -14,6 +16,9 @@ import (
 	"helm.sh/helm/v3/pkg/chartutil"
 	"helm.sh/helm/v3/pkg/repo"
 	"helm.sh/helm/v3/pkg/repo/repotest"
+
+	"github.com/drift-gitops/drift/internal/cachedir"
+	"github.com/drift-gitops/drift/internal/chartrepo/repourl"
 )
 
 // saveChart writes an archive of a one-template chart into dir.
@@ -85,7 +90,7 @@ func TestAChartIsFetchedVerifiedAndCached(t *testing.T) {
 	srv := chartServer(t)
 	cache := t.TempDir()
 	requests := &counting{}
-	f := New(Options{Allow: []string{srv.URL()}, CacheDir: cache, Transport: requests})
+	f := New(Options{Allow: []string{srv.URL()}, Cache: testCache(t, cache), Transport: requests})
 	ch, err := f.Fetch(context.Background(), Ref{RepoURL: srv.URL(), Name: "web", Version: "1.1.0"})
 	if err != nil {
 		t.Fatal(err)
@@ -101,7 +106,7 @@ func TestAChartIsFetchedVerifiedAndCached(t *testing.T) {
 		t.Errorf("%d requests, want the index and the archive", before)
 	}
 	// Another run, same cache: no request at all, and offline too.
-	for _, opts := range []Options{{Allow: []string{srv.URL()}, CacheDir: cache, Transport: requests}, {Allow: []string{srv.URL()}, CacheDir: cache, Offline: true, Transport: requests}} {
+	for _, opts := range []Options{{Allow: []string{srv.URL()}, Cache: testCache(t, cache), Transport: requests}, {Allow: []string{srv.URL()}, Cache: testCache(t, cache), Offline: true, Transport: requests}} {
 		again, err := New(opts).Fetch(context.Background(), Ref{RepoURL: srv.URL(), Name: "web", Version: "1.1.0"})
 		if err != nil || again.Digest != ch.Digest {
 			t.Fatalf("cache hit: %+v %v", again, err)
@@ -110,7 +115,7 @@ func TestAChartIsFetchedVerifiedAndCached(t *testing.T) {
 	if requests.n.Load() != before {
 		t.Errorf("a cached chart made %d requests", requests.n.Load()-before)
 	}
-	_, err = New(Options{Allow: []string{srv.URL()}, CacheDir: cache, Offline: true, Transport: requests}).Fetch(context.Background(), Ref{RepoURL: srv.URL(), Name: "web", Version: "2.0.0"})
+	_, err = New(Options{Allow: []string{srv.URL()}, Cache: testCache(t, cache), Offline: true, Transport: requests}).Fetch(context.Background(), Ref{RepoURL: srv.URL(), Name: "web", Version: "2.0.0"})
 	if err == nil || !strings.Contains(err.Error(), "not in the chart cache") || requests.n.Load() != before {
 		t.Errorf("offline miss: %v (%d requests)", err, requests.n.Load()-before)
 	}
@@ -118,7 +123,7 @@ func TestAChartIsFetchedVerifiedAndCached(t *testing.T) {
 	if err := os.WriteFile(ch.Archive, []byte("corrupt"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if again, err := New(Options{Allow: []string{srv.URL()}, CacheDir: cache}).Fetch(context.Background(), Ref{RepoURL: srv.URL(), Name: "web", Version: "1.1.0"}); err != nil || again.Digest != ch.Digest {
+	if again, err := New(Options{Allow: []string{srv.URL()}, Cache: testCache(t, cache)}).Fetch(context.Background(), Ref{RepoURL: srv.URL(), Name: "web", Version: "1.1.0"}); err != nil || again.Digest != ch.Digest {
 		t.Errorf("corrupt cache: %+v %v", again, err)
 	}
 }
@@ -130,7 +135,7 @@ func TestATamperedChartIsRefused(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(srv.Root(), "web-1.0.0.tgz"), []byte("not the indexed archive"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	_, err := New(Options{Allow: []string{srv.URL()}, CacheDir: t.TempDir()}).Fetch(context.Background(), Ref{RepoURL: srv.URL(), Name: "web", Version: "1.0.0"})
+	_, err := New(Options{Allow: []string{srv.URL()}, Cache: testCache(t, t.TempDir())}).Fetch(context.Background(), Ref{RepoURL: srv.URL(), Name: "web", Version: "1.0.0"})
 	if err == nil || !strings.Contains(err.Error(), "does not match the digest its repository's index gives") {
 		t.Errorf("tampered: %v", err)
 	}
@@ -144,7 +149,7 @@ func TestOnlyAllowedRepositoriesAreReached(t *testing.T) {
 		http.Redirect(w, r, srv.URL()+r.URL.Path, http.StatusFound)
 	}))
 	t.Cleanup(redirector.Close)
-	f := New(Options{Allow: []string{redirector.URL + "/charts"}, CacheDir: t.TempDir(), Transport: requests})
+	f := New(Options{Allow: []string{redirector.URL + "/charts"}, Cache: testCache(t, t.TempDir()), Transport: requests})
 	_, err := f.Fetch(context.Background(), Ref{RepoURL: redirector.URL + "/charts", Name: "web", Version: "1.0.0"})
 	if err == nil || !strings.Contains(err.Error(), "which charts.allow does not allow") {
 		t.Errorf("redirect: %v", err)
@@ -163,10 +168,10 @@ func TestOnlyAllowedRepositoriesAreReached(t *testing.T) {
 func TestARangeIsResolvedOnlyWhenAsked(t *testing.T) {
 	srv := chartServer(t)
 	ref := Ref{RepoURL: srv.URL(), Name: "web", Version: "^1.0.0"}
-	if _, err := New(Options{Allow: []string{srv.URL()}, CacheDir: t.TempDir()}).Fetch(context.Background(), ref); err == nil || !strings.Contains(err.Error(), "--resolve-ranges") {
+	if _, err := New(Options{Allow: []string{srv.URL()}, Cache: testCache(t, t.TempDir())}).Fetch(context.Background(), ref); err == nil || !strings.Contains(err.Error(), "--resolve-ranges") {
 		t.Errorf("unpinned: %v", err)
 	}
-	ch, err := New(Options{Allow: []string{srv.URL()}, CacheDir: t.TempDir(), ResolveRanges: true}).Fetch(context.Background(), ref)
+	ch, err := New(Options{Allow: []string{srv.URL()}, Cache: testCache(t, t.TempDir()), ResolveRanges: true}).Fetch(context.Background(), ref)
 	if err != nil || ch.Version != "1.1.0" || ch.Resolved != "web ^1.0.0 resolved to 1.1.0" {
 		t.Errorf("resolved: %+v %v", ch, err)
 	}
@@ -183,10 +188,10 @@ func TestPrivateRepositoryCredentialsNeverReachOutput(t *testing.T) {
 		return p
 	}
 	ref := Ref{RepoURL: srv.URL, Name: "web", Version: "1.0.0"}
-	if _, err := New(Options{Allow: []string{srv.URL}, CacheDir: t.TempDir(), RepositoryConfig: reposFile("username", "password")}).Fetch(context.Background(), ref); err != nil {
+	if _, err := New(Options{Allow: []string{srv.URL}, Cache: testCache(t, t.TempDir()), RepositoryConfig: reposFile("username", "password")}).Fetch(context.Background(), ref); err != nil {
 		t.Fatalf("with the runner's credentials: %v", err)
 	}
-	_, err := New(Options{Allow: []string{srv.URL}, CacheDir: t.TempDir(), RepositoryConfig: reposFile("s3cr3t-user", "s3cr3t-pass")}).Fetch(context.Background(), ref)
+	_, err := New(Options{Allow: []string{srv.URL}, Cache: testCache(t, t.TempDir()), RepositoryConfig: reposFile("s3cr3t-user", "s3cr3t-pass")}).Fetch(context.Background(), ref)
 	if err == nil || !strings.Contains(err.Error(), "401") {
 		t.Fatalf("wrong credentials: %v", err)
 	}
@@ -195,7 +200,7 @@ func TestPrivateRepositoryCredentialsNeverReachOutput(t *testing.T) {
 	}
 	// A repository URL with userinfo in it is printed without.
 	withUser := strings.Replace(srv.URL, "://", "://s3cr3t-user:s3cr3t-pass@", 1)
-	_, err = New(Options{CacheDir: t.TempDir()}).Fetch(context.Background(), Ref{RepoURL: withUser, Name: "web", Version: "1.0.0"})
+	_, err = New(Options{Cache: testCache(t, t.TempDir())}).Fetch(context.Background(), Ref{RepoURL: withUser, Name: "web", Version: "1.0.0"})
 	if err == nil || strings.Contains(err.Error(), "s3cr3t") {
 		t.Errorf("userinfo in the error: %v", err)
 	}
@@ -213,7 +218,7 @@ func TestAChartIsPulledFromAnOCIRegistry(t *testing.T) {
 	}
 	srv.Run(t)
 	repoURL := "oci://" + srv.RegistryURL + "/u/ocitestuser"
-	opts := Options{Allow: []string{repoURL}, CacheDir: t.TempDir(), PlainHTTP: true, RegistryConfig: filepath.Join(dir, "config.json")}
+	opts := Options{Allow: []string{repoURL}, Cache: testCache(t, t.TempDir()), PlainHTTP: true, RegistryConfig: filepath.Join(dir, "config.json")}
 	ch, err := New(opts).Fetch(context.Background(), Ref{RepoURL: repoURL, Name: "oci-dependent-chart", Version: "0.1.0"})
 	if err != nil {
 		t.Fatal(err)
@@ -229,5 +234,58 @@ func TestAChartIsPulledFromAnOCIRegistry(t *testing.T) {
 	opts.Offline = true
 	if cached, err := New(opts).Fetch(context.Background(), Ref{RepoURL: repoURL, Name: "oci-dependent-chart", Version: "0.1.0"}); err != nil || cached.Digest != ch.Digest {
 		t.Errorf("offline: %+v %v", cached, err)
+	}
+}
+
+// testCache is drift's cache directory at dir, its key beside it, as a run opens it.
+func testCache(t *testing.T, dir string) *cachedir.Dir {
+	t.Helper()
+	d, err := cachedir.Open(cachedir.Options{Getenv: func(k string) string {
+		if k == "DRIFT_CACHE_DIR" {
+			return dir
+		}
+		return ""
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d
+}
+
+// TestAChartCacheDriftDidNotWriteIsNotUsed: a record and an archive planted in the
+// cache in drift's layout (a record naming the forged archive's true digest, as a
+// change that commits a cache directory would write) are not a cached chart: offline
+// the chart is not in the cache, online it is fetched and verified against the index.
+func TestAChartCacheDriftDidNotWriteIsNotUsed(t *testing.T) {
+	srv := chartServer(t)
+	cache := t.TempDir()
+	forged := []byte("a forged chart archive")
+	sum := sha256.Sum256(forged)
+	digest := hex.EncodeToString(sum[:])
+	repo, err := repourl.ParseRepository(srv.URL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for p, data := range map[string][]byte{
+		recordPath(repo, "web", "1.1.0"): []byte(`{"digest":"` + digest + `"}`),
+		archivePath(digest):              forged,
+	} {
+		if err := os.MkdirAll(filepath.Dir(filepath.Join(cache, p)), 0o700); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(cache, p), data, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ref := Ref{RepoURL: srv.URL(), Name: "web", Version: "1.1.0"}
+	if ch, err := New(Options{Allow: []string{srv.URL()}, Cache: testCache(t, cache), Offline: true}).Fetch(context.Background(), ref); err == nil {
+		t.Fatalf("offline, the planted chart was used: %+v", ch)
+	}
+	ch, err := New(Options{Allow: []string{srv.URL()}, Cache: testCache(t, cache)}).Fetch(context.Background(), ref)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ch.Digest == "sha256:"+digest {
+		t.Errorf("the planted archive was used: %+v", ch)
 	}
 }

@@ -135,7 +135,7 @@ func TestAPathThatEscapesItsAllowedPrefixIsRefusedUnsent(t *testing.T) {
 	// An allowed repository whose index points the archive at /other, encoded.
 	repoDir(t, filepath.Join(root, "allowed", "tricky"), "%2e%2e/%2e%2e/other/web-1.0.0.tgz")
 	srv := newRecorder(t, normalizing(root))
-	f := New(Options{Allow: []string{srv.URL + "/allowed"}, CacheDir: t.TempDir()})
+	f := New(Options{Allow: []string{srv.URL + "/allowed"}, Cache: testCache(t, t.TempDir())})
 	fetch := func(repoURL string) error {
 		_, err := f.Fetch(context.Background(), Ref{RepoURL: repoURL, Name: "web", Version: "1.0.0"})
 		return err
@@ -196,7 +196,7 @@ func TestAnotherPortIsAnotherRepository(t *testing.T) {
 	host := strings.TrimPrefix(allowed.URL, "http://")
 	hostname := strings.Split(host, ":")[0]
 	for _, allow := range []string{allowed.URL, "http://" + hostname} {
-		f := New(Options{Allow: []string{allow}, CacheDir: t.TempDir()})
+		f := New(Options{Allow: []string{allow}, Cache: testCache(t, t.TempDir())})
 		_, err := f.Fetch(context.Background(), Ref{RepoURL: other.URL, Name: "web", Version: "1.0.0"})
 		if err == nil || !strings.Contains(err.Error(), "is not in charts.allow") {
 			t.Errorf("allow %s, fetch %s: %v", allow, other.URL, err)
@@ -205,7 +205,7 @@ func TestAnotherPortIsAnotherRepository(t *testing.T) {
 	if got := other.requests(); len(got) != 0 {
 		t.Errorf("the other port got %q", got)
 	}
-	if _, err := New(Options{Allow: []string{allowed.URL}, CacheDir: t.TempDir()}).Fetch(context.Background(), Ref{RepoURL: allowed.URL, Name: "web", Version: "1.0.0"}); err != nil {
+	if _, err := New(Options{Allow: []string{allowed.URL}, Cache: testCache(t, t.TempDir())}).Fetch(context.Background(), Ref{RepoURL: allowed.URL, Name: "web", Version: "1.0.0"}); err != nil {
 		t.Errorf("the allowed port: %v", err)
 	}
 }
@@ -261,7 +261,7 @@ func TestRepositoryCredentialsGoToTheirRepositoryOnly(t *testing.T) {
 		}
 	})
 	creds := reposFile(t, a.URL+"/charts", a.URL+"/redirect", a.URL+"/moved", a.URL+"/pointing")
-	f := New(Options{Allow: []string{a.URL, b.URL}, CacheDir: t.TempDir(), RepositoryConfig: creds})
+	f := New(Options{Allow: []string{a.URL, b.URL}, Cache: testCache(t, t.TempDir()), RepositoryConfig: creds})
 	fetch := func(repoURL string) error {
 		_, err := f.Fetch(context.Background(), Ref{RepoURL: repoURL, Name: "web", Version: "1.0.0"})
 		return err
@@ -285,7 +285,7 @@ func TestRepositoryCredentialsGoToTheirRepositoryOnly(t *testing.T) {
 		t.Errorf("A got %q, want the credentials before each redirect", got)
 	}
 	// B asked directly.
-	if _, err := New(Options{Allow: []string{a.URL, b.URL}, CacheDir: t.TempDir(), RepositoryConfig: creds}).
+	if _, err := New(Options{Allow: []string{a.URL, b.URL}, Cache: testCache(t, t.TempDir()), RepositoryConfig: creds}).
 		Fetch(context.Background(), Ref{RepoURL: b.URL, Name: "web", Version: "1.0.0"}); err != nil {
 		t.Fatalf("B directly: %v", err)
 	}
@@ -353,7 +353,7 @@ func TestRegistryCredentialsStayWithTheirRegistry(t *testing.T) {
 	}
 	aRepo := "oci://" + aHost + "/u/ocitestuser"
 	cRepo := "oci://" + strings.TrimPrefix(c.URL, "http://") + "/u/ocitestuser"
-	opts := Options{Allow: []string{aRepo, b.URL, cRepo}, CacheDir: t.TempDir(), PlainHTTP: true, RegistryConfig: config}
+	opts := Options{Allow: []string{aRepo, b.URL, cRepo}, Cache: testCache(t, t.TempDir()), PlainHTTP: true, RegistryConfig: config}
 
 	ch, err := New(opts).Fetch(context.Background(), Ref{RepoURL: aRepo, Name: "oci-dependent-chart", Version: "0.1.0"})
 	if err != nil {
@@ -391,7 +391,7 @@ func TestRegistryCredentialsStayWithTheirRegistry(t *testing.T) {
 // registry path, and is checked with it.
 func TestARegistryPathOutsideItsAllowedPrefixIsRefused(t *testing.T) {
 	requests := &counting{}
-	f := New(Options{Allow: []string{"oci://registry.example:5000/allowed"}, CacheDir: t.TempDir(), Transport: requests})
+	f := New(Options{Allow: []string{"oci://registry.example:5000/allowed"}, Cache: testCache(t, t.TempDir()), Transport: requests})
 	for _, c := range []struct{ repoURL, name, says string }{
 		{"oci://registry.example:5000/allowed", "../other/chart", `".." segment`},
 		{"oci://registry.example:5000/allowed", "%2e%2e/other", "encoded dot"},

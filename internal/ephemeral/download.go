@@ -17,6 +17,8 @@ import (
 
 	"sigs.k8s.io/controller-runtime/tools/setup-envtest/remote"
 	"sigs.k8s.io/controller-runtime/tools/setup-envtest/versions"
+
+	"github.com/drift-gitops/drift/internal/cachedir"
 )
 
 // IndexEnv names another envtest release index than setup-envtest's own (a mirror).
@@ -29,35 +31,34 @@ var errNotInIndex = errors.New("not in the envtest release index")
 // errVerify marks an archive that does not match the index's hash: never used.
 var errVerify = errors.New("does not match the index")
 
-// download installs etcd and kube-apiserver of version into dir from the envtest
-// release index (setup-envtest's, through its library), verified against the index's
-// SHA-512. Nothing is written to dir unless the archive verified and held both.
-func download(ctx context.Context, indexURL, version, dir string, progress io.Writer) error {
+// download installs etcd and kube-apiserver of version into the cache from the
+// envtest release index (setup-envtest's, through its library), verified against the
+// index's SHA-512, and returns their directory. Nothing is installed unless the
+// archive verified and held both.
+func download(ctx context.Context, cache *cachedir.Dir, indexURL, version string, progress io.Writer) (string, error) {
 	want, err := concrete(version)
 	if err != nil {
-		return err
+		return "", err
 	}
 	client := &remote.HTTPClient{IndexURL: indexURL}
 	item := versions.PlatformItem{Platform: versions.Platform{OS: runtime.GOOS, Arch: runtime.GOARCH}}
 	if err := client.FetchSum(ctx, want, &item); err != nil {
 		if strings.Contains(err.Error(), "unable to find archive") {
-			return fmt.Errorf("%s for %s/%s is %w", version, runtime.GOOS, runtime.GOARCH, errNotInIndex)
+			return "", fmt.Errorf("%s for %s/%s is %w", version, runtime.GOOS, runtime.GOARCH, errNotInIndex)
 		}
-		return err
+		return "", err
 	}
 	fmt.Fprintf(progress, "envtest-assets: downloading etcd and kube-apiserver %s for %s/%s from the envtest release index\n", version, runtime.GOOS, runtime.GOARCH)
-	// The archive is unpacked beside dir, so that the binaries move in by rename.
-	if err := os.MkdirAll(filepath.Dir(dir), 0o755); err != nil {
-		return err
-	}
-	tmp, err := os.MkdirTemp(filepath.Dir(dir), ".download-")
+	// The archive is unpacked beside the installed binaries, so that they move in by
+	// rename.
+	tmp, err := workDir(cache, ".download-")
 	if err != nil {
-		return err
+		return "", err
 	}
 	defer os.RemoveAll(tmp)
 	archive, err := os.Create(filepath.Join(tmp, "envtest.tar.gz"))
 	if err != nil {
-		return err
+		return "", err
 	}
 	err = client.GetVersion(ctx, want, item, archive)
 	if cerr := archive.Close(); err == nil {
@@ -65,22 +66,14 @@ func download(ctx context.Context, indexURL, version, dir string, progress io.Wr
 	}
 	if err != nil {
 		if strings.Contains(err.Error(), "checksum mismatch") {
-			return fmt.Errorf("the envtest archive for %s %w: %v", version, errVerify, err)
+			return "", fmt.Errorf("the envtest archive for %s %w: %v", version, errVerify, err)
 		}
-		return err
+		return "", err
 	}
 	if err := extract(archive.Name(), tmp); err != nil {
-		return fmt.Errorf("the envtest archive for %s: %w", version, err)
+		return "", fmt.Errorf("the envtest archive for %s: %w", version, err)
 	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return err
-	}
-	for _, bin := range []string{"etcd", "kube-apiserver"} {
-		if err := os.Rename(filepath.Join(tmp, bin), filepath.Join(dir, bin)); err != nil {
-			return err
-		}
-	}
-	return nil
+	return install(cache, tmp, version, "the envtest release index (the archive verified against its SHA-512)")
 }
 
 // newestPatch returns the newest version of want's minor that the index lists for

@@ -1,8 +1,12 @@
 #!/usr/bin/env bash
-# Installs the control-plane binaries drift and envtest need (etcd, kube-apiserver) into a cache
-# outside any repository, when they are missing, and prints the directory to use as
-# KUBEBUILDER_ASSETS. drift setup runs this same script (it is embedded in the binary);
-# hack/envtest-assets.sh runs it for make test. Nothing is downloaded from outside the Go module proxy and Debian:
+# Installs the control-plane binaries drift and envtest need (etcd, kube-apiserver) into a
+# directory outside any repository, when they are missing, and prints the directory to use as
+# KUBEBUILDER_ASSETS: DRIFT_ASSETS_DIR, else the project's test binaries in drift's cache
+# directory (envtest/VERSION, apart from what drift setup installs and records for drift's own
+# use in assets/VERSION). drift setup runs this same script (it is embedded in the binary)
+# into a new directory of its own, then hashes, moves and records what it built;
+# hack/envtest-assets.sh runs it for make test. Nothing is downloaded from outside the Go module
+# proxy and Debian:
 #   etcd            Debian's etcd-server package
 #   kube-apiserver  built from k8s.io/kubernetes through the Go module proxy
 # Progress goes to stderr; stdout carries only the directory.
@@ -10,7 +14,7 @@ set -euo pipefail
 
 KUBE_VERSION="${DRIFT_KUBE_VERSION:-v1.36.3}"
 CACHE="${DRIFT_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/drift}"
-ASSETS="$CACHE/assets/$KUBE_VERSION"
+ASSETS="${DRIFT_ASSETS_DIR:-$CACHE/envtest/$KUBE_VERSION}"
 mkdir -p "$ASSETS"
 
 log() { printf 'envtest-assets: %s\n' "$*" >&2; }
@@ -27,7 +31,8 @@ install_etcd() {
     DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq etcd-server >&2
     bin="$(command -v etcd)"
   fi
-  ln -sf "$bin" "$ASSETS/etcd"
+  # A copy, not a link: drift setup records the file it installs, and follows no link.
+  cp "$bin" "$ASSETS/etcd.tmp" && chmod 755 "$ASSETS/etcd.tmp" && mv "$ASSETS/etcd.tmp" "$ASSETS/etcd"
 }
 
 install_kube_apiserver() {

@@ -3,6 +3,7 @@ package ephemeral
 import (
 	"context"
 
+	"github.com/drift-gitops/drift/internal/cachedir"
 	"github.com/drift-gitops/drift/internal/dryrun"
 	"github.com/drift-gitops/drift/internal/kube"
 	"github.com/drift-gitops/drift/internal/render"
@@ -41,9 +42,9 @@ func Load(ctx context.Context, clients *kube.Clients, scaffolding []render.Objec
 }
 
 // Connect starts a throwaway API server from the assets drift installs (found with
-// getenv, see AssetsDir) and connects to it; stop stops it.
-func Connect(ctx context.Context, getenv func(string) string, concurrency int) (conn *kube.Connection, stop func(), err error) {
-	assets, err := AssetsDir(getenv)
+// getenv in cache, see AssetsDir) and connects to it; stop stops it.
+func Connect(ctx context.Context, getenv func(string) string, cache *cachedir.Dir, concurrency int) (conn *kube.Connection, stop func(), err error) {
+	assets, err := AssetsDir(getenv, cache)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -42,6 +42,10 @@ type Request struct {
 	Overrides Overrides
 	// Warnf reports what does not stop the run.
 	Warnf func(format string, args ...any)
+	// Opened is told the repository once it is open, before anything else is read
+	// (drift's cache is opened then, checked to be outside it); an error ends the
+	// run. Nil: nothing is told.
+	Opened func(*source.Repo) error
 	// NewCache returns the run's render cache for the opened repository.
 	NewCache func(*source.Repo) (*render.Cache, error)
 	// Charts returns what fetches charts from the repositories the trusted
@@ -98,6 +102,11 @@ func Open(req Request) (*Plan, error) {
 	repo, err := source.Open(req.Repo)
 	if err != nil {
 		return nil, err
+	}
+	if req.Opened != nil {
+		if err := req.Opened(repo); err != nil {
+			return nil, err
+		}
 	}
 	p := &Plan{Ref: req.Ref}
 	if req.DefaultRef && p.Ref == "" {

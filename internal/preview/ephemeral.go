@@ -46,10 +46,11 @@ func (r *runner) scaffoldOpts(cl *cluster) dryrun.Options {
 }
 
 // seedBase loads into an ephemeral server, for real, every object the base renders
-// for the targets: CustomResourceDefinitions and Namespaces first. Targets of the same
-// cluster that are not previewed (skipped) still contribute their Namespaces and
-// CRDs, which the previewed targets may need; taken from the base, or from the head
-// without one.
+// for the targets the base itself defines: CustomResourceDefinitions and Namespaces
+// first. Targets of the same cluster that are not previewed (skipped) still
+// contribute their Namespaces and CRDs, which the previewed targets may need; taken
+// from the base, or from the head without one. A target the change adds is never
+// loaded, even over files the base holds: nothing deploys them before the change.
 func (r *runner) seedBase(ctx context.Context, cl *cluster, targets, others []*Target) error {
 	var scaffolding []render.Object
 	from := r.base
@@ -57,7 +58,7 @@ func (r *runner) seedBase(ctx context.Context, cl *cluster, targets, others []*T
 		from = r.head
 	}
 	for _, t := range others {
-		if from.CheckPaths([]string{t.Spec.Path}) != nil {
+		if (r.base != nil && t.New) || from.CheckPaths([]string{t.basePath(from == r.base)}) != nil {
 			continue
 		}
 		res, err := r.renderIn(from, t, cl)
@@ -127,13 +128,15 @@ func (r *runner) targetNamespaces(cl *cluster, targets []*Target) []render.Objec
 	return out
 }
 
-// baseBatches renders each target in the base, to be loaded as its applier leaves
-// it, its Namespaces and CRDs first.
+// baseBatches renders each target the base defines in the base, as the base defines
+// it, to be loaded as its applier leaves it, its Namespaces and CRDs first. A target
+// the change adds (a new Application, drift.yaml entry, Kustomization or HelmRelease)
+// is left out whatever files the base holds: everything it renders is an addition.
 func (r *runner) baseBatches(cl *cluster, targets []*Target) []ephemeral.Batch {
 	var batches []ephemeral.Batch
 	for _, t := range targets {
-		if r.base.CheckPaths([]string{t.Spec.Path}) != nil {
-			continue // the target is new
+		if t.New || r.base.CheckPaths([]string{t.basePath(true)}) != nil {
+			continue // the change adds the target, or the base holds none of its files
 		}
 		res, err := r.renderIn(r.base, t, cl)
 		if err != nil {

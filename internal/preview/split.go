@@ -21,11 +21,7 @@ func (r *runner) splitDrift(ctx context.Context, t *Target) {
 	if t.New {
 		return // the change adds the target: everything it renders is the change's
 	}
-	basePath := t.Spec.Path
-	if len(t.BaseSpecs) > 0 {
-		basePath = t.BaseSpecs[0].Path
-	}
-	if r.base.CheckPaths([]string{basePath}) != nil {
+	if r.base.CheckPaths([]string{t.basePath(true)}) != nil {
 		return // the base does not hold the target's path: everything in it is the pull request's
 	}
 	bres, err := r.renderIn(r.base, t, t.conn)
@@ -61,4 +57,12 @@ func (r *runner) splitDrift(ctx context.Context, t *Target) {
 	for j := range res {
 		t.BasePredictions[at[j]] = &res[j]
 	}
+}
+
+// basePath is the target's path as the base defines it (inBase), or as the head does.
+func (t *Target) basePath(inBase bool) string {
+	if inBase && len(t.BaseSpecs) > 0 {
+		return t.BaseSpecs[0].Path
+	}
+	return t.Spec.Path
 }

@@ -99,9 +99,9 @@ func (h *hider) string(s string, all bool) {
 		return
 	}
 	if h.hashes == nil {
-		h.hashes = stringsByHash(h.sources()...)
+		h.hashes = h.s.stringsByHash(h.sources()...)
 	}
-	sum := hashOf(s)
+	sum := h.s.secretSum(s)
 	if _, ok := h.hashes[sum]; !ok {
 		h.ok = false
 		return

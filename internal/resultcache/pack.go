@@ -3,16 +3,22 @@ package resultcache
 import (
 	"bufio"
 	"bytes"
+	"crypto/hmac"
+	"crypto/sha256"
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"hash/crc32"
+	"hash"
 	"os"
+	"path"
 	"path/filepath"
 	"runtime/debug"
 	"sort"
 	"strings"
+	"sync"
 	"time"
+
+	"github.com/drift-gitops/drift/internal/cachedir"
 )
 
 // A pack is one run's answers in one file, so that a run writes one file however many
@@ -22,17 +28,22 @@ import (
 // go (Prune).
 //
 //	header   "drift-resultcache-pack\n" format(uint32) len(uint32) build
-//	records  digest(32) len(uint32) payload crc32c(payload)(uint32)   ...
-//	index    digest(32) offset(uint64) len(uint32)                     ...
+//	records  digest(32) len(uint32) payload mac(32)   ...
+//	index    digest(32) offset(uint64) len(uint32)    ...
 //	trailer  indexOffset(uint64) count(uint32) "DRIFTEND"
 //
-// Numbers are big-endian. A pack is written under a temporary name and renamed
-// into place once its index is written: a pack is whole or not there.
+// Numbers are big-endian. A record's mac is the HMAC-SHA256, under the cache's key
+// (cachedir), of the build, the digest and the payload: a record anyone else wrote,
+// or one moved to another digest or from another build, is a miss. A pack is written
+// under a temporary name and renamed into place once its index is written: a pack
+// is whole or not there.
 const (
 	packMagic    = "drift-resultcache-pack\n"
 	trailerMagic = "DRIFTEND"
 	trailerSize  = 8 + 4 + len(trailerMagic)
 	indexRecord  = 32 + 8 + 4
+	// macSize is a record's MAC's length.
+	macSize = sha256.Size
 	// maxPayload bounds one answer as a pack holds it.
 	maxPayload = 64 << 20
 	// packSuffix names finished packs; temporary ones start with ".tmp-".
@@ -41,8 +52,6 @@ const (
 	// leftover of a run that died.
 	staleTemp = time.Hour
 )
-
-var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
 // BuildID names the drift that writes answers: its version and the commit it was
 // built from. A pack written by another build is not read, since what an answer
@@ -68,20 +77,21 @@ type location struct {
 	length uint32
 }
 
-// packFile is a finished pack, open for reading.
+// packFile is a finished pack, open for reading, and how its records are checked.
 type packFile struct {
 	name string
 	f    *os.File
+	mac  *recordMAC
 }
 
-// readPack opens a finished pack and reads its index; it fails on a pack of another
-// format or build, or one whose index is damaged.
-func readPack(path, build string) (*packFile, map[[32]byte]location, error) {
-	f, err := os.Open(path)
+// readPack opens the finished pack rel of dir and reads its index; it fails on a pack
+// of another format or build, or one whose index is damaged.
+func readPack(dir *cachedir.Dir, rel, build string, mac *recordMAC) (*packFile, map[[32]byte]location, error) {
+	f, err := dir.Open(rel)
 	if err != nil {
 		return nil, nil, err
 	}
-	pf := &packFile{name: filepath.Base(path), f: f}
+	pf := &packFile{name: path.Base(rel), f: f, mac: mac}
 	index, err := pf.readIndex(build)
 	if err != nil {
 		f.Close()
@@ -142,7 +152,7 @@ func (pf *packFile) readIndex(build string) (map[[32]byte]location, error) {
 		var d [32]byte
 		copy(d[:], rec[:32])
 		off, length := int64(binary.BigEndian.Uint64(rec[32:])), binary.BigEndian.Uint32(rec[40:])
-		if off < dataStart || off+int64(length)+4 > indexAt || length > maxPayload {
+		if off < dataStart+32+4 || off+int64(length)+macSize > indexAt || length > maxPayload {
 			return nil, fmt.Errorf("damaged index")
 		}
 		index[d] = location{pack: pf, offset: off, length: length}
@@ -150,22 +160,54 @@ func (pf *packFile) readIndex(build string) (map[[32]byte]location, error) {
 	return index, nil
 }
 
-// read is the payload at l, checked against its checksum.
-func (l location) read() ([]byte, error) {
-	buf := make([]byte, int(l.length)+4)
+// read is the payload at l, the answer for digest d, checked against its MAC.
+func (l location) read(d [32]byte) ([]byte, error) {
+	buf := make([]byte, int(l.length)+macSize)
 	if _, err := l.pack.f.ReadAt(buf, l.offset); err != nil {
 		return nil, err
 	}
 	payload := buf[:l.length]
-	if crc32.Checksum(payload, castagnoli) != binary.BigEndian.Uint32(buf[l.length:]) {
-		return nil, fmt.Errorf("checksum mismatch")
+	if !hmac.Equal(l.pack.mac.sum(d, payload), buf[l.length:]) {
+		return nil, errNotOurs
 	}
 	return payload, nil
 }
 
+// errNotOurs is a record whose MAC does not match: not written by drift with this
+// cache's key, for this digest and build.
+var errNotOurs = errors.New("not written by drift with this cache's key")
+
+// recordMAC computes records' MACs for one build under one cache's key.
+type recordMAC struct {
+	build string
+	pool  sync.Pool
+}
+
+func newRecordMAC(dir *cachedir.Dir, build string) *recordMAC {
+	m := &recordMAC{build: build}
+	m.pool.New = func() any { return dir.MAC("dry-run answer") }
+	return m
+}
+
+// sum is the MAC of the record of digest d holding payload.
+func (m *recordMAC) sum(d [32]byte, payload []byte) []byte {
+	h := m.pool.Get().(hash.Hash)
+	defer m.pool.Put(h)
+	h.Reset()
+	var n [4]byte
+	binary.BigEndian.PutUint32(n[:], uint32(len(m.build)))
+	h.Write(n[:])
+	h.Write([]byte(m.build))
+	h.Write(d[:])
+	h.Write(payload)
+	return h.Sum(nil)
+}
+
 // packWriter writes the run's pack: records as they come, the index at the end.
 type packWriter struct {
-	dir   string
+	dir   *cachedir.Dir
+	rel   string
+	mac   *recordMAC
 	tmp   *os.File
 	w     *bufio.Writer
 	off   int64
@@ -174,15 +216,13 @@ type packWriter struct {
 	err   error
 }
 
-func newPackWriter(dir, build string) (*packWriter, error) {
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return nil, err
-	}
-	tmp, err := os.CreateTemp(dir, ".tmp-*")
+// newPackWriter starts a pack in the directory rel of dir.
+func newPackWriter(dir *cachedir.Dir, rel, build string, mac *recordMAC) (*packWriter, error) {
+	tmp, err := dir.CreateTemp(rel, ".tmp-")
 	if err != nil {
 		return nil, err
 	}
-	pw := &packWriter{dir: dir, tmp: tmp, w: bufio.NewWriterSize(tmp, 256<<10), index: map[[32]byte][2]int64{}}
+	pw := &packWriter{dir: dir, rel: rel, mac: mac, tmp: tmp, w: bufio.NewWriterSize(tmp, 256<<10), index: map[[32]byte][2]int64{}}
 	var head bytes.Buffer
 	head.WriteString(packMagic)
 	_ = binary.Write(&head, binary.BigEndian, uint32(Format))
@@ -212,8 +252,7 @@ func (pw *packWriter) add(d [32]byte, payload []byte) error {
 	pw.write(n[:])
 	at := pw.off
 	pw.write(payload)
-	binary.BigEndian.PutUint32(n[:], crc32.Checksum(payload, castagnoli))
-	pw.write(n[:])
+	pw.write(pw.mac.sum(d, payload))
 	if pw.err == nil {
 		pw.index[d] = [2]int64{at, int64(len(payload))}
 		pw.order = append(pw.order, d)
@@ -254,19 +293,20 @@ func (pw *packWriter) finish(now time.Time) error {
 	// Named by when it was written (packsIn orders by name), and by the temporary
 	// name's random part, so that runs side by side never write the same name.
 	name := fmt.Sprintf("%020d-%s%s", now.UnixNano(), strings.TrimPrefix(filepath.Base(pw.tmp.Name()), ".tmp-"), packSuffix)
-	return os.Rename(pw.tmp.Name(), filepath.Join(pw.dir, name))
+	return pw.dir.Rename(pw.tmp.Name(), pw.rel+"/"+name)
 }
 
-// packsIn are the finished packs of dir, newest first (by name: their writing time).
-func packsIn(dir string) []string {
-	entries, err := os.ReadDir(dir)
+// packsIn are the finished packs of the directory rel of dir, newest first (by name:
+// their writing time), as paths relative to dir.
+func packsIn(dir *cachedir.Dir, rel string) []string {
+	entries, err := dir.ReadDir(rel)
 	if err != nil {
 		return nil
 	}
 	var out []string
 	for _, e := range entries {
-		if !e.IsDir() && strings.HasSuffix(e.Name(), packSuffix) {
-			out = append(out, filepath.Join(dir, e.Name()))
+		if e.Type().IsRegular() && strings.HasSuffix(e.Name(), packSuffix) {
+			out = append(out, rel+"/"+e.Name())
 		}
 	}
 	sort.Sort(sort.Reverse(sort.StringSlice(out)))

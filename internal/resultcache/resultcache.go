@@ -17,10 +17,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash"
 	"io/fs"
 	"maps"
 	"os"
-	"path/filepath"
+	"path"
 	"slices"
 	"strconv"
 	"strings"
@@ -29,11 +30,13 @@ import (
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	sigsjson "sigs.k8s.io/json"
+
+	"github.com/drift-gitops/drift/internal/cachedir"
 )
 
 // Format is the version of keys and entries: a cache written by a drift with another
 // format is never read (its keys differ, and an entry says its format).
-const Format = 2
+const Format = 3
 
 // Key is everything that decides one object's dry-run answer.
 type Key struct {
@@ -115,7 +118,11 @@ type storedEntry struct {
 // packs there when it was opened, and the pack the run writes (Close puts it in
 // place). Its zero value is unusable; Open it.
 type Store struct {
-	dir, build string
+	dir   *cachedir.Dir
+	build string
+	mac   *recordMAC
+	// secretHash computes secretSum's keyed hashes.
+	secretHash sync.Pool
 	// secret says whether a string holds a value that must not be stored in clear
 	// (the run's scrubber: Secret values, masked values, credentials).
 	secret func(string) bool
@@ -161,17 +168,20 @@ type Sources func() []any
 func Of(srcs ...any) Sources { return func() []any { return srcs } }
 
 // Open is the store in dir (created when its first answer is written), for the drift
-// build (BuildID): packs another build wrote are not read. secret tells the strings
-// that must never be written in clear.
-func Open(dir, build string, secret func(string) bool) *Store {
-	return &Store{dir: dir, build: build, secret: secret, noted: map[string]bool{}, Now: time.Now, Settle: DefaultSettle}
+// build (BuildID): packs another build wrote are not read, and answers, records and
+// secret strings' hashes are keyed with dir's key, so that what anyone else wrote
+// there is a miss. secret tells the strings that must never be written in clear.
+func Open(dir *cachedir.Dir, build string, secret func(string) bool) *Store {
+	s := &Store{dir: dir, build: build, mac: newRecordMAC(dir, build), secret: secret, noted: map[string]bool{}, Now: time.Now, Settle: DefaultSettle}
+	s.secretHash.New = func() any { return dir.MAC("secret string") }
+	return s
 }
 
 // DefaultSettle is Store.Settle's default.
 const DefaultSettle = time.Minute
 
-// versionDir is where this format's packs and records are.
-func (s *Store) versionDir() string { return filepath.Join(s.dir, "v"+fmt.Sprint(Format)) }
+// versionDir is where this format's packs and records are, in the cache directory.
+func versionDir() string { return "v" + fmt.Sprint(Format) }
 
 // load reads the index of every pack, once, on first use; a pack that cannot be read
 // is left out (and said).
@@ -180,18 +190,18 @@ func (s *Store) load() {
 		return
 	}
 	s.index = map[[32]byte]location{}
-	paths := packsIn(s.versionDir())
+	paths := packsIn(s.dir, versionDir())
 	// Oldest first, so that a newer pack's answer for a digest wins.
 	for i := len(paths) - 1; i >= 0; i-- {
-		pf, index, err := readPack(paths[i], s.build)
+		pf, index, err := readPack(s.dir, paths[i], s.build, s.mac)
 		switch {
 		case errors.Is(err, errOtherBuild):
-			s.note("build", "the dry-run cache at %s holds answers another build of drift wrote: they are not used", s.dir)
+			s.note("build", "the dry-run cache at %s holds answers another build of drift wrote: they are not used", s.dir.Path())
 			continue
 		case errors.Is(err, fs.ErrNotExist):
 			continue // pruned by another run since it was listed
 		case err != nil:
-			s.note("corrupt", "the dry-run cache file %s cannot be read (%v): its answers are ignored, and the objects sent", filepath.Base(paths[i]), err)
+			s.note("corrupt", "the dry-run cache file %s cannot be read (%v): its answers are ignored, and the objects sent", path.Base(paths[i]), err)
 			continue
 		}
 		s.packs = append(s.packs, pf)
@@ -199,15 +209,15 @@ func (s *Store) load() {
 	}
 }
 
-// recordPath is where the record of a cluster is kept.
-func (s *Store) recordPath(cluster string) string {
-	return filepath.Join(s.versionDir(), "clusters", hashOf(cluster)+".json")
+// recordPath is where the record of a cluster is kept, in the cache directory.
+func recordPath(cluster string) string {
+	return versionDir() + "/clusters/" + hashOf(cluster) + ".json"
 }
 
-// readRecord is what the previous run on the cluster recorded (nil: none, or
-// unreadable).
+// readRecord is what the previous run on the cluster recorded (nil: none, unreadable,
+// or not sealed by drift with the cache's key).
 func (s *Store) readRecord(cluster string) map[string]group {
-	data, err := os.ReadFile(s.recordPath(cluster))
+	data, err := s.dir.ReadSealed(recordPath(cluster))
 	if err != nil {
 		return nil
 	}
@@ -224,10 +234,10 @@ func (s *Store) writeRecord(cluster string, groups map[string]group) {
 	if err != nil {
 		return
 	}
-	if err := writeAtomic(s.recordPath(cluster), data); err != nil {
+	if err := s.dir.WriteSealed(recordPath(cluster), data); err != nil {
 		s.mu.Lock()
 		defer s.mu.Unlock()
-		s.note("write", "the dry-run cache at %s cannot be written (%v): answers are not kept for the next run", s.dir, err)
+		s.note("write", "the dry-run cache at %s cannot be written (%v): answers are not kept for the next run", s.dir.Path(), err)
 	}
 }
 
@@ -252,7 +262,7 @@ func (s *Store) Get(k Key, sources Sources) (Answer, bool) {
 	if !ok {
 		return Answer{}, false
 	}
-	payload, err := loc.read()
+	payload, err := loc.read(d)
 	var e storedEntry
 	// Numbers are read as the API machinery reads a server's answer (int64 when
 	// whole, sigs.k8s.io/json), so that an answer from the cache is the object the
@@ -265,7 +275,11 @@ func (s *Store) Get(k Key, sources Sources) (Answer, bool) {
 	stored := e.Merged
 	if err != nil {
 		s.mu.Lock()
-		s.note("corrupt", "a dry-run cache entry in %s cannot be read (%v): it is ignored, and the object sent", loc.pack.name, err)
+		if errors.Is(err, errNotOurs) {
+			s.note("forged", "a dry-run cache entry in %s does not match its MAC (damaged, or not written by drift with this cache's key): it is ignored, and the object sent", loc.pack.name)
+		} else {
+			s.note("corrupt", "a dry-run cache entry in %s cannot be read (%v): it is ignored, and the object sent", loc.pack.name, err)
+		}
 		s.mu.Unlock()
 		return Answer{}, false
 	}
@@ -275,7 +289,7 @@ func (s *Store) Get(k Key, sources Sources) (Answer, bool) {
 	}
 	if bytes.Contains(payload, placeholderJSON) {
 		// Only an answer that hid a secret reads its sources.
-		merged, ok := restore(stored, stringsByHash(sources()...)).(map[string]any)
+		merged, ok := restore(stored, s.stringsByHash(sources()...)).(map[string]any)
 		if !ok {
 			return Answer{}, false // a string no source holds: not this object's answer
 		}
@@ -406,17 +420,17 @@ func (s *Store) keep(d [32]byte, payload []byte) {
 		return
 	}
 	if s.out == nil {
-		out, err := newPackWriter(s.versionDir(), s.build)
+		out, err := newPackWriter(s.dir, versionDir(), s.build, s.mac)
 		if err != nil {
 			s.broken = true
-			s.note("write", "the dry-run cache at %s cannot be written (%v): answers are not kept for the next run", s.dir, err)
+			s.note("write", "the dry-run cache at %s cannot be written (%v): answers are not kept for the next run", s.dir.Path(), err)
 			return
 		}
 		s.out = out
 	}
 	if err := s.out.add(d, payload); err != nil {
 		s.broken = true
-		s.note("write", "the dry-run cache at %s cannot be written (%v): answers are not kept for the next run", s.dir, err)
+		s.note("write", "the dry-run cache at %s cannot be written (%v): answers are not kept for the next run", s.dir.Path(), err)
 	}
 }
 
@@ -441,16 +455,18 @@ func (s *Store) Close() error {
 	err := s.out.finish(s.Now())
 	s.out = nil
 	if err != nil {
-		s.note("write", "the dry-run cache at %s cannot be written (%v): answers are not kept for the next run", s.dir, err)
+		s.note("write", "the dry-run cache at %s cannot be written (%v): answers are not kept for the next run", s.dir.Path(), err)
 	}
 	return err
 }
 
-// placeholder marks a secret string in a stored entry by its hash.
-const placeholder = "\x00drift-secret:sha256:"
+// placeholder marks a secret string in a stored entry by its keyed hash
+// (Store.secretSum): whoever reads the cache cannot confirm a guessed value offline
+// without the cache's key.
+const placeholder = "\x00drift-secret:hmac-sha256:"
 
 // placeholderJSON is the placeholder as JSON writes it.
-var placeholderJSON = []byte(`\u0000drift-secret:sha256:`)
+var placeholderJSON = []byte(`\u0000drift-secret:hmac-sha256:`)
 
 // restore puts the strings back; nil when one is not in hashes.
 func restore(v any, hashes map[string]string) any {
@@ -487,8 +503,8 @@ func restore(v any, hashes map[string]string) any {
 }
 
 // stringsByHash are the string values in sources (objects, or decoded JSON), by
-// their hash.
-func stringsByHash(sources ...any) map[string]string {
+// their keyed hash (secretSum).
+func (s *Store) stringsByHash(sources ...any) map[string]string {
 	out := map[string]string{}
 	var walk func(v any)
 	walk = func(v any) {
@@ -502,7 +518,7 @@ func stringsByHash(sources ...any) map[string]string {
 				walk(e)
 			}
 		case string:
-			out[hashOf(x)] = x
+			out[s.secretSum(x)] = x
 		}
 	}
 	for _, src := range sources {
@@ -518,119 +534,17 @@ func stringsByHash(sources ...any) map[string]string {
 	return out
 }
 
+// hashOf names a file after s (a cluster, a repository's path).
 func hashOf(s string) string {
 	sum := sha256.Sum256([]byte(s))
 	return hex.EncodeToString(sum[:])
 }
 
-// writeAtomic writes data to p through a temporary file in its directory.
-func writeAtomic(p string, data []byte) error {
-	if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
-		return err
-	}
-	tmp, err := os.CreateTemp(filepath.Dir(p), ".tmp-*")
-	if err != nil {
-		return err
-	}
-	if _, err := tmp.Write(data); err != nil {
-		tmp.Close()
-		os.Remove(tmp.Name())
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		os.Remove(tmp.Name())
-		return err
-	}
-	return os.Rename(tmp.Name(), p)
-}
-
-// Prune deletes the packs of the cache in dir, oldest first, until it takes at most
-// maxBytes and holds the packs of at most keepRuns runs (0: any number), and what no
-// drift of this format reads: other formats' directories and
-// the leftovers of runs that died while writing. A run writes every answer it used
-// to its own pack, so the oldest packs hold the answers used least recently. It
-// returns how many files it removed and their size.
-func Prune(dir string, maxBytes int64, keepRuns int) (removed int, freed int64, err error) {
-	entries, err := os.ReadDir(dir)
-	if err != nil {
-		if errors.Is(err, fs.ErrNotExist) {
-			return 0, 0, nil
-		}
-		return 0, 0, err
-	}
-	current := "v" + fmt.Sprint(Format)
-	for _, e := range entries {
-		if e.Name() == current {
-			continue
-		}
-		// Another format's answers, or the one-file-per-answer layout of format 1:
-		// never read again.
-		p := filepath.Join(dir, e.Name())
-		size, _ := dirSize(p)
-		if err := os.RemoveAll(p); err == nil {
-			removed, freed = removed+1, freed+size
-		}
-	}
-	vdir := filepath.Join(dir, current)
-	if temps, err := os.ReadDir(vdir); err == nil {
-		for _, e := range temps {
-			info, err := e.Info()
-			if err == nil && strings.HasPrefix(e.Name(), ".tmp-") && time.Since(info.ModTime()) > staleTemp {
-				if os.Remove(filepath.Join(vdir, e.Name())) == nil {
-					removed, freed = removed+1, freed+info.Size()
-				}
-			}
-		}
-	}
-	total := Size(dir)
-	packs := packsIn(vdir)
-	slices.Reverse(packs) // oldest first
-	for i, p := range packs {
-		info, err := os.Stat(p)
-		if err != nil {
-			continue
-		}
-		if total <= maxBytes && (keepRuns <= 0 || len(packs)-i <= keepRuns) {
-			continue
-		}
-		if os.Remove(p) == nil {
-			total -= info.Size()
-			removed, freed = removed+1, freed+info.Size()
-		}
-	}
-	// Still too large with no answer left: what discovery read goes (the next run
-	// reads every file again), then the clusters' records (the next run on a cluster
-	// waits Settle before it stores again).
-	for _, sub := range []string{"scans", "clusters"} {
-		if total <= maxBytes {
-			break
-		}
-		d := filepath.Join(vdir, sub)
-		size, _ := dirSize(d)
-		n, _ := os.ReadDir(d)
-		if os.RemoveAll(d) == nil {
-			total -= size
-			removed, freed = removed+len(n), freed+size
-		}
-	}
-	return removed, freed, nil
-}
-
-func dirSize(dir string) (int64, error) {
-	var n int64
-	err := filepath.WalkDir(dir, func(_ string, d fs.DirEntry, err error) error {
-		if err == nil && !d.IsDir() {
-			if info, err := d.Info(); err == nil {
-				n += info.Size()
-			}
-		}
-		return nil
-	})
-	return n, err
-}
-
-// Size is the size of the cache in dir, in bytes.
-func Size(dir string) int64 {
-	n, _ := dirSize(dir)
-	return n
+// secretSum is the keyed hash a secret string is stored as, in hex.
+func (s *Store) secretSum(v string) string {
+	h := s.secretHash.Get().(hash.Hash)
+	defer s.secretHash.Put(h)
+	h.Reset()
+	h.Write([]byte(v))
+	return hex.EncodeToString(h.Sum(nil))
 }

@@ -13,6 +13,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
+	"github.com/drift-gitops/drift/internal/cachedir"
 	"github.com/drift-gitops/drift/internal/discover"
 )
 
@@ -69,7 +70,7 @@ const build = "drift test"
 // it (its pack put in place).
 func run(t *testing.T, dir string, do func(s *Store)) {
 	t.Helper()
-	s := Open(dir, build, secret)
+	s := Open(cdir(t, dir), build, secret)
 	do(s)
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
@@ -138,7 +139,7 @@ func TestASecretOnlyTheServerKnowsIsNeverStored(t *testing.T) {
 	run(t, dir, func(s *Store) {
 		s.Put(baseKey(), Answer{Merged: obj(map[string]any{"injected": password})}, Of(obj(nil), nil))
 	})
-	if n := Size(dir); n != 0 {
+	if n := Size(cdir(t, dir)); n != 0 {
 		t.Errorf("%d bytes stored", n)
 	}
 	run(t, dir, func(s *Store) {
@@ -154,7 +155,7 @@ func TestHeldAnswersWaitForTheirSecrets(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	known := map[string]bool{}
-	s := Open(dir, build, func(v string) bool { return known[v] })
+	s := Open(cdir(t, dir), build, func(v string) bool { return known[v] })
 	s.Hold()
 	const value = "learnt-later-s3cret"
 	sent := obj(map[string]any{"copy": value})
@@ -205,7 +206,7 @@ func TestDamagedPacksAreMissesWithANote(t *testing.T) {
 				t.Fatal(err)
 			}
 			var notes []string
-			s := Open(dir, build, secret)
+			s := Open(cdir(t, dir), build, secret)
 			s.Notef = func(format string, args ...any) { notes = append(notes, fmt.Sprintf(format, args...)) }
 			for range 2 {
 				if _, ok := s.Get(baseKey(), Of(sent, nil)); ok {
@@ -219,11 +220,11 @@ func TestDamagedPacksAreMissesWithANote(t *testing.T) {
 		})
 	}
 
-	ro := filepath.Join(t.TempDir(), "ro")
-	if err := os.WriteFile(ro, nil, 0o600); err != nil { // a file where the directory should be
+	ro := t.TempDir()
+	s2 := Open(cdir(t, ro), build, secret)
+	if err := os.WriteFile(filepath.Join(ro, versionDir()), nil, 0o600); err != nil { // a file where the directory should be
 		t.Fatal(err)
 	}
-	s2 := Open(ro, build, secret)
 	var wrote []string
 	s2.Notef = func(format string, args ...any) { wrote = append(wrote, format) }
 	s2.Put(baseKey(), Answer{Merged: obj(nil)}, Of(sent, nil))
@@ -250,7 +251,7 @@ func TestPruneKeepsTheRecentlyUsed(t *testing.T) {
 	}
 	clock := time.Unix(1_700_000_000, 0)
 	runAt := func(do func(s *Store)) {
-		s := Open(dir, build, secret)
+		s := Open(cdir(t, dir), build, secret)
 		s.Now = func() time.Time { return clock }
 		do(s)
 		if err := s.Close(); err != nil {
@@ -274,7 +275,7 @@ func TestPruneKeepsTheRecentlyUsed(t *testing.T) {
 			}
 		}
 	})
-	packs := packsIn(filepath.Join(dir, "v"+fmt.Sprint(Format)))
+	packs := packsIn(cdir(t, dir), versionDir())
 	if len(packs) != 4 {
 		t.Fatalf("%d packs, want 4", len(packs))
 	}
@@ -282,7 +283,7 @@ func TestPruneKeepsTheRecentlyUsed(t *testing.T) {
 	if err := os.MkdirAll(other, 0o700); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(filepath.Join(other, "x.json"), []byte("{}"), 0o600); err != nil {
+	if err := os.WriteFile(filepath.Join(other, strings.Repeat("ab", 32)+".json"), []byte("{}"), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	dead := filepath.Join(dir, "v"+fmt.Sprint(Format), ".tmp-123")
@@ -293,8 +294,11 @@ func TestPruneKeepsTheRecentlyUsed(t *testing.T) {
 	_ = os.Chtimes(dead, old, old)
 	// Room for the two newest packs: the two oldest go, with the other format and
 	// the leftover.
+	for i := range packs {
+		packs[i] = filepath.Join(dir, packs[i])
+	}
 	newest := int64(len(mustRead(t, packs[0])) + len(mustRead(t, packs[1])))
-	removed, _, err := Prune(dir, newest, 0)
+	removed, _, err := Prune(cdir(t, dir), newest, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -316,10 +320,9 @@ func TestPruneKeepsTheRecentlyUsed(t *testing.T) {
 	})
 	// The newest run's pack alone (--runs 1), whatever the room: the run that read
 	// wrote what it used to a pack of its own.
-	vdir := filepath.Join(dir, "v"+fmt.Sprint(Format))
-	before := len(packsIn(vdir))
-	if removed, _, _ := Prune(dir, 1<<30, 1); removed != before-1 || len(packsIn(vdir)) != 1 {
-		t.Errorf("--runs 1 removed %d of %d packs, left %d", removed, before, len(packsIn(vdir)))
+	before := len(packsIn(cdir(t, dir), versionDir()))
+	if removed, _, _ := Prune(cdir(t, dir), 1<<30, 1); removed != before-1 || len(packsIn(cdir(t, dir), versionDir())) != 1 {
+		t.Errorf("--runs 1 removed %d of %d packs, left %d", removed, before, len(packsIn(cdir(t, dir), versionDir())))
 	}
 	runAt(func(s *Store) {
 		for i := range 30 {
@@ -329,8 +332,8 @@ func TestPruneKeepsTheRecentlyUsed(t *testing.T) {
 			}
 		}
 	})
-	if removed, _, _ := Prune(dir, 0, 0); removed == 0 || Size(dir) != 0 {
-		t.Errorf("prune to 0 removed %d, left %d bytes", removed, Size(dir))
+	if removed, _, _ := Prune(cdir(t, dir), 0, 0); removed == 0 || Size(cdir(t, dir)) != 0 {
+		t.Errorf("prune to 0 removed %d, left %d bytes", removed, Size(cdir(t, dir)))
 	}
 }
 
@@ -354,7 +357,7 @@ func TestNumbersComeBackAsTheServerDecodesThem(t *testing.T) {
 		t.Fatal(err)
 	}
 	run(t, dir, func(s *Store) { s.Put(baseKey(), Answer{Merged: merged}, Of()) })
-	got, ok := Open(dir, build, secret).Get(baseKey(), Of())
+	got, ok := Open(cdir(t, dir), build, secret).Get(baseKey(), Of())
 	if !ok {
 		t.Fatal("the answer was not stored")
 	}
@@ -382,7 +385,7 @@ func TestAnswersComeBackAsTheyWere(t *testing.T) {
 		"spec": map[string]any{"int": int64(-42), "big": int64(1 << 53), "half": 0.5, "whole": float64(12), "exp": 1e21, "tiny": 1e-7,
 			"yes": true, "no": false, "none": nil, "list": []any{int64(1), "two", []any{}, map[string]any{}}}}}
 	run(t, dir, func(s *Store) { s.Put(baseKey(), Answer{Merged: merged}, Of()) })
-	got, ok := Open(dir, build, secret).Get(baseKey(), Of())
+	got, ok := Open(cdir(t, dir), build, secret).Get(baseKey(), Of())
 	if !ok {
 		t.Fatal("not stored")
 	}
@@ -397,12 +400,12 @@ func TestAnswersComeBackAsTheyWere(t *testing.T) {
 		k.LiveResourceVersion = "nan"
 		s.Put(k, Answer{Merged: obj(map[string]any{"n": math.NaN()})}, Of())
 	})
-	if got, ok := Open(dir, build, secret).Get(baseKey(), Of()); !ok || got.Merged.Object["data"].(map[string]any)["bad"] != "a\ufffdb" {
+	if got, ok := Open(cdir(t, dir), build, secret).Get(baseKey(), Of()); !ok || got.Merged.Object["data"].(map[string]any)["bad"] != "a\ufffdb" {
 		t.Errorf("invalid UTF-8: %v %v", ok, got.Merged)
 	}
 	k := baseKey()
 	k.LiveResourceVersion = "nan"
-	if _, ok := Open(dir, build, secret).Get(k, Of()); ok {
+	if _, ok := Open(cdir(t, dir), build, secret).Get(k, Of()); ok {
 		t.Error("a NaN was stored")
 	}
 }
@@ -414,7 +417,7 @@ func TestScansAreKeptPerRepositoryAndBuild(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	id := func(c byte) string { return strings.Repeat(string(c), 40) }
-	s := OpenScans(dir, build, "/repo/a")
+	s := OpenScans(cdir(t, dir), build, "/repo/a")
 	if _, ok := s.Scanned(id('a')); ok {
 		t.Fatal("a scan before any run")
 	}
@@ -423,30 +426,30 @@ func TestScansAreKeptPerRepositoryAndBuild(t *testing.T) {
 	if err := s.Save(); err != nil {
 		t.Fatal(err)
 	}
-	again := OpenScans(dir, build, "/repo/a")
+	again := OpenScans(cdir(t, dir), build, "/repo/a")
 	if got, ok := again.Scanned(id('a')); !ok || got != discover.ScanNames {
 		t.Errorf("a: %v %v", got, ok)
 	}
 	if got, ok := again.Scanned(id('b')); !ok || got != discover.ScanPlain {
 		t.Errorf("b: %v %v", got, ok)
 	}
-	if _, ok := OpenScans(dir, build, "/repo/b").Scanned(id('a')); ok {
+	if _, ok := OpenScans(cdir(t, dir), build, "/repo/b").Scanned(id('a')); ok {
 		t.Error("another repository's scan")
 	}
-	if _, ok := OpenScans(dir, "drift other", "/repo/a").Scanned(id('a')); ok {
+	if _, ok := OpenScans(cdir(t, dir), "drift other", "/repo/a").Scanned(id('a')); ok {
 		t.Error("another build's scan")
 	}
 	// A run that saw only a: b is forgotten.
-	onlyA := OpenScans(dir, build, "/repo/a")
+	onlyA := OpenScans(cdir(t, dir), build, "/repo/a")
 	onlyA.Scanned(id('a'))
 	onlyA.Remember(id('c'), discover.ScanUnread)
 	if err := onlyA.Save(); err != nil {
 		t.Fatal(err)
 	}
-	if got, ok := OpenScans(dir, build, "/repo/a").Scanned(id('c')); !ok || got != discover.ScanUnread {
+	if got, ok := OpenScans(cdir(t, dir), build, "/repo/a").Scanned(id('c')); !ok || got != discover.ScanUnread {
 		t.Errorf("c: %v %v", got, ok)
 	}
-	if _, ok := OpenScans(dir, build, "/repo/a").Scanned(id('b')); ok {
+	if _, ok := OpenScans(cdir(t, dir), build, "/repo/a").Scanned(id('b')); ok {
 		t.Error("a scan the last run did not see")
 	}
 	files := files(t, dir)
@@ -456,7 +459,108 @@ func TestScansAreKeptPerRepositoryAndBuild(t *testing.T) {
 	if err := os.WriteFile(files[0], append(mustRead(t, files[0]), "zz 9\n"...), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if _, ok := OpenScans(dir, build, "/repo/a").Scanned(id('a')); ok {
+	if _, ok := OpenScans(cdir(t, dir), build, "/repo/a").Scanned(id('a')); ok {
 		t.Error("a damaged record was read")
 	}
+}
+
+// cdir is the cache directory at dir as a run opens it, with its key beside it.
+func cdir(t *testing.T, dir string) *cachedir.Dir {
+	t.Helper()
+	d, err := cachedir.Open(cachedir.Options{Getenv: func(k string) string {
+		if k == "DRIFT_CACHE_DIR" {
+			return dir
+		}
+		return ""
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d
+}
+
+// keyedDir is the cache directory at dir with its key at keyFile.
+func keyedDir(t *testing.T, dir, keyFile string) *cachedir.Dir {
+	t.Helper()
+	d, err := cachedir.Open(cachedir.Options{Getenv: func(k string) string {
+		return map[string]string{"DRIFT_CACHE_DIR": dir, cachedir.KeyEnv: keyFile}[k]
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d
+}
+
+// TestWhatAnotherKeyWroteIsAMiss: packs, scans and clusters' records that drift did
+// not write with this cache's key (planted by a change, restored from elsewhere) are
+// never answers, even when they are whole and of this format and build.
+func TestWhatAnotherKeyWroteIsAMiss(t *testing.T) {
+	t.Parallel()
+	dir, keys := t.TempDir(), t.TempDir()
+	theirs := keyedDir(t, dir, filepath.Join(keys, "theirs.key"))
+	sent := obj(map[string]any{"a": "b"})
+	s := Open(theirs, build, secret)
+	s.Put(baseKey(), Answer{Merged: obj(map[string]any{"a": "forged"})}, Of(sent, nil))
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	sc := OpenScans(theirs, build, "/repo/a")
+	sc.Remember(strings.Repeat("a", 40), discover.ScanPlain)
+	if err := sc.Save(); err != nil {
+		t.Fatal(err)
+	}
+	// Discovery's memo as the format says, without a seal at all.
+	plain := filepath.Join(dir, versionDir(), "scans", hashOf("/repo/b")[:32]+".txt")
+	if err := os.WriteFile(plain, []byte(scansMagic+build+"\n"+strings.Repeat("b", 40)+" 2\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+
+	ours := keyedDir(t, dir, filepath.Join(keys, "ours.key"))
+	var notes []string
+	mine := Open(ours, build, secret)
+	mine.Notef = func(format string, args ...any) { notes = append(notes, fmt.Sprintf(format, args...)) }
+	if got, ok := mine.Get(baseKey(), Of(sent, nil)); ok {
+		t.Errorf("another key's answer was used: %v", got.Merged)
+	}
+	if len(notes) != 1 || !strings.Contains(notes[0], "not written by drift with this cache's key") {
+		t.Errorf("notes %q", notes)
+	}
+	_ = mine.Close()
+	if _, ok := OpenScans(ours, build, "/repo/a").Scanned(strings.Repeat("a", 40)); ok {
+		t.Error("another key's scan was used")
+	}
+	if _, ok := OpenScans(ours, build, "/repo/b").Scanned(strings.Repeat("b", 40)); ok {
+		t.Error("an unsealed scan was used")
+	}
+	// The same key reads them: the test plants what drift would read.
+	if _, ok := OpenScans(keyedDir(t, dir, filepath.Join(keys, "theirs.key")), build, "/repo/a").Scanned(strings.Repeat("a", 40)); !ok {
+		t.Error("the key that wrote the scan cannot read it")
+	}
+}
+
+// TestASecretIsStoredAsAKeyedHash: a secret string is stored as a hash no one without
+// the cache's key can compute: not its SHA-256, nor that of its base64.
+func TestASecretIsStoredAsAKeyedHash(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	sent := obj(map[string]any{"url": password})
+	run(t, dir, func(s *Store) { s.Put(baseKey(), Answer{Merged: obj(map[string]any{"url": password})}, Of(sent, nil)) })
+	stored := files(t, dir)
+	if len(stored) != 1 {
+		t.Fatalf("stored %q", stored)
+	}
+	data := string(mustRead(t, stored[0]))
+	if !strings.Contains(data, `drift-secret:hmac-sha256:`) {
+		t.Fatalf("no placeholder in the pack:\n%q", data)
+	}
+	for _, v := range []string{password, base64.StdEncoding.EncodeToString([]byte(password))} {
+		if strings.Contains(data, hashOf(v)) {
+			t.Errorf("the pack holds the SHA-256 of %q", v)
+		}
+	}
+	run(t, dir, func(s *Store) {
+		if got, ok := s.Get(baseKey(), Of(sent, nil)); !ok || got.Merged.Object["data"].(map[string]any)["url"] != password {
+			t.Errorf("got %v %v", ok, got.Merged)
+		}
+	})
 }

@@ -5,11 +5,10 @@ import (
 	"bytes"
 	"encoding/hex"
 	"fmt"
-	"os"
-	"path/filepath"
 	"sort"
 	"sync"
 
+	"github.com/drift-gitops/drift/internal/cachedir"
 	"github.com/drift-gitops/drift/internal/discover"
 )
 
@@ -18,6 +17,7 @@ import (
 // changed. It holds no content: an id and whether the text names an Argo CD or Flux
 // API group. Each run writes what it saw, so the record follows the repository.
 type Scans struct {
+	dir         *cachedir.Dir
 	path, build string
 
 	mu   sync.Mutex
@@ -30,12 +30,13 @@ const scansMagic = "drift-scans 1 "
 
 // OpenScans reads the record of the repository at root (its work tree), kept
 // in the cache directory dir for the drift build (BuildID): a record another build
-// wrote, or one that cannot be read, is no record.
-func OpenScans(dir, build, root string) *Scans {
+// wrote, one that cannot be read, or one not sealed with dir's key (anyone else's),
+// is no record.
+func OpenScans(dir *cachedir.Dir, build, root string) *Scans {
 	sum := hashOf(root)
-	s := &Scans{path: filepath.Join(dir, "v"+fmt.Sprint(Format), "scans", sum[:32]+".txt"), build: build,
+	s := &Scans{dir: dir, path: versionDir() + "/scans/" + sum[:32] + ".txt", build: build,
 		old: map[string]discover.Scan{}, seen: map[string]discover.Scan{}}
-	data, err := os.ReadFile(s.path)
+	data, err := dir.ReadSealed(s.path)
 	if err != nil {
 		return s
 	}
@@ -46,10 +47,10 @@ func OpenScans(dir, build, root string) *Scans {
 	for sc.Scan() {
 		id, scan, ok := bytes.Cut(sc.Bytes(), []byte(" "))
 		if !ok || len(id) != 40 || len(scan) != 1 || scan[0] < '1' || scan[0] > '3' {
-			return &Scans{path: s.path, build: build, old: map[string]discover.Scan{}, seen: map[string]discover.Scan{}}
+			return &Scans{dir: dir, path: s.path, build: build, old: map[string]discover.Scan{}, seen: map[string]discover.Scan{}}
 		}
 		if _, err := hex.DecodeString(string(id)); err != nil {
-			return &Scans{path: s.path, build: build, old: map[string]discover.Scan{}, seen: map[string]discover.Scan{}}
+			return &Scans{dir: dir, path: s.path, build: build, old: map[string]discover.Scan{}, seen: map[string]discover.Scan{}}
 		}
 		s.old[string(id)] = discover.Scan(scan[0] - '0')
 	}
@@ -91,7 +92,7 @@ func (s *Scans) Save() error {
 	for _, id := range ids {
 		fmt.Fprintf(&b, "%s %d\n", id, s.seen[id])
 	}
-	return writeAtomic(s.path, b.Bytes())
+	return s.dir.WriteSealed(s.path, b.Bytes())
 }
 
 func sameScans(a, b map[string]discover.Scan) bool {

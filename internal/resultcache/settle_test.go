@@ -11,7 +11,7 @@ import (
 func TestAnswersWaitForTheServerToApplyAChange(t *testing.T) {
 	t.Parallel()
 	now := time.Date(2026, 11, 25, 12, 0, 0, 0, time.UTC)
-	store := Open(t.TempDir(), build, func(string) bool { return false })
+	store := Open(cdir(t, t.TempDir()), build, func(string) bool { return false })
 	store.Now = func() time.Time { return now }
 	run := func(groups map[string]group) *Cluster {
 		cl := &Cluster{store: store, scope: Key{Cluster: "https://a uid-1"}, groups: groups, nsUnsettled: map[string]bool{}}
@@ -39,7 +39,7 @@ func TestAnswersWaitForTheServerToApplyAChange(t *testing.T) {
 		t.Error("a minute and a half after the change was seen: unsettled")
 	}
 	// A cluster without a record: its objects' times alone.
-	store2 := Open(t.TempDir(), build, func(string) bool { return false })
+	store2 := Open(cdir(t, t.TempDir()), build, func(string) bool { return false })
 	store2.Now = store.Now
 	cl := &Cluster{store: store2, scope: Key{Cluster: "https://b uid-2"}, groups: map[string]group{"crds": {"c1", now.Add(-5 * time.Second)}}, nsUnsettled: map[string]bool{}}
 	cl.settle()

@@ -1,0 +1,178 @@
+package resultcache
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"regexp"
+	"slices"
+	"time"
+
+	"github.com/drift-gitops/drift/internal/cachedir"
+)
+
+// drift's names in the dry-run cache, of every format it wrote: a version's
+// directory (v1, v2, ...), and in it packs and temporary files, the clusters' and
+// repositories' records, and format 1's answers in directories of two hex digits.
+// Prune removes nothing else.
+var (
+	versionName = regexp.MustCompile(`^v[0-9]{1,4}$`)
+	// ownFiles are the names of files drift writes in a directory of a version
+	// ("" the version's directory itself), by that directory's name.
+	ownFiles = map[string]*regexp.Regexp{
+		"":         regexp.MustCompile(`^(\.tmp-[0-9]+|[0-9]{20}-[0-9]+\.pack)$`),
+		"clusters": regexp.MustCompile(`^(\.tmp-[0-9]+|[0-9a-f]{64}\.json)$`),
+		"scans":    regexp.MustCompile(`^(\.tmp-[0-9]+|[0-9a-f]{32}\.txt)$`),
+		"fanout":   regexp.MustCompile(`^(\.tmp-[0-9]+|[0-9a-f]{64}\.json)$`),
+	}
+	fanoutName = regexp.MustCompile(`^[0-9a-f]{2}$`)
+)
+
+// Prune deletes the packs of the dry-run cache dir, oldest first, until it takes at
+// most maxBytes and holds the packs of at most keepRuns runs (0: any number), and
+// what no drift of this format reads: other formats' files and the leftovers of runs
+// that died while writing. A run writes every answer it used to its own pack, so the
+// oldest packs hold the answers used least recently. It removes only regular files
+// with the names drift gives them, never through a symbolic link (cachedir), and
+// directories it emptied; anything else is left where it is. It returns how many
+// files it removed and their size.
+func Prune(dir *cachedir.Dir, maxBytes int64, keepRuns int) (removed int, freed int64, err error) {
+	entries, err := dir.ReadDir(".")
+	if err != nil {
+		if isNotExist(err) {
+			return 0, 0, nil
+		}
+		return 0, 0, err
+	}
+	p := &pruner{dir: dir}
+	current := versionDir()
+	for _, e := range entries {
+		if e.Name() != current && e.IsDir() && versionName.MatchString(e.Name()) {
+			// Another format's answers: never read again.
+			p.removeVersion(e.Name(), func(string, fs.FileInfo) bool { return true })
+		}
+	}
+	// The leftovers of runs that died while writing.
+	p.removeVersion(current, func(name string, info fs.FileInfo) bool {
+		return isTemp(name) && time.Since(info.ModTime()) > staleTemp
+	})
+	total := Size(dir)
+	packs := packsIn(dir, current)
+	slices.Reverse(packs) // oldest first
+	for i, rel := range packs {
+		if total <= maxBytes && (keepRuns <= 0 || len(packs)-i <= keepRuns) {
+			continue
+		}
+		if size, ok := p.remove(rel); ok {
+			total -= size
+		}
+	}
+	// Still too large with no answer left: what discovery read goes (the next run
+	// reads every file again), then the clusters' records (the next run on a cluster
+	// waits Settle before it stores again).
+	for _, sub := range []string{"scans", "clusters"} {
+		if total <= maxBytes {
+			break
+		}
+		before := p.freed
+		p.removeIn(current+"/"+sub, ownFiles[sub], func(string, fs.FileInfo) bool { return true })
+		total -= p.freed - before
+	}
+	return p.removed, p.freed, p.err
+}
+
+// pruner removes drift's files from a dry-run cache and counts them.
+type pruner struct {
+	dir     *cachedir.Dir
+	removed int
+	freed   int64
+	err     error
+}
+
+// removeVersion removes the files of the version's directory v that drift wrote and
+// that match, and the directories left empty.
+func (p *pruner) removeVersion(v string, match func(string, fs.FileInfo) bool) {
+	entries, _ := p.dir.ReadDir(v)
+	for _, e := range entries {
+		switch {
+		case !e.IsDir():
+		case e.Name() == "clusters" || e.Name() == "scans":
+			p.removeIn(v+"/"+e.Name(), ownFiles[e.Name()], match)
+		case fanoutName.MatchString(e.Name()):
+			p.removeIn(v+"/"+e.Name(), ownFiles["fanout"], match)
+		}
+	}
+	p.removeIn(v, ownFiles[""], match)
+}
+
+// removeIn removes the regular files of the directory rel whose names are drift's
+// (names) and that match, then the directory if that emptied it.
+func (p *pruner) removeIn(rel string, names *regexp.Regexp, match func(string, fs.FileInfo) bool) {
+	entries, err := p.dir.ReadDir(rel)
+	if err != nil {
+		return
+	}
+	n := 0
+	for _, e := range entries {
+		info, err := e.Info()
+		if err != nil || !e.Type().IsRegular() || !names.MatchString(e.Name()) || !match(e.Name(), info) {
+			continue
+		}
+		if _, ok := p.remove(rel + "/" + e.Name()); ok {
+			n++
+		}
+	}
+	if n == len(entries) && rel != versionDir() {
+		_ = p.dir.Remove(rel) // emptied: fails harmlessly when something else is there
+	}
+}
+
+// remove removes the file rel, and counts it.
+func (p *pruner) remove(rel string) (int64, bool) {
+	info, err := p.dir.Stat(rel)
+	if err != nil {
+		return 0, false
+	}
+	if err := p.dir.Remove(rel); err != nil {
+		if p.err == nil && !isNotExist(err) {
+			p.err = fmt.Errorf("%s: %w", p.dir.Join(rel), err)
+		}
+		return 0, false
+	}
+	p.removed, p.freed = p.removed+1, p.freed+info.Size()
+	return info.Size(), true
+}
+
+func isNotExist(err error) bool { return errors.Is(err, fs.ErrNotExist) }
+
+// isTemp reports whether name is a temporary file's.
+func isTemp(name string) bool { return len(name) > 5 && name[:5] == ".tmp-" }
+
+// Size is the size of the regular files of the cache dir, in bytes; what a symbolic
+// link points to is not counted.
+func Size(dir *cachedir.Dir) int64 {
+	var n int64
+	var walk func(rel string)
+	walk = func(rel string) {
+		entries, err := dir.ReadDir(rel)
+		if err != nil {
+			return
+		}
+		for _, e := range entries {
+			sub := e.Name()
+			if rel != "." {
+				sub = rel + "/" + sub
+			}
+			switch {
+			case e.IsDir():
+				walk(sub)
+			case e.Type().IsRegular():
+				if info, err := e.Info(); err == nil {
+					n += info.Size()
+				}
+			}
+		}
+	}
+	walk(".")
+	return n
+}
