@@ -108,12 +108,28 @@ func (c component) env(t *testing.T, inputs, ci map[string]string) []string {
 	return env
 }
 
-// run runs the job's script in dir as the runner does: the lines in one shell.
+// run runs the job's script in dir as the runner does: the lines in one shell, with
+// GitLab's cache of the job's paths (.drift-cache/) restored into the checkout before
+// it and saved after it, and the checkout left clean of it, as the next job's clone is.
 func (c component) run(t *testing.T, dir string, env []string) (int, string) {
 	t.Helper()
+	saved := filepath.Join(filepath.Dir(dir), ".gitlab-cache-"+filepath.Base(dir))
+	if fileExists(saved) {
+		if out, err := exec.Command("cp", "-R", saved+"/.", filepath.Join(dir, ".drift-cache")).CombinedOutput(); err != nil {
+			t.Fatalf("restoring the cache: %v\n%s", err, out)
+		}
+	}
 	cmd := exec.Command("sh", "-c", strings.Join(c.script, "\n"))
 	cmd.Dir, cmd.Env = dir, env
 	out, _ := cmd.CombinedOutput()
+	if fileExists(filepath.Join(dir, ".drift-cache")) {
+		if err := os.RemoveAll(saved); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Rename(filepath.Join(dir, ".drift-cache"), saved); err != nil {
+			t.Fatal(err)
+		}
+	}
 	return cmd.ProcessState.ExitCode(), string(out)
 }
 
