@@ -121,7 +121,7 @@ type entry struct {
 
 var table = map[Reason]entry{
 	Malformed:            {ErrorKind, "fix the YAML at the named file and document"},
-	TooLarge:             {ErrorKind, "split the document; the API server refuses objects over 3 MiB"},
+	TooLarge:             {ErrorKind, "split or flatten the document: the API server refuses objects over 3 MiB or nested more than 10,000 levels deep"},
 	Refused:              {ErrorKind, "vendor or pre-render it: drift never runs code from the repository, and fetches only charts drift.yaml allows"},
 	RenderFailed:         {ErrorKind, "fix the kustomization or chart named; `kustomize build` or `helm template` show the same error"},
 	NothingRendered:      {ErrorKind, "render the manifests to YAML before drift reads them, or leave the path out"},

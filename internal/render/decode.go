@@ -116,15 +116,26 @@ func decodeDocument(source string, doc int, data []byte, maxBytes int) ([]Object
 // readDocument reads one document as kubectl does: YAML 1.1 through sigs.k8s.io/yaml
 // and apimachinery's JSON (decodeYAML, where it can), a JSON document as JSON, as
 // kubectl's YAMLOrJSONDecoder does (YAML knows no "\/" escape, and takes no duplicate
-// key). A document of null is nil.
+// key). A document of null is nil. A document nested deeper than maxNesting, which
+// kubectl's JSON refuses, is a too-large failure with the identity its top level
+// gives; one deeper than the YAML parser itself reads (10,000 levels of indentation or
+// of flow collections) is malformed YAML, in the parser's words.
 func readDocument(data []byte) (any, *Failure) {
 	js := bytes.TrimSpace(data)
 	if len(js) == 0 || js[0] != '{' || !json.Valid(js) {
-		if v, ok := decodeYAML(data); ok {
+		doc, v, ok := decodeYAML(data)
+		if ok {
 			return v, nil
+		}
+		if deeperThan(doc, maxNesting) {
+			return nil, tooDeep(yamlTop(doc))
 		}
 		var err error
 		if js, err = yaml.YAMLToJSON(data); err != nil {
+			// JSON (which YAML reads as flow collections) deeper than the parser reads.
+			if top, nesting, isJSON := jsonTop(bytes.TrimSpace(data)); isJSON && nesting > maxNesting {
+				return nil, tooDeep(top)
+			}
 			return nil, &Failure{Reason: reason.Malformed,
 				Message: "malformed YAML: " + strings.TrimPrefix(err.Error(), "error converting YAML to JSON: ")}
 		}

@@ -130,6 +130,12 @@ func kustomize(fsys fs.FS, dir string, o buildOptions) *Result {
 		if !userOrigin {
 			removeAnnotation(obj, originAnnotation)
 		}
+		if deeperThan(obj.Object, maxNesting) {
+			// sigs.k8s.io/yaml's Marshal would refuse it, as the reader would.
+			res.Failures = append(res.Failures, Failure{Source: source, ID: knownID(Object{Obj: obj}), Reason: reason.TooLarge,
+				Message: tooDeepMessage(fmt.Sprintf("resource %d of the build", i+1))})
+			continue
+		}
 		data, err := yaml.Marshal(obj.Object)
 		if err != nil {
 			res.Failures = append(res.Failures, Failure{Source: source, Reason: reason.RenderFailed,

@@ -74,8 +74,10 @@ func (o Object) Get() *unstructured.Unstructured {
 	}
 	m := map[string]any{}
 	if err := utiljson.Unmarshal(h.json, &m); err != nil {
-		// The wire checked the JSON (validObject) before holding it. The decoder's
-		// error may quote a value of the object: only its place is said.
+		// The wire checked the JSON (validObject) before holding it, with
+		// encoding/json's scanner, whose depth limit (maxNesting) this decoder's
+		// shares. The decoder's error may quote a value of the object: only its
+		// place is said.
 		panic(fmt.Sprintf("%s: the render worker's object does not decode as JSON", o.Where()))
 	}
 	u := &unstructured.Unstructured{Object: m}
@@ -95,7 +97,8 @@ func (o *Object) Drop() { o.Obj, o.held = nil, nil }
 func (o Object) Decoded() bool { return o.decoded() != nil }
 
 // Hold is o as drift holds an object the render worker sent: its JSON, decoded when
-// read. Tests use it to check that a reader decodes no object it need not.
+// read; the error is the failure the wire makes of an object it cannot carry. Tests
+// use it to check that a reader decodes no object it need not.
 func Hold(o Object) (Object, error) {
 	data, err := encodeResponse(workResponse{Result: &Result{Objects: []Object{o}}})
 	if err != nil {
@@ -104,6 +107,9 @@ func Hold(o Object) (Object, error) {
 	resp, err := decodeResponse(data)
 	if err != nil {
 		return Object{}, err
+	}
+	if len(resp.Result.Objects) == 0 {
+		return Object{}, resp.Result.Failures[0]
 	}
 	return resp.Result.Objects[0], nil
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/drift-gitops/drift/internal/appset"
 	"github.com/drift-gitops/drift/internal/object"
+	"github.com/drift-gitops/drift/internal/reason"
 )
 
 // workRequest is what drift sends a render worker on stdin.
@@ -87,6 +88,11 @@ func registerValueTypes() {
 // apimachinery's JSON, as unstructured's own JSON methods do, which gives int64 to
 // integers and float64 to the rest: exactly the types an in-process rendering holds,
 // since every renderer decodes its documents that way.
+//
+// One object's problem stays that object's: one that does not encode is sent as a
+// failure naming it, in its place, and one that drift cannot read (nested deeper than
+// maxNesting, which encoding/json's json.Valid and Object.Get's decoder refuse)
+// becomes a failure naming it when it arrives; the other objects cross as they are.
 func encodeResponse(resp workResponse) ([]byte, error) {
 	var objs []Object
 	if resp.Result != nil && len(resp.Result.Objects) > 0 {
@@ -94,15 +100,23 @@ func encodeResponse(resp workResponse) ([]byte, error) {
 		objs, res.Objects = res.Objects, nil
 		resp.Result = &res
 	}
+	parts := make([][]byte, len(objs))
+	unsent := make([]bool, len(objs))
+	_ = inParallel(len(objs), func(i int) (err error) {
+		parts[i], err = encodeObject(objs[i])
+		unsent[i] = err != nil
+		return nil
+	})
+	for i, o := range objs {
+		if unsent[i] {
+			// The encoder's error may quote a value of the object: only its place is said.
+			resp.Result.Failures = append(slices.Clip(resp.Result.Failures), Failure{Source: o.Source, Doc: o.Doc, Item: o.Item, ID: knownID(o),
+				Reason: reason.RenderFailed, Message: "the object does not encode as JSON: this is a bug in drift, please report it"})
+		}
+	}
+	parts = slices.DeleteFunc(parts, func(p []byte) bool { return p == nil })
 	head, err := json.Marshal(resp)
 	if err != nil {
-		return nil, err
-	}
-	parts := make([][]byte, len(objs))
-	if err := inParallel(len(objs), func(i int) (err error) {
-		parts[i], err = encodeObject(objs[i])
-		return err
-	}); err != nil {
 		return nil, err
 	}
 	size := binary.MaxVarintLen64 * (2 + len(parts))
@@ -198,9 +212,11 @@ func decodeResponse(data []byte) (workResponse, error) {
 	if len(r.data) != 0 {
 		return resp, fmt.Errorf("the render worker's answer has %d bytes past its objects", len(r.data))
 	}
+	unread := make([]*Failure, n)
 	if err := inParallel(len(objs), func(i int) error {
 		if !validObject(spans[i].content) {
-			return fmt.Errorf("%s: the render worker sent an object that is not a JSON object", objs[i].Where())
+			unread[i] = unreadObject(objs[i], spans[i].content)
+			return nil
 		}
 		if len(spans[i].notes) > 0 {
 			return json.Unmarshal(spans[i].notes, &objs[i].Notes)
@@ -209,8 +225,41 @@ func decodeResponse(data []byte) (workResponse, error) {
 	}); err != nil {
 		return resp, err
 	}
-	resp.Result.Objects = objs
+	kept := objs[:0]
+	for i, o := range objs {
+		if unread[i] != nil {
+			resp.Result.Failures = append(resp.Result.Failures, *unread[i])
+			continue
+		}
+		kept = append(kept, o)
+	}
+	resp.Result.Objects = kept
 	return resp, nil
+}
+
+// unreadObject is the failure of an object the render worker sent whose content
+// drift does not read as a JSON object: nested deeper than maxNesting (which drift's
+// reader refuses, but an object a renderer built may hold), or not JSON at all (a
+// bug). Its content is never quoted.
+func unreadObject(o Object, content []byte) *Failure {
+	f := &Failure{Source: o.Source, Doc: o.Doc, Item: o.Item, ID: knownID(o)}
+	if jsonNesting(content) > maxNesting {
+		f.Reason, f.Message = reason.TooLarge, tooDeepMessage("the object")
+	} else {
+		f.Reason, f.Message = reason.RenderFailed, "the render worker sent an object that is not a JSON object: this is a bug in drift, please report it"
+	}
+	return f
+}
+
+// knownID is o's identity when it holds an object that names its kind, nil otherwise.
+func knownID(o Object) *object.ID {
+	if !o.Present() {
+		return nil
+	}
+	if id := o.ID(); id.Kind != "" && id.Version != "" {
+		return &id
+	}
+	return nil
 }
 
 // validObject reports whether b is one JSON object, which apimachinery's JSON decodes

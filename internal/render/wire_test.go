@@ -1,7 +1,9 @@
 package render
 
 import (
+	"math"
 	"reflect"
+	"strings"
 	"testing"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -135,5 +137,50 @@ func TestACutResponseIsAnError(t *testing.T) {
 	}
 	if _, err := decodeResponse(append(data[:len(data):len(data)], 0)); err == nil {
 		t.Errorf("a byte past the objects decodes without an error")
+	}
+}
+
+// TestAnObjectTheWireCannotCarryIsAFailureOfItsOwn: an object that does not encode as
+// JSON, or that nests deeper than drift reads JSON (one no reader of drift's makes,
+// but a renderer might), is a failure naming its place and identity, never the
+// target's; the objects beside it cross as they are, one at the limit whole.
+func TestAnObjectTheWireCannotCarryIsAFailureOfItsOwn(t *testing.T) {
+	t.Parallel()
+	obj := func(name, source string, extra any) Object {
+		return Object{Obj: &unstructured.Unstructured{Object: map[string]any{
+			"apiVersion": "v1", "kind": "ConfigMap", "metadata": map[string]any{"name": name, "namespace": "ns"}, "extra": extra}}, Source: source, Doc: 1}
+	}
+	res := &Result{
+		Objects: []Object{
+			obj("a", "a.yaml", "x"),
+			obj("too-deep", "b.yaml", nestedValue(maxNesting)),
+			obj("nan", "c.yaml", math.NaN()),
+			obj("at-limit", "d.yaml", nestedValue(maxNesting-1)),
+		},
+		Failures: []Failure{{Source: "e.yaml", Doc: 1, Reason: reason.Malformed, Message: "malformed YAML"}},
+	}
+	data, err := encodeResponse(workResponse{Result: res})
+	if err != nil {
+		t.Fatalf("one object's problem failed the whole answer: %v", err)
+	}
+	got, err := decodeResponse(data)
+	if err != nil {
+		t.Fatalf("one object's problem failed the whole answer: %v", err)
+	}
+	checkFailures(t, got.Result, map[string]wantFailure{
+		"e.yaml document 1": {reason.Malformed, "", "malformed YAML"},
+		"b.yaml document 1": {reason.TooLarge, "v1.ConfigMap.ns.too-deep", "the object nests maps and lists more than 10000 levels deep"},
+		"c.yaml document 1": {reason.RenderFailed, "v1.ConfigMap.ns.nan", "does not encode as JSON"},
+	})
+	if kept := strings.Join(ids(got.Result), ","); kept != "v1.ConfigMap.ns.a@a.yaml document 1,v1.ConfigMap.ns.at-limit@d.yaml document 1" {
+		t.Fatalf("objects across the wire: %s", kept)
+	}
+	for i, want := range []Object{res.Objects[0], res.Objects[3]} {
+		if !object.JSONEqual(got.Result.Objects[i].Get().Object, want.Obj.Object) {
+			t.Errorf("%s is not the same object across the wire", want.Where())
+		}
+	}
+	if len(res.Objects) != 4 || len(res.Failures) != 1 {
+		t.Errorf("the result sent was modified: %d objects, %d failures", len(res.Objects), len(res.Failures))
 	}
 }

@@ -13,21 +13,23 @@ import (
 // apimachinery's JSON decoding — without the JSON in between, when the document holds
 // only values that round trip leaves as they are; ok is false otherwise (a key that is
 // not a string, a string that is not UTF-8, a number JSON cannot hold or that would
-// change type, a parse error), and the caller takes the round trip itself, which also
-// words the errors.
-func decodeYAML(data []byte) (v any, ok bool) {
-	var doc any
+// change type, maps and lists nested deeper than maxNesting, a parse error), and the
+// caller takes the round trip itself, which also words the errors. doc is the document
+// as go.yaml.in/yaml/v2 read it, nil when it does not parse.
+func decodeYAML(data []byte) (doc, v any, ok bool) {
 	if yamlv2.Unmarshal(data, &doc) != nil {
-		return nil, false
+		return nil, nil, false
 	}
-	return jsonValue(doc)
+	v, ok = jsonValue(doc, maxNesting)
+	return doc, v, ok
 }
 
 // jsonValue is v, a value go.yaml.in/yaml/v2 decoded into an interface, as
 // encoding/json writes it and apimachinery's JSON reads it back (int64 for a
 // number JSON writes without a point, float64 for the others); ok is false where
-// the round trip would change it or fail.
-func jsonValue(v any) (any, bool) {
+// the round trip would change it or fail, and where maps and lists nest more than
+// levels deep (v itself the first), which the JSON reading refuses.
+func jsonValue(v any, levels int) (any, bool) {
 	switch x := v.(type) {
 	case nil, bool:
 		return x, true
@@ -58,15 +60,21 @@ func jsonValue(v any) (any, bool) {
 		}
 		return x, true
 	case []any:
+		if levels < 1 {
+			return nil, false
+		}
 		out := make([]any, len(x))
 		for i, e := range x {
 			var ok bool
-			if out[i], ok = jsonValue(e); !ok {
+			if out[i], ok = jsonValue(e, levels-1); !ok {
 				return nil, false
 			}
 		}
 		return out, true
 	case map[any]any:
+		if levels < 1 {
+			return nil, false
+		}
 		out := make(map[string]any, len(x))
 		for k, e := range x {
 			// Other keys become strings in YAMLToJSON, where two of them may
@@ -76,7 +84,7 @@ func jsonValue(v any) (any, bool) {
 				return nil, false
 			}
 			var ok bool
-			if out[key], ok = jsonValue(e); !ok {
+			if out[key], ok = jsonValue(e, levels-1); !ok {
 				return nil, false
 			}
 		}

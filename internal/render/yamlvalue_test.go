@@ -2,6 +2,7 @@ package render
 
 import (
 	"bytes"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -32,17 +33,26 @@ func roundTrip(data []byte) (any, bool) {
 // trip does, or reads what the round trip cannot.
 func checkDecodeYAML(t *testing.T, name string, data []byte) (fast bool) {
 	t.Helper()
-	got, ok := decodeYAML(data)
+	_, got, ok := decodeYAML(data)
 	if !ok {
 		return false
 	}
 	want, wantOK := roundTrip(data)
 	if !wantOK {
-		t.Errorf("%s: read as %#v, but YAMLToJSON fails on it", name, got)
+		t.Errorf("%s: read as %s, but YAMLToJSON and JSON fail on it", name, shortly(got))
 	} else if !reflect.DeepEqual(got, want) {
-		t.Errorf("%s: read as\n%#v\nYAMLToJSON and JSON read it as\n%#v", name, got, want)
+		t.Errorf("%s: read as\n%s\nYAMLToJSON and JSON read it as\n%s", name, shortly(got), shortly(want))
 	}
 	return true
+}
+
+// shortly is v as %#v prints it, cut after 2,000 bytes.
+func shortly(v any) string {
+	s := fmt.Sprintf("%#v", v)
+	if len(s) > 2000 {
+		return s[:2000] + "..."
+	}
+	return s
 }
 
 // yamlCases are documents whose values YAML 1.1 and the JSON round trip treat in
@@ -82,6 +92,9 @@ var yamlCases = map[string]string{
 	"octal string":  "a: 0o\nb: 08\nc: 1e\n",
 	"huge float":    "a: 1e400\n",
 	"tiny float":    "a: 1e-400\nb: 5e-324\n",
+	// A mapping and lists nested 10,000 deep, the most JSON reads (maxNesting), and one more.
+	"at the limit": "a: " + nested(maxNesting-1) + "\n",
+	"too deep":     "a: " + nested(maxNesting) + "\n",
 }
 
 // TestYAMLIsReadAsKubectlReadsIt: every value decodeYAML reads is the value the
@@ -96,9 +109,9 @@ func TestYAMLIsReadAsKubectlReadsIt(t *testing.T) {
 		}
 	}
 	// What the round trip changes or refuses is left to it.
-	for _, name := range []string{"specials", "nan", "neg inf", "invalid utf-8", "int keys", "colliding", "bool keys", "float keys", "null key", "big ints", "malformed", "tabs"} {
-		if v, ok := decodeYAML([]byte(yamlCases[name])); ok {
-			t.Errorf("%s: read as %#v; want it left to the round trip", name, v)
+	for _, name := range []string{"specials", "nan", "neg inf", "invalid utf-8", "int keys", "colliding", "bool keys", "float keys", "null key", "big ints", "malformed", "tabs", "too deep"} {
+		if _, v, ok := decodeYAML([]byte(yamlCases[name])); ok {
+			t.Errorf("%s: read as %s; want it left to the round trip", name, shortly(v))
 		}
 	}
 	if fast < len(yamlCases)/2 {
