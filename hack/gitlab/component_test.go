@@ -137,6 +137,12 @@ func (c component) run(t *testing.T, dir string, env []string) (int, string) {
 // releases (drift_<version>_<os>_<arch>.tar.gz and checksums.txt under
 // /download/<tag>/) and install.sh, as raw.githubusercontent.com would.
 func releaseServer(t *testing.T) *httptest.Server {
+	srv, _ := releaseServerOf(t)
+	return srv
+}
+
+// releaseServerOf is releaseServer, and the path of the drift it serves.
+func releaseServerOf(t *testing.T) (*httptest.Server, string) {
 	t.Helper()
 	bin := filepath.Join(t.TempDir(), "drift")
 	build := exec.Command("go", "build", "-o", bin, "./cmd/drift")
@@ -171,7 +177,7 @@ func releaseServer(t *testing.T) *httptest.Server {
 		http.NotFound(w, r)
 	}))
 	t.Cleanup(srv.Close)
-	return srv
+	return srv, bin
 }
 
 func must(data []byte, err error) []byte {

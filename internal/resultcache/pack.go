@@ -61,6 +61,11 @@ func BuildID() string {
 	if !ok {
 		return "unknown"
 	}
+	return BuildIDOf(info)
+}
+
+// BuildIDOf is BuildID of the drift whose build information is info.
+func BuildIDOf(info *debug.BuildInfo) string {
 	id := info.Main.Version
 	for _, s := range info.Settings {
 		if s.Key == "vcs.revision" || s.Key == "vcs.modified" || s.Key == "-ldflags" {
