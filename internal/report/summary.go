@@ -86,8 +86,12 @@ func DescribeRef(ref, commit string, quote func(string) string) string {
 	return fmt.Sprintf("commit %s (%s)", quote(short), quote(ref))
 }
 
-// IncompleteNote says why the report cannot be trusted as the whole story.
-func (r *Report) IncompleteNote() string {
+// IncompleteNote says why the report cannot be trusted as the whole story, naming the
+// targets the change touches that were not previewed each through quote, as
+// DescribeRef and ConfigChange.Lead name refs and files: a target's name is the
+// repository's (a path, an Argo CD Application's name), so the markdown writer quotes
+// it in a code span.
+func (r *Report) IncompleteNote(quote func(string) string) string {
 	var why []string
 	if n := r.Summary.Error; n > 0 {
 		why = append(why, Plural(n, "object", "objects")+" could not be previewed")
@@ -96,7 +100,7 @@ func (r *Report) IncompleteNote() string {
 		var names []string
 		for _, t := range r.Targets {
 			if t.NotPreviewed && len(names) < 5 {
-				names = append(names, t.Name)
+				names = append(names, quote(t.Name))
 			}
 		}
 		if n > len(names) {

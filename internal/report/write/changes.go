@@ -51,7 +51,7 @@ func Changes(w io.Writer, rep *report.Report, opts ChangesOptions) error {
 		fmt.Fprintln(bw, c(ansiRed, note))
 	}
 	if !rep.Complete {
-		fmt.Fprintln(bw, c(ansiRed, rep.IncompleteNote()))
+		fmt.Fprintln(bw, c(ansiRed, rep.IncompleteNote(verbatim)))
 	}
 	return bw.Flush()
 }

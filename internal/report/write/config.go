@@ -12,7 +12,7 @@ func writeConfigText(w io.Writer, c *report.ConfigChange, bold func(string) stri
 	if c == nil {
 		return
 	}
-	fmt.Fprintf(w, "\n%s %s\n", bold("Configuration:"), c.Lead(func(s string) string { return s }))
+	fmt.Fprintf(w, "\n%s %s\n", bold("Configuration:"), c.Lead(verbatim))
 	for _, n := range c.NotApplied {
 		fmt.Fprintf(w, "  - %s\n", n)
 	}

@@ -65,7 +65,7 @@ func HTML(w io.Writer, rep *report.Report) error {
 	v := htmlView{Headline: headline(rep), Describe: rep.Describe(), Policy: rep.PolicyNote(), Mismatch: rep.MismatchNote(),
 		Summary: rep.Summary, CSS: template.CSS(htmlCSS), JS: template.JS(htmlJS)}
 	if !rep.Complete {
-		v.Incomplete = rep.IncompleteNote()
+		v.Incomplete = rep.IncompleteNote(verbatim)
 	}
 	for _, s := range sections {
 		v.Categories = append(v.Categories, s.category)
@@ -75,7 +75,7 @@ func HTML(w io.Writer, rep *report.Report) error {
 	v.Skipped = skipped
 	n := 0
 	for _, t := range diffed {
-		ht := htmlTarget{Display: t.Display(), About: about(t, func(s string) string { return s }), Kept: t.Kept, Notes: t.Notes}
+		ht := htmlTarget{Display: t.Display(), About: about(t, verbatim), Kept: t.Kept, Notes: t.Notes}
 		objs := append(append([]report.Object(nil), t.Objects...), t.Drift...)
 		sort.SliceStable(objs, func(i, j int) bool { return htmlRank(objs[i]) < htmlRank(objs[j]) })
 		for _, o := range objs {

@@ -193,7 +193,7 @@ func markdownView(t *template.Template, rep *report.Report, opts MarkdownOptions
 		v.Headline += " · ⚠️ " + report.Plural(risky, "risky object", "risky objects")
 	}
 	if !rep.Complete {
-		v.Incomplete = rep.IncompleteNote()
+		v.Incomplete = rep.IncompleteNote(codeSpan)
 	}
 	if rep.Kind == report.KindDrift {
 		v.Describe = "Drift check of " + mdDescribe(rep) + " against the live cluster."

@@ -88,6 +88,10 @@ func about(t report.Target, quote func(string) string) string {
 	return strings.Join(parts, ", ")
 }
 
+// verbatim quotes nothing: for the text and HTML reports, whose writers keep a string
+// in its place themselves (a terminal's line, html/template's escaping).
+func verbatim(s string) string { return s }
+
 // headline is the report's title: the counts, or for a drift check what they mean.
 func headline(r *report.Report) string {
 	if r.Kind != report.KindDrift {

@@ -56,7 +56,7 @@ func Text(w io.Writer, rep *report.Report, opts TextOptions) error {
 		}
 	}
 	for _, t := range diffed {
-		about := about(t, func(s string) string { return s })
+		about := about(t, verbatim)
 		if about != "" {
 			about = "; " + about
 		}
@@ -113,7 +113,7 @@ func Text(w io.Writer, rep *report.Report, opts TextOptions) error {
 		fmt.Fprintf(bw, "%s\n", c(ansiYell, note))
 	}
 	if !rep.Complete {
-		fmt.Fprintf(bw, "%s\n", c(ansiRed, rep.IncompleteNote()))
+		fmt.Fprintf(bw, "%s\n", c(ansiRed, rep.IncompleteNote(verbatim)))
 	}
 	return bw.Flush()
 }
