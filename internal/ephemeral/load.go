@@ -28,9 +28,9 @@ type Batch struct {
 func Load(ctx context.Context, clients *kube.Clients, scaffolding []render.Object, scaffoldOpts dryrun.Options, batches []Batch, warnf func(string, ...any)) []dryrun.Result {
 	failed := Seed(ctx, clients, scaffolding, scaffoldOpts)
 	for _, b := range batches {
-		opts := b.Opts
-		opts.Namespace = scaffoldOpts.Namespace
-		failed = append(failed, Seed(ctx, clients, b.Scaffolding, opts)...)
+		// As the target's applier leaves them: Argo CD's tracking id of a
+		// cluster-scoped object names the Application's destination namespace.
+		failed = append(failed, Seed(ctx, clients, b.Scaffolding, b.Opts)...)
 	}
 	for _, b := range batches {
 		failed = append(failed, Seed(ctx, clients, b.Objects, b.Opts)...)
