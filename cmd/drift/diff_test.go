@@ -5,10 +5,14 @@ import (
 	"context"
 	"encoding/base64"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
 	"k8s.io/cli-runtime/pkg/genericiooptions"
+
+	"github.com/drift-gitops/drift/internal/reason"
+	"github.com/drift-gitops/drift/internal/report"
 )
 
 const (
@@ -295,14 +299,36 @@ func TestDiffDefaultsNamespaces(t *testing.T) {
 }
 
 // TestDiffRunDeadlineEndsTheRunAndSaysWhere: a deadline that passes before anything
-// is checked ends the run with an error saying so, never a report of no changes.
-// Objects the deadline cuts off mid-run are not-checked (internal/dryrun).
+// is checked ends the run with a report of the targets planned, each not-checked,
+// incomplete, never a report of no changes; and on an ephemeral server, a deadline
+// that passes while the server starts reports its target the same way, in every
+// output asked for. Objects the deadline cuts off mid-run are not-checked
+// (internal/dryrun).
 func TestDiffRunDeadlineEndsTheRunAndSaysWhere(t *testing.T) {
 	ns := namespace(t)
 	r := repo(t, map[string]string{"a.yaml": cm(ns, "a", "x"), "b.yaml": cm(ns, "b", "y")})
-	o := drift(t, "diff", "--repo", r.Dir, "--ref", "HEAD", "--timeout", "1ns", "-o", "json")
-	if o.code != 2 || !strings.Contains(o.stderr, "timed out after 1ns while connecting to the API server") || o.stdout != "" {
-		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", o.code, o.stdout, o.stderr)
+	notChecked := func(name string, rep *report.Report, o outcome, when string) {
+		t.Helper()
+		if o.code != 2 || rep.Complete || len(rep.Targets) != 1 || len(rep.Targets[0].Objects) != 1 {
+			t.Fatalf("%s: exit %d, %+v\n%s", name, o.code, rep, o.stderr)
+		}
+		obj := rep.Targets[0].Objects[0]
+		if obj.ErrorReason != reason.NotChecked || !strings.Contains(obj.Error, "not previewed: the run ended "+when) || !strings.Contains(obj.Error, "raise --timeout") {
+			t.Errorf("%s: %+v", name, obj)
+		}
+	}
+	rep, o := driftJSON(t, "diff", "--repo", r.Dir, "--ref", "HEAD", "--timeout", "1ns")
+	notChecked("--timeout 1ns", rep, o, "while its targets were discovered and planned (timed out after 1ns")
+	if !strings.Contains(o.stderr, "timed out after 1ns") {
+		t.Errorf("stderr does not say the run timed out:\n%s", o.stderr)
+	}
+
+	// An ephemeral server takes seconds to start.
+	md := filepath.Join(t.TempDir(), "comment.md")
+	rep, o = driftJSON(t, "diff", "--repo", r.Dir, "--ref", "HEAD", "--cluster", "ephemeral", "--timeout", "1s", "--comment-file", md)
+	notChecked("ephemeral --timeout 1s", rep, o, "")
+	if data, err := os.ReadFile(md); err != nil || !strings.Contains(string(data), "not-checked") {
+		t.Errorf("--comment-file: %v\n%s", err, data)
 	}
 }
 

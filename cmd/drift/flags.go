@@ -28,7 +28,7 @@ func bindRun(cmd *cobra.Command, cfg *app.Config, o *app.Run) {
 	f.BoolVar(&o.ShowUnchanged, "show-unchanged", false, "list unchanged objects by name (they are always counted)")
 	f.BoolVar(&o.ShowSecrets, "show-secrets", false, "show Secret values instead of *** (local use only; never in CI; the dry-run cache is not used)")
 	f.StringVar(&o.Dump, "dump", "", "also write the normalized objects into DIR/live and DIR/merged (DIR/base and DIR/head for a split change), named as kubectl diff names them")
-	f.DurationVar(&o.Timeout, "timeout", 10*time.Minute, "deadline for the whole run")
+	f.DurationVar(&o.Timeout, "timeout", 10*time.Minute, "deadline for the whole run: past it, what is not finished is reported not-checked")
 	f.BoolVar(&o.Prune, "prune", true, "report what applying would delete: objects an inventory in the cluster owns that the change no longer renders (--prune=false skips it)")
 	f.StringVar(&o.Applier, "applier", "", "what applies the targets for real, so drift predicts what it does: "+applier.NameList()+" (default "+string(applier.Default)+"); overrides drift.yaml")
 	f.StringVar(&o.ApplyMode, "apply-mode", "", "old name of --applier: server is kubectl-server-side, client is kubectl")

@@ -22,7 +22,13 @@ func main() {
 	// client-go logs retries and discovery failures through klog; drift reports errors
 	// itself, once, in its own words.
 	klog.SetLogger(logr.Discard())
+	// The first SIGINT or SIGTERM ends the run, which still writes and publishes the
+	// report of what it finished; a second one ends drift at once.
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	go func() {
+		<-ctx.Done()
+		stop()
+	}()
 	stopProfiling := cli.StartProfiling()
 	code := run(ctx, genericiooptions.IOStreams{In: os.Stdin, Out: os.Stdout, ErrOut: os.Stderr}, os.Args[1:])
 	stopProfiling()

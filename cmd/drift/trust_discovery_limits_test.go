@@ -7,11 +7,14 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/drift-gitops/drift/internal/github/githubtest"
+	"github.com/drift-gitops/drift/internal/reason"
 	"github.com/drift-gitops/drift/internal/report"
 )
 
@@ -130,10 +133,15 @@ func TestApplicationSetBombsEndTheirApplicationSetAndTheReportSurvives(t *testin
 }
 
 // TestDiscoveryEndsAtTimeoutAndSIGTERM: an ApplicationSet whose template loops ten
-// billion times keeps a render worker busy. drift ends at --timeout with an error
-// saying where it was, and at once on SIGTERM, and leaves no worker behind.
+// billion times keeps a render worker busy. drift ends at --timeout, and at once on
+// SIGTERM, leaves no worker behind, and still reports, in every output asked for
+// (stdout, the JSON report, the pull request's comment, check and job summary), what
+// discovery found: the healthy Application not-checked, and where discovery stopped.
 func TestDiscoveryEndsAtTimeoutAndSIGTERM(t *testing.T) {
 	ns := namespace(t)
+	srv := githubtest.New(ghToken)
+	defer srv.Close()
+	summary := actionsEnv(t, srv, 12)
 	r := repo(t, map[string]string{
 		"apps/healthy.yaml": sub(healthyApp, ns),
 		"apps/loop.yaml":    sub(appSet("loop", "  - list: {elements: [{idx: '1'}]}", "l{{ range until 100000 }}{{ range until 100000 }}{{ end }}{{ end }}"), ns),
@@ -142,21 +150,48 @@ func TestDiscoveryEndsAtTimeoutAndSIGTERM(t *testing.T) {
 	if _, err := r.Git("remote", "add", "origin", fluxRemote); err != nil {
 		t.Fatal(err)
 	}
+	jsonOut := filepath.Join(t.TempDir(), "report.json")
 	// Far more than either run needs; it only keeps a hung run from hanging the suite.
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	args := []string{"diff", "--repo", r.Dir, "--ref", "main", "-o", "json", "--kubeconfig", env.Kubeconfig}
-	_, o, _ := runBinary(t, ctx, nil, append(args, "--timeout", "5s")...)
-	if o.code != exitError || !strings.Contains(o.stderr, "timed out after 5s") || !strings.Contains(o.stderr, "discovery") {
-		t.Errorf("--timeout 5s: exit %d\n%s", o.code, o.stderr)
+	args := []string{"diff", "--repo", r.Dir, "--ref", "main", "-o", "json", "--kubeconfig", env.Kubeconfig, "--github-comment", "--json-report", jsonOut}
+	check := func(name string, rep *report.Report, o outcome, cause string) {
+		t.Helper()
+		if o.code != exitError || rep == nil || rep.Complete || !strings.Contains(o.stderr, cause) || !strings.Contains(o.stderr, "discovery") {
+			t.Fatalf("%s: exit %d, report %v\n%s", name, o.code, rep != nil, o.stderr)
+		}
+		if h := targetNamed(rep, "Application/healthy"); h == nil || len(h.Objects) != 1 || h.Objects[0].ErrorReason != reason.NotChecked ||
+			!strings.Contains(h.Objects[0].Error, "not previewed: the run ended while its targets were discovered") || !strings.Contains(h.Objects[0].Error, cause) {
+			t.Errorf("%s: the healthy Application: %+v", name, h)
+		}
+		d := targetNamed(rep, "discovery")
+		if d == nil || len(d.Objects) != 1 || d.Objects[0].ErrorReason != reason.NotChecked || d.Objects[0].Source != "apps/loop.yaml" ||
+			d.Objects[0].Kind != "ApplicationSet" || d.Objects[0].Name != "loop" || !strings.Contains(d.Objects[0].Error, "discovery stopped here") {
+			t.Errorf("%s: where discovery stopped: %+v", name, d)
+		}
+		if data, err := os.ReadFile(jsonOut); err != nil || !strings.Contains(string(data), `"complete": false`) || !strings.Contains(string(data), "Application/healthy") {
+			t.Errorf("%s: --json-report: %v\n%s", name, err, data)
+		}
+		comments := srv.Comments(12)
+		if len(comments) != 1 || !strings.Contains(comments[0].Body, "not-checked") || !strings.Contains(comments[0].Body, "Application/healthy") {
+			t.Errorf("%s: comments = %+v", name, comments)
+		}
+		if n := len(srv.CheckRuns); n == 0 || srv.CheckRuns[n-1]["conclusion"] != "failure" {
+			t.Errorf("%s: check runs = %+v", name, srv.CheckRuns)
+		}
+		if data, err := os.ReadFile(summary); err != nil || !strings.Contains(string(data), "not-checked") {
+			t.Errorf("%s: job summary: %v\n%s", name, err, data)
+		}
+		_ = os.Remove(jsonOut)
+		_ = os.Remove(summary)
 	}
-	_, o, _ = runBinary(t, ctx, func(cmd *exec.Cmd) {
+	rep, o, _ := runBinary(t, ctx, nil, append(args, "--timeout", "5s")...)
+	check("--timeout 5s", rep, o, "timed out after 5s")
+	rep, o, _ = runBinary(t, ctx, func(cmd *exec.Cmd) {
 		time.Sleep(3 * time.Second)
 		_ = cmd.Process.Signal(syscall.SIGTERM)
 	}, args...)
-	if o.code != exitError || !strings.Contains(o.stderr, "discovery") {
-		t.Errorf("SIGTERM: exit %d\n%s", o.code, o.stderr)
-	}
+	check("SIGTERM", rep, o, "terminated signal received")
 	if left := processesUsing(r.Dir); len(left) > 0 {
 		t.Errorf("render workers left behind: %q", left)
 	}

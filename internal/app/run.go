@@ -2,6 +2,7 @@ package app
 
 import (
 	"context"
+	"time"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
@@ -50,6 +51,7 @@ func (o *Run) preview(ctx context.Context, m mode) error {
 	if err := o.preflight(); err != nil {
 		return err
 	}
+	outer := ctx
 	ctx, cancel := context.WithTimeoutCause(ctx, o.Timeout, runTimeout(o.Timeout))
 	defer cancel()
 
@@ -71,11 +73,16 @@ func (o *Run) preview(ctx context.Context, m mode) error {
 		Appliers: o.cfg.Appliers, Scans: o.scans,
 	})
 	o.saveScans()
-	if err != nil {
+	if err != nil && (pl == nil || ctx.Err() == nil) {
 		return err
 	}
 	for _, v := range pl.Secrets {
 		o.scrub.AddSecretData(v)
+	}
+	if err != nil {
+		// The run ended while discovering or planning: what was found is reported,
+		// nothing of it previewed.
+		return o.cutShort(outer, ctx, m, pl, err, "while its targets were discovered and planned")
 	}
 	o.files = pl.Head.FS
 	if use := pl.Config.Use; use != nil {
@@ -87,32 +94,62 @@ func (o *Run) preview(ctx context.Context, m mode) error {
 			}
 		}
 	}
-	head, base := pl.Head, pl.Base
 	popts := o.previewOptions(m)
 	if popts.CRDs, err = o.ephemeralCRDs(ctx, m, pl); err != nil {
+		if ctx.Err() != nil {
+			return o.cutShort(outer, ctx, m, pl, err, "while the clusters' CRDs were read")
+		}
 		return err
 	}
 	progress := newProgress(o.cfg.ErrOut, "previewing")
 	entries := o.newBuilder(m.cluster)
 	results := o.newResultCache()
-	pv, err := preview.Run(ctx, o.previewDeps(pl.Cache, progress, m.cluster, entries, results), popts, pl.Targets, head, base)
+	pv, err := preview.Run(ctx, o.previewDeps(pl.Cache, progress, m.cluster, entries, results), popts, pl.Targets, pl.Head, pl.Base)
 	progress.done()
 	results.close()
 	if err != nil {
 		return err
 	}
 	defer pv.Stop()
-	in := report.Input{Ref: pl.Ref, Commit: head.Commit, Base: m.base, Drift: m.drift, Config: pl.Config.Change,
-		Targets: append(discoveryInput(pl, o.shard), pv.Inputs()...), Cluster: reportCluster(m.cluster)}
-	if base != nil {
-		in.BaseCommit = base.Commit
+	if ctx.Err() != nil {
+		o.warnf("the run ended (%v) before it finished: the report holds what was finished, and what was not is not-checked", context.Cause(ctx))
+	}
+	return o.report(outer, ctx, m, pl, entries, pv.Inputs(), pv.Digest())
+}
+
+// cutShort reports a run that ended (ctx: its deadline, a signal) before anything
+// was previewed, while doing what when says: every target planned until then is
+// not-checked, and the report is written and published (report).
+func (o *Run) cutShort(outer, ctx context.Context, m mode, pl *plan.Plan, err error, when string) error {
+	o.warnf("%v: the report names what was found, none of it previewed", err)
+	targets := preview.NotRun(ctx, pl.Targets, o.shard, when)
+	return o.report(outer, ctx, m, pl, o.newBuilder(m.cluster), targets, "")
+}
+
+// reportGrace is how long a run that ended at its deadline or on a signal still has
+// to write and publish its report (the pull request comment, the check).
+const reportGrace = 10 * time.Second
+
+// report builds the run's report of the planned targets' inputs (their entries
+// built by entries), then writes and publishes it. A run that ended (ctx: its
+// deadline, a signal) is given reportGrace beyond it, from outer, to do so.
+func (o *Run) report(outer, ctx context.Context, m mode, pl *plan.Plan, entries report.Builder, targets []report.TargetInput, digest string) error {
+	in := report.Input{Ref: pl.Ref, Commit: pl.Head.Commit, Base: m.base, Drift: m.drift, Config: pl.Config.Change,
+		Targets: append(discoveryInput(pl, o.shard), targets...), Cluster: reportCluster(m.cluster)}
+	if pl.Base != nil {
+		in.BaseCommit = pl.Base.Commit
 	}
 	if o.shard.Sharded() {
-		in.Shard = &report.Shard{Index: o.shard.Index, Count: o.shard.Count, Plan: pv.Digest(), By: o.shard.By()}
+		in.Shard = &report.Shard{Index: o.shard.Index, Count: o.shard.Count, Plan: digest, By: o.shard.By()}
 	}
 	rep, err := report.Build(in, entries)
 	if err != nil {
 		return err
+	}
+	if ctx.Err() != nil {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(context.WithoutCancel(outer), reportGrace)
+		defer cancel()
 	}
 	return o.finish(ctx, rep)
 }

@@ -5,6 +5,7 @@ import (
 	"cmp"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io/fs"
 	"maps"
@@ -113,6 +114,10 @@ type Result struct {
 	// Secrets are the values of Secrets the targets' definitions read: they must never
 	// appear in the report.
 	Secrets []string
+	// Interrupted says the run ended (its deadline, a signal) before discovery
+	// finished: Targets are those found until then, and a not-checked failure says
+	// where it stopped.
+	Interrupted bool
 }
 
 // found is an applier object and where it was met.
@@ -126,7 +131,8 @@ type found struct {
 }
 
 // Discover searches fsys for Argo CD and Flux objects and follows what they render.
-// It stops at once when ctx ends, with ctx's cause.
+// It stops at once when ctx ends, with an error of ctx's cause and the Result of
+// what it found until then (Result.Interrupted).
 func Discover(ctx context.Context, fsys fs.FS, opts Options) (*Result, error) {
 	if opts.Depth == 0 {
 		opts.Depth = DefaultDepth
@@ -186,7 +192,7 @@ func Discover(ctx context.Context, fsys fs.FS, opts Options) (*Result, error) {
 			continue // names no Argo CD or Flux API group: nothing to discover
 		}
 		if ctx.Err() != nil {
-			return nil, fmt.Errorf("discovery of the repository's Argo CD and Flux objects interrupted: %w", context.Cause(ctx))
+			return out, d.interrupted(ctx, out, render.Failure{Source: root})
 		}
 		res, err := opts.Render(render.Spec{Path: root, Renderer: render.RendererKustomize, AsFlux: true})
 		if err != nil || res == nil {
@@ -207,18 +213,25 @@ func Discover(ctx context.Context, fsys fs.FS, opts Options) (*Result, error) {
 	}
 	out.Found = true
 	for len(queue) > 0 {
-		if ctx.Err() != nil {
-			return nil, fmt.Errorf("discovery of the repository's Argo CD and Flux objects interrupted: %w", context.Cause(ctx))
-		}
 		f := queue[0]
+		if ctx.Err() != nil {
+			return out, d.interrupted(ctx, out, f.failure())
+		}
 		queue = queue[1:]
 		if len(d.targets) >= opts.MaxTargets {
 			d.overBudget(f, out)
 			continue
 		}
+		// What the run's end cuts short (a worker stopped) is not a finding: the
+		// object being followed then is undone, and named as where discovery stopped.
+		done := d.mark(out)
 		ts := d.targetsOf(f, opts.MaxTargets-len(d.targets))
 		if f.depth+1 <= opts.Depth {
 			d.prefetch(ctx, ts)
+		}
+		if ctx.Err() != nil {
+			d.undo(out, done)
+			return out, d.interrupted(ctx, out, f.failure())
 		}
 		for _, t := range ts {
 			if len(d.targets) >= opts.MaxTargets {
@@ -237,13 +250,49 @@ func Discover(ctx context.Context, fsys fs.FS, opts Options) (*Result, error) {
 			}
 		}
 	}
-	if ctx.Err() != nil {
-		// What the run's end cut short (a worker stopped) is not a finding.
-		return nil, fmt.Errorf("discovery of the repository's Argo CD and Flux objects interrupted: %w", context.Cause(ctx))
-	}
 	out.Targets = ordered(d.targets)
 	out.Secrets = uniqueSorted(d.secrets)
 	return out, nil
+}
+
+// mark is how far discovery had got: what undo goes back to.
+type mark struct{ targets, failures, secrets int }
+
+func (d *discovery) mark(out *Result) mark {
+	return mark{len(d.targets), len(out.Failures), len(d.secrets)}
+}
+
+// undo forgets what discovery found since m.
+func (d *discovery) undo(out *Result, m mark) {
+	for _, t := range d.targets[m.targets:] {
+		delete(d.byName, t.Name+"\x00"+t.Cluster)
+	}
+	d.targets, out.Failures, d.secrets = d.targets[:m.targets], out.Failures[:m.failures], d.secrets[:m.secrets]
+}
+
+// interrupted completes out with what discovery found before ctx ended (the run's
+// deadline, a signal) and a not-checked failure at where, where it stopped, and
+// returns the error that says so: the run reports what it found, each target not
+// previewed.
+func (d *discovery) interrupted(ctx context.Context, out *Result, where render.Failure) error {
+	err := fmt.Errorf("discovery of the repository's Argo CD and Flux objects interrupted: %w", context.Cause(ctx))
+	why := fmt.Sprintf("%v", context.Cause(ctx))
+	if errors.Is(context.Cause(ctx), context.DeadlineExceeded) {
+		why += "; raise --timeout"
+	}
+	where.Reason = reason.NotChecked
+	where.Message = "discovery stopped here: the run ended (" + why + "); what this defines, and what discovery had not reached, is neither found nor previewed"
+	out.Failures = append(out.Failures, where)
+	out.Interrupted = true
+	out.Targets = ordered(d.targets)
+	out.Secrets = uniqueSorted(d.secrets)
+	return err
+}
+
+// failure is a failure at f's place, naming its object.
+func (f found) failure() render.Failure {
+	id := f.obj.ID()
+	return render.Failure{Source: f.obj.Source, Doc: f.obj.Doc, Item: f.obj.Item, ID: &id}
 }
 
 // overBudget records that what f defines or renders was not followed: discovery

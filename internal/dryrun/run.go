@@ -2,6 +2,7 @@ package dryrun
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -123,8 +124,14 @@ func (o Options) WithDefaults() Options {
 	return o
 }
 
+// notChecked is the error of an object the run's end (its deadline, a signal)
+// left unsent.
 func notChecked(ctx context.Context) *Message {
-	return &Message{Reason: reason.NotChecked, Message: fmt.Sprintf("not checked: the run ended before this object's turn (%v); raise --timeout", context.Cause(ctx))}
+	msg := fmt.Sprintf("not checked: the run ended before this object's turn (%v)", context.Cause(ctx))
+	if errors.Is(context.Cause(ctx), context.DeadlineExceeded) {
+		msg += "; raise --timeout"
+	}
+	return &Message{Reason: reason.NotChecked, Message: msg}
 }
 
 // plan resolves each object's kind to a resource, defaults its namespace, and marks

@@ -93,7 +93,10 @@ type Plan struct {
 }
 
 // Open opens the repository, the ref and the base, reads drift.yaml and plans the
-// targets.
+// targets. When the run ends (Request.Context: its deadline, a signal) while it
+// discovers or plans them, Open returns, beside the error, the plan of what it had
+// found: its Targets, none of them previewed, and DiscoveryFailures saying where
+// discovery stopped.
 func Open(req Request) (*Plan, error) {
 	ctx := req.Context
 	if ctx == nil {
@@ -151,6 +154,9 @@ func Open(req Request) (*Plan, error) {
 	var found *discover.Result
 	if discovers(p.Config) {
 		if found, err = Discover(ctx, repo, p, req.Base, paths, req.bounds(ctx, p)); err != nil {
+			if found != nil && found.Interrupted {
+				return p.cutShort(req, found, paths, err)
+			}
 			return nil, err
 		}
 		p.Secrets = found.Secrets
@@ -162,6 +168,9 @@ func Open(req Request) (*Plan, error) {
 			// ignoreDifferences come from the base, as drift.yaml's rules do; and the
 			// base renders each target as the base defines it.
 			if base, err = discoverBase(ctx, repo, p, req.Base, paths, req.bounds(ctx, p)); err != nil {
+				if ctx.Err() != nil {
+					return p.cutShort(req, found, paths, err)
+				}
 				return nil, err
 			}
 			base.TrustIgnores = req.Config.From != ConfigFromHead
@@ -189,13 +198,31 @@ func Open(req Request) (*Plan, error) {
 		return nil, err
 	}
 	if p.Base != nil {
-		if err := SelectChanged(p.Targets, p.Head, p.Base, p.Config.Base, p.Cache); err != nil {
+		if err := SelectChanged(p.Targets, p.Head, p.Base, p.Config.Base, p.Cache); err != nil && ctx.Err() == nil {
 			return nil, err
 		}
+	}
+	if ctx.Err() != nil {
+		// What was planned as the run ended is reported, each target not previewed.
+		return p, fmt.Errorf("planning interrupted: %w", context.Cause(ctx))
 	}
 	// Planned: what the preview reads, render workers read for themselves.
 	repo.Forget()
 	return p, nil
+}
+
+// cutShort is the plan of a discovery the run's end (its deadline, a signal) cut
+// short: the targets found until then, as the head defines them, and where discovery
+// stopped among its failures; returned with err, the interruption.
+func (p *Plan) cutShort(req Request, found *discover.Result, paths []string, err error) (*Plan, error) {
+	p.Secrets = found.Secrets
+	p.DiscoveryFailures = found.Failures
+	targets, derr := Discovered(p.Config, found, len(paths) == 0, nil, req.Overrides, req.Appliers)
+	if derr != nil {
+		return nil, err
+	}
+	p.Targets = targets
+	return p, err
 }
 
 // repoPaths turns paths relative to the directory the repository was opened from into

@@ -40,7 +40,7 @@ import (
 // alone, and renders the others' without a cluster, so that the sink knows their
 // names and Secrets as an unsharded run's would (tellOthers).
 func (r *runner) previewAll(ctx context.Context, p *Preview) error {
-	rendered := r.startRenders(p)
+	rendered := r.startRenders(ctx, p)
 	if r.opts.Shard.Sharded() && !r.opts.Shard.ByCluster {
 		rendered.Wait()
 	}
@@ -184,7 +184,13 @@ func (r *runner) planOptions(t *Target, pending *dryrun.Pending) dryrun.Options 
 // drops and, with pruning, its inventories' objects it no longer renders. Only the
 // planned identities are needed.
 func (r *runner) findDeletes(ctx context.Context, t *Target) {
-	if ctx.Err() != nil || !t.ownsTarget {
+	if !t.ownsTarget {
+		return
+	}
+	if ctx.Err() != nil {
+		if r.opts.Prune || t.helm != nil {
+			t.deletesCut = "what applying it deletes was not read: the run ended first (" + endedBy(ctx) + ")"
+		}
 		return
 	}
 	opts := t.dryRunOptions(r.opts, r.deps.Appliers)

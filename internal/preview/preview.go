@@ -114,7 +114,9 @@ type Preview struct {
 
 // Run previews targets (skipped ones are carried along for the report) from head,
 // on their clusters; base is the pull request's base, or nil. Stop releases what
-// it started; Run releases it itself when it fails.
+// it started; Run releases it itself when it fails. When ctx ends (the run's
+// deadline, a signal), Run returns what it finished: each target or object it did
+// not finish is a not-checked error.
 func Run(ctx context.Context, deps Deps, opts Options, targets []plan.Target, head, base *source.Snapshot) (*Preview, error) {
 	if deps.Warnf == nil {
 		deps.Warnf = func(string, ...any) {}
@@ -124,14 +126,21 @@ func Run(ctx context.Context, deps Deps, opts Options, targets []plan.Target, he
 	}
 	r := &runner{deps: deps, opts: opts, head: head, base: base}
 	p, err := r.connect(ctx, targets)
-	if err != nil {
-		p.Stop()
-		return nil, err
+	if err == nil {
+		r.readHelmReleases(p)
+		err = r.previewAll(ctx, p)
+		for _, g := range p.groups {
+			g.cluster.wait()
+		}
 	}
-	r.readHelmReleases(p)
-	err = r.previewAll(ctx, p)
-	for _, g := range p.groups {
-		g.cluster.wait()
+	if ctx.Err() != nil {
+		// The run's deadline or a signal: what was finished is reported, and what
+		// was not is an error.
+		if err != nil {
+			r.deps.Warnf("%v", err)
+		}
+		p.cutShort(ctx, opts.Ephemeral)
+		return p, nil
 	}
 	if err != nil {
 		p.Stop()

@@ -2,6 +2,7 @@ package preview
 
 import (
 	"cmp"
+	"context"
 	"fmt"
 	"runtime"
 	"sync"
@@ -53,7 +54,7 @@ const maxRendersWaiting = 64
 
 // startRenders starts rendering every target to preview through the cache, in plan
 // order.
-func (r *runner) startRenders(p *Preview) *renders {
+func (r *runner) startRenders(ctx context.Context, p *Preview) *renders {
 	rs := &renders{groups: map[*clusterGroup]*sync.WaitGroup{}}
 	group := map[*Target]*sync.WaitGroup{}
 	for _, g := range p.groups {
@@ -85,7 +86,7 @@ func (r *runner) startRenders(p *Preview) *renders {
 	for range min(concurrency, len(todo)) {
 		rs.all.Go(func() {
 			for t := range next {
-				r.render(t)
+				r.render(ctx, t)
 				group[t].Done()
 			}
 		})
@@ -99,13 +100,18 @@ func (rs *renders) waitFor(g *clusterGroup) { rs.groups[g].Wait() }
 // Wait waits until every target is rendered.
 func (rs *renders) Wait() { rs.all.Wait() }
 
-// render renders a target from the head.
-func (r *runner) render(t *Target) {
+// render renders a target from the head. A render the run's end cut short is
+// not the target's failure: it is left unrendered (Preview.cutShort).
+func (r *runner) render(ctx context.Context, t *Target) {
 	if err := r.head.CheckPaths([]string{t.Spec.Path}); err != nil {
 		t.renderErr = err
 		return
 	}
 	t.Rendered, t.renderErr = r.renderIn(r.head, t, t.conn)
+	if ctx.Err() != nil {
+		t.Rendered, t.renderErr = nil, nil
+		return
+	}
 	if t.conn.lookupKey != "" && t.Lookup && t.Applier.Traits().UpgradesRelease && r.deps.Cache.LookupHidSecrets(t.conn.lookupKey) {
 		t.notes = append(t.notes, "Helm's lookup read this cluster's Secrets without their data (a pull request's templates get none): a value a chart keeps through lookup, such as a generated password, shows as changed; the runner's --lookup-secrets hands the data to the templates (docs/security.md)")
 	}

@@ -36,6 +36,9 @@ type Target struct {
 	// its cluster could not be reached.
 	renderErr error
 	connErr   error
+	// cut says what the run's end (--timeout, a signal) left undone of the target:
+	// its preview, or the reading of what applying it deletes ("": nothing).
+	cut, deletesCut string
 	// splitNote says why the change could not be told apart from drift; notes are
 	// the target's other notes (what an ephemeral server was given for it).
 	splitNote string
@@ -215,6 +218,11 @@ func (t *Target) inputOf(pending func(i int) bool) report.TargetInput {
 	}
 	if t.renderErr != nil {
 		in.Failures = append(in.Failures, render.Failure{Source: displayRepoPath(t.Spec.Path), Reason: reason.Invalid, Message: t.renderErr.Error()})
+	}
+	for _, cut := range []string{t.cut, t.deletesCut} {
+		if cut != "" {
+			in.Failures = append(in.Failures, render.Failure{Source: displayRepoPath(t.Spec.Path), Reason: reason.NotChecked, Message: cut})
+		}
 	}
 	if f, ok := t.optionsUnused(); ok {
 		in.Failures = append(in.Failures, f)

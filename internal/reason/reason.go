@@ -58,7 +58,8 @@ const (
 	Unavailable Reason = "unavailable"
 	// ChangedDuringDiff: the object kept changing while drift read it.
 	ChangedDuringDiff Reason = "changed-during-diff"
-	// NotChecked: the run's deadline ended before the object's turn.
+	// NotChecked: the run ended (its deadline, a signal) before the object or target
+	// was previewed.
 	NotChecked Reason = "not-checked"
 	// ServerWarning: a warning header from the API server.
 	ServerWarning Reason = "server-warning"
@@ -139,7 +140,7 @@ var table = map[Reason]entry{
 	Timeout:              {ErrorKind, "the API server was too slow: raise --request-timeout or run again"},
 	Unavailable:          {ErrorKind, "the API server could not be reached: check the cluster and run again"},
 	ChangedDuringDiff:    {ErrorKind, "something keeps changing the object: run drift again"},
-	NotChecked:           {ErrorKind, "the run deadline ran out: raise --timeout"},
+	NotChecked:           {ErrorKind, "the run ended before this was previewed: raise --timeout, or let the run finish"},
 	ServerWarning:        {WarningKind, ""},
 	Immutable:            {ErrorKind, "the object must be deleted and recreated: the apply will fail as it is"},
 	NamespaceTerminating: {ErrorKind, "the namespace is being deleted: wait until it is gone, then apply"},
