@@ -5,7 +5,8 @@
 # each file's component include is pointed at the component in this tree (with its
 # inputs), then --list must name the file's jobs for the pipeline it is for and
 # --preview must expand it. gitlab-ci-local comes from npm into hack/.tools/ (ignored)
-# the first time, as hack/cmark-gfm.sh installs its tool. Progress goes to stderr.
+# the first time, as hack/cmark-gfm.sh installs its tool, and rsync, which it runs jobs
+# with, from Debian. Progress goes to stderr.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 tools="$root/hack/.tools"
@@ -20,6 +21,19 @@ if [[ ! -x "$bin" ]] || [[ "$("$bin" --version 2> /dev/null)" != "$version" ]]; 
   echo "gitlab-ci-local: installing gitlab-ci-local $version from npm into hack/.tools (once)" >&2
   mkdir -p "$tools"
   npm install --no-audit --no-fund --silent --prefix "$tools" "gitlab-ci-local@$version" >&2
+fi
+# gitlab-ci-local copies the project into its build directory with rsync, when it
+# runs a job (hack/gitlab runs the component's script through it): Debian's package.
+if ! command -v rsync > /dev/null; then
+  if ! command -v apt-get > /dev/null; then
+    echo "gitlab-ci-local: rsync is not installed and there is no apt-get to install it: install rsync for the GitLab job tests" >&2
+    exit 1
+  fi
+  echo "gitlab-ci-local: installing Debian's rsync package (once)" >&2
+  sudo=""
+  [[ "$(id -u)" == 0 ]] || sudo="sudo"
+  $sudo apt-get update -qq >&2
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends rsync >&2
 fi
 
 # check FILE SOURCE [VAR=VALUE...] JOB...: the pipeline FILE (an example, or the
