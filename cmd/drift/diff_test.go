@@ -392,3 +392,22 @@ func TestDiffWithoutAReachableCluster(t *testing.T) {
 		})
 	}
 }
+
+// TestDiscoveryWithoutACluster: a Flux Kustomization whose GitRepository the
+// repository does not hold is read from the cluster; with no kubeconfig and no
+// --cluster, the error says no cluster is configured and names --cluster ephemeral,
+// never client-go's fallback to localhost:8080.
+func TestDiscoveryWithoutACluster(t *testing.T) {
+	r := repo(t, map[string]string{
+		"clusters/prod/apps.yaml": "apiVersion: kustomize.toolkit.fluxcd.io/v1\nkind: Kustomization\nmetadata: {name: apps, namespace: flux-system}\n" +
+			"spec: {interval: 10m, path: ./apps, prune: true, sourceRef: {kind: GitRepository, name: flux-system}}\n",
+		"apps/cm.yaml": cm("default", "x", "y"),
+	})
+	t.Setenv("KUBECONFIG", t.TempDir()+"/missing")
+	t.Setenv("HOME", t.TempDir())
+	o := runDrift("diff", "--repo", r.Dir, "--ref", "HEAD", "-o", "json")
+	all := o.stdout + o.stderr
+	if o.code != 2 || !strings.Contains(all, "no cluster configured") || !strings.Contains(all, "--cluster ephemeral") || strings.Contains(all, "localhost:8080") {
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", o.code, o.stdout, o.stderr)
+	}
+}

@@ -104,7 +104,7 @@ func TestNewTargetCannotAddACluster(t *testing.T) {
 				t.Errorf("target a: %+v", tg.Objects)
 			}
 		case "b":
-			if len(tg.Objects) != 1 || tg.Objects[0].ErrorReason != "refused" || !strings.Contains(tg.Objects[0].Error, `"prod-admin"`) {
+			if len(tg.Objects) != 1 || tg.Objects[0].ErrorReason != "config" || !strings.Contains(tg.Objects[0].Error, `"prod-admin"`) {
 				t.Errorf("target b: %+v", tg.Objects)
 			}
 		}

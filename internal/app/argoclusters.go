@@ -99,7 +99,7 @@ func (o *Run) liveClient(key plan.ClusterKey) (kubernetes.Interface, error) {
 	if cs, ok := o.liveClients[key]; ok {
 		return cs, nil
 	}
-	cfg, err := kube.FlagsFor(o.cfg.Kube, key.Kubeconfig, key.Context).ToRESTConfig()
+	cfg, err := kube.RESTConfig(kube.FlagsFor(o.cfg.Kube, key.Kubeconfig, key.Context))
 	if err != nil {
 		return nil, fmt.Errorf("cannot connect to %s: %w", key, err)
 	}
@@ -132,7 +132,7 @@ func (o *Run) liveSource(ctx context.Context, key plan.ClusterKey, kind, ns, nam
 	if !ok {
 		return nil, fmt.Errorf("drift does not read %s objects from the cluster", kind)
 	}
-	cfg, err := kube.FlagsFor(o.cfg.Kube, key.Kubeconfig, key.Context).ToRESTConfig()
+	cfg, err := kube.RESTConfig(kube.FlagsFor(o.cfg.Kube, key.Kubeconfig, key.Context))
 	if err != nil {
 		return nil, fmt.Errorf("cannot connect to %s: %w", key, err)
 	}

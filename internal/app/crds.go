@@ -23,7 +23,7 @@ func (o *Run) ephemeralCRDs(ctx context.Context, m mode, pl *plan.Plan) ([]rende
 	if err != nil || m.crdsFromContext == "" {
 		return crds, err
 	}
-	cfg, err := kube.FlagsFor(o.cfg.Kube, "", m.crdsFromContext).ToRESTConfig()
+	cfg, err := kube.RESTConfig(kube.FlagsFor(o.cfg.Kube, "", m.crdsFromContext))
 	if err != nil {
 		return nil, fmt.Errorf("--crds-from-context %s: %w", m.crdsFromContext, err)
 	}

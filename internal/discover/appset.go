@@ -29,6 +29,7 @@ func (d *discovery) applicationSet(obj *unstructured.Unstructured, budget int) [
 		clusters, known, err := d.clusters(obj.GetNamespace())
 		if err != nil {
 			self.Refused = fmt.Sprintf("%s: its clusters generator reads Argo CD's cluster Secrets: %v", what, err)
+			self.RefusedReason = reason.Unavailable
 			return []Target{self}
 		}
 		req.Clusters, req.ClustersUnknown = clusters, !known

@@ -14,6 +14,7 @@ import (
 
 	"github.com/drift-gitops/drift/internal/applier"
 	"github.com/drift-gitops/drift/internal/config"
+	"github.com/drift-gitops/drift/internal/reason"
 	"github.com/drift-gitops/drift/internal/render"
 )
 
@@ -33,7 +34,7 @@ func (d *discovery) application(obj *unstructured.Unstructured) Target {
 	t.Name = argoTargetName(t.Namespace, t.ObjectName)
 	t.definition = definitionOf(obj)
 	if err := fromObject(obj, &app); err != nil {
-		t.Refused = fmt.Sprintf("Application %s cannot be read: %v", t.ObjectName, err)
+		t.Refused, t.RefusedReason = fmt.Sprintf("Application %s cannot be read: %v", t.ObjectName, err), reason.Invalid
 		return t
 	}
 	spec := app.Spec
@@ -70,7 +71,7 @@ func (d *discovery) application(obj *unstructured.Unstructured) Target {
 		sources = []appSource{*spec.Source}
 	}
 	if len(sources) == 0 {
-		t.Refused = fmt.Sprintf("Application %s has no source", t.ObjectName)
+		t.Refused, t.RefusedReason = fmt.Sprintf("Application %s has no source", t.ObjectName), reason.Invalid
 		return t
 	}
 	refs := map[string]appSource{}

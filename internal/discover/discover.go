@@ -397,6 +397,7 @@ func (d *discovery) add(t Target) bool {
 	}
 	if prev.Refused == "" || !strings.Contains(prev.Refused, "is defined more than once") {
 		prev.Refused = fmt.Sprintf("%s %s is defined more than once for %s, differently: at %s", t.Kind, objectName(t.Namespace, t.ObjectName), clusterName(t.Cluster), prev.From)
+		prev.RefusedReason = reason.Duplicate
 	}
 	prev.Refused += " and at " + t.From
 	prev.Skipped = ""

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -13,6 +14,7 @@ import (
 
 	"github.com/drift-gitops/drift/internal/applier"
 	"github.com/drift-gitops/drift/internal/config"
+	"github.com/drift-gitops/drift/internal/reason"
 	"github.com/drift-gitops/drift/internal/render"
 )
 
@@ -28,7 +30,7 @@ func (d *discovery) kustomization(obj *unstructured.Unstructured) Target {
 		Flux: &config.FluxTarget{Name: obj.GetName(), Namespace: ns}}
 	var k fluxKustomization
 	if err := fromObject(obj, &k); err != nil {
-		t.Refused = fmt.Sprintf("Kustomization %s cannot be read: %v", objectName(ns, t.ObjectName), err)
+		t.Refused, t.RefusedReason = fmt.Sprintf("Kustomization %s cannot be read: %v", objectName(ns, t.ObjectName), err), reason.Invalid
 		return t
 	}
 	s := k.Spec
@@ -41,7 +43,7 @@ func (d *discovery) kustomization(obj *unstructured.Unstructured) Target {
 		return t
 	}
 	if why, err := d.fluxSource(&t, s.SourceRef, ns); err != nil || why != "" {
-		t.Skipped, t.Refused = why, errText(err)
+		t.Skipped, t.Refused, t.RefusedReason = why, errText(err), reason.Unavailable
 		return t
 	}
 	spec := render.Spec{Path: repoPath(s.Path), Renderer: render.RendererKustomize, AsFlux: true, FluxIgnore: d.sourceIgnore}
@@ -69,13 +71,13 @@ func (d *discovery) kustomization(obj *unstructured.Unstructured) Target {
 			data, file, missing, err := d.input(ref.Kind, ns, ref.Name)
 			switch {
 			case err != nil:
-				t.Refused = "postBuild.substituteFrom: " + err.Error()
+				t.Refused, t.RefusedReason = "postBuild.substituteFrom: "+err.Error(), inputReason(err)
 				return t
 			case missing != "" && ref.Optional:
 				t.Notes = append(t.Notes, "postBuild.substituteFrom names "+missing+": it is optional, and Flux goes without it too")
 				continue
 			case missing != "":
-				t.Refused = "postBuild.substituteFrom names " + missing + " (mark it optional: true if Flux may go without it)"
+				t.Refused, t.RefusedReason = "postBuild.substituteFrom names "+missing+" (mark it optional: true if Flux may go without it)", reason.NotFound
 				return t
 			}
 			for _, key := range sortedKeys(data) {
@@ -105,7 +107,7 @@ func (d *discovery) helmRelease(obj *unstructured.Unstructured) Target {
 		Name: fluxTargetName(KindHelmRelease, ns, obj.GetName()), definition: definitionOf(obj)}
 	var hr fluxHelmRelease
 	if err := fromObject(obj, &hr); err != nil {
-		t.Refused = fmt.Sprintf("HelmRelease %s cannot be read: %v", objectName(ns, t.ObjectName), err)
+		t.Refused, t.RefusedReason = fmt.Sprintf("HelmRelease %s cannot be read: %v", objectName(ns, t.ObjectName), err), reason.Invalid
 		return t
 	}
 	s := hr.Spec
@@ -134,7 +136,7 @@ func (d *discovery) helmRelease(obj *unstructured.Unstructured) Target {
 		}
 		opts.Chart = ref
 	case s.Chart == nil:
-		t.Refused = fmt.Sprintf("HelmRelease %s has neither chart nor chartRef", objectName(ns, t.ObjectName))
+		t.Refused, t.RefusedReason = fmt.Sprintf("HelmRelease %s has neither chart nor chartRef", objectName(ns, t.ObjectName)), reason.Invalid
 		return t
 	case s.Chart.Spec.SourceRef.Kind == "HelmRepository":
 		ref, err := d.helmRepositoryChart(&t, s.Chart.Spec.SourceRef, ns, s.Chart.Spec.Chart, s.Chart.Spec.Version)
@@ -159,7 +161,7 @@ func (d *discovery) helmRelease(obj *unstructured.Unstructured) Target {
 		return t
 	default:
 		if why, err := d.fluxSource(&t, s.Chart.Spec.SourceRef, ns); err != nil || why != "" {
-			t.Skipped, t.Refused = why, errText(err)
+			t.Skipped, t.Refused, t.RefusedReason = why, errText(err), reason.Unavailable
 			return t
 		}
 		chartDir = repoPath(s.Chart.Spec.Chart)
@@ -180,13 +182,13 @@ func (d *discovery) helmRelease(obj *unstructured.Unstructured) Target {
 		data, file, missing, err := d.input(ref.Kind, ns, ref.Name)
 		switch {
 		case err != nil:
-			t.Refused = "valuesFrom: " + err.Error()
+			t.Refused, t.RefusedReason = "valuesFrom: "+err.Error(), inputReason(err)
 			return t
 		case missing != "" && ref.Optional:
 			t.Notes = append(t.Notes, "valuesFrom names "+missing+": it is optional, and Flux goes without it too")
 			continue
 		case missing != "":
-			t.Refused = "valuesFrom names " + missing + " (mark it optional: true if Flux may go without it)"
+			t.Refused, t.RefusedReason = "valuesFrom names "+missing+" (mark it optional: true if Flux may go without it)", reason.NotFound
 			return t
 		}
 		key := cmp.Or(ref.ValuesKey, "values.yaml")
@@ -195,7 +197,7 @@ func (d *discovery) helmRelease(obj *unstructured.Unstructured) Target {
 			if ref.Optional {
 				continue
 			}
-			t.Refused = fmt.Sprintf("valuesFrom: %s %s has no key %s", ref.Kind, objectName(ns, ref.Name), key)
+			t.Refused, t.RefusedReason = fmt.Sprintf("valuesFrom: %s %s has no key %s", ref.Kind, objectName(ns, ref.Name), key), reason.NotFound
 			return t
 		}
 		if ref.Kind == "Secret" {
@@ -206,14 +208,14 @@ func (d *discovery) helmRelease(obj *unstructured.Unstructured) Target {
 		}
 		if ref.TargetPath != "" {
 			if err := setValue(values, ref.TargetPath, v, false); err != nil {
-				t.Refused = fmt.Sprintf("valuesFrom %s %s targetPath %s: %v", ref.Kind, ref.Name, ref.TargetPath, err)
+				t.Refused, t.RefusedReason = fmt.Sprintf("valuesFrom %s %s targetPath %s: %v", ref.Kind, ref.Name, ref.TargetPath, err), reason.Invalid
 				return t
 			}
 			continue
 		}
 		var m map[string]any
 		if err := yaml.Unmarshal([]byte(v), &m); err != nil {
-			t.Refused = fmt.Sprintf("valuesFrom %s %s key %s is not YAML", ref.Kind, objectName(ns, ref.Name), key)
+			t.Refused, t.RefusedReason = fmt.Sprintf("valuesFrom %s %s key %s is not YAML", ref.Kind, objectName(ns, ref.Name), key), reason.Invalid
 			return t
 		}
 		values = mergeMaps(values, m)
@@ -392,6 +394,16 @@ func mergeMaps(dst, src map[string]any) map[string]any {
 		out[k] = v
 	}
 	return out
+}
+
+// inputReason is the reason of an error reading a ConfigMap or Secret a definition
+// reads: reading it from the cluster failed (unavailable), or it is not what Flux
+// reads (invalid).
+func inputReason(err error) reason.Reason {
+	if errors.Is(err, errLiveRead) {
+		return reason.Unavailable
+	}
+	return reason.Invalid
 }
 
 // errText is an error's message ("" for none).

@@ -3,6 +3,7 @@ package discover
 import (
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -159,7 +160,7 @@ func (d *discovery) input(kind, ns, name string) (data map[string]string, file, 
 	}
 	live, err := d.opts.LiveObject(kind, ns, name)
 	if err != nil {
-		return nil, "", "", fmt.Errorf("%s %s is not in the repository, and reading it from the cluster failed: %v", kind, objectName(ns, name), err)
+		return nil, "", "", fmt.Errorf("%s %s is not in the repository, and %w: %v", kind, objectName(ns, name), errLiveRead, err)
 	}
 	if live == nil {
 		return nil, "", fmt.Sprintf("%s %s, which neither the repository nor the cluster holds", kind, objectName(ns, name)), nil
@@ -167,6 +168,9 @@ func (d *discovery) input(kind, ns, name string) (data map[string]string, file, 
 	data, err = dataOf(render.Object{Obj: live, Source: fmt.Sprintf("the cluster's %s %s", kind, objectName(ns, name))})
 	return data, "", "", err
 }
+
+// errLiveRead is what an error reading the cluster drift runs against wraps.
+var errLiveRead = errors.New("reading it from the cluster failed")
 
 // source finds a Flux source a Kustomization or HelmRelease names: nearest in the
 // repository, else among drift.yaml's fluxSources, else in the cluster drift runs

@@ -2,6 +2,7 @@ package kube
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -63,22 +64,9 @@ func expandHome(p string) string {
 // bearer token a request carries (an exec or auth-provider plugin's, which only
 // client-go sees), so that nothing the server echoes of them is shown.
 func Connect(ctx context.Context, kube *genericclioptions.ConfigFlags, concurrency int, secret func(...string)) (*Connection, error) {
-	noCluster := fmt.Errorf("no cluster configured: set KUBECONFIG or pass --kubeconfig and --context, or preview without a cluster with --cluster ephemeral --base REF")
-	cfg, err := kube.ToRESTConfig()
+	cfg, err := RESTConfig(kube)
 	if err != nil {
-		if clientcmd.IsEmptyConfig(err) {
-			return nil, noCluster
-		}
-		if invalid := invalidKubeconfig(kube); invalid != nil {
-			return nil, invalid
-		}
-		return nil, fmt.Errorf("failed to load the kubeconfig: %w", err)
-	}
-	// client-go falls back to http://localhost:8080 when nothing is configured; drift
-	// says so instead of failing on every object.
-	if raw, err := kube.ToRawKubeConfigLoader().RawConfig(); err == nil && len(raw.Clusters) == 0 &&
-		(kube.APIServer == nil || *kube.APIServer == "") && os.Getenv("KUBERNETES_SERVICE_HOST") == "" {
-		return nil, noCluster
+		return nil, err
 	}
 	ns, _, err := kube.ToRawKubeConfigLoader().Namespace()
 	if err != nil {
@@ -98,6 +86,31 @@ func Connect(ctx context.Context, kube *genericclioptions.ConfigFlags, concurren
 		return nil, err
 	}
 	return &Connection{Clients: clients, Namespace: ns, RequestTimeout: timeout}, nil
+}
+
+// ErrNoCluster is the error of a run that needs a cluster when none is configured.
+var ErrNoCluster = errors.New("no cluster configured: set KUBECONFIG or pass --kubeconfig and --context, or preview without a cluster with --cluster ephemeral --base REF")
+
+// RESTConfig is the client configuration kubectl's flags give, or ErrNoCluster when
+// they name no cluster (client-go would fall back to http://localhost:8080, and
+// every request would fail with connection refused), or an error naming a
+// kubeconfig file that is not one, quoting nothing of it.
+func RESTConfig(kube *genericclioptions.ConfigFlags) (*rest.Config, error) {
+	cfg, err := kube.ToRESTConfig()
+	if err != nil {
+		if clientcmd.IsEmptyConfig(err) {
+			return nil, ErrNoCluster
+		}
+		if invalid := invalidKubeconfig(kube); invalid != nil {
+			return nil, invalid
+		}
+		return nil, fmt.Errorf("failed to load the kubeconfig: %w", err)
+	}
+	if raw, err := kube.ToRawKubeConfigLoader().RawConfig(); err == nil && len(raw.Clusters) == 0 &&
+		(kube.APIServer == nil || *kube.APIServer == "") && os.Getenv("KUBERNETES_SERVICE_HOST") == "" {
+		return nil, ErrNoCluster
+	}
+	return cfg, nil
 }
 
 // invalidKubeconfig names the kubeconfig file that does not decode, without client-go's

@@ -15,6 +15,7 @@ import (
 	"github.com/drift-gitops/drift/internal/appset"
 	"github.com/drift-gitops/drift/internal/config"
 	"github.com/drift-gitops/drift/internal/discover"
+	"github.com/drift-gitops/drift/internal/reason"
 	"github.com/drift-gitops/drift/internal/render"
 	"github.com/drift-gitops/drift/internal/source"
 )
@@ -143,7 +144,7 @@ func Discovered(cfg *Config, found *discover.Result, withConfig bool, base *Base
 		if e := entries[dt.Name]; e != nil {
 			t, name = withEntry(t, name, e)
 			if r := cfg.refused(dt.Name); r != "" && t.Refused == "" {
-				t.Refused = r
+				t.Refused, t.RefusedReason = r, reason.Config
 			}
 			delete(entries, dt.Name)
 		}
@@ -214,6 +215,7 @@ func fromDiscovered(dt discover.Target, c *config.Config, global config.Rules) T
 	case t.Refused == "" && t.Skipped == "":
 		t.Refused = fmt.Sprintf("%s %s deploys to cluster %s, which drift.yaml's clusters map does not name: add clusters: {%q: <kube context>} to drift.yaml on the base branch",
 			dt.Kind, dt.ObjectName, dt.Cluster, dt.Cluster)
+		t.RefusedReason = reason.Config
 	}
 	return t
 }

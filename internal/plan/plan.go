@@ -155,6 +155,7 @@ func Targets(cfg *Config, root string, paths []string, ov Overrides, appliers *a
 			ArgoCD:           ct.ArgoCD,
 			ApplySet:         ct.ApplySet,
 			Refused:          cfg.Refused[ct.Name],
+			RefusedReason:    reason.Config,
 		}
 		if ct.Path == "" && t.Refused == "" {
 			// Without discovery it would render the whole repository.
@@ -209,6 +210,7 @@ func (ov Overrides) apply(t Target, name applier.Name, appliers *applier.Registr
 		// that choose theirs, and the target's own must be the controller's.
 		if t.OwnManager && t.FieldManager != s.Manager && t.Refused == "" {
 			t.Refused = fmt.Sprintf("field manager %s is not what %s applies with: it always applies as %s; remove fieldManager (or --field-manager) for this target", t.FieldManager, name, s.Manager)
+			t.RefusedReason = reason.Config
 		}
 		t.FieldManager = ""
 	}

@@ -1,0 +1,101 @@
+package discover
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"testing/fstest"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/drift-gitops/drift/internal/appset"
+	"github.com/drift-gitops/drift/internal/reason"
+	"github.com/drift-gitops/drift/internal/render"
+)
+
+// TestEachRefusalHasTheReasonOfWhatWentWrong: a target drift cannot preview is
+// refused with the reason of what went wrong, whose hint says what to do; "vendor or
+// pre-render it" (refused) is for what drift will not run or fetch.
+func TestEachRefusalHasTheReasonOfWhatWentWrong(t *testing.T) {
+	const gitRepo = "apiVersion: source.toolkit.fluxcd.io/v1\nkind: GitRepository\nmetadata: {name: flux-system, namespace: flux-system}\nspec: {url: 'https://github.com/example/fleet', ref: {branch: main}}\n"
+	ks := func(name, extra string) string {
+		return "apiVersion: kustomize.toolkit.fluxcd.io/v1\nkind: Kustomization\nmetadata: {name: " + name + ", namespace: flux-system}\n" +
+			"spec:\n  path: ./apps\n  sourceRef: {kind: GitRepository, name: " + name + "-src}\n" + extra
+	}
+	fsys := fstest.MapFS{
+		"clusters/a/source.yaml": {Data: []byte(gitRepo)},
+		"clusters/a/missing.yaml": {Data: []byte(strings.ReplaceAll(ks("missing", "  postBuild: {substituteFrom: [{kind: ConfigMap, name: vars}]}\n"), "missing-src", "flux-system"))},
+		"clusters/a/live.yaml":    {Data: []byte(ks("live", ""))},
+		"clusters/a/dup1.yaml":    {Data: []byte(strings.ReplaceAll(ks("dup", ""), "dup-src", "flux-system"))},
+		"clusters/a/dup2.yaml":    {Data: []byte(strings.ReplaceAll(strings.ReplaceAll(ks("dup", ""), "dup-src", "flux-system"), "./apps", "./other"))},
+		"clusters/a/nochart.yaml": {Data: []byte("apiVersion: helm.toolkit.fluxcd.io/v2\nkind: HelmRelease\nmetadata: {name: nochart, namespace: flux-system}\nspec: {interval: 1m}\n")},
+		"apps/cm.yaml":            {Data: []byte("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x}\n")},
+		"other/cm.yaml":           {Data: []byte("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: y}\n")},
+	}
+	opts := Options{RepoURLs: []string{"https://github.com/example/fleet"}, Revisions: []string{"main"},
+		Render: func(spec render.Spec) (*render.Result, error) { return render.Render(fsys, spec) },
+		LiveObject: func(kind, ns, name string) (*unstructured.Unstructured, error) {
+			if name == "live-src" {
+				return nil, errors.New("connection refused")
+			}
+			return nil, nil
+		}}
+	res, err := Discover(context.Background(), fsys, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := byName(res)
+	for name, want := range map[string]reason.Reason{
+		"Kustomization/flux-system/missing": reason.NotFound,
+		"Kustomization/flux-system/live":    reason.Unavailable,
+		"Kustomization/flux-system/dup":     reason.Duplicate,
+		"HelmRelease/flux-system/nochart":   reason.Invalid,
+	} {
+		got := ts[name]
+		if got.Refused == "" || got.RefusedReason != want {
+			t.Errorf("%s: refused %q as %q, want %q", name, got.Refused, got.RefusedReason, want)
+		}
+		if want.Hint() == reason.Refused.Hint() {
+			t.Errorf("%s: the hint of %s is refused's", name, want)
+		}
+	}
+}
+
+// TestAnInterruptedDiscoveryReturnsWhatItFound: the run ends while an
+// ApplicationSet is being expanded; discovery returns the error, the Applications it
+// had made, and a not-checked failure naming the ApplicationSet, and nothing of the
+// expansion the end cut short.
+func TestAnInterruptedDiscoveryReturnsWhatItFound(t *testing.T) {
+	app := "apiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata: {name: a, namespace: argocd}\n" +
+		"spec: {project: default, source: {repoURL: 'https://github.com/example/fleet', targetRevision: main, path: plain}, destination: {server: 'https://kubernetes.default.svc', namespace: apps}}\n"
+	set := "apiVersion: argoproj.io/v1alpha1\nkind: ApplicationSet\nmetadata: {name: z, namespace: argocd}\n" +
+		"spec: {generators: [{list: {elements: [{n: '1'}]}}], template: {metadata: {name: 'z-{{n}}'}, spec: {project: default, source: {repoURL: 'https://github.com/example/fleet', targetRevision: main, path: plain}, destination: {server: 'https://kubernetes.default.svc', namespace: apps}}}}\n"
+	fsys := fstest.MapFS{
+		"apps/a.yaml":  {Data: []byte(app)},
+		"apps/z.yaml":  {Data: []byte(set)},
+		"plain/c.yaml": {Data: []byte("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\n")},
+	}
+	ctx, cancel := context.WithCancelCause(context.Background())
+	opts := Options{RepoURLs: []string{"https://github.com/example/fleet"}, Revisions: []string{"main"},
+		Render: func(spec render.Spec) (*render.Result, error) { return render.Render(fsys, spec) },
+		Expand: func(req appset.Request, what string) (*appset.Result, error) {
+			cancel(errors.New("terminated signal received"))
+			return nil, errors.New(what + ": the render worker was stopped")
+		}}
+	res, err := Discover(ctx, fsys, opts)
+	if err == nil || res == nil || !res.Interrupted || !strings.Contains(err.Error(), "terminated signal received") {
+		t.Fatalf("err %v, result %+v", err, res)
+	}
+	if got := strings.Join(names(res), " "); got != "Application/a" {
+		t.Errorf("targets %q, want the Application found before the end", got)
+	}
+	if len(res.Failures) != 1 {
+		t.Fatalf("failures %+v, want where discovery stopped", res.Failures)
+	}
+	f := res.Failures[0]
+	if f.Reason != reason.NotChecked || f.Source != "apps/z.yaml" || f.ID == nil || f.ID.Kind != "ApplicationSet" || f.ID.Name != "z" ||
+		!strings.Contains(f.Message, "discovery stopped here") || strings.Contains(f.Message, "raise --timeout") {
+		t.Errorf("failure %+v", f)
+	}
+}
