@@ -24,7 +24,7 @@ func TestEachRefusalHasTheReasonOfWhatWentWrong(t *testing.T) {
 			"spec:\n  path: ./apps\n  sourceRef: {kind: GitRepository, name: " + name + "-src}\n" + extra
 	}
 	fsys := fstest.MapFS{
-		"clusters/a/source.yaml": {Data: []byte(gitRepo)},
+		"clusters/a/source.yaml":  {Data: []byte(gitRepo)},
 		"clusters/a/missing.yaml": {Data: []byte(strings.ReplaceAll(ks("missing", "  postBuild: {substituteFrom: [{kind: ConfigMap, name: vars}]}\n"), "missing-src", "flux-system"))},
 		"clusters/a/live.yaml":    {Data: []byte(ks("live", ""))},
 		"clusters/a/dup1.yaml":    {Data: []byte(strings.ReplaceAll(ks("dup", ""), "dup-src", "flux-system"))},
