@@ -156,3 +156,15 @@ func repoDir(dir string) string {
 	}
 	return dir
 }
+
+// KustomizeDirs are the directories of files (repository paths) that hold a
+// kustomization, sorted, and of them the roots: those no other of them includes
+// as a resource, base or component.
+func KustomizeDirs(fsys fs.FS, files []string) (all, roots []string) {
+	l := layoutOf(fsys, files)
+	for dir := range l.kustomizations {
+		all = append(all, dir)
+	}
+	sort.Strings(all)
+	return all, l.roots
+}

@@ -190,6 +190,7 @@ func Open(req Request) (*Plan, error) {
 	} else {
 		p.Targets = Targets(p.Config, repo.Dir, paths, req.Overrides, req.Appliers)
 	}
+	p.Targets = splitBare(p.Targets, p.Head)
 	if p.Base != nil {
 		baseDefinitions(p.Targets, p.Config.Base)
 	}
@@ -348,7 +349,7 @@ func withoutCovered(t Target, targets []Target, head *source.Snapshot) Target {
 		return t
 	}
 	sort.Strings(below)
-	t.Spec.Directory = &render.DirectoryOptions{Recurse: true, Exclude: "{" + strings.Join(slices.Compact(below), ",") + "}"}
+	excludeBelow(&t, below)
 	t.Notes = append(t.Notes, "what discovered targets under it render is theirs to preview: "+strings.Join(slices.Compact(below), ", "))
 	return t
 }

@@ -72,6 +72,10 @@ type Target struct {
 	ControllerPrune *bool
 	// Notes say what drift does differently from the applier, or leaves out.
 	Notes []string
+	// Bare says the target is a path drift previews on its own (the directory it
+	// runs in, or --path), which no drift.yaml entry nor Argo CD or Flux object
+	// defines: what is below it is rendered as it would be applied (splitBare).
+	Bare bool
 	// Skipped says why the target is not previewed, and Skip what kind of reason it
 	// is (its controller does not apply it, it is not selected...).
 	Skipped string
@@ -132,7 +136,7 @@ func Targets(cfg *Config, root string, paths []string, ov Overrides, appliers *a
 		for _, p := range paths {
 			name := cmp.Or(p, ".")
 			out = append(out, ov.apply(Target{
-				Name: name, Spec: render.Spec{Path: p},
+				Name: name, Spec: render.Spec{Path: p}, Bare: true,
 				Namespace: defaults.Namespace, FieldManager: defaults.FieldManager,
 				Cluster: ClusterKey{Context: defaults.Context},
 				Rules:   global, Lookup: defaults.Applier == applier.Helm,

@@ -29,6 +29,9 @@ type Options struct {
 	// source: not recursively unless Recurse, with its Include and Exclude globs over
 	// paths relative to the directory (nil: recursively, every manifest).
 	Directory *DirectoryOptions
+	// ObjectsOnly leaves out documents without apiVersion or kind, and names their
+	// files in a note (Spec.ObjectsOnly).
+	ObjectsOnly bool
 }
 
 // maxDepth bounds directory recursion, so symlinked directory loops end.
@@ -254,6 +257,9 @@ type part struct {
 	data  []byte
 	objs  []Object
 	fails []Failure
+	// notObjects says the file holds documents that are no Kubernetes object
+	// (Options.ObjectsOnly).
+	notObjects bool
 }
 
 func (w *walker) fail(f Failure) { w.parts = append(w.parts, &part{fail: &f}) }
@@ -267,7 +273,7 @@ func (w *walker) startDecoding() {
 	for range runtime.GOMAXPROCS(0) {
 		w.decoders.Go(func() {
 			for p := range work {
-				p.objs, p.fails = decodeFile(p.name, p.data, w.opts.MaxDocumentBytes)
+				p.objs, p.fails, p.notObjects = decodeFile(p.name, p.data, w.opts.MaxDocumentBytes, w.opts.ObjectsOnly)
 				p.data = nil
 			}
 		})
@@ -283,6 +289,7 @@ func (w *walker) decode() {
 	close(w.work)
 	w.work = nil
 	w.decoders.Wait()
+	var others []string
 	for _, p := range w.parts {
 		if p.fail != nil {
 			w.res.Failures = append(w.res.Failures, *p.fail)
@@ -290,22 +297,61 @@ func (w *walker) decode() {
 		}
 		w.res.Objects = append(w.res.Objects, p.objs...)
 		w.res.Failures = append(w.res.Failures, p.fails...)
+		if p.notObjects {
+			others = append(others, p.name)
+		}
 	}
 	w.parts = nil
+	if len(others) > 0 {
+		w.res.Notes = append(w.res.Notes, fmt.Sprintf("%s %s YAML that is no Kubernetes object (no apiVersion or kind): not previewed, as nothing applies it",
+			strings.Join(others, ", "), plural(len(others), "holds", "hold")))
+	}
 }
 
-// decodeFile decodes the documents of one manifest file.
-func decodeFile(name string, data []byte, maxDocument int) (objs []Object, fails []Failure) {
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}
+
+// decodeFile decodes the documents of one manifest file; with objectsOnly, a
+// document without apiVersion or kind is left out, and notObjects says so.
+func decodeFile(name string, data []byte, maxDocument int, objectsOnly bool) (objs []Object, fails []Failure, notObjects bool) {
 	data, err := decodeText(data)
 	if err != nil {
-		return nil, []Failure{{Source: name, Reason: reason.Malformed, Message: "not read: the file " + err.Error()}}
+		return nil, []Failure{{Source: name, Reason: reason.Malformed, Message: "not read: the file " + err.Error()}}, false
 	}
 	for i, doc := range SplitDocuments(data) {
+		if objectsOnly && notAnObject(doc, maxDocument) {
+			notObjects = true
+			continue
+		}
 		o, f := decodeDocument(name, i+1, doc, maxDocument)
 		objs = append(objs, o...)
 		fails = append(fails, f...)
 	}
-	return objs, fails
+	return objs, fails, notObjects
+}
+
+// notAnObject reports whether a document reads as a mapping without apiVersion or
+// kind: YAML that is no Kubernetes object. What cannot be read is the decoder's to
+// say.
+func notAnObject(doc []byte, maxDocument int) bool {
+	if len(doc) > maxDocument || isBlank(doc) {
+		return false
+	}
+	v, failure := readDocument(doc)
+	if failure != nil {
+		return false
+	}
+	m, ok := v.(map[string]any)
+	if !ok {
+		return v != nil // a list or a scalar: no object either
+	}
+	apiVersion, _ := m["apiVersion"].(string)
+	kind, _ := m["kind"].(string)
+	return apiVersion == "" || kind == ""
 }
 
 func sizeOf(n int64) string { return size(int(n)) }

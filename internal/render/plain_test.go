@@ -8,6 +8,8 @@ import (
 	"testing/fstest"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/drift-gitops/drift/internal/reason"
 )
 
 func file(s string) *fstest.MapFile { return &fstest.MapFile{Data: []byte(s)} }
@@ -261,5 +263,45 @@ func TestJSONDocumentsAreReadAsKubectlReadsThem(t *testing.T) {
 				t.Errorf("flow.yaml data %v, want a: b", data)
 			}
 		}
+	}
+}
+
+// TestObjectsOnlyReadsObjectsAndNamesTheRest: with ObjectsOnly, a values file, a
+// Chart.yaml (apiVersion, no kind), a list of plays and a scalar are no objects and
+// no failures, and one note names their files; an object in the same file is read,
+// and malformed YAML is still a failure.
+func TestObjectsOnlyReadsObjectsAndNamesTheRest(t *testing.T) {
+	fsys := fstest.MapFS{
+		"values.yaml":  {Data: []byte("replicas: 2\n")},
+		"Chart.yaml":   {Data: []byte("apiVersion: v2\nname: web\nversion: 0.1.0\n")},
+		"play.yml":     {Data: []byte("- hosts: all\n")},
+		"mixed.yaml":   {Data: []byte("just text\n---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: kept}\n")},
+		"broken.yaml":  {Data: []byte("a: [b\n")},
+		"objects.yaml": {Data: []byte("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: also}\n")},
+	}
+	res, err := Plain(fsys, Options{ObjectsOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, o := range res.Objects {
+		names = append(names, o.Name())
+	}
+	if strings.Join(names, " ") != "kept also" {
+		t.Errorf("objects %v", names)
+	}
+	if len(res.Failures) != 1 || res.Failures[0].Source != "broken.yaml" || res.Failures[0].Reason != reason.Malformed {
+		t.Errorf("failures %+v, want broken.yaml malformed", res.Failures)
+	}
+	if len(res.Notes) != 1 || res.Notes[0] != "Chart.yaml, mixed.yaml, play.yml, values.yaml hold YAML that is no Kubernetes object (no apiVersion or kind): not previewed, as nothing applies it" {
+		t.Errorf("notes %q", res.Notes)
+	}
+	// Without it, each is an error, as kubectl apply -f would refuse it.
+	res, err = Plain(fsys, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Failures) != 5 || len(res.Notes) != 0 {
+		t.Errorf("without ObjectsOnly: failures %+v notes %q", res.Failures, res.Notes)
 	}
 }

@@ -55,6 +55,11 @@ type Spec struct {
 	// ResourceSet is the Flux Operator ResourceSet a target of RendererResourceSet
 	// renders.
 	ResourceSet *ResourceSetSpec `json:",omitempty"`
+	// ObjectsOnly reads a plain target's Kubernetes objects only: a document without
+	// apiVersion or kind (a values file, Chart.yaml, another tool's YAML) is no object
+	// and no failure, and a note names the files that hold such documents. For a path
+	// drift previews on its own, which no applier defines.
+	ObjectsOnly bool `json:",omitempty"`
 }
 
 // KustomizeOptions are edits to a kustomization, made as `kustomize edit` makes them
@@ -137,7 +142,7 @@ func renderWith(fsys fs.FS, spec Spec, limits Limits, lookup *rest.Config) (*Res
 		return &Result{Failures: []Failure{{Source: targetSource(spec), Reason: reason.RenderFailed,
 			Message: "no renderer was decided for this target: this is a bug in drift, please report it"}}}, nil
 	case RendererPlain:
-		res, err = Plain(fsys, Options{Paths: []string{spec.Path}, Directory: spec.Directory})
+		res, err = Plain(fsys, Options{Paths: []string{spec.Path}, Directory: spec.Directory, ObjectsOnly: spec.ObjectsOnly})
 	case RendererKustomize:
 		res = kustomizeSpec(fsys, spec)
 	case RendererHelm:
