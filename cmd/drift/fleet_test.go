@@ -1,117 +1,88 @@
 package main
 
 import (
-	"encoding/base64"
 	"os"
 	"path/filepath"
-	"slices"
+	"regexp"
 	"strings"
 	"testing"
 
-	"github.com/drift-gitops/drift/internal/gitfixture"
 	"github.com/drift-gitops/drift/internal/report"
 )
 
-// prodToken is the bearer token of the prod cluster Secret: Argo CD's credentials,
-// which drift must never show.
-const prodToken = "argocd-prod-bearer-token-5f1e0c"
-
-// fleetRepo commits testdata/fleet for namespace ns, with drift.yaml mapping the
-// prod cluster to the context beta.
-func fleetRepo(t *testing.T, ns string) *gitfixture.Repo {
+// fluxInstanceFleet is a repository of three clusters side by side, each installed
+// by its own FluxInstance syncing clusters/<name>, each applying apps/<name>: the
+// same ConfigMap, another value per cluster. drift.yaml gives the ephemeral servers
+// the Flux CRDs.
+func fluxInstanceFleet(t *testing.T, values map[string]string) map[string]string {
 	t.Helper()
-	files := map[string]string{
-		"drift.yaml": "discover: true\nclusters:\n  prod: beta\n  https://prod.example.com: beta\n",
-	}
-	root := filepath.Join("..", "..", "testdata", "fleet")
-	err := filepath.WalkDir(root, func(p string, e os.DirEntry, err error) error {
-		if err != nil || e.IsDir() {
-			return err
+	files := map[string]string{"drift.yaml": "discover: true\nephemeral: {crds: [crds]}\n"}
+	for _, file := range []string{"flux-crds.yaml", "flux-operator-crds.yaml"} {
+		data, err := os.ReadFile(filepath.Join("testdata", file))
+		if err != nil {
+			t.Fatal(err)
 		}
-		data, err := os.ReadFile(p)
-		rel, _ := filepath.Rel(root, p)
-		files[filepath.ToSlash(rel)] = sub(string(data), ns)
-		return err
-	})
-	if err != nil {
-		t.Fatal(err)
+		var crds []string
+		for _, doc := range regexp.MustCompile(`(?m)^---\s*$`).Split(string(data), -1) {
+			if strings.Contains(doc, "kind: CustomResourceDefinition") {
+				crds = append(crds, strings.Trim(doc, "\n"))
+			}
+		}
+		files["crds/"+file] = strings.Join(crds, "\n---\n") + "\n"
 	}
-	r := repo(t, files)
-	if _, err := r.Git("remote", "add", "origin", fluxRemote); err != nil {
-		t.Fatal(err)
+	for _, c := range []string{"alpha", "beta", "gamma"} {
+		files["clusters/"+c+"/flux-system/flux-instance.yaml"] = "apiVersion: fluxcd.controlplane.io/v1\nkind: FluxInstance\nmetadata: {name: flux, namespace: flux-system}\n" +
+			"spec:\n  distribution: {version: '2.7.0', registry: ghcr.io/fluxcd}\n  sync: {kind: GitRepository, url: '" + fluxRemote + "', ref: refs/heads/main, path: clusters/" + c + "}\n"
+		files["clusters/"+c+"/flux-system/namespace.yaml"] = "apiVersion: v1\nkind: Namespace\nmetadata: {name: flux-system}\n"
+		files["clusters/"+c+"/apps.yaml"] = "apiVersion: kustomize.toolkit.fluxcd.io/v1\nkind: Kustomization\nmetadata: {name: apps, namespace: flux-system}\n" +
+			"spec: {interval: 10m, path: ./apps/" + c + ", prune: true, sourceRef: {kind: GitRepository, name: flux-system}}\n"
+		files["apps/"+c+"/settings.yaml"] = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: settings, namespace: default}\ndata: {cluster: " + c + ", value: '" + values[c] + "'}\n"
 	}
-	return r
+	return files
 }
 
-// clusterSecrets writes Argo CD's cluster Secret for prod into ns of the cluster
-// drift runs against (alpha), as argocd cluster add does.
-func clusterSecrets(t *testing.T, ns string) {
-	t.Helper()
-	config := base64.StdEncoding.EncodeToString([]byte(`{"bearerToken": "` + prodToken + `", "tlsClientConfig": {"insecure": false}}`))
-	apply(t, "kubectl", sub(`apiVersion: v1
-kind: Secret
-metadata:
-  name: cluster-prod
-  namespace: NS
-  labels: {argocd.argoproj.io/secret-type: cluster, env: prod}
-data:
-  name: `+base64.StdEncoding.EncodeToString([]byte("prod"))+`
-  server: `+base64.StdEncoding.EncodeToString([]byte("https://prod.example.com"))+`
-  config: `+config+`
-`, ns))
-}
+// TestAFleetIsPreviewedOneClusterAtATime: three FluxInstance clusters side by side
+// are three clusters, each on an ephemeral server of its own, none refused, the same
+// object in each no duplicate; a change to one cluster's apps is that cluster's
+// change, as the Action runs it. Against live clusters, a root drift.yaml does not
+// map to a context is refused with what to add.
+func TestAFleetIsPreviewedOneClusterAtATime(t *testing.T) {
+	base := fluxInstanceFleet(t, map[string]string{"alpha": "1", "beta": "1", "gamma": "1"})
+	change := map[string]string{"apps/beta/settings.yaml": strings.Replace(base["apps/beta/settings.yaml"], "value: '1'", "value: '2'", 1)}
+	dir, baseSHA := actionsCheckout(t, base, change)
 
-// TestAFleetIsPreviewedOnEveryCluster is a fleet as platform teams write it, previewed
-// against the live cluster: every add-on on every cluster (a matrix of git
-// directories and the clusters Argo CD knows, read from the cluster's Secrets), a
-// guestbook per config.json under cluster-config/ (a git files generator with **),
-// a web app with per-cluster overrides (a merge by server). Each Application is
-// previewed on its cluster's context, and the cluster Secret's token is nowhere.
-func TestAFleetIsPreviewedOnEveryCluster(t *testing.T) {
-	kubeconfig, _ := twoContexts(t)
-	ns := namespace(t)
-	clusterSecrets(t, ns)
-	r := fleetRepo(t, ns)
-	args := []string{"diff", "--repo", r.Dir, "--ref", "main", "-o", "json"}
-	o := driftWith(t, kubeconfig, args...)
-	if o.code != exitChanges {
-		t.Fatalf("exit %d, want 1\n%s\n%s", o.code, o.stdout, o.stderr)
+	rep, o := driftJSON(t, "diff", "--repo", dir, "--cluster", "ephemeral", "--ref", "HEAD")
+	if o.code != exitChanges || !rep.Complete || rep.Summary.Error != 0 {
+		t.Fatalf("the whole fleet: exit %d, %+v\n%s\n%s", o.code, rep.Summary, o.stdout, o.stderr)
 	}
-	rep := decodeReport(t, o)
-	contexts := map[string]string{}
-	for _, tg := range rep.Targets {
-		if tg.Skipped == "" {
-			contexts[strings.TrimPrefix(tg.Name, "Application/"+ns+"/")] = tg.Context
-		}
-	}
-	want := map[string]string{
-		"logging-in-cluster": "", "logging-prod": "beta", "metrics-in-cluster": "", "metrics-prod": "beta",
-		"guestbook-in-cluster": "", "guestbook-prod": "beta", "web-in-cluster": "", "web-prod": "beta",
-	}
-	for name, ctx := range want {
-		if got, ok := contexts[name]; !ok || got != ctx {
-			t.Errorf("Application %s: previewed %v on context %q, want %q", name, ok, got, ctx)
-		}
-	}
-	if len(contexts) != len(want) {
-		t.Errorf("previewed targets %v, want %v", contexts, want)
-	}
-	web := targetNamed(rep, "Application/"+ns+"/web-prod")
-	if web == nil || !slices.ContainsFunc(web.Objects, func(o report.Object) bool {
-		return o.Kind == "Deployment" && strings.Contains(o.Diff, "replicas: 3")
-	}) {
-		t.Errorf("web-prod does not take the merge's override replicas 3: %+v", web)
-	}
-	for _, out := range []outcome{o, driftWith(t, kubeconfig, append(args[:len(args)-2], "-o", "markdown")...), driftWith(t, kubeconfig, args[:len(args)-2]...)} {
-		if strings.Contains(out.stdout+out.stderr, prodToken) || strings.Contains(out.stdout+out.stderr, base64.StdEncoding.EncodeToString([]byte(prodToken))) {
-			t.Errorf("the cluster Secret's token is in the output")
+	for _, c := range []string{"alpha", "beta", "gamma"} {
+		apps := targetNamed(rep, "clusters/"+c+"/Kustomization/flux-system/apps")
+		if apps == nil || apps.Skipped != "" || len(apps.Objects) != 1 || apps.Objects[0].Category != report.Add || !strings.Contains(apps.Objects[0].Diff, "cluster: "+c) {
+			t.Errorf("cluster %s: %+v", c, apps)
 		}
 	}
 
-	// drift targets contacts no cluster: the clusters generators are skipped, saying
-	// why; the git files generator is expanded.
-	o = runDrift("targets", "--repo", r.Dir, "--ref", "main")
-	if !strings.Contains(o.stdout, "guestbook-prod") || !strings.Contains(o.stdout, "reads Argo CD's cluster Secrets") {
-		t.Errorf("drift targets:\n%s\n%s", o.stdout, o.stderr)
+	rep, o = driftJSON(t, "diff", "--repo", dir, "--cluster", "ephemeral", "--base", baseSHA, "--ref", "HEAD")
+	if o.code != exitChanges || !rep.Complete || rep.Summary.Error != 0 || rep.Summary.Modify != 1 || rep.Summary.Add != 0 {
+		t.Fatalf("one cluster's change: exit %d, %+v\n%s\n%s", o.code, rep.Summary, o.stdout, o.stderr)
+	}
+	beta := targetNamed(rep, "clusters/beta/Kustomization/flux-system/apps")
+	if beta == nil || len(beta.Objects) != 1 || beta.Objects[0].Category != report.Modify {
+		t.Errorf("cluster beta: %+v", beta)
+	}
+	for _, c := range []string{"alpha", "gamma"} {
+		if tg := targetNamed(rep, "clusters/"+c+"/Kustomization/flux-system/apps"); tg == nil || tg.Skipped == "" {
+			t.Errorf("cluster %s, which the change does not touch: %+v", c, tg)
+		}
+	}
+
+	// A live run: no context for the roots.
+	rep, o = driftJSON(t, "diff", "--repo", dir, "--ref", "HEAD")
+	if o.code != exitError {
+		t.Fatalf("live, unmapped: exit %d\n%s", o.code, o.stderr)
+	}
+	apps := targetNamed(rep, "clusters/alpha/Kustomization/flux-system/apps")
+	if apps == nil || len(apps.Objects) != 1 || apps.Objects[0].ErrorReason != "config" || !strings.Contains(apps.Objects[0].Error, `clusters: {"clusters/alpha": <kube context>}`) {
+		t.Errorf("live, unmapped: %+v", apps)
 	}
 }

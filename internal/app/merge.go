@@ -83,7 +83,7 @@ func (o *Diff) merge(ctx context.Context, files []string) error {
 func (o *Diff) checkShards(ctx context.Context, first *report.Report, shards map[string]*report.Report) error {
 	pl, err := plan.Open(plan.Request{
 		Repo: o.Repo, Ref: o.Ref, DefaultRef: first.Kind == report.KindDrift, Base: o.Base, Paths: o.Paths, Names: o.Targets,
-		Config: plan.ConfigSource{File: o.Config, From: o.ConfigFrom, Known: knownNames()}, Overrides: o.overrides(), Warnf: o.warnf,
+		Config: plan.ConfigSource{File: o.Config, From: o.ConfigFrom, Known: knownNames()}, Overrides: o.overridesFor(o.Cluster), Warnf: o.warnf,
 		NewCache: func(repo *source.Repo) (*render.Cache, error) { return o.renderCache(ctx, repo) },
 		Charts:   o.Charts.fetcher(o.cfg.Getenv, o.cacheDir), Opened: o.openCache,
 		Context: ctx, MaxTargets: o.MaxTargets, Branches: o.branches(), ArgoClusters: o.liveArgoClusters(o.Cluster), LiveObject: o.liveObjects(o.Cluster),

@@ -174,6 +174,14 @@ func (o *Run) overrides() plan.Overrides {
 	return ov
 }
 
+// overridesFor are overrides of a run against cluster (diff's --cluster): without
+// a live one (ephemeral, drift targets), each cluster of a fleet gets its own server.
+func (o *Run) overridesFor(cluster string) plan.Overrides {
+	ov := o.overrides()
+	ov.Clusterless = cluster == ephemeralCluster
+	return ov
+}
+
 // warnf writes a warning line to stderr.
 func (o *Run) warnf(format string, args ...any) {
 	o.errMu.Lock()

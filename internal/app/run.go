@@ -57,7 +57,7 @@ func (o *Run) preview(ctx context.Context, m mode) error {
 
 	pl, err := plan.Open(plan.Request{
 		Repo: o.Repo, Ref: o.Ref, DefaultRef: m.drift, Base: m.base, Paths: o.Paths, Names: o.Targets,
-		Config: plan.ConfigSource{File: o.Config, From: m.configFrom, Known: knownNames()}, Overrides: o.overrides(), Warnf: o.warnf,
+		Config: plan.ConfigSource{File: o.Config, From: m.configFrom, Known: knownNames()}, Overrides: o.overridesFor(m.cluster), Warnf: o.warnf,
 		NewCache: func(repo *source.Repo) (*render.Cache, error) {
 			cache, err := o.renderCache(ctx, repo)
 			if err == nil {

@@ -34,7 +34,7 @@ func (c *Config) Targets(ctx context.Context, o *Run) error {
 		return fmt.Errorf("unknown output format %q: use -o text or -o json", o.Output)
 	}
 	pl, err := plan.Open(plan.Request{
-		Repo: o.Repo, Ref: o.Ref, Paths: o.Paths, Names: o.Targets, Overrides: o.overrides(),
+		Repo: o.Repo, Ref: o.Ref, Paths: o.Paths, Names: o.Targets, Overrides: o.overridesFor(ephemeralCluster),
 		Config: plan.ConfigSource{File: o.Config, From: plan.ConfigFromHead, Known: knownNames()}, Warnf: o.warnf,
 		NewCache: func(repo *source.Repo) (*render.Cache, error) { return o.renderCache(ctx, repo) },
 		Charts:   o.Charts.fetcher(c.Getenv, o.cacheDir), Opened: o.openCache,

@@ -114,6 +114,10 @@ type Result struct {
 	// Secrets are the values of Secrets the targets' definitions read: they must never
 	// appear in the report.
 	Secrets []string
+	// Roots are the cluster roots of a fleet repository, sorted: two or more
+	// directories a flux-system Kustomization or a FluxInstance written in the
+	// repository syncs, each one cluster's; none when there are fewer than two.
+	Roots []string
 	// Interrupted says the run ended (its deadline, a signal) before discovery
 	// finished: Targets are those found until then, and a not-checked failure says
 	// where it stopped.
@@ -123,6 +127,8 @@ type Result struct {
 // found is an applier object and where it was met.
 type found struct {
 	obj render.Object
+	// root is the cluster root of a fleet the object belongs to ("": none).
+	root string
 	// near is the render the object came from (nil: the repository's files).
 	near   []render.Object
 	from   string
@@ -212,6 +218,15 @@ func Discover(ctx context.Context, fsys fs.FS, opts Options) (*Result, error) {
 		return &Result{}, nil
 	}
 	out.Found = true
+	// A FluxInstance makes the GitRepository its cluster's objects name: read first.
+	slices.SortStableFunc(queue, func(a, b found) int {
+		return cmp.Compare(fluxInstanceFirst(a), fluxInstanceFirst(b))
+	})
+	d.roots = clusterRoots(queue, sortedKeys(files))
+	out.Roots = d.roots
+	for i := range queue {
+		queue[i].root = d.rootOf(queue[i])
+	}
 	for len(queue) > 0 {
 		f := queue[0]
 		if ctx.Err() != nil {
@@ -245,14 +260,22 @@ func Discover(ctx context.Context, fsys fs.FS, opts Options) (*Result, error) {
 				continue
 			}
 			for _, child := range d.children(t) {
-				child.depth = f.depth + 1
+				child.depth, child.root = f.depth+1, f.root
 				queue = append(queue, child)
 			}
 		}
 	}
-	out.Targets = ordered(d.targets)
+	out.Targets = ordered(d.rooted())
 	out.Secrets = uniqueSorted(d.secrets)
 	return out, nil
+}
+
+// fluxInstanceFirst is 0 for a FluxInstance, 1 for any other object.
+func fluxInstanceFirst(f found) int {
+	if f.obj.Get().GetKind() == KindFluxInstance {
+		return 0
+	}
+	return 1
 }
 
 // mark is how far discovery had got: what undo goes back to.
@@ -343,12 +366,14 @@ type discovery struct {
 	named, namedDirs map[string]bool
 	// layout is the repository's kustomizations.
 	layout *kustomizeLayout
+	// roots are the fleet's cluster roots (Result.Roots).
+	roots []string
 }
 
 // targetsOf turns an applier object into targets: one for an Application,
 // Kustomization or HelmRelease, one per generated Application for an ApplicationSet.
 func (d *discovery) targetsOf(f found, budget int) []Target {
-	d.near = f.near
+	d.near, d.pool.root = f.near, f.root
 	var ts []Target
 	switch f.obj.Get().GetKind() {
 	case KindApplication:
@@ -367,6 +392,14 @@ func (d *discovery) targetsOf(f found, budget int) []Target {
 	for i := range ts {
 		if ts[i].From == "" {
 			ts[i].From = f.from
+		}
+		if f.root != "" {
+			// One cluster of a fleet: its name says which, and so do those of what it
+			// depends on, which are the same cluster's.
+			ts[i].Root, ts[i].Name = f.root, f.root+"/"+ts[i].Name
+			for j, dep := range ts[i].DependsOn {
+				ts[i].DependsOn[j] = f.root + "/" + dep
+			}
 		}
 		ts[i].Parent = f.parent
 		if f.obj.Source != "" && f.parent == "" {

@@ -58,12 +58,44 @@ func TestFluxKustomizationsAndHelmReleasesAreFollowedFromACluster(t *testing.T) 
 	}
 }
 
-func TestOneClusterPerDirectoryIsAConflictWithoutPaths(t *testing.T) {
+// TestAFleetIsOneClusterPerRoot: two cluster directories side by side, each synced
+// by its own flux-system Kustomization, are two clusters: each one's targets are
+// named by its root and refused for nothing, the same Kustomization defined in both
+// is no conflict, and what both reach through shared directories is each cluster's.
+func TestAFleetIsOneClusterPerRoot(t *testing.T) {
 	res := discoverIn(t, "flux", Options{Revisions: []string{"main"}})
-	apps := byName(res)["Kustomization/flux-system/apps"]
-	if !strings.Contains(apps.Refused, "is defined more than once") || !strings.Contains(apps.Refused, "clusters/production/apps.yaml") ||
-		!strings.Contains(apps.Refused, "clusters/staging/apps.yaml") || !strings.Contains(apps.Refused, "--path") {
-		t.Errorf("apps: %q", apps.Refused)
+	if strings.Join(res.Roots, " ") != "clusters/production clusters/staging" {
+		t.Fatalf("roots %q", res.Roots)
+	}
+	ts := byName(res)
+	for _, root := range res.Roots {
+		for _, name := range []string{"Kustomization/flux-system/apps", "HelmRelease/podinfo/podinfo"} {
+			got, ok := ts[root+"/"+name]
+			if !ok || got.Root != root || got.Refused != "" {
+				t.Errorf("%s/%s: %+v", root, name, got)
+			}
+		}
+	}
+	for _, tg := range res.Targets {
+		if tg.Root == "" || !strings.HasPrefix(tg.Name, tg.Root+"/") {
+			t.Errorf("target %s is in no cluster of the fleet (root %q)", tg.Name, tg.Root)
+		}
+		for _, dep := range tg.DependsOn {
+			if !strings.HasPrefix(dep, tg.Root+"/") {
+				t.Errorf("%s depends on %s, another cluster's", tg.Name, dep)
+			}
+		}
+	}
+	// Each cluster's apps read its own cluster-vars.
+	stagingVars := ts["clusters/staging/Kustomization/flux-system/apps"].Specs[0].Substitute
+	productionVars := ts["clusters/production/Kustomization/flux-system/apps"].Specs[0].Substitute
+	if stagingVars["domain"] != "staging.example.com" || productionVars["domain"] != "production.example.com" {
+		t.Errorf("substitutions: staging %v, production %v", stagingVars, productionVars)
+	}
+	// One cluster's directory is that cluster, named as before.
+	res = discoverIn(t, "flux", staging)
+	if len(res.Roots) != 0 || byName(res)["Kustomization/flux-system/apps"].Name == "" {
+		t.Errorf("--path clusters/staging: roots %q, targets %v", res.Roots, names(res))
 	}
 }
 

@@ -20,6 +20,9 @@ type pool struct {
 	objs  map[string][]render.Object
 	order []string
 	paths []string
+	// root is the cluster root of a fleet the referring object belongs to ("":
+	// none): its own definitions come before the other clusters'.
+	root string
 }
 
 func newPool(objs []render.Object, paths []string) *pool {
@@ -56,10 +59,13 @@ func (p *pool) get(kind, ns, name string, near []render.Object) (render.Object, 
 		}
 	}
 	all := p.objs[poolKey(kind, ns, name)]
-	if len(p.paths) > 0 {
+	for _, scope := range [][]string{{p.root}, p.paths} {
+		if len(scope) == 0 || scope[0] == "" {
+			continue
+		}
 		var in []render.Object
 		for _, o := range all {
-			if underAny(o.Source, p.paths) {
+			if underAny(o.Source, scope) {
 				in = append(in, o)
 			}
 		}

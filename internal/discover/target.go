@@ -41,6 +41,11 @@ type Target struct {
 	// drift.yaml's clusters map gives a context for (an Argo CD destination's name or
 	// server, a Flux kubeConfig Secret's name).
 	Cluster string
+	// Root is the cluster root the target belongs to in a fleet repository, whose
+	// cluster roots sit side by side (Result.Roots): the directory a flux-system
+	// Kustomization or a FluxInstance syncs; "" outside a fleet. A rooted target's
+	// Name begins with its root ("clusters/staging/Kustomization/flux-system/apps").
+	Root string
 	// Applier is the applier that applies it, and FieldManager the manager it applies
 	// with when the applier lets it choose ("": the applier's own).
 	Applier      applier.Name

@@ -139,6 +139,7 @@ func Discovered(cfg *Config, found *discover.Result, withConfig bool, base *Base
 			}
 		}
 		t := fromDiscovered(dt, c, global)
+		fleetCluster(&t, c, ov)
 		t.BaseSpecs, t.DefinitionChanged, t.New, t.Lookup = baseSpecs, changed, isNew, lookup
 		name := dt.Applier
 		if e := entries[dt.Name]; e != nil {
@@ -208,6 +209,13 @@ func fromDiscovered(dt discover.Target, c *config.Config, global config.Rules) T
 		t.Spec, t.More = dt.Specs[0], dt.Specs[1:]
 	}
 	switch ctx, ok := c.Clusters[dt.Cluster]; {
+	case dt.Cluster == "" && dt.Root != "":
+		// One cluster of a fleet: its own server, or the context drift.yaml maps its
+		// root to (fleetCluster).
+		t.Cluster.Root = dt.Root
+		if ctx, ok := c.Clusters[dt.Root]; ok {
+			t.Cluster.Context = ctx
+		}
 	case dt.Cluster == "":
 		t.Cluster.Context = c.Defaults.Context
 	case ok:
@@ -218,6 +226,24 @@ func fromDiscovered(dt discover.Target, c *config.Config, global config.Rules) T
 		t.RefusedReason = reason.Config
 	}
 	return t
+}
+
+// fleetCluster refuses a target of a fleet's cluster root that drift.yaml maps to
+// no context, on a run against live clusters: previewing it on the current context
+// would compare one cluster's objects with another's. Without live clusters
+// (Overrides.Clusterless) each root is previewed on a server of its own; --context
+// sends every root to the context it names.
+func fleetCluster(t *Target, c *config.Config, ov Overrides) {
+	root := t.Cluster.Root
+	if root == "" || ov.Clusterless || ov.Context != nil || t.Refused != "" || t.Skipped != "" {
+		return
+	}
+	if _, ok := c.Clusters[root]; ok {
+		return
+	}
+	t.Refused = fmt.Sprintf("%s is in %s, one cluster of the repository's fleet, which drift.yaml's clusters map does not name: add clusters: {%q: <kube context>} to drift.yaml on the base branch, or preview the fleet with --cluster ephemeral",
+		t.Name, root, root)
+	t.RefusedReason = reason.Config
 }
 
 // discoveredSkip is what kind of reason discovery skips dt for.

@@ -94,13 +94,20 @@ type Target struct {
 type ClusterKey struct {
 	Kubeconfig string
 	Context    string
+	// Root is the cluster root of a fleet the target belongs to (discover.Target.Root;
+	// "": none): each root is a cluster of its own, an ephemeral server each.
+	Root string
 }
 
 func (k ClusterKey) String() string {
-	if k.Context == "" {
-		return "the current context"
+	where := "the current context"
+	if k.Context != "" {
+		where = "context " + k.Context
 	}
-	return "context " + k.Context
+	if k.Root != "" {
+		return "cluster " + k.Root + " (" + where + ")"
+	}
+	return where
 }
 
 // Overrides are what the command line sets for every target; nil or "" leaves
@@ -112,6 +119,9 @@ type Overrides struct {
 	Context      *string
 	Kubeconfig   *string
 	Namespace    *string
+	// Clusterless says the run has no live cluster (--cluster ephemeral, drift
+	// targets): each cluster root of a fleet is previewed on a server of its own.
+	Clusterless bool
 }
 
 // Targets turns the configuration and the paths into targets: one per path when

@@ -1,0 +1,95 @@
+package discover
+
+import (
+	"path"
+	"slices"
+	"sort"
+	"strings"
+)
+
+// clusterRoots are the cluster roots of a fleet among the objects written in the
+// repository's files: the directory each flux-system Kustomization (Flux's
+// bootstrap) or FluxInstance (Flux Operator) syncs, or the directory it is written
+// in when that is above the one it syncs, and the directory that holds a
+// flux-system directory of Flux's bootstrap (its gotk-components.yaml or
+// gotk-sync.yaml, among files); none unless there are two or more, side by side (a
+// repository with one cluster is that cluster).
+func clusterRoots(queue []found, files []string) []string {
+	seen := map[string]bool{}
+	for _, f := range files {
+		if dir := path.Dir(f); path.Base(dir) == "flux-system" && (path.Base(f) == "gotk-components.yaml" || path.Base(f) == "gotk-sync.yaml") {
+			if root := path.Dir(dir); root != "." {
+				seen[root] = true
+			}
+		}
+	}
+	for _, f := range queue {
+		obj := f.obj.Get()
+		group := strings.SplitN(obj.GetAPIVersion(), "/", 2)[0]
+		var synced string
+		switch {
+		case obj.GetKind() == KindKustomization && group == "kustomize.toolkit.fluxcd.io" && obj.GetName() == "flux-system":
+			synced, _ = obj.Object["spec"].(map[string]any)["path"].(string)
+		case obj.GetKind() == KindFluxInstance && group == "fluxcd.controlplane.io":
+			if sync, ok := obj.Object["spec"].(map[string]any)["sync"].(map[string]any); ok {
+				synced, _ = sync["path"].(string)
+			}
+		default:
+			continue
+		}
+		if synced == "" || f.parent != "" || f.obj.Source == "" {
+			continue
+		}
+		root := repoPath(synced)
+		if dir := path.Dir(f.obj.Source); !within(dir, root) && within(root, dir) {
+			root = dir // the instance sits above what it syncs (clusters/main/sync)
+		}
+		if root != "." && root != "" {
+			seen[root] = true
+		}
+	}
+	var roots []string
+	for r := range seen {
+		roots = append(roots, r)
+	}
+	sort.Strings(roots)
+	// Roots side by side: none inside another.
+	roots = slices.DeleteFunc(roots, func(r string) bool {
+		return slices.ContainsFunc(roots, func(o string) bool { return o != r && within(r, o) })
+	})
+	if len(roots) < 2 {
+		return nil
+	}
+	return roots
+}
+
+// within reports whether p is dir or below it.
+func within(p, dir string) bool { return p == dir || strings.HasPrefix(p, dir+"/") }
+
+// rootOf is the cluster root a file's object belongs to ("": none, or no fleet).
+func (d *discovery) rootOf(f found) string {
+	for _, r := range d.roots {
+		if within(path.Dir(f.obj.Source), r) {
+			return r
+		}
+	}
+	return ""
+}
+
+// rooted are the targets, of a fleet without those found outside every cluster
+// root (a kustomization discovery built on its own) that a cluster root reaches
+// too: each is that cluster's.
+func (d *discovery) rooted() []Target {
+	if len(d.roots) == 0 {
+		return d.targets
+	}
+	inRoot := map[string]bool{}
+	for _, t := range d.targets {
+		if t.Root != "" {
+			inRoot[strings.TrimPrefix(t.Name, t.Root+"/")+"\x00"+t.Cluster] = true
+		}
+	}
+	return slices.DeleteFunc(slices.Clone(d.targets), func(t Target) bool {
+		return t.Root == "" && inRoot[t.Name+"\x00"+t.Cluster]
+	})
+}
