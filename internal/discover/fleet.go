@@ -26,14 +26,14 @@ func clusterRoots(queue []found, files []string) []string {
 	for _, f := range queue {
 		obj := f.obj.Get()
 		group := strings.SplitN(obj.GetAPIVersion(), "/", 2)[0]
+		spec, _ := obj.Object["spec"].(map[string]any)
 		var synced string
 		switch {
 		case obj.GetKind() == KindKustomization && group == "kustomize.toolkit.fluxcd.io" && obj.GetName() == "flux-system":
-			synced, _ = obj.Object["spec"].(map[string]any)["path"].(string)
+			synced, _ = spec["path"].(string)
 		case obj.GetKind() == KindFluxInstance && group == "fluxcd.controlplane.io":
-			if sync, ok := obj.Object["spec"].(map[string]any)["sync"].(map[string]any); ok {
-				synced, _ = sync["path"].(string)
-			}
+			sync, _ := spec["sync"].(map[string]any)
+			synced, _ = sync["path"].(string)
 		default:
 			continue
 		}

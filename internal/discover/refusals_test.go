@@ -3,6 +3,7 @@ package discover
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"testing/fstest"
@@ -97,5 +98,24 @@ func TestAnInterruptedDiscoveryReturnsWhatItFound(t *testing.T) {
 	if f.Reason != reason.NotChecked || f.Source != "apps/z.yaml" || f.ID == nil || f.ID.Kind != "ApplicationSet" || f.ID.Name != "z" ||
 		!strings.Contains(f.Message, "discovery stopped here") || strings.Contains(f.Message, "raise --timeout") {
 		t.Errorf("failure %+v", f)
+	}
+}
+
+// TestClusterRootsReadAnySpec: a flux-system Kustomization or a FluxInstance whose
+// spec is missing, null or not a mapping names no cluster root, and breaks nothing.
+func TestClusterRootsReadAnySpec(t *testing.T) {
+	fsys := fstest.MapFS{}
+	for i, spec := range []string{"", "spec: null\n", "spec: [1]\n", "spec: {sync: 3}\n", "spec: {path: [x]}\n"} {
+		dir := fmt.Sprintf("clusters/c%d/flux-system/", i)
+		fsys[dir+"sync.yaml"] = &fstest.MapFile{Data: []byte("apiVersion: kustomize.toolkit.fluxcd.io/v1\nkind: Kustomization\nmetadata: {name: flux-system, namespace: flux-system}\n" + spec)}
+		fsys[dir+"instance.yaml"] = &fstest.MapFile{Data: []byte("apiVersion: fluxcd.controlplane.io/v1\nkind: FluxInstance\nmetadata: {name: flux, namespace: flux-system}\n" + spec)}
+	}
+	opts := Options{Render: func(spec render.Spec) (*render.Result, error) { return render.Render(fsys, spec) }}
+	res, err := Discover(context.Background(), fsys, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Roots) != 0 {
+		t.Errorf("roots %q", res.Roots)
 	}
 }
