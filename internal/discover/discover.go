@@ -307,7 +307,7 @@ func (d *discovery) interrupted(ctx context.Context, out *Result, where render.F
 	where.Message = "discovery stopped here: the run ended (" + why + "); what this defines, and what discovery had not reached, is neither found nor previewed"
 	out.Failures = append(out.Failures, where)
 	out.Interrupted = true
-	out.Targets = ordered(d.targets)
+	out.Targets = ordered(d.rooted())
 	out.Secrets = uniqueSorted(d.secrets)
 	return err
 }
