@@ -368,6 +368,9 @@ type discovery struct {
 	layout *kustomizeLayout
 	// roots are the fleet's cluster roots (Result.Roots).
 	roots []string
+	// sourceUnknown says the source fluxSource last read may be this repository
+	// (found nowhere, or an artifact) though discovery cannot tell.
+	sourceUnknown bool
 }
 
 // targetsOf turns an applier object into targets: one for an Application,

@@ -44,6 +44,9 @@ func (d *discovery) kustomization(obj *unstructured.Unstructured) Target {
 	}
 	if why, err := d.fluxSource(&t, s.SourceRef, ns); err != nil || why != "" {
 		t.Skipped, t.Refused, t.RefusedReason = why, errText(err), reason.Unavailable
+		if d.sourceUnknown {
+			t.Unconfirmed = []string{repoPath(s.Path)}
+		}
 		return t
 	}
 	spec := render.Spec{Path: repoPath(s.Path), Renderer: render.RendererKustomize, AsFlux: true, FluxIgnore: d.sourceIgnore}
@@ -316,16 +319,21 @@ func helmReleaseName(releaseName, targetNS, name string) string {
 // spec.ignore is left in d.sourceIgnore for the build. A GitRepository is this repository when its URL is, or when it is
 // the flux-system GitRepository flux bootstrap writes into the repository it syncs.
 func (d *discovery) fluxSource(t *Target, ref crossRef, ns string) (string, error) {
-	d.sourceIgnore = ""
+	d.sourceIgnore, d.sourceUnknown = "", false
 	refNS := cmp.Or(ref.Namespace, ns)
 	if ref.Kind != "GitRepository" {
+		// An artifact (OCIRepository, Bucket, ExternalArtifact) is often built from
+		// this repository's files.
+		d.sourceUnknown = true
 		return fmt.Sprintf("its source is %s %s, not this repository", ref.Kind, objectName(refNS, ref.Name)), nil
 	}
 	o, ok, err := d.source("GitRepository", refNS, ref.Name)
 	if err != nil {
+		d.sourceUnknown = true
 		return "", err
 	}
 	if !ok {
+		d.sourceUnknown = true
 		return fmt.Sprintf("its source GitRepository %s is neither in the repository nor in the cluster, so drift cannot tell it is this one (name it in drift.yaml's fluxSources, with its URL)", objectName(refNS, ref.Name)), nil
 	}
 	if o.Source != "" {

@@ -62,6 +62,11 @@ type Target struct {
 	Prune bool
 	// DependsOn names the targets that are applied first (Flux dependsOn).
 	DependsOn []string
+	// Unconfirmed are the repository paths a skipped target would read if its source
+	// is this repository, which discovery cannot tell (its source is found nowhere,
+	// or is an artifact that may be built from here): a change to them is not
+	// previewed, and says so.
+	Unconfirmed []string
 	// Inputs are the repository files the definition itself reads (the object's file,
 	// values and substitution sources), beside what its render reads.
 	Inputs []string

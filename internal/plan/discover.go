@@ -201,7 +201,7 @@ func fromDiscovered(dt discover.Target, c *config.Config, global config.Rules) T
 	t := Target{
 		Name: dt.Name, Namespace: dt.DestNamespace, ArgoCD: dt.ArgoCD, Flux: dt.Flux,
 		FieldManager: dt.FieldManager, OwnManager: dt.FieldManager != "",
-		From: dt.From, Parent: dt.Parent, Definition: dt.Inputs, CreateNamespace: dt.CreateNamespace, Notes: dt.Notes,
+		From: dt.From, Parent: dt.Parent, Definition: dt.Inputs, Unconfirmed: dt.Unconfirmed, CreateNamespace: dt.CreateNamespace, Notes: dt.Notes,
 		Skipped: dt.Skipped, Skip: discoveredSkip(dt), Refused: dt.Refused, RefusedReason: dt.RefusedReason, ControllerPrune: &dt.Prune,
 		Rules: config.Rules{Ignore: append(append([]config.IgnoreRule{}, global.Ignore...), dt.Ignore...), Mask: global.Mask},
 	}

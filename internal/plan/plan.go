@@ -52,6 +52,10 @@ type Target struct {
 	// Definition are the repository files a discovered target's definition reads (its
 	// own file, values and substitution sources).
 	Definition []string
+	// Unconfirmed are the paths a skipped discovered target would read if its source
+	// is this repository (discover.Target.Unconfirmed): a change to them makes it
+	// not previewed.
+	Unconfirmed []string
 	// DefinitionChanged says a discovered target is new since the base, or defined
 	// differently there (what it renders, where, how): it counts as changed.
 	DefinitionChanged bool

@@ -104,7 +104,8 @@ func SelectChanged(targets []Target, head, base *source.Snapshot, baseCfg *confi
 		if t.Skipped != "" {
 			// A target drift cannot preview that the change touches (its definition, or
 			// a file it reads) must not read as nothing: it marks the report incomplete.
-			t.NotPreviewed = t.Skip != SkipController && t.Skip != SkipNotSelected && (t.DefinitionChanged || touches(changed, render.Inputs{Files: t.Definition}))
+			t.NotPreviewed = t.Skip != SkipController && t.Skip != SkipNotSelected &&
+				(t.DefinitionChanged || touches(changed, render.Inputs{Files: t.Definition, Trees: t.Unconfirmed}))
 			continue
 		}
 		if entryChanged(*t, baseCfg) || t.DefinitionChanged {

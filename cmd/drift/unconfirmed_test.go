@@ -1,0 +1,40 @@
+package main
+
+import (
+	"testing"
+)
+
+// TestAChangeUnderASkippedKustomizationIsNotPreviewed: Kustomizations whose source
+// is neither in the repository nor given (fluxSources), or an OCIRepository that
+// may be built from it, are skipped; a change to a file under their path reads as
+// not previewed (incomplete, exit 2), never as no change. A change elsewhere is
+// still no change.
+func TestAChangeUnderASkippedKustomizationIsNotPreviewed(t *testing.T) {
+	ks := func(name, path, source string) string {
+		return "apiVersion: kustomize.toolkit.fluxcd.io/v1\nkind: Kustomization\nmetadata: {name: " + name + ", namespace: flux-system}\n" +
+			"spec: {interval: 10m, path: " + path + ", prune: true, sourceRef: " + source + "}\n"
+	}
+	base := map[string]string{
+		"clusters/prod/policies.yaml": ks("policies", "./policies", "{kind: GitRepository, name: policies}"),
+		"clusters/prod/infra.yaml":    ks("infra", "./infra", "{kind: OCIRepository, name: infra}"),
+		"policies/deny.yaml":          "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: deny, namespace: default}\ndata: {rule: a}\n",
+		"infra/controller.yaml":       "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: controller, namespace: default}\ndata: {tag: v1}\n",
+		"README.md":                   "# fleet\n",
+	}
+	for name, change := range map[string]map[string]string{
+		"policies": {"policies/deny.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: deny, namespace: default}\ndata: {rule: b}\n"},
+		"infra":    {"infra/controller.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: controller, namespace: default}\ndata: {tag: v2}\n"},
+	} {
+		dir, baseSHA := actionsCheckout(t, base, change)
+		rep, o := driftJSON(t, "diff", "--repo", dir, "--cluster", "ephemeral", "--base", baseSHA, "--ref", "HEAD")
+		tg := targetNamed(rep, "Kustomization/flux-system/"+name)
+		if o.code != exitError || rep.Complete || tg == nil || tg.Skipped == "" || !tg.NotPreviewed {
+			t.Errorf("a change under %s: exit %d, complete %v, target %+v\n%s", name, o.code, rep.Complete, tg, o.stderr)
+		}
+	}
+	dir, baseSHA := actionsCheckout(t, base, map[string]string{"README.md": "# the fleet\n"})
+	rep, o := driftJSON(t, "diff", "--repo", dir, "--cluster", "ephemeral", "--base", baseSHA, "--ref", "HEAD")
+	if o.code != 0 || !rep.Complete {
+		t.Errorf("a documentation change: exit %d, complete %v\n%s", o.code, rep.Complete, o.stderr)
+	}
+}
