@@ -15,6 +15,7 @@ import (
 	"k8s.io/client-go/dynamic"
 
 	"github.com/drift-gitops/drift/internal/inventory"
+	"github.com/drift-gitops/drift/internal/kube"
 	"github.com/drift-gitops/drift/internal/report"
 )
 
@@ -304,11 +305,18 @@ func TestPruneCRDCountsItsCustomResources(t *testing.T) {
 	gadget := func(name string) string {
 		return "apiVersion: " + group + "/v1\nkind: Gadget\nmetadata: {name: " + name + ", namespace: " + s.ns + "}\n"
 	}
-	// The CRD serves its kind once it is established.
+	// The CRD serves its kind once it is established, and API discovery (what apply
+	// maps the kind with) lists it a moment later.
 	deadline := time.Now().Add(30 * time.Second)
 	for {
 		_, err := dynamic.NewForConfigOrDie(env.Config).Resource(schema.GroupVersionResource{Group: group, Version: "v1", Resource: "gadgets"}).
 			Namespace(s.ns).List(context.Background(), metav1.ListOptions{})
+		if err == nil {
+			var c *kube.Clients
+			if c, err = kube.NewClients(env.Config, 1); err == nil {
+				_, err = c.Mapper.RESTMapping(schema.GroupKind{Group: group, Kind: "Gadget"}, "v1")
+			}
+		}
 		if err == nil {
 			break
 		}
