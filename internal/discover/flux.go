@@ -165,6 +165,9 @@ func (d *discovery) helmRelease(obj *unstructured.Unstructured) Target {
 	default:
 		if why, err := d.fluxSource(&t, s.Chart.Spec.SourceRef, ns); err != nil || why != "" {
 			t.Skipped, t.Refused, t.RefusedReason = why, errText(err), reason.Unavailable
+			if d.sourceUnknown {
+				t.Unconfirmed = []string{repoPath(s.Chart.Spec.Chart)}
+			}
 			return t
 		}
 		chartDir = repoPath(s.Chart.Spec.Chart)
