@@ -139,6 +139,7 @@ func (o *Run) report(outer, ctx context.Context, m mode, pl *plan.Plan, entries 
 	if pl.Base != nil {
 		in.BaseCommit = pl.Base.Commit
 	}
+	in.Coverage = coverageInput(pl)
 	if o.shard.Sharded() {
 		in.Shard = &report.Shard{Index: o.shard.Index, Count: o.shard.Count, Plan: digest, By: o.shard.By()}
 	}
@@ -221,4 +222,14 @@ func (o *Run) liveObjects(cluster string) func(context.Context, plan.ClusterKey,
 		return nil
 	}
 	return o.liveObject
+}
+
+// coverageInput is the plan's coverage of the change as the report takes it.
+func coverageInput(pl *plan.Plan) []report.CoverageInput {
+	var out []report.CoverageInput
+	for _, f := range pl.Coverage {
+		out = append(out, report.CoverageInput{Path: f.Path, RenamedFrom: f.From, Removed: f.Removed,
+			Readers: f.Readers, Gone: f.Gone, Ignored: f.Ignored, Outside: f.Outside, Deploys: f.Deploys})
+	}
+	return out
 }

@@ -59,7 +59,7 @@ func TestTargetsConnectsToNothing(t *testing.T) {
 	var out, errOut bytes.Buffer
 	cfg := seamConfig(t, &out, &errOut, func() error { t.Error("Targets connected to a cluster"); return errors.New("no") })
 	o := &Run{Repo: workTree(t), Output: "text", MaxTargets: 10, RenderLimits: limits}
-	if err := cfg.Targets(context.Background(), o); err != nil {
+	if err := cfg.Targets(context.Background(), o, ""); err != nil {
 		t.Fatalf("%v\n%s", err, errOut.String())
 	}
 	if !strings.Contains(out.String(), "plain") {

@@ -5,10 +5,13 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strings"
 	"text/tabwriter"
 
 	"github.com/drift-gitops/drift/internal/plan"
 	"github.com/drift-gitops/drift/internal/render"
+	"github.com/drift-gitops/drift/internal/report"
+	"github.com/drift-gitops/drift/internal/report/write"
 	"github.com/drift-gitops/drift/internal/source"
 )
 
@@ -26,15 +29,17 @@ type targetRow struct {
 }
 
 // Targets lists the targets a run would preview, where each is defined, and why
-// some are skipped or refused, without a cluster: drift targets.
-func (c *Config) Targets(ctx context.Context, o *Run) error {
+// some are skipped or refused, without a cluster: drift targets. With a base
+// ("": none), the targets the change does not touch are skipped and every file it
+// touches is accounted for (the report's coverage).
+func (c *Config) Targets(ctx context.Context, o *Run, base string) error {
 	o.cfg = c
 	defer o.closeCache()
 	if o.Output != "text" && o.Output != "json" {
 		return fmt.Errorf("unknown output format %q: use -o text or -o json", o.Output)
 	}
 	pl, err := plan.Open(plan.Request{
-		Repo: o.Repo, Ref: o.Ref, Paths: o.Paths, Names: o.Targets, Overrides: o.overridesFor(ephemeralCluster),
+		Repo: o.Repo, Ref: o.Ref, Base: base, Paths: o.Paths, Names: o.Targets, Overrides: o.overridesFor(ephemeralCluster),
 		Config: plan.ConfigSource{File: o.Config, From: plan.ConfigFromHead, Known: knownNames()}, Warnf: o.warnf,
 		NewCache: func(repo *source.Repo) (*render.Cache, error) { return o.renderCache(ctx, repo) },
 		Charts:   o.Charts.fetcher(c.Getenv, o.cacheDir), Opened: o.openCache,
@@ -74,11 +79,25 @@ func (o *Run) listTargets(pl *plan.Plan) error {
 		rows = append(rows, targetRow{Name: t.Name, From: from, Path: path, Renderer: renderer,
 			Namespace: t.Namespace, Context: t.Cluster.Context, Applier: string(t.Applier.Name()), Skipped: t.Skipped, Refused: t.Refused})
 	}
+	var cov *report.Coverage
+	if pl.Base != nil {
+		cov = report.CoverageOf(coverageInput(pl), plannedTargets(pl))
+	}
 	if o.Output == "json" {
 		enc := json.NewEncoder(o.cfg.Out)
 		enc.SetIndent("", "  ")
 		if rows == nil {
 			rows = []targetRow{}
+		}
+		if cov != nil {
+			// With --base: the targets and the coverage of the change.
+			if err := enc.Encode(struct {
+				Targets  []targetRow      `json:"targets"`
+				Coverage *report.Coverage `json:"coverage"`
+			}{rows, cov}); err != nil {
+				return err
+			}
+			return targetsExit(pl, cov)
 		}
 		return enc.Encode(rows)
 	}
@@ -100,8 +119,37 @@ func (o *Run) listTargets(pl *plan.Plan) error {
 	for _, f := range pl.DiscoveryFailures {
 		fmt.Fprintf(o.cfg.Out, "error: %s\n", f.Error())
 	}
-	if len(pl.DiscoveryFailures) > 0 {
+	if cov != nil {
+		var b strings.Builder
+		write.CoverageText(&b, cov)
+		fmt.Fprint(o.cfg.Out, "\n"+b.String())
+	}
+	return targetsExit(pl, cov)
+}
+
+// targetsExit is drift targets' exit: Errors when a file looks like an Argo CD or
+// Flux object but cannot be read, or (with --base) a file the change touches that a
+// controller could deploy from is read by no target.
+func targetsExit(pl *plan.Plan, cov *report.Coverage) error {
+	if len(pl.DiscoveryFailures) > 0 || cov.Count(report.CoverageReadByNothing) > 0 {
 		return Errors
 	}
 	return nil
+}
+
+// plannedTargets are the plan's targets as a report names them: skipped with why,
+// a refused target not previewed.
+func plannedTargets(pl *plan.Plan) []report.Target {
+	var out []report.Target
+	for _, t := range pl.Targets {
+		rt := report.Target{Name: t.Name, Skipped: t.Skipped, NotPreviewed: t.NotPreviewed}
+		if t.Refused != "" {
+			rt.Skipped, rt.NotPreviewed = "refused: "+t.Refused, true
+		}
+		out = append(out, rt)
+	}
+	if len(pl.DiscoveryFailures) > 0 {
+		out = append(out, report.Target{Name: plan.DiscoveryReader, Skipped: "it could not read the file", NotPreviewed: true})
+	}
+	return out
 }

@@ -59,6 +59,10 @@ type Config struct {
 	Risks *Risks `yaml:"risks,omitempty" json:"risks,omitempty"`
 	// FailOn is the policy: what makes the run fail (FailOnValues), beside errors.
 	FailOn []string `yaml:"failOn,omitempty" json:"failOn,omitempty"`
+	// DeploysNothing are paths (doublestar globs, or directories) of files that
+	// deploy nothing (documentation, CI, Terraform): a change to them is listed in
+	// the report's coverage as deploying nothing, never as read by nothing.
+	DeploysNothing []string `yaml:"deploysNothing,omitempty" json:"deploysNothing,omitempty"`
 }
 
 // ArgoCDCluster is an Argo CD cluster Secret's data and metadata as the clusters

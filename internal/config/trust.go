@@ -34,7 +34,7 @@ type Trust struct {
 // checked: noise rules (ignore, mask), clusters (contexts, and the contexts discovered
 // objects' clusters map to), field managers, apply modes, ApplySets, aggregated APIs
 // the URLs this repository is known by, the chart repositories drift may fetch
-// from, the risk rules, the policy (failOn) and whether the repository's Argo CD and
+// from, the risk rules, the policy (failOn), the paths that deploy nothing (deploysNothing) and whether the repository's Argo CD and
 // Flux objects are discovered (which decides their appliers). A target the base does
 // not know takes the base's defaults for those, and may use only a context the base
 // already names; an entry without a path (which sets the fields of a discovered
@@ -67,6 +67,7 @@ func Trusted(base, head *Config) Trust {
 		Charts:         base.Charts,
 		Risks:          base.Risks,
 		FailOn:         base.FailOn,
+		DeploysNothing: base.DeploysNothing,
 	}
 	note := func(format string, args ...any) { tr.NotApplied = append(tr.NotApplied, fmt.Sprintf(format, args...)) }
 	if !same(base.Ignore, head.Ignore) {
@@ -98,6 +99,9 @@ func Trusted(base, head *Config) Trust {
 	}
 	if !same(base.FailOn, head.FailOn) {
 		note("failOn")
+	}
+	if !same(base.DeploysNothing, head.DeploysNothing) {
+		note("deploysNothing")
 	}
 	if head.Discover != discovers && head.Discover {
 		note("discover")

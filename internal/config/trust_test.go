@@ -136,8 +136,8 @@ func TestEveryTargetKeyIsClassified(t *testing.T) {
 			t.Errorf("Target.%s is neither in renderedTargetFields nor in trustedTargetFields: decide whether a pull request may set it", f.Name)
 		}
 	}
-	if n := reflect.TypeOf(Config{}).NumField() + reflect.TypeOf(Defaults{}).NumField(); n != 18 {
-		t.Errorf("Config and Defaults have %d fields, Trusted knows 18: classify the new one in Trusted", n)
+	if n := reflect.TypeOf(Config{}).NumField() + reflect.TypeOf(Defaults{}).NumField(); n != 19 {
+		t.Errorf("Config and Defaults have %d fields, Trusted knows 19: classify the new one in Trusted", n)
 	}
 }
 
@@ -197,5 +197,20 @@ func TestDiscoveringIsTheBases(t *testing.T) {
 	tr = Trusted(base, nil)
 	if tr.Config == nil || len(tr.Config.Mask) != 1 || len(tr.Config.Targets) != 0 {
 		t.Errorf("a deleted drift.yaml: %+v", tr.Config)
+	}
+}
+
+// A pull request cannot declare that what it changes deploys nothing: deploysNothing
+// is the base's.
+func TestDeploysNothingIsTheBases(t *testing.T) {
+	t.Parallel()
+	base := &Config{DeploysNothing: []string{"docs/**"}, Discover: true}
+	head := &Config{DeploysNothing: []string{"docs/**", "apps/**"}, Discover: true}
+	tr := Trusted(base, head)
+	if got := tr.Config.DeploysNothing; !reflect.DeepEqual(got, []string{"docs/**"}) {
+		t.Errorf("deploysNothing = %v, want the base's", got)
+	}
+	if !slices.Contains(tr.NotApplied, "deploysNothing") {
+		t.Errorf("NotApplied = %v, want deploysNothing named", tr.NotApplied)
 	}
 }

@@ -88,6 +88,8 @@ type Plan struct {
 	// DiscoveryFailures are files that look like Argo CD or Flux objects but cannot
 	// be read.
 	DiscoveryFailures []render.Failure
+	// Coverage accounts for every file a pull request touches (nil without a base).
+	Coverage []CoveredFile
 	// scans is what discovery remembers of files it read (Request.Scans).
 	scans discover.Scans
 }
@@ -152,6 +154,7 @@ func Open(req Request) (*Plan, error) {
 		p.Cache.Charts = req.Charts(allow)
 	}
 	var found *discover.Result
+	var base *Baseline
 	if discovers(p.Config) {
 		if found, err = Discover(ctx, repo, p, req.Base, paths, req.bounds(ctx, p)); err != nil {
 			if found != nil && found.Interrupted {
@@ -162,7 +165,6 @@ func Open(req Request) (*Plan, error) {
 		p.Secrets = found.Secrets
 	}
 	if found != nil && found.Found {
-		var base *Baseline
 		if p.Base != nil {
 			// A pull request's Applications cannot ignore what they change: their
 			// ignoreDifferences come from the base, as drift.yaml's rules do; and the
@@ -199,9 +201,16 @@ func Open(req Request) (*Plan, error) {
 		return nil, err
 	}
 	if p.Base != nil {
-		if err := SelectChanged(p.Targets, p.Head, p.Base, p.Config.Base, p.Cache); err != nil && ctx.Err() == nil {
+		files, err := source.Files(p.Base, p.Head)
+		if err != nil {
 			return nil, err
 		}
+		SelectChanged(p.Targets, files, p.Head, p.Base, p.Config.Base, p.Cache)
+		var asked []string
+		if len(req.Paths) > 0 {
+			asked = paths
+		}
+		p.Coverage = p.coverage(files, base, asked)
 	}
 	if ctx.Err() != nil {
 		// What was planned as the run ended is reported, each target not previewed.

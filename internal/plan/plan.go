@@ -52,6 +52,8 @@ type Target struct {
 	// Definition are the repository files a discovered target's definition reads (its
 	// own file, values and substitution sources).
 	Definition []string
+	// Reads are the files the change touches that the target reads (SelectChanged).
+	Reads []string
 	// Unconfirmed are the paths a skipped discovered target would read if its source
 	// is this repository (discover.Target.Unconfirmed): a change to them makes it
 	// not previewed.

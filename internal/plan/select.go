@@ -1,6 +1,7 @@
 package plan
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"io/fs"
@@ -93,29 +94,49 @@ func entryChanged(t Target, base *config.Config) bool {
 // SelectChanged skips the targets whose inputs are the same in base and head: no
 // file a target reads changed, and neither did its drift.yaml entry. Kustomize
 // targets are rendered to learn what they read; a chart counts its whole directory
-// and its values files; a plain target its directory.
-func SelectChanged(targets []Target, head, base *source.Snapshot, baseCfg *config.Config, cache *render.Cache) error {
-	changed, err := source.Changed(base, head)
-	if err != nil {
-		return err
-	}
+// and its values files; a plain target its directory. Each target's Reads are the
+// changed files it reads, which the coverage of the change is made of (Coverage).
+func SelectChanged(targets []Target, files []source.FileChange, head, base *source.Snapshot, baseCfg *config.Config, cache *render.Cache) {
+	changed := changedPaths(files)
 	for i := range targets {
 		t := &targets[i]
 		if t.Skipped != "" {
+			// A target drift does not preview reads what it would render, unrendered:
+			// its definition, the paths its specs and unconfirmed source name.
+			in := render.Inputs{Files: t.Definition, Trees: t.Unconfirmed}
+			for _, spec := range append([]render.Spec{t.Spec}, t.More...) {
+				if spec.Path != "" || spec.Renderer != "" {
+					in.Trees = append(in.Trees, cmp.Or(spec.Path, "."))
+				}
+			}
+			t.Reads = touched(changed, in)
 			// A target drift cannot preview that the change touches (its definition, or
 			// a file it reads) must not read as nothing: it marks the report incomplete.
 			t.NotPreviewed = t.Skip != SkipController && t.Skip != SkipNotSelected &&
-				(t.DefinitionChanged || touches(changed, render.Inputs{Files: t.Definition, Trees: t.Unconfirmed}))
+				(t.DefinitionChanged || len(touched(changed, render.Inputs{Files: t.Definition, Trees: t.Unconfirmed})) > 0)
 			continue
 		}
+		t.Reads = touched(changed, InputsOf(*t, head, cache))
 		if entryChanged(*t, baseCfg) || t.DefinitionChanged {
 			continue
 		}
-		if !touches(changed, InputsOf(*t, head, cache)) {
+		if len(t.Reads) == 0 {
 			t.Skipped, t.Skip = "its inputs are unchanged since "+base.Describe(), SkipUnchanged
 		}
 	}
-	return nil
+}
+
+// changedPaths are the paths the change touches: each file's, and a renamed file's
+// base path too.
+func changedPaths(files []source.FileChange) []string {
+	var out []string
+	for _, f := range files {
+		out = append(out, f.Path)
+		if f.From != "" {
+			out = append(out, f.From)
+		}
+	}
+	return out
 }
 
 // InputsOf returns what a target's rendering depends on: what each of its specs
@@ -166,14 +187,15 @@ func specInputs(spec render.Spec, head *source.Snapshot, cache *render.Cache) re
 	return render.Inputs{Trees: []string{spec.Path}}
 }
 
-// touches reports whether a changed path is one of inputs.
-func touches(changed []string, inputs render.Inputs) bool {
+// touched are the changed paths that are among inputs.
+func touched(changed []string, inputs render.Inputs) []string {
+	var out []string
 	for _, p := range changed {
 		if inputs.Touched(p) {
-			return true
+			out = append(out, p)
 		}
 	}
-	return false
+	return out
 }
 
 // Resolve decides, once, how each target renders, as its applier builds its paths:

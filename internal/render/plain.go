@@ -415,3 +415,29 @@ func otherPlaces(objs []Object, idx []int, i int) string {
 	}
 	return strings.Join(names, ", ")
 }
+
+// HoldsObject reports whether data holds a YAML or JSON document with apiVersion
+// and kind: a Kubernetes object a controller could apply from the file.
+func HoldsObject(data []byte) bool {
+	data, err := decodeText(data)
+	if err != nil {
+		return false
+	}
+	for _, doc := range SplitDocuments(data) {
+		if isBlank(doc) {
+			continue
+		}
+		v, failure := readDocument(doc)
+		if failure != nil {
+			continue
+		}
+		if m, ok := v.(map[string]any); ok {
+			apiVersion, _ := m["apiVersion"].(string)
+			kind, _ := m["kind"].(string)
+			if apiVersion != "" && kind != "" {
+				return true
+			}
+		}
+	}
+	return false
+}

@@ -27,6 +27,9 @@ type Input struct {
 	Config *config.Change
 	// Shard, when set, marks a shard's report (drift diff --shard).
 	Shard *Shard
+	// Coverage are the files the change touches, with what reads them (a run with a
+	// base: Base or BaseCommit set).
+	Coverage []CoverageInput
 }
 
 // TargetInput is one target's dry-run results and render failures.
@@ -144,8 +147,11 @@ func Build(in Input, b Builder) (*Report, error) {
 	}
 	sort.SliceStable(rep.Targets, func(i, j int) bool { return rep.Targets[i].Name < rep.Targets[j].Name })
 	scrubReport(b.Scrubber(), rep)
+	rep.Coverage = coverage(in.Coverage, in.Base != "" || in.BaseCommit != "")
+	resolveCoverage(rep)
 	rep.Summary.NotPreviewed = notPreviewed(rep.Targets)
-	rep.Complete = rep.Summary.Error == 0 && rep.Summary.NotPreviewed == 0
+	rep.Summary.NotCovered = notCovered(rep.Coverage)
+	rep.Complete = rep.complete()
 	return rep, nil
 }
 

@@ -92,8 +92,19 @@ func Merge(shards map[string]*Report) (*Report, error) {
 		sortObjects(out.Targets[i].Drift)
 		out.Summary.add(out.Targets[i].Objects)
 	}
+	if c := out.Coverage; c != nil {
+		// The first shard's files; whether their targets were previewed is the
+		// merged targets'.
+		files := append([]CoveredFile{}, c.Files...)
+		for i := range files {
+			files[i].Targets = append([]CoverageTarget{}, files[i].Targets...)
+		}
+		out.Coverage = &Coverage{Files: files}
+		resolveCoverage(&out)
+	}
 	out.Summary.NotPreviewed = notPreviewed(out.Targets)
-	out.Complete = out.Summary.Error == 0 && out.Summary.NotPreviewed == 0
+	out.Summary.NotCovered = notCovered(out.Coverage)
+	out.Complete = out.complete()
 	return &out, nil
 }
 

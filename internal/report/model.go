@@ -41,8 +41,9 @@ type Report struct {
 	Cluster    string `json:"cluster,omitempty"`
 	Base       string `json:"base,omitempty"`
 	BaseCommit string `json:"baseCommit,omitempty"`
-	// Complete is false when any object could not be previewed: the report then does
-	// not tell the whole story.
+	// Complete is false when any object could not be previewed, or a file the change
+	// touches that a controller could deploy from was not previewed: the report then
+	// does not tell the whole story.
 	Complete bool `json:"complete"`
 	// Config is set when a pull request edits drift.yaml: what of it was not used.
 	Config *ConfigChange `json:"config,omitempty"`
@@ -53,6 +54,8 @@ type Report struct {
 	// Policy is what --fail-on and failOn asked for, and whether the report fails it.
 	Policy  *Policy  `json:"policy,omitempty"`
 	Targets []Target `json:"targets"`
+	// Coverage accounts for every file the change touches, when the run has a base.
+	Coverage *Coverage `json:"coverage,omitempty"`
 }
 
 // Summary counts objects per category.
@@ -66,6 +69,9 @@ type Summary struct {
 	// (their source is another repository's, a generator drift does not expand): the
 	// report is then incomplete.
 	NotPreviewed int `json:"notPreviewed,omitempty"`
+	// NotCovered counts the files the change touches that a controller could deploy
+	// from and that no target drift found reads: the report is then incomplete.
+	NotCovered int `json:"notCovered,omitempty"`
 	// Risky counts the objects with at least one risk.
 	Risky int `json:"risky"`
 	// ApplierMismatch counts the objects whose live fields another applier than
@@ -240,3 +246,7 @@ func (k Kept) Title() string {
 func (o Object) warned(r reason.Reason) bool {
 	return slices.ContainsFunc(o.Warnings, func(w dryrun.Message) bool { return w.Reason == r })
 }
+
+// Shown is s as a report line may hold it (shown): as it is when every character
+// is visible, Go-quoted otherwise.
+func Shown(s string) string { return shown(s) }

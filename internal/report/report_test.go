@@ -52,7 +52,7 @@ func TestGoldenReports(t *testing.T) {
 			}
 		}
 	}
-	if rep.Complete || rep.Summary != (report.Summary{Add: 1, Modify: 2, Unchanged: 1, Error: 2, Risky: 1}) {
+	if rep.Complete || rep.Summary != (report.Summary{Add: 1, Modify: 2, Unchanged: 1, Error: 2, Risky: 1, NotPreviewed: 1, NotCovered: 1}) {
 		t.Fatalf("summary = %+v complete=%v", rep.Summary, rep.Complete)
 	}
 	// Same input, byte-identical output.

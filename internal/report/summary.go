@@ -41,6 +41,12 @@ func (s Summary) Headline() string {
 	case s.NotPreviewed > 1:
 		parts = append(parts, fmt.Sprintf("%d changed targets not previewed", s.NotPreviewed))
 	}
+	switch {
+	case s.NotCovered == 1:
+		parts = append(parts, "1 changed file read by nothing")
+	case s.NotCovered > 1:
+		parts = append(parts, fmt.Sprintf("%d changed files read by nothing", s.NotCovered))
+	}
 	if len(parts) == 0 {
 		return "no changes"
 	}
@@ -109,11 +115,30 @@ func (r *Report) IncompleteNote(quote func(string) string) string {
 		why = append(why, fmt.Sprintf("%s the change touches %s not previewed (%s: why is in the skipped targets)",
 			Plural(n, "target", "targets"), map[bool]string{true: "was", false: "were"}[n == 1], strings.Join(names, ", ")))
 	}
+	if n := r.Summary.NotCovered; n > 0 {
+		var names []string
+		for _, f := range r.Coverage.Files {
+			if f.Incomplete && len(names) < 5 {
+				names = append(names, f.Name(quote))
+			}
+		}
+		if n > len(names) {
+			names = append(names, fmt.Sprintf("%d more", n-len(names)))
+		}
+		why = append(why, fmt.Sprintf("the change touches %s that a controller could deploy from and that no target drift found reads (%s: see the coverage; add a drift.yaml target that renders it, or name it in drift.yaml's deploysNothing if nothing deploys it)",
+			Plural(n, "file", "files"), strings.Join(names, ", ")))
+	}
 	fix := "Fix the errors and run again."
-	if r.Summary.NotPreviewed > 0 {
+	if r.Summary.NotPreviewed > 0 || r.Summary.NotCovered > 0 {
 		fix = "Fix what is said and run again."
 	}
 	return fmt.Sprintf("The report is incomplete: %s, so what applying this change does is not fully known. %s", strings.Join(why, "; "), fix)
+}
+
+// complete reports whether the report tells the whole story: no error, no target
+// the change touches left unpreviewed, no file it touches read by nothing.
+func (r *Report) complete() bool {
+	return r.Summary.Error == 0 && r.Summary.NotPreviewed == 0 && r.Summary.NotCovered == 0
 }
 
 // notPreviewed counts the targets the change touches that drift could not preview.

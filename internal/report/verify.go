@@ -61,6 +61,7 @@ func CheckShards(shards map[string]*Report, planned []PlannedTarget) error {
 			sum.add(t.Objects)
 		}
 		sum.NotPreviewed = notPreviewed(rep.Targets)
+		sum.NotCovered = notCovered(rep.Coverage)
 		if sum != rep.Summary {
 			return fmt.Errorf("%s: refused: its summary %+v is not the count of its objects %+v", name, rep.Summary, sum)
 		}

@@ -12,34 +12,6 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/object"
 )
 
-// Changed returns the repository paths whose content differs between two snapshots:
-// added, removed or modified files (a symlink counts as its target text). Commits are
-// compared by their trees' blob hashes without reading content; the work tree is
-// hashed as git would hash it.
-func Changed(base, head *Snapshot) ([]string, error) {
-	a, err := base.hashes()
-	if err != nil {
-		return nil, fmt.Errorf("failed to list the files of %s: %w", base.Describe(), err)
-	}
-	b, err := head.hashes()
-	if err != nil {
-		return nil, fmt.Errorf("failed to list the files of %s: %w", head.Describe(), err)
-	}
-	var out []string
-	for p, h := range a {
-		if b[p] != h {
-			out = append(out, p)
-		}
-	}
-	for p := range b {
-		if _, ok := a[p]; !ok {
-			out = append(out, p)
-		}
-	}
-	sort.Strings(out)
-	return out, nil
-}
-
 // hashes maps every file of the snapshot to its git blob hash.
 func (s *Snapshot) hashes() (map[string]plumbing.Hash, error) {
 	out := map[string]plumbing.Hash{}
@@ -99,4 +71,68 @@ func readLinkOrFile(fsys fs.FS, name string, d fs.DirEntry) ([]byte, error) {
 		return []byte("unreadable:" + name), nil
 	}
 	return data, nil
+}
+
+// FileChange is one file a change touches: added, removed or modified, or renamed
+// (From is then its path in the base: the same content under another path).
+type FileChange struct {
+	Path string
+	// From is the base's path of a file the change renames ("": not renamed).
+	From string
+	// Removed says the head no longer has the file (Path is then the base's).
+	Removed bool
+}
+
+// Files returns the files the change from base to head touches, by path: every
+// added, removed or modified file, and a file removed in one place and added with
+// the same content in another as one rename. Renames are paired by content in
+// path order, so the list is the same on every run.
+func Files(base, head *Snapshot) ([]FileChange, error) {
+	a, err := base.hashes()
+	if err != nil {
+		return nil, fmt.Errorf("failed to list the files of %s: %w", base.Describe(), err)
+	}
+	b, err := head.hashes()
+	if err != nil {
+		return nil, fmt.Errorf("failed to list the files of %s: %w", head.Describe(), err)
+	}
+	removed := map[plumbing.Hash][]string{}
+	var gone []string
+	for p := range a {
+		if _, ok := b[p]; !ok {
+			gone = append(gone, p)
+		}
+	}
+	sort.Strings(gone)
+	for _, p := range gone {
+		removed[a[p]] = append(removed[a[p]], p)
+	}
+	renamed := map[string]bool{}
+	var out []FileChange
+	var added []string
+	for p, h := range b {
+		old, ok := a[p]
+		switch {
+		case !ok:
+			added = append(added, p)
+		case old != h:
+			out = append(out, FileChange{Path: p})
+		}
+	}
+	sort.Strings(added)
+	for _, p := range added {
+		c := FileChange{Path: p}
+		if from := removed[b[p]]; len(from) > 0 {
+			c.From, removed[b[p]] = from[0], from[1:]
+			renamed[c.From] = true
+		}
+		out = append(out, c)
+	}
+	for _, p := range gone {
+		if !renamed[p] {
+			out = append(out, FileChange{Path: p, Removed: true})
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Path < out[j].Path })
+	return out, nil
 }

@@ -210,12 +210,31 @@ func TestSymlinksStayInsideTheRepository(t *testing.T) {
 	}
 }
 
-func TestChangedBetweenCommitsAndTheWorkTree(t *testing.T) {
+// paths are the changes as "path", "-path" (removed) and "from>path" (renamed).
+func paths(changes []FileChange) string {
+	var out []string
+	for _, c := range changes {
+		switch {
+		case c.Removed:
+			out = append(out, "-"+c.Path)
+		case c.From != "":
+			out = append(out, c.From+">"+c.Path)
+		default:
+			out = append(out, c.Path)
+		}
+	}
+	return strings.Join(out, " ")
+}
+
+func TestFilesChangedBetweenCommitsAndTheWorkTree(t *testing.T) {
 	r, err := gitfixture.Init(t.TempDir())
 	must(t, err)
-	c1, err := r.CommitFiles(map[string]string{"a/one.yaml": "1", "a/two.yaml": "2", "b/three.yaml": "3", ".gitignore": "*.tmp\n"}, "first")
+	c1, err := r.CommitFiles(map[string]string{"a/one.yaml": "1", "a/two.yaml": "2", "b/three.yaml": "3", "e/same.yaml": "same", "e/same2.yaml": "same", ".gitignore": "*.tmp\n"}, "first")
 	must(t, err)
-	c2, err := r.CommitFiles(map[string]string{"a/two.yaml": "two", "b/three.yaml": "", "c/four.yaml": "4"}, "second")
+	// A rename (b/three.yaml to c/three.yaml, same content), two files of the same
+	// content removed and one of it added (one rename, one removal), an edit, an add.
+	c2, err := r.CommitFiles(map[string]string{"a/two.yaml": "two", "b/three.yaml": "", "c/three.yaml": "3", "c/four.yaml": "4",
+		"e/same.yaml": "", "e/same2.yaml": "", "f/same.yaml": "same"}, "second")
 	must(t, err)
 	repo, err := Open(r.Dir)
 	must(t, err)
@@ -223,19 +242,19 @@ func TestChangedBetweenCommitsAndTheWorkTree(t *testing.T) {
 	must(t, err)
 	head, err := repo.Snapshot(c2)
 	must(t, err)
-	got, err := Changed(base, head)
+	got, err := Files(base, head)
 	must(t, err)
-	if strings.Join(got, " ") != "a/two.yaml b/three.yaml c/four.yaml" {
-		t.Errorf("commit vs commit: %v", got)
+	if want := "a/two.yaml c/four.yaml b/three.yaml>c/three.yaml -e/same2.yaml e/same.yaml>f/same.yaml"; paths(got) != want {
+		t.Errorf("commit vs commit: %s, want %s", paths(got), want)
 	}
 	// The work tree: an edit, an untracked file, an ignored file (not counted).
 	must(t, r.Write(map[string]string{"a/one.yaml": "one", "d/new.yaml": "5", "a/scratch.tmp": "x"}))
 	wt, err := repo.Snapshot("")
 	must(t, err)
-	got, err = Changed(head, wt)
+	got, err = Files(head, wt)
 	must(t, err)
-	if strings.Join(got, " ") != "a/one.yaml d/new.yaml" {
-		t.Errorf("commit vs work tree: %v", got)
+	if paths(got) != "a/one.yaml d/new.yaml" {
+		t.Errorf("commit vs work tree: %s", paths(got))
 	}
 }
 

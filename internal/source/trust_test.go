@@ -133,7 +133,7 @@ func TestSubmodulesAreNamedNotSkipped(t *testing.T) {
 	}
 	base, err := repo.Snapshot("HEAD~1")
 	must(t, err)
-	if changed, err := Changed(base, snap); err != nil || len(changed) != 0 {
-		t.Errorf("Changed = %v, %v", changed, err)
+	if changed, err := Files(base, snap); err != nil || len(changed) != 0 {
+		t.Errorf("Files = %v, %v", changed, err)
 	}
 }

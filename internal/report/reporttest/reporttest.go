@@ -81,14 +81,29 @@ func SampleInput(t testing.TB) report.Input {
 			Name:     "shop",
 			Results:  r,
 			Failures: []render.Failure{{Source: "shop/broken.yaml", Doc: 3, Reason: reason.Malformed, Message: "malformed YAML: yaml: line 2: mapping values are not allowed in this context"}},
+		}, {
+			Name: "billing", Skipped: "its source OCIRepository flux-system/billing is not this repository", NotPreviewed: true,
 		}},
+		Base: "base", BaseCommit: "89abcdef0123456789abcdef0123456789abcdef",
+		Coverage: []report.CoverageInput{
+			{Path: "shop/config.yaml", Readers: []string{"shop"}},
+			{Path: "shop/tls.yaml", Readers: []string{"shop"}},
+			{Path: "shop/svc.yaml", RenamedFrom: "shop/service.yaml", Readers: []string{"shop"}},
+			{Path: "billing/app.yaml", Readers: []string{"billing"}},
+			{Path: "overlays/extra/role.yaml", Deploys: true},
+			{Path: "legacy/app.yaml", Removed: true, Gone: []string{"legacy"}},
+			{Path: "docs/index.md"},
+			{Path: "terraform/main.tf", Ignored: true},
+		},
 	}
 }
 
 // BudgetInput is SampleInput with n more ConfigMaps changed, each diff larger than
-// the Secret's, so that a budget must choose.
+// the Secret's, so that a budget must choose (and without the coverage, which the
+// budget always holds).
 func BudgetInput(t testing.TB, n int) report.Input {
 	in := SampleInput(t)
+	in.Coverage = nil
 	for i := 0; i < n; i++ {
 		var data strings.Builder
 		for k := 0; k < 8; k++ {

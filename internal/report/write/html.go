@@ -52,6 +52,8 @@ type htmlView struct {
 	Categories, Kinds, Namespaces                    []string
 	Targets                                          []htmlTarget
 	Skipped                                          []report.Target
+	Coverage                                         []htmlCoverageGroup
+	CoverageLine                                     string
 	CSS                                              template.CSS
 	JS                                               template.JS
 }
@@ -103,10 +105,31 @@ func HTML(w io.Writer, rep *report.Report) error {
 		v.Targets = append(v.Targets, ht)
 	}
 	v.Kinds, v.Namespaces = sortedKeys(kinds), sortedKeys(namespaces)
+	if rep.Coverage != nil {
+		v.CoverageLine = rep.Coverage.Line()
+		for _, g := range coverageGroups(rep.Coverage) {
+			hg := htmlCoverageGroup{Title: g.Title}
+			for _, f := range g.Files {
+				hg.Files = append(hg.Files, htmlCoveredFile{Name: f.Name(verbatim), Why: coverageWhy(f), Incomplete: f.Incomplete})
+			}
+			v.Coverage = append(v.Coverage, hg)
+		}
+	}
 	if err := htmlPage.Execute(w, v); err != nil {
 		return fmt.Errorf("HTML report: %w", err)
 	}
 	return nil
+}
+
+// htmlCoverageGroup is the files of one coverage status on the page.
+type htmlCoverageGroup struct {
+	Title string
+	Files []htmlCoveredFile
+}
+
+type htmlCoveredFile struct {
+	Name, Why  string
+	Incomplete bool
 }
 
 // htmlRank orders a target's objects on the page: errors, risky objects, then by

@@ -141,6 +141,62 @@ type mdView struct {
 	Multi, SummaryOnly                     bool
 	FullReport, HTMLReport                 string
 	LeftOut                                int
+	// Coverage is the coverage of the change (nil without a base).
+	Coverage *mdCoverage
+}
+
+// mdCoverage is the coverage of the change as the markdown report lists it: its
+// line, and the files by status, each group cut at maxCoverageLines.
+type mdCoverage struct {
+	Line   string
+	Open   bool
+	Groups []mdCoverageGroup
+}
+
+type mdCoverageGroup struct {
+	Title string
+	Count int
+	Lines []string
+	More  int
+}
+
+// maxCoverageLines is the most files of one status the markdown report lists.
+const maxCoverageLines = 50
+
+// markdownCoverage is the coverage of the change for the markdown report: every
+// name in a code span, and every reason that quotes a name.
+func markdownCoverage(c *report.Coverage) *mdCoverage {
+	if c == nil {
+		return nil
+	}
+	mc := &mdCoverage{Line: c.Line(), Open: c.Count(report.CoverageReadByNothing) > 0}
+	for _, g := range coverageGroups(c) {
+		mg := mdCoverageGroup{Title: g.Title, Count: len(g.Files)}
+		for i, f := range g.Files {
+			if i == maxCoverageLines {
+				mg.More = len(g.Files) - i
+				break
+			}
+			why := codeSpan(f.Why)
+			switch f.Status {
+			case report.CoveragePreviewed:
+				var names []string
+				for _, t := range f.Targets {
+					if t.Previewed {
+						names = append(names, codeSpan(t.Name))
+					}
+				}
+				why = "by " + strings.Join(names, ", ")
+			}
+			mark := ""
+			if f.Incomplete {
+				mark = "⚠️ "
+			}
+			mg.Lines = append(mg.Lines, "- "+mark+f.Name(codeSpan)+": "+why)
+		}
+		mc.Groups = append(mc.Groups, mg)
+	}
+	return mc
 }
 
 // Markdown writes the report as GitHub-flavoured markdown from the templates in
@@ -205,6 +261,7 @@ func markdownView(t *template.Template, rep *report.Report, opts MarkdownOptions
 	v.Config = cfg.String()
 	diffed, skipped := splitSkipped(rep)
 	v.Skipped, v.Multi = skipped, len(diffed) > 1
+	v.Coverage = markdownCoverage(rep.Coverage)
 	var entries []*mdEntry
 	n := 0
 	newEntry := func(t report.Target, o report.Object) *mdEntry {

@@ -107,3 +107,41 @@ func headline(r *report.Report) string {
 func errorReason(o report.Object) string {
 	return string(cmp.Or(o.ErrorReason, reason.Error))
 }
+
+// coverageGroup is the files of one coverage status, under a title.
+type coverageGroup struct {
+	Title string
+	Files []report.CoveredFile
+}
+
+// coverageGroups are the change's files by status, those that make the report
+// incomplete first (none without coverage).
+func coverageGroups(c *report.Coverage) []coverageGroup {
+	var out []coverageGroup
+	for _, s := range []struct{ status, title string }{
+		{report.CoverageReadByNothing, "Read by nothing"},
+		{report.CoverageNotPreviewed, "Not previewed"},
+		{report.CoveragePreviewed, "Previewed"},
+		{report.CoverageNotDeployed, "Deploying nothing"},
+	} {
+		if files := c.Of(s.status); len(files) > 0 {
+			out = append(out, coverageGroup{Title: s.title, Files: files})
+		}
+	}
+	return out
+}
+
+// coverageWhy is what the report says of a file after its name: the targets that
+// previewed it, or why it was not previewed or deploys nothing.
+func coverageWhy(f report.CoveredFile) string {
+	if f.Status == report.CoveragePreviewed {
+		var names []string
+		for _, t := range f.Targets {
+			if t.Previewed {
+				names = append(names, t.Name)
+			}
+		}
+		return "by " + strings.Join(names, ", ")
+	}
+	return f.Why
+}

@@ -42,6 +42,10 @@ func Text(w io.Writer, rep *report.Report, opts TextOptions) error {
 		return code + s + ansiReset
 	}
 	fmt.Fprintf(bw, "%s %s\n", c(ansiBold, "drift:"), rep.Describe())
+	if !rep.Complete {
+		// Before anything else, as at the end: the report is not the whole story.
+		fmt.Fprintf(bw, "%s\n", c(ansiRed, rep.IncompleteNote(verbatim)))
+	}
 	writeConfigText(bw, rep.Config, func(s string) string { return c(ansiBold, s) })
 	writeTextFirst(bw, rep, c)
 	diffed, skipped := splitSkipped(rep)
@@ -104,6 +108,10 @@ func Text(w io.Writer, rep *report.Report, opts TextOptions) error {
 		if err := opts.AfterObjects(w); err != nil {
 			return err
 		}
+	}
+	if rep.Coverage != nil {
+		fmt.Fprintln(bw)
+		writeCoverageText(bw, rep.Coverage, c)
 	}
 	fmt.Fprintf(bw, "\n%s %s.\n", c(ansiBold, "Summary:"), rep.Summary.Line())
 	if note := rep.PolicyNote(); note != "" {
@@ -198,5 +206,27 @@ func writeTextFirst(w io.Writer, rep *report.Report, c func(string, string) stri
 	}
 	if len(risks) > 0 {
 		fmt.Fprintf(w, "\n%s\n%s\n", c(ansiYell, fmt.Sprintf("Risks (%d):", len(risks))), strings.Join(risks, "\n"))
+	}
+}
+
+// CoverageText writes the coverage of a change as the text report does (drift
+// targets --base).
+func CoverageText(w io.Writer, cov *report.Coverage) {
+	writeCoverageText(w, cov, func(_, s string) string { return s })
+}
+
+// writeCoverageText writes the coverage of the change: its line, then each file
+// by status, those that make the report incomplete first.
+func writeCoverageText(w io.Writer, cov *report.Coverage, c func(string, string) string) {
+	fmt.Fprintf(w, "%s %s\n", c(ansiBold, "Coverage of the change:"), cov.Line())
+	for _, g := range coverageGroups(cov) {
+		fmt.Fprintf(w, "  %s (%d):\n", g.Title, len(g.Files))
+		for _, f := range g.Files {
+			line := fmt.Sprintf("    %s: %s", f.Name(verbatim), report.Shown(coverageWhy(f)))
+			if f.Incomplete {
+				line = c(ansiRed, line)
+			}
+			fmt.Fprintln(w, line)
+		}
 	}
 }

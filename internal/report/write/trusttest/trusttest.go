@@ -102,6 +102,17 @@ func Report() *report.Report {
 	for i := 0; i < rep.Summary.NotPreviewed; i++ {
 		rep.Targets = append(rep.Targets, report.Target{Name: next(), Skipped: next(), NotPreviewed: true})
 	}
+	// The coverage names files and targets of the repository, and says why.
+	rep.Summary.NotCovered = 2
+	rep.Coverage = &report.Coverage{Files: []report.CoveredFile{
+		{Path: "apps/" + next(), Status: report.CoveragePreviewed, Targets: []report.CoverageTarget{{Name: rep.Targets[0].Name, Previewed: true}}},
+		{Path: "apps/" + next(), RenamedFrom: "old/" + next(), Status: report.CoverageNotPreviewed,
+			Targets: []report.CoverageTarget{{Name: rep.Targets[2].Name, Why: next()}}, Why: next()},
+		{Path: "gone/" + next(), Removed: true, Status: report.CoverageNotPreviewed, RemovedTargets: []string{next()}, Why: next()},
+		{Path: "overlays/" + next(), Status: report.CoverageReadByNothing, Why: next(), Incomplete: true},
+		{Path: "overlays/" + next(), Removed: true, Status: report.CoverageReadByNothing, Why: next(), Incomplete: true},
+		{Path: "docs/" + next(), Status: report.CoverageNotDeployed, Why: next()},
+	}}
 	return rep
 }
 
@@ -109,7 +120,7 @@ func Report() *report.Report {
 // (validated on the way in), which need not be hostile; any other string field must
 // hold a hostile string somewhere in Report.
 var ownFields = []string{
-	"Report.SchemaVersion", "Report.Kind", "Report.Commit", "Report.BaseCommit", "Report.Cluster",
+	"Report.SchemaVersion", "Report.Kind", "CoveredFile.Status", "Report.Commit", "Report.BaseCommit", "Report.Cluster",
 	"Shard.Plan", "Shard.By", "Policy.FailOn", "Policy.Because", "Target.Renderer", "Target.Applier",
 	"Object.Category", "Object.Story", "Object.ErrorReason", "Message.Reason", "Finding.Rule",
 	"FieldChange.Op", "Sides.From", "Sides.To",
@@ -117,7 +128,8 @@ var ownFields = []string{
 
 // textBools are the model's bools, each with the value that makes a report write more
 // (a note, a line): Report must take it somewhere.
-var textBools = map[string]bool{"Report.Complete": false, "Target.NotPreviewed": true, "Policy.Failed": true}
+var textBools = map[string]bool{"Report.Complete": false, "Target.NotPreviewed": true, "Policy.Failed": true,
+	"CoveredFile.Removed": true, "CoveredFile.Incomplete": true, "CoverageTarget.Previewed": true}
 
 // Covers fails unless rep (Report's) reaches every field of the model: every string
 // field but drift's own holds a hostile string somewhere, every bool takes the value
