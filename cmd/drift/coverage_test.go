@@ -27,6 +27,8 @@ func coverageFleet() map[string]string {
 		".github/workflows/ci.yaml":         "name: ci\non: [pull_request]\njobs: {lint: {runs-on: ubuntu-latest, steps: [{run: make lint}]}}\n",
 		"overlays/extra/kustomization.yaml": "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources: [role.yaml]\n",
 		"overlays/extra/role.yaml":          "apiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRole\nmetadata: {name: extra}\nrules: []\n",
+		".sourceignore":                     "/tools/\n",
+		"tools/lint.yaml":                   "apiVersion: lint.example/v1\nkind: Config\nstrict: true\n",
 	}
 }
 
@@ -52,20 +54,25 @@ func coveredFile(rep *report.Report, path string) *report.CoveredFile {
 // previewed (the removed one read by the base's render); drift targets --base gives
 // the same accounting.
 func TestEveryFileTheChangeTouchesIsAccountedFor(t *testing.T) {
-	// Documentation, CI and a YAML that is no object: nothing deployed, nothing wrong.
+	// Documentation, CI, a YAML that is no object, and a tool's configuration that
+	// looks like one but that Flux's .sourceignore leaves out: nothing deployed.
 	dir, baseSHA := actionsCheckout(t, coverageFleet(), map[string]string{
+		"tools/lint.yaml":           "apiVersion: lint.example/v1\nkind: Config\nstrict: false\n",
 		"README.md":                 "# the fleet\n",
 		"docs/mkdocs.yml":           "site_name: the fleet\nnav: [index.md]\n",
 		".github/workflows/ci.yaml": "name: ci\non: [pull_request, push]\njobs: {lint: {runs-on: ubuntu-latest, steps: [{run: make lint}]}}\n",
 	})
 	rep, o := driftJSON(t, "diff", "--repo", dir, "--base", baseSHA, "--ref", "HEAD")
-	if o.code != 0 || !rep.Complete || rep.Summary.Error != 0 || rep.Coverage == nil || len(rep.Coverage.Files) != 3 {
+	if o.code != 0 || !rep.Complete || rep.Summary.Error != 0 || rep.Coverage == nil || len(rep.Coverage.Files) != 4 {
 		t.Fatalf("a documentation change: exit %d, complete %v, coverage %+v\n%s", o.code, rep.Complete, rep.Coverage, o.stderr)
 	}
 	for _, f := range rep.Coverage.Files {
 		if f.Status != report.CoverageNotDeployed || f.Incomplete {
 			t.Errorf("%s: %s (%s), want not-deployed", f.Path, f.Status, f.Why)
 		}
+	}
+	if f := coveredFile(rep, "tools/lint.yaml"); f == nil || !strings.Contains(f.Why, "source-controller leaves it out") {
+		t.Errorf("tools/lint.yaml: %+v, want left out by Flux's source ignore rules", f)
 	}
 
 	// An overlay nothing reads, beside an app's change, a removed and a renamed file.

@@ -86,3 +86,41 @@ func TestAFleetIsPreviewedOneClusterAtATime(t *testing.T) {
 		t.Errorf("live, unmapped: %+v", apps)
 	}
 }
+
+// TestAChangeThatAddsAClusterKeepsTheOthersNames: a pull request that turns a
+// repository of one cluster into a fleet (it adds two cluster roots beside the
+// first) is discovered with the same roots on both refs: the first cluster's
+// targets keep their names, read as unchanged, and only the new clusters' objects
+// are added.
+func TestAChangeThatAddsAClusterKeepsTheOthersNames(t *testing.T) {
+	fleet := fluxInstanceFleet(t, map[string]string{"alpha": "1", "beta": "1", "gamma": "1"})
+	base, change := map[string]string{}, map[string]string{}
+	for name, data := range fleet {
+		if strings.Contains(name, "/beta") || strings.Contains(name, "/gamma") {
+			change[name] = data
+			continue
+		}
+		base[name] = data
+	}
+	dir, baseSHA := actionsCheckout(t, base, change)
+	rep, o := driftJSON(t, "diff", "--repo", dir, "--cluster", "ephemeral", "--base", baseSHA, "--ref", "HEAD")
+	if o.code != exitChanges || !rep.Complete || rep.Summary.Error != 0 || rep.Summary.Modify != 0 || rep.Summary.Delete != 0 {
+		t.Fatalf("adding two clusters: exit %d, %+v\n%s\n%s", o.code, rep.Summary, o.stdout, o.stderr)
+	}
+	if alpha := targetNamed(rep, "clusters/alpha/Kustomization/flux-system/apps"); alpha == nil || !strings.Contains(alpha.Skipped, "inputs are unchanged") {
+		t.Errorf("the first cluster's apps, which the change does not touch: %+v", alpha)
+	}
+	for _, c := range []string{"beta", "gamma"} {
+		apps := targetNamed(rep, "clusters/"+c+"/Kustomization/flux-system/apps")
+		if apps == nil || len(apps.Objects) != 1 || apps.Objects[0].Category != report.Add || !strings.Contains(apps.Objects[0].Diff, "cluster: "+c) {
+			t.Errorf("new cluster %s: %+v", c, apps)
+		}
+	}
+	for _, tg := range rep.Targets {
+		for _, obj := range tg.Objects {
+			if strings.Contains(obj.Diff, "cluster: alpha") {
+				t.Errorf("%s: the first cluster's %s reads as %s", tg.Name, obj.Title(), obj.Category)
+			}
+		}
+	}
+}

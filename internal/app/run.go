@@ -229,7 +229,7 @@ func coverageInput(pl *plan.Plan) []report.CoverageInput {
 	var out []report.CoverageInput
 	for _, f := range pl.Coverage {
 		out = append(out, report.CoverageInput{Path: f.Path, RenamedFrom: f.From, Removed: f.Removed,
-			Readers: f.Readers, Gone: f.Gone, Ignored: f.Ignored, Outside: f.Outside, Deploys: f.Deploys})
+			Readers: f.Readers, Gone: f.Gone, Excluded: f.Excluded, Outside: f.Outside, Deploys: f.Deploys})
 	}
 	return out
 }

@@ -37,6 +37,9 @@ type Options struct {
 	// Paths are the repository paths whose files are searched ("" or none: the whole
 	// repository).
 	Paths []string
+	// Roots, when not nil, are the cluster roots of the fleet (Result.Roots) to use
+	// instead of those found: a pull request's, the same for both refs.
+	Roots []string
 	// RepoURLs are the URLs this repository is known by (its git remotes, drift.yaml's
 	// repoURLs): a source with one of them renders from the ref previewed.
 	RepoURLs []string
@@ -134,6 +137,9 @@ type found struct {
 	from   string
 	parent string
 	depth  int
+	// built is the kustomize directory discovery built on its own that the object
+	// came from ("": a file, or a target's render).
+	built string
 }
 
 // Discover searches fsys for Argo CD and Flux objects and follows what they render.
@@ -208,7 +214,7 @@ func Discover(ctx context.Context, fsys fs.FS, opts Options) (*Result, error) {
 		d.pool.add(res.Objects)
 		for _, o := range res.Objects {
 			if isApplierObject(o.Get()) {
-				queue = append(queue, found{obj: o, near: res.Objects, from: o.Where() + ", built by " + layout.kustomizations[root]})
+				queue = append(queue, found{obj: o, near: res.Objects, from: o.Where() + ", built by " + layout.kustomizations[root], built: root})
 			}
 		}
 	}
@@ -222,10 +228,19 @@ func Discover(ctx context.Context, fsys fs.FS, opts Options) (*Result, error) {
 	slices.SortStableFunc(queue, func(a, b found) int {
 		return cmp.Compare(fluxInstanceFirst(a), fluxInstanceFirst(b))
 	})
-	d.roots = clusterRoots(queue, sortedKeys(files))
+	d.roots = opts.Roots
+	if d.roots == nil {
+		d.roots = clusterRoots(queue, sortedKeys(files))
+	}
 	out.Roots = d.roots
 	for i := range queue {
 		queue[i].root = d.rootOf(queue[i])
+	}
+	synced := syncedBy(queue)
+	for i := range queue {
+		if r := synced[queue[i].built]; queue[i].built != "" && r != "" {
+			queue[i].root = r
+		}
 	}
 	for len(queue) > 0 {
 		f := queue[0]

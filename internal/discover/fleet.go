@@ -66,6 +66,30 @@ func clusterRoots(queue []found, files []string) []string {
 // within reports whether p is dir or below it.
 func within(p, dir string) bool { return p == dir || strings.HasPrefix(p, dir+"/") }
 
+// syncedBy maps each directory a Flux Kustomization written in a cluster root syncs
+// to that root, so that what discovery builds of that directory on its own (the
+// Kustomization itself not followed: its source is not known) is that cluster's;
+// "" for a directory Kustomizations of two roots sync.
+func syncedBy(queue []found) map[string]string {
+	out := map[string]string{}
+	for _, f := range queue {
+		obj := f.obj.Get()
+		if f.root == "" || f.built != "" || obj.GetKind() != KindKustomization ||
+			strings.SplitN(obj.GetAPIVersion(), "/", 2)[0] != "kustomize.toolkit.fluxcd.io" {
+			continue
+		}
+		spec, _ := obj.Object["spec"].(map[string]any)
+		p, _ := spec["path"].(string)
+		dir := repoPath(p)
+		if r, ok := out[dir]; ok && r != f.root {
+			out[dir] = ""
+			continue
+		}
+		out[dir] = f.root
+	}
+	return out
+}
+
 // rootOf is the cluster root a file's object belongs to ("": none, or no fleet).
 func (d *discovery) rootOf(f found) string {
 	for _, r := range d.roots {

@@ -25,9 +25,11 @@ type CoveredFile struct {
 	// Gone are the targets the change removes (the base defines them, the head
 	// does not) that read the file in the base.
 	Gone []string
-	// Ignored says the base's drift.yaml declares that the file deploys nothing
-	// (deploysNothing).
-	Ignored bool
+	// Excluded says why nothing deploys the file though it may look like a
+	// manifest: the base's drift.yaml names it in deploysNothing, or, in a repository
+	// deployed through Flux alone, Flux's source-controller leaves it out of every
+	// artifact ("": neither).
+	Excluded string
 	// Outside says the run was asked for paths (--path) that the file is not under.
 	Outside bool
 	// Deploys says a controller could deploy from the file: a document with
@@ -80,20 +82,33 @@ func (p *Plan) coverage(files []source.FileChange, base *Baseline, asked []strin
 	if p.Config != nil && p.Config.Base != nil {
 		nothing = p.Config.Base.DeploysNothing
 	}
+	fluxOnly := slices.ContainsFunc(p.Targets, func(t Target) bool { return t.Flux != nil }) &&
+		!slices.ContainsFunc(p.Targets, func(t Target) bool { return t.ArgoCD != nil || t.From == "" })
+	ignored := map[*source.Snapshot]func(string) bool{}
+	fluxIgnored := func(s *source.Snapshot) func(string) bool {
+		if ignored[s] == nil {
+			ignored[s] = render.FluxIgnored(s.FS)
+		}
+		return ignored[s]
+	}
 	for i := range out {
 		c := &out[i]
 		if len(c.Readers) > 0 || len(c.Gone) > 0 {
 			continue
 		}
-		c.Ignored = slices.ContainsFunc(nothing, func(g string) bool { return matchPath(g, c.Path) })
-		if c.Ignored {
-			continue
-		}
-		c.Outside = len(asked) > 0 && !slices.ContainsFunc(asked, func(a string) bool { return under(c.Path, a) })
 		side := p.Head
 		if c.Removed {
 			side = p.Base
 		}
+		switch {
+		case slices.ContainsFunc(nothing, func(g string) bool { return matchPath(g, c.Path) }):
+			c.Excluded = "drift.yaml's deploysNothing names it"
+			continue
+		case fluxOnly && fluxIgnored(side)(c.Path):
+			c.Excluded = "Flux's source-controller leaves it out of the repository's artifacts (its default exclusions, .sourceignore), and only Flux deploys from this repository"
+			continue
+		}
+		c.Outside = len(asked) > 0 && !slices.ContainsFunc(asked, func(a string) bool { return under(c.Path, a) })
 		c.Deploys = couldDeploy(side.FS, c.Path)
 	}
 	return out

@@ -52,7 +52,7 @@ func Discover(ctx context.Context, repo *source.Repo, p *Plan, base string, path
 	}
 	return discover.Discover(ctx, p.Head.FS, discover.Options{
 		Paths: paths, RepoURLs: urls, Revisions: revisions, MaxTargets: b.maxTargets,
-		LiveClusters: b.liveClusters, Clusters: clusters, LiveObject: b.liveObject, Sources: sources, Scanned: b.scans,
+		LiveClusters: b.liveClusters, Clusters: clusters, LiveObject: b.liveObject, Sources: sources, Scanned: b.scans, Roots: b.roots,
 		Render: func(spec render.Spec) (*render.Result, error) { return p.Cache.RenderSnapshot(p.Head, spec) },
 		Expand: func(req appset.Request, what string) (*appset.Result, error) {
 			return p.Cache.Expand(p.Head.Commit, p.Head.FS, req, what)
@@ -69,6 +69,8 @@ type discoverBounds struct {
 	liveClusters func(namespace string) ([]appset.Cluster, error)
 	liveObject   func(kind, namespace, name string) (*unstructured.Unstructured, error)
 	scans        discover.Scans
+	// roots are the fleet's cluster roots to discover with (nil: those found).
+	roots []string
 }
 
 // Revisions are the branch names a snapshot of ref stands for, which an Argo CD or
@@ -302,6 +304,8 @@ type Baseline struct {
 	// TrustIgnores takes each target's ignore rules from the base.
 	TrustIgnores bool
 	secrets      []string
+	// roots are the cluster roots the base's discovery used.
+	roots []string
 }
 
 // discoverBase discovers the base.
@@ -311,7 +315,7 @@ func discoverBase(ctx context.Context, repo *source.Repo, p *Plan, base string, 
 	if err != nil {
 		return nil, fmt.Errorf("--base: %w", err)
 	}
-	b := &Baseline{Targets: map[string]discover.Target{}, secrets: found.Secrets}
+	b := &Baseline{Targets: map[string]discover.Target{}, secrets: found.Secrets, roots: found.Roots}
 	for _, t := range found.Targets {
 		b.Targets[t.Name] = t
 	}

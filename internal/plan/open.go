@@ -175,6 +175,16 @@ func Open(req Request) (*Plan, error) {
 				}
 				return nil, err
 			}
+			if union := unionRoots(found.Roots, base.roots); union != nil {
+				// A change that adds or removes a cluster root: both refs are discovered
+				// with every root of either, so that a target keeps its name across them.
+				if found, base, err = p.rediscover(ctx, repo, req, paths, found, base, union); err != nil {
+					if ctx.Err() != nil && found != nil {
+						return p.cutShort(req, found, paths, err)
+					}
+					return nil, err
+				}
+			}
 			base.TrustIgnores = req.Config.From != ConfigFromHead
 			p.Secrets = append(p.Secrets, base.secrets...)
 		}
@@ -233,6 +243,36 @@ func (p *Plan) cutShort(req Request, found *discover.Result, paths []string, err
 	}
 	p.Targets = targets
 	return p, err
+}
+
+// unionRoots are the cluster roots of both refs when they differ (nil: the same).
+func unionRoots(head, base []string) []string {
+	if slices.Equal(head, base) {
+		return nil
+	}
+	union := slices.Concat(head, base)
+	slices.Sort(union)
+	return slices.Compact(union)
+}
+
+// rediscover discovers again, with the cluster roots union, the refs whose
+// discovery used others.
+func (p *Plan) rediscover(ctx context.Context, repo *source.Repo, req Request, paths []string, found *discover.Result, base *Baseline, union []string) (*discover.Result, *Baseline, error) {
+	bounds := req.bounds(ctx, p)
+	bounds.roots = union
+	var err error
+	if !slices.Equal(found.Roots, union) {
+		if found, err = Discover(ctx, repo, p, req.Base, paths, bounds); err != nil {
+			return found, nil, err
+		}
+		p.Secrets = found.Secrets
+	}
+	if !slices.Equal(base.roots, union) {
+		if base, err = discoverBase(ctx, repo, p, req.Base, paths, bounds); err != nil {
+			return found, nil, err
+		}
+	}
+	return found, base, nil
 }
 
 // repoPaths turns paths relative to the directory the repository was opened from into

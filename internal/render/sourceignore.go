@@ -96,3 +96,19 @@ func (s sourceFS) ReadDir(name string) ([]fs.DirEntry, error) {
 
 // errSourceIgnored says why a file Flux leaves out is missing.
 var errSourceIgnored = errors.New("left out of Flux's artifact by its source ignore rules (.sourceignore, the GitRepository's spec.ignore, or Flux's default exclusions)")
+
+// FluxIgnored returns what reports whether Flux's source-controller leaves a file
+// of fsys out of every artifact of the repository: its default exclusions and the
+// repository's .sourceignore files (not a GitRepository's own spec.ignore).
+func FluxIgnored(fsys fs.FS) func(p string) bool {
+	s := fluxSource(fsys, "").(sourceFS)
+	return func(p string) bool {
+		parts := strings.Split(p, "/")
+		for i := 1; i < len(parts); i++ {
+			if s.ignored(strings.Join(parts[:i], "/"), true) {
+				return true
+			}
+		}
+		return s.ignored(p, false)
+	}
+}

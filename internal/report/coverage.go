@@ -63,9 +63,11 @@ type CoverageInput struct {
 	// Readers are the targets that read the file; Gone the targets the change
 	// removes that read it in the base.
 	Readers, Gone []string
-	// For a file nothing reads: Ignored (drift.yaml's deploysNothing), Outside (not
-	// below the paths asked for) and Deploys (a controller could deploy from it).
-	Ignored, Outside, Deploys bool
+	// For a file nothing reads: Excluded, why nothing deploys it (drift.yaml's
+	// deploysNothing, Flux's source ignore rules); Outside (not below the paths
+	// asked for) and Deploys (a controller could deploy from it).
+	Excluded         string
+	Outside, Deploys bool
 }
 
 // coverage is the report's coverage of the files the change touches (nil: the run
@@ -86,8 +88,8 @@ func coverage(in []CoverageInput, hasBase bool) *Coverage {
 		case len(f.Gone) > 0:
 			cf.Status = CoverageNotPreviewed
 			cf.Why = "read in the base by " + strings.Join(f.Gone, ", ") + ", which the change removes: what that deletes is previewed where the object defining it is deleted"
-		case f.Ignored:
-			cf.Status, cf.Why = CoverageNotDeployed, "drift.yaml's deploysNothing names it"
+		case f.Excluded != "":
+			cf.Status, cf.Why = CoverageNotDeployed, f.Excluded
 		case f.Outside:
 			cf.Status, cf.Why = CoverageNotPreviewed, "not below the paths the run was asked for (--path)"
 		case f.Deploys:

@@ -93,7 +93,7 @@ func SampleInput(t testing.TB) report.Input {
 			{Path: "overlays/extra/role.yaml", Deploys: true},
 			{Path: "legacy/app.yaml", Removed: true, Gone: []string{"legacy"}},
 			{Path: "docs/index.md"},
-			{Path: "terraform/main.tf", Ignored: true},
+			{Path: "terraform/main.tf", Excluded: "drift.yaml's deploysNothing names it"},
 		},
 	}
 }
