@@ -153,3 +153,31 @@ func TestDeploysNothingIsTheBases(t *testing.T) {
 		t.Errorf("the change's own deploysNothing hid its overlay: exit %d, %+v\n%s", o.code, role, o.stderr)
 	}
 }
+
+// TestARemovedPathIsPreviewedFromTheBase: --path on a directory the pull request
+// removes is previewed (the head renders nothing of it), not refused as missing; an
+// object kubectl apply leaves behind is named, at the path and at the root alike. A
+// path neither ref holds is still an error.
+func TestARemovedPathIsPreviewedFromTheBase(t *testing.T) {
+	cm := func(name string) string {
+		return "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: " + name + ", namespace: default}\ndata: {x: '1'}\n"
+	}
+	dir, baseSHA := actionsCheckout(t, map[string]string{"apps/a/cm.yaml": cm("removed-path-a"), "apps/b/cm.yaml": cm("removed-path-b")},
+		map[string]string{"apps/b/cm.yaml": ""})
+	for _, args := range [][]string{{"--path", "apps/b"}, {}} {
+		rep, o := driftJSON(t, append([]string{"diff", "--repo", dir, "--base", baseSHA, "--ref", "HEAD"}, args...)...)
+		if o.code != 0 || !rep.Complete || len(rep.Targets) != 1 {
+			t.Fatalf("%v: exit %d, complete %v, %d targets\n%s", args, o.code, rep.Complete, len(rep.Targets), o.stderr)
+		}
+		notes := strings.Join(rep.Targets[0].Notes, "\n")
+		if !strings.Contains(notes, "kubectl-server-side does not delete what it no longer applies: it stays in the cluster") || !strings.Contains(notes, "v1 ConfigMap default/removed-path-b") {
+			t.Errorf("%v: the object left behind is not named: %q", args, notes)
+		}
+		if f := coveredFile(rep, "apps/b/cm.yaml"); f == nil || f.Status != report.CoveragePreviewed || !f.Removed {
+			t.Errorf("%v: the removed file: %+v", args, f)
+		}
+	}
+	if o := drift(t, "diff", "--repo", dir, "--base", baseSHA, "--ref", "HEAD", "--path", "apps/c"); o.code != exitError || !strings.Contains(o.stderr, "path apps/c is not in") {
+		t.Errorf("a path neither ref holds: exit %d\n%s", o.code, o.stderr)
+	}
+}

@@ -541,11 +541,26 @@ func (d *discovery) children(t Target) []found {
 		d.pool.add(res.Objects)
 		for _, o := range res.Objects {
 			if isApplierObject(o.Get()) {
-				out = append(out, found{obj: o, near: res.Objects, from: "rendered by " + t.Name + " (" + o.Where() + ")", parent: t.Name})
+				out = append(out, found{obj: inDestination(o, t), near: res.Objects, from: "rendered by " + t.Name + " (" + o.Where() + ")", parent: t.Name})
 			}
 		}
 	}
 	return out
+}
+
+// inDestination is an object t renders as t's applier applies it: Argo CD and
+// helm-controller put an object that names no namespace in the Application's
+// destination namespace or the release's; kustomize-controller does not (a
+// Kustomization's targetNamespace is already in its render).
+func inDestination(o render.Object, t Target) render.Object {
+	obj := o.Get()
+	if obj.GetNamespace() != "" || t.DestNamespace == "" || (t.ArgoCD == nil && t.Kind != KindHelmRelease) {
+		return o
+	}
+	c := o
+	c.Obj = obj.DeepCopy()
+	c.Obj.SetNamespace(t.DestNamespace)
+	return c
 }
 
 // ordered sorts targets as they are applied: those defined in the repository's files
@@ -634,6 +649,9 @@ func candidates(fsys fs.FS, paths []string, charts chartDirs, scans Scans) (map[
 		root := strings.TrimSuffix(strings.TrimPrefix(p, "./"), "/")
 		if root == "" {
 			root = "."
+		}
+		if _, err := fs.Stat(fsys, root); errors.Is(err, fs.ErrNotExist) {
+			continue // a path the ref does not hold (one a change removes): nothing here
 		}
 		err := fs.WalkDir(fsys, root, func(name string, e fs.DirEntry, err error) error {
 			if err != nil {

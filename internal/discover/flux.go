@@ -18,8 +18,30 @@ import (
 	"github.com/drift-gitops/drift/internal/render"
 )
 
-// fluxTargetName names a Flux object's target.
-func fluxTargetName(kind, ns, name string) string { return kind + "/" + ns + "/" + name }
+// fluxTargetName names a Flux object's target: Kind/namespace/name, or Kind/name
+// for one that names no namespace.
+func fluxTargetName(kind, ns, name string) string {
+	if ns == "" {
+		return kind + "/" + name
+	}
+	return kind + "/" + ns + "/" + name
+}
+
+// withoutNamespace refuses a Flux object that names no namespace, as
+// kustomize-controller refuses to apply it: its server-side dry run finds no
+// namespace to apply it in ("namespace not specified", fluxcd/pkg/ssa), and the
+// Kustomization that holds it applies nothing. What applies it with a namespace
+// (kustomize's namespace, a Kustomization's targetNamespace, an Argo CD
+// destination, a release's namespace) gave it one already.
+func withoutNamespace(t *Target) bool {
+	if t.Namespace != "" {
+		return false
+	}
+	t.Refused = fmt.Sprintf("%s %s has no metadata.namespace, and nothing that applies it gives it one (a kustomization's namespace, the applying Kustomization's targetNamespace): "+
+		"kustomize-controller refuses it, and everything applied with it, as \"namespace not specified\"; set metadata.namespace", t.Kind, t.ObjectName)
+	t.RefusedReason = reason.Invalid
+	return true
+}
 
 // kustomization turns a Flux Kustomization into a target: its path built as
 // kustomize-controller builds it, with the spec's edits and postBuild substitution.
@@ -28,6 +50,9 @@ func (d *discovery) kustomization(obj *unstructured.Unstructured) Target {
 	t := Target{Kind: KindKustomization, Namespace: ns, ObjectName: obj.GetName(), Applier: applier.Flux,
 		Name: fluxTargetName(KindKustomization, ns, obj.GetName()), definition: definitionOf(obj),
 		Flux: &config.FluxTarget{Name: obj.GetName(), Namespace: ns}}
+	if withoutNamespace(&t) {
+		return t
+	}
 	var k fluxKustomization
 	if err := fromObject(obj, &k); err != nil {
 		t.Refused, t.RefusedReason = fmt.Sprintf("Kustomization %s cannot be read: %v", objectName(ns, t.ObjectName), err), reason.Invalid
@@ -108,6 +133,9 @@ func (d *discovery) helmRelease(obj *unstructured.Unstructured) Target {
 	ns := obj.GetNamespace()
 	t := Target{Kind: KindHelmRelease, Namespace: ns, ObjectName: obj.GetName(), Applier: applier.Helm,
 		Name: fluxTargetName(KindHelmRelease, ns, obj.GetName()), definition: definitionOf(obj)}
+	if withoutNamespace(&t) {
+		return t
+	}
 	var hr fluxHelmRelease
 	if err := fromObject(obj, &hr); err != nil {
 		t.Refused, t.RefusedReason = fmt.Sprintf("HelmRelease %s cannot be read: %v", objectName(ns, t.ObjectName), err), reason.Invalid

@@ -35,6 +35,10 @@ type Options struct {
 	ForceConflicts bool
 	// Namespace is the default for namespaced objects that name none.
 	Namespace string
+	// RequireNamespace says the applier defaults no namespace (kustomize-controller
+	// applying a Kustomization without targetNamespace): a namespaced object that
+	// names none is refused, as Flux refuses it ("namespace not specified").
+	RequireNamespace bool
 	// Concurrency bounds the requests in flight (objects previewed at once).
 	Concurrency int
 	// RequestTimeout bounds each request.
@@ -90,7 +94,7 @@ func Run(ctx context.Context, c *kube.Clients, objs []render.Object, opts Option
 // them in.
 func Plan(c *kube.Clients, objs []render.Object, opts Options) []Result {
 	opts = opts.WithDefaults()
-	results := plan(c, objs, opts.Namespace, opts.Pending)
+	results := plan(c, objs, opts.Namespace, opts.Pending, opts.RequireNamespace)
 	if !opts.DryRunAggregated {
 		holdAggregated(c, results)
 	}
@@ -136,7 +140,7 @@ func notChecked(ctx context.Context) *Message {
 
 // plan resolves each object's kind to a resource, defaults its namespace, and marks
 // objects that end up with the same identity.
-func plan(c *kube.Clients, objs []render.Object, defaultNS string, pending *Pending) []Result {
+func plan(c *kube.Clients, objs []render.Object, defaultNS string, pending *Pending, requireNS bool) []Result {
 	results := make([]Result, len(objs))
 	seen := map[object.Key]int{}
 	refreshed := false
@@ -166,6 +170,10 @@ func plan(c *kube.Clients, objs []render.Object, defaultNS string, pending *Pend
 			continue
 		}
 		switch {
+		case namespaced && r.ID.Namespace == "" && requireNS:
+			r.Err = &Message{Reason: reason.Invalid, Message: fmt.Sprintf("%s %s has no metadata.namespace, and the Kustomization that applies it sets no targetNamespace: "+
+				"kustomize-controller defaults none, and refuses it and everything the Kustomization applies (namespace not specified); set metadata.namespace or spec.targetNamespace", r.ID.Kind, r.ID.Name)}
+			continue
 		case namespaced && r.ID.Namespace == "":
 			r.ID.Namespace = defaultNS
 			if r.Err = invalidDefaultNamespace(defaultNS); r.Err != nil {

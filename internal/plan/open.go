@@ -129,8 +129,12 @@ func Open(req Request) (*Plan, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := p.Head.CheckPaths(paths); err != nil {
-		return nil, err
+	for _, path := range paths {
+		// A path the change removes is previewed from the base: the head renders
+		// nothing of it.
+		if err := p.Head.CheckPaths([]string{path}); err != nil && (p.Base == nil || p.Base.CheckPaths([]string{path}) != nil) {
+			return nil, err
+		}
 	}
 	src := req.Config
 	src.BaseRef, src.Warnf = req.Base, req.Warnf

@@ -4,9 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sort"
 	"strings"
 	"sync"
 
+	"github.com/drift-gitops/drift/internal/applier"
 	"github.com/drift-gitops/drift/internal/applier/helm"
 	"github.com/drift-gitops/drift/internal/dryrun"
 	"github.com/drift-gitops/drift/internal/object"
@@ -142,6 +144,7 @@ func (r *runner) previewCluster(ctx context.Context, g *clusterGroup, s *stream)
 	warnSharedObjects(g)
 	for _, t := range targets {
 		r.findDeletes(ctx, t)
+		r.leftBehind(ctx, t)
 		if r.base != nil && r.opts.SplitDrift && !r.opts.Ephemeral {
 			r.splitDrift(ctx, t)
 		}
@@ -206,6 +209,60 @@ func (r *runner) findDeletes(ctx context.Context, t *Target) {
 			Namespace: t.namespaceIn(t.conn), RequestTimeout: t.conn.RequestTimeout, ApplySet: t.ApplySet, Controller: t.controller()})
 		t.Pruned = &pr
 	}
+}
+
+// leftBehind notes, on a pull request, the objects the base renders for the target
+// that the head no longer renders and that applying it does not delete: its applier
+// keeps no record of what it applied (kubectl apply, without an ApplySet or an
+// inventory listing them), so they stay in the cluster. A target whose render failed
+// on either side says nothing: a missing object there is not a removed one.
+func (r *runner) leftBehind(ctx context.Context, t *Target) {
+	tr := t.Applier.Traits()
+	if r.base == nil || t.New || !t.ownsTarget || ctx.Err() != nil || t.Rendered == nil || len(t.Rendered.Failures) > 0 ||
+		tr.Record != applier.NoRecord || tr.UpgradesRelease || t.ApplySet != "" || r.base.CheckPaths([]string{t.basePath(true)}) != nil {
+		return
+	}
+	base, err := r.renderIn(r.base, t, t.conn)
+	if err != nil || len(base.Failures) > 0 {
+		return
+	}
+	type named struct{ group, kind, name string }
+	nameOf := func(id object.ID) named { return named{id.Group, id.Kind, id.Name} }
+	ns := t.namespaceIn(t.conn)
+	inHead := map[object.Key]bool{}
+	for _, o := range t.Rendered.Objects {
+		inHead[defaulted(o.ID(), ns)] = true
+	}
+	handled := map[named]bool{}
+	if t.Pruned != nil {
+		for _, d := range t.Pruned.Deletes {
+			handled[nameOf(d.ID)] = true
+		}
+		for _, k := range t.Pruned.Kept {
+			handled[nameOf(k.ID)] = true
+		}
+	}
+	var left []string
+	for _, o := range base.Objects {
+		if id := o.ID(); !inHead[defaulted(id, ns)] && !handled[nameOf(id)] {
+			left = append(left, report.Object{ID: id}.Title())
+		}
+	}
+	if len(left) == 0 {
+		return
+	}
+	sort.Strings(left)
+	t.notes = append(t.notes, fmt.Sprintf("%s no longer rendered by the change, and %s does not delete what it no longer applies: %s in the cluster (delete by hand, or let an ApplySet or inventory prune): %s",
+		report.Plural(len(left), "object is", "objects are"), t.Applier.Name(), map[bool]string{true: "it stays", false: "they stay"}[len(left) == 1], strings.Join(left, ", ")))
+}
+
+// defaulted is an object's key with the target's namespace for one that names none.
+func defaulted(id object.ID, ns string) object.Key {
+	k := id.Key()
+	if k.Namespace == "" {
+		k.Namespace = ns
+	}
+	return k
 }
 
 // warnSharedObjects warns about an object that two targets deploy to the same

@@ -104,7 +104,14 @@ func (rs *renders) Wait() { rs.all.Wait() }
 // not the target's failure: it is left unrendered (Preview.cutShort).
 func (r *runner) render(ctx context.Context, t *Target) {
 	if err := r.head.CheckPaths([]string{t.Spec.Path}); err != nil {
-		t.renderErr = err
+		if r.base == nil || t.New || r.base.CheckPaths([]string{t.basePath(true)}) != nil {
+			t.renderErr = err
+			return
+		}
+		// The change removes the target's path: the head renders nothing of it, and
+		// what its applier deletes of what the base rendered is previewed.
+		t.Rendered = &render.Result{}
+		t.notes = append(t.notes, fmt.Sprintf("the change removes %s: nothing of it is rendered in %s, and what its applier deletes of what %s renders is previewed", cmp.Or(t.Spec.Path, "."), r.head.Describe(), r.base.Describe()))
 		return
 	}
 	t.Rendered, t.renderErr = r.renderIn(r.head, t, t.conn)
