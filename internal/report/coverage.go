@@ -145,7 +145,7 @@ func resolveCoverage(rep *Report) {
 				ct.Previewed, previewed = true, true
 				continue
 			}
-			why = append(why, ct.Name+": "+ct.Why)
+			why = append(why, DisplayName(ct.Name)+": "+ct.Why)
 		}
 		f.Status, f.Why = CoveragePreviewed, ""
 		if incomplete || !previewed {
@@ -260,7 +260,7 @@ func (f CoveredFile) Name(quote func(string) string) string {
 func (f CoveredFile) Readers(quote func(string) string) string {
 	var names []string
 	for _, t := range f.Targets {
-		names = append(names, quote(t.Name))
+		names = append(names, quote(DisplayName(t.Name)))
 	}
 	return strings.Join(slices.Compact(names), ", ")
 }

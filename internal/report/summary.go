@@ -168,11 +168,14 @@ func (r *Report) MismatchNote() string {
 
 // Display is the target's name as reports show it: its name, or for the repository
 // root "the repository root" rather than ".".
-func (t Target) Display() string {
-	if t.Name == "." || t.Name == "" {
+func (t Target) Display() string { return DisplayName(t.Name) }
+
+// DisplayName is a target's name as reports show it (Target.Display).
+func DisplayName(name string) string {
+	if name == "." || name == "" {
 		return "repository root"
 	}
-	return t.Name
+	return name
 }
 
 // Fingerprint identifies a report's findings, whatever the commit or the time: every

@@ -183,7 +183,7 @@ func markdownCoverage(c *report.Coverage) *mdCoverage {
 				var names []string
 				for _, t := range f.Targets {
 					if t.Previewed {
-						names = append(names, codeSpan(t.Name))
+						names = append(names, codeSpan(report.DisplayName(t.Name)))
 					}
 				}
 				why = "by " + strings.Join(names, ", ")

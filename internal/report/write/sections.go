@@ -138,7 +138,7 @@ func coverageWhy(f report.CoveredFile) string {
 		var names []string
 		for _, t := range f.Targets {
 			if t.Previewed {
-				names = append(names, t.Name)
+				names = append(names, report.DisplayName(t.Name))
 			}
 		}
 		return "by " + strings.Join(names, ", ")
