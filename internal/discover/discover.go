@@ -230,7 +230,7 @@ func Discover(ctx context.Context, fsys fs.FS, opts Options) (*Result, error) {
 	})
 	d.roots = opts.Roots
 	if d.roots == nil {
-		d.roots = clusterRoots(queue, sortedKeys(files))
+		d.roots = clusterRoots(queue, files)
 	}
 	out.Roots = d.roots
 	for i := range queue {

@@ -9,14 +9,17 @@ import (
 
 // clusterRoots are the cluster roots of a fleet among the objects written in the
 // repository's files: the directory each flux-system Kustomization (Flux's
-// bootstrap) or FluxInstance (Flux Operator) syncs, or the directory it is written
-// in when that is above the one it syncs, and the directory that holds a
+// bootstrap), FluxInstance (Flux Operator) or root Application of Argo CD (one
+// written in the repository, deploying to the cluster Argo CD runs in, whose path
+// holds Argo CD or Flux objects: an app of apps) syncs, or the directory it is
+// written in when that is above the one it syncs, and the directory that holds a
 // flux-system directory of Flux's bootstrap (its gotk-components.yaml or
 // gotk-sync.yaml, among files); none unless there are two or more, side by side (a
-// repository with one cluster is that cluster).
-func clusterRoots(queue []found, files []string) []string {
+// repository with one cluster is that cluster). files are the files searched, true
+// for those that name an Argo CD or Flux API group.
+func clusterRoots(queue []found, files map[string]bool) []string {
 	seen := map[string]bool{}
-	for _, f := range files {
+	for _, f := range sortedKeys(files) {
 		if dir := path.Dir(f); path.Base(dir) == "flux-system" && (path.Base(f) == "gotk-components.yaml" || path.Base(f) == "gotk-sync.yaml") {
 			if root := path.Dir(dir); root != "." {
 				seen[root] = true
@@ -34,6 +37,8 @@ func clusterRoots(queue []found, files []string) []string {
 		case obj.GetKind() == KindFluxInstance && group == "fluxcd.controlplane.io":
 			sync, _ := spec["sync"].(map[string]any)
 			synced, _ = sync["path"].(string)
+		case obj.GetKind() == KindApplication && group == "argoproj.io":
+			synced = rootApplicationPath(f, files)
 		default:
 			continue
 		}
@@ -61,6 +66,31 @@ func clusterRoots(queue []found, files []string) []string {
 		return nil
 	}
 	return roots
+}
+
+// rootApplicationPath is the path an Application written in the repository syncs
+// when it is a cluster's root: it deploys to the cluster Argo CD runs in, from one
+// path of a repository (not a chart), and that path holds another file that names an
+// Argo CD or Flux API group (the Applications it makes). "" otherwise.
+func rootApplicationPath(f found, files map[string]bool) string {
+	var app application
+	if fromObject(f.obj.Get(), &app) != nil || !inCluster(app.Spec.Destination) {
+		return ""
+	}
+	src := app.Spec.Source
+	if src == nil && len(app.Spec.Sources) == 1 {
+		src = &app.Spec.Sources[0]
+	}
+	if src == nil || src.Chart != "" || strings.TrimSpace(src.Path) == "" {
+		return ""
+	}
+	dir := repoPath(src.Path)
+	for name, names := range files {
+		if names && name != f.obj.Source && within(path.Dir(name), dir) {
+			return src.Path
+		}
+	}
+	return ""
 }
 
 // within reports whether p is dir or below it.

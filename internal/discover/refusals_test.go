@@ -150,3 +150,43 @@ func TestWhatARootSyncsIsThatClustersWhenItsSourceIsUnknown(t *testing.T) {
 		}
 	}
 }
+
+// TestArgoCDRootApplicationsSideBySideAreAFleet: two cluster directories, each with
+// the root Application of its own Argo CD (in-cluster, an app of apps over the
+// directory's apps/), are two clusters: the same Applications in each are each
+// cluster's, no duplicate. An Application over a directory of plain manifests is no
+// root.
+func TestArgoCDRootApplicationsSideBySideAreAFleet(t *testing.T) {
+	app := func(name, path, ns string) string {
+		return "apiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata: {name: " + name + ", namespace: argocd}\n" +
+			"spec:\n  project: default\n  source: {repoURL: 'https://git.example/fleet', targetRevision: HEAD, path: " + path + "}\n" +
+			"  destination: {server: 'https://kubernetes.default.svc', namespace: " + ns + "}\n"
+	}
+	fsys := fstest.MapFS{
+		"guestbook/base/cm.yaml":       {Data: []byte("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: guestbook}\n")},
+		"standalone/app.yaml":          {Data: []byte(app("standalone", "standalone/manifests", "tools"))},
+		"standalone/manifests/cm.yaml": {Data: []byte("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: tool}\n")},
+	}
+	for _, c := range []string{"east", "west"} {
+		fsys["clusters/"+c+"/root.yaml"] = &fstest.MapFile{Data: []byte(app("root", "clusters/"+c+"/apps", "argocd"))}
+		fsys["clusters/"+c+"/apps/guestbook.yaml"] = &fstest.MapFile{Data: []byte(app("guestbook", "guestbook/base", "guestbook-"+c))}
+	}
+	opts := Options{RepoURLs: []string{"https://git.example/fleet"}, Revisions: []string{"main"},
+		Render: func(spec render.Spec) (*render.Result, error) { return render.Render(fsys, spec) }}
+	res, err := Discover(context.Background(), fsys, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Join(res.Roots, " ") != "clusters/east clusters/west" {
+		t.Fatalf("roots %q, targets %v", res.Roots, names(res))
+	}
+	ts := byName(res)
+	for _, c := range []string{"east", "west"} {
+		for _, name := range []string{"Application/root", "Application/guestbook"} {
+			got, ok := ts["clusters/"+c+"/"+name]
+			if !ok || got.Refused != "" || got.Root != "clusters/"+c {
+				t.Errorf("cluster %s's %s: %+v (targets %v)", c, name, got, names(res))
+			}
+		}
+	}
+}
