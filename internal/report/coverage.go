@@ -106,8 +106,9 @@ func coverage(in []CoverageInput, hasBase bool) *Coverage {
 // resolveCoverage decides, from the report's targets, whether each file that
 // targets read was previewed: previewed when a target that reads it was and none
 // that reads it makes the report incomplete (a target the change touches that was
-// not previewed, an object from the file that could not be, or errors in a target
-// none of whose objects comes from the file); not previewed otherwise, naming why.
+// not previewed, an object from the file that could not be, or errors in a
+// kustomize or Helm target none of whose objects comes from the file); not
+// previewed otherwise, naming why.
 func resolveCoverage(rep *Report) {
 	if rep.Coverage == nil {
 		return
@@ -136,9 +137,10 @@ func resolveCoverage(rep *Report) {
 			case failedFrom(*t, f.Path) > 0:
 				ct.Why = Plural(failedFrom(*t, f.Path), "object", "objects") + " from it could not be previewed"
 				incomplete = true
-			case errorsIn(*t) > 0 && !renders(*t, f.Path):
+			case errorsIn(*t) > 0 && !renders(*t, f.Path) && t.Renderer != "plain":
 				// What the file gives the target (a patch, values) cannot be told from
-				// the objects that failed.
+				// the objects that failed. (A plain target's objects are its files': a
+				// file none comes from gives it nothing.)
 				ct.Why = Plural(errorsIn(*t), "object", "objects") + " could not be previewed"
 				incomplete = true
 			default:
