@@ -2,6 +2,8 @@ package main
 
 import (
 	"testing"
+
+	"github.com/drift-gitops/drift/internal/report"
 )
 
 // TestAChangeUnderASkippedKustomizationIsNotPreviewed: Kustomizations whose source
@@ -40,6 +42,13 @@ func TestAChangeUnderASkippedKustomizationIsNotPreviewed(t *testing.T) {
 		tg := targetNamed(rep, kind+"/flux-system/"+name)
 		if o.code != exitError || rep.Complete || tg == nil || tg.Skipped == "" || !tg.NotPreviewed {
 			t.Errorf("a change under %s: exit %d, complete %v, target %+v\n%s", name, o.code, rep.Complete, tg, o.stderr)
+		}
+		// The changed file is named, not previewed, with the target and why.
+		for path := range change {
+			f := coveredFile(rep, path)
+			if f == nil || f.Status != report.CoverageNotPreviewed || len(f.Targets) != 1 || f.Targets[0].Name != kind+"/flux-system/"+name || f.Targets[0].Why != tg.Skipped {
+				t.Errorf("a change under %s: the coverage of %s is %+v", name, path, f)
+			}
 		}
 	}
 	dir, baseSHA := actionsCheckout(t, base, map[string]string{"README.md": "# the fleet\n"})
