@@ -2,6 +2,7 @@ package write_test
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -9,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/drift-gitops/drift/internal/entry"
+	"github.com/drift-gitops/drift/internal/report"
 	"github.com/drift-gitops/drift/internal/report/reporttest"
 	"github.com/drift-gitops/drift/internal/report/write"
 	"github.com/drift-gitops/drift/internal/report/write/trusttest"
@@ -79,5 +81,34 @@ func TestCoverageInABrowser(t *testing.T) {
 		if !strings.Contains(section[1], want) {
 			t.Errorf("the coverage section lacks %s:\n%s", want, section[1])
 		}
+	}
+}
+
+// TestCoverageUnderACommentsBudget: a change of 300 files lists, under a comment's
+// budget, every file read by nothing up to 50 and 20 of the previewed, each cut
+// saying how many more and where they are; within the budget. The job summary
+// lists them all.
+func TestCoverageUnderACommentsBudget(t *testing.T) {
+	in := reporttest.SampleInput(t)
+	in.Coverage, in.Targets[0].Renderer = nil, "plain"
+	for i := 0; i < 150; i++ {
+		in.Coverage = append(in.Coverage, report.CoverageInput{Path: fmt.Sprintf("overlays/o%03d/role.yaml", i), Deploys: true},
+			report.CoverageInput{Path: fmt.Sprintf("shop/f%03d.yaml", i), Readers: []string{"shop"}})
+	}
+	rep := build(t, in, entry.Options{})
+	var comment, summary bytes.Buffer
+	if err := write.Markdown(&comment, rep, write.MarkdownOptions{MaxBytes: 65536, FullReport: "the job summary"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := write.Markdown(&summary, rep, write.MarkdownOptions{MaxBytes: 1 << 20}); err != nil {
+		t.Fatal(err)
+	}
+	c := comment.String()
+	if comment.Len() > 65536 || strings.Count(c, "- ⚠️ `overlays/") != 50 || !strings.Contains(c, "- … and 100 more: see the job summary and the JSON report") ||
+		!strings.Contains(c, "- … and 130 more: see the job summary and the JSON report") {
+		t.Errorf("the comment (%d bytes) does not cut the lists as it should:\n%s", comment.Len(), c)
+	}
+	if s := summary.String(); strings.Count(s, "- ⚠️ `overlays/") != 150 || strings.Count(s, "`shop/f") != 150 || strings.Contains(s, "more: see the job summary") {
+		t.Errorf("the job summary does not list every file")
 	}
 }

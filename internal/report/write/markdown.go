@@ -160,20 +160,34 @@ type mdCoverageGroup struct {
 	More  int
 }
 
-// maxCoverageLines is the most files of one status the markdown report lists.
-const maxCoverageLines = 50
+// maxCoverageLines is the most files of one status the markdown report lists:
+// more of those read by nothing or not previewed, fewer of the others.
+const maxCoverageLines, maxCoverageOthers = 50, 20
+
+// cappedBelow is the budget under which the coverage's lists are cut (a comment's,
+// a check run's); the job summary's MiB holds them whole.
+const cappedBelow = 256 << 10
 
 // markdownCoverage is the coverage of the change for the markdown report: every
-// name in a code span, and every reason that quotes a name.
-func markdownCoverage(c *report.Coverage) *mdCoverage {
+// name in a code span, and every reason that quotes a name. A small budget (a
+// comment's, capped) lists at most maxCoverageLines or maxCoverageOthers files of
+// a status; the job summary and a larger one list them all.
+func markdownCoverage(c *report.Coverage, capped bool) *mdCoverage {
 	if c == nil {
 		return nil
 	}
 	mc := &mdCoverage{Line: c.Line(), Open: c.Count(report.CoverageReadByNothing) > 0}
 	for _, g := range coverageGroups(c) {
 		mg := mdCoverageGroup{Title: g.Title, Count: len(g.Files)}
+		most := maxCoverageOthers
+		if g.Title == "Read by nothing" || g.Title == "Not previewed" {
+			most = maxCoverageLines
+		}
+		if !capped {
+			most = len(g.Files)
+		}
 		for i, f := range g.Files {
-			if i == maxCoverageLines {
+			if i == most {
 				mg.More = len(g.Files) - i
 				break
 			}
@@ -261,7 +275,7 @@ func markdownView(t *template.Template, rep *report.Report, opts MarkdownOptions
 	v.Config = cfg.String()
 	diffed, skipped := splitSkipped(rep)
 	v.Skipped, v.Multi = skipped, len(diffed) > 1
-	v.Coverage = markdownCoverage(rep.Coverage)
+	v.Coverage = markdownCoverage(rep.Coverage, opts.MaxBytes > 0 && opts.MaxBytes < cappedBelow)
 	var entries []*mdEntry
 	n := 0
 	newEntry := func(t report.Target, o report.Object) *mdEntry {
