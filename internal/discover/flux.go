@@ -75,6 +75,9 @@ func (d *discovery) kustomization(obj *unstructured.Unstructured) Target {
 		return t
 	}
 	spec := render.Spec{Path: repoPath(s.Path), Renderer: render.RendererKustomize, AsFlux: true, FluxIgnore: d.sourceIgnore}
+	if s.Decryption != nil {
+		spec.Decrypt = s.Decryption.Provider
+	}
 	if s.TargetNamespace != "" || s.NamePrefix != "" || s.NameSuffix != "" || len(s.Patches) > 0 || len(s.Images) > 0 || len(s.Components) > 0 {
 		ko := &render.KustomizeOptions{Namespace: s.TargetNamespace, NamePrefix: s.NamePrefix, NameSuffix: s.NameSuffix, Components: s.Components, MergeImages: true}
 		for _, p := range s.Patches {

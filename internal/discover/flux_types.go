@@ -21,6 +21,9 @@ type fluxKustomization struct {
 		CommonMetadata  *commonMetadata `json:"commonMetadata"`
 		Force           bool            `json:"force"`
 		Suspend         bool            `json:"suspend"`
+		Decryption      *struct {
+			Provider string `json:"provider"`
+		} `json:"decryption"`
 	} `json:"spec"`
 }
 

@@ -59,10 +59,21 @@ func preview(ctx context.Context, c *kube.Clients, r *Result, opts Options) {
 func previewApplied(ctx context.Context, c *kube.Clients, res dynamic.ResourceInterface, r *Result, opts Options) {
 	s := &server{c: c, res: res, name: r.ID.Name, opts: opts}
 	cache := cachedFor(c, s, r, opts)
+	encrypted, opaque := encryptedNote(r.Object)
+	if opaque {
+		r.Warnings = append(r.Warnings, Message{Reason: reason.Encrypted, Message: encrypted.Message})
+	}
 	for attempt := 1; ; attempt++ {
 		live, err := read(ctx, c, res, r, attempt, opts)
 		if err != nil {
 			r.Err = requestError(c, "get", r, err)
+			return
+		}
+		if opaque && live != nil {
+			// An encrypted Secret no key decrypts: its values are not known, so the
+			// prediction is the live object (entry.Build reads a changed encrypted
+			// document as a modification whose values are not shown).
+			r.Live, r.Merged = live, live
 			return
 		}
 		obj, skip, err := prepared(r, live, opts)
@@ -100,6 +111,24 @@ func previewApplied(ctx context.Context, c *kube.Clients, res dynamic.ResourceIn
 			return
 		}
 	}
+}
+
+// encryptedNote is o's note that it is an encrypted Secret no key decrypts
+// (reason.Encrypted), if it has one.
+func encryptedNote(o render.Object) (render.Note, bool) {
+	for _, n := range o.Notes {
+		if n.Reason == reason.Encrypted {
+			return n, true
+		}
+	}
+	return render.Note{}, false
+}
+
+// EncryptedChange reports whether o is an encrypted Secret no key decrypts whose
+// encrypted document the change alters: a modification whose values are not known.
+func EncryptedChange(o render.Object) bool {
+	n, ok := encryptedNote(o)
+	return ok && n.Changed
 }
 
 // notes are the reasons of what rendering noted about o.

@@ -70,12 +70,21 @@ func (b *Builder) build(r dryrun.Result, rs *rules, sd report.Sides, story strin
 	default:
 		o.Category = report.Modify
 	}
+	// An encrypted Secret whose encrypted document changes, which no key of the
+	// runner's decrypts: it changes, its values unknown (its warning says why).
+	opaque := o.Category == report.Unchanged && r.Live != nil && dryrun.EncryptedChange(r.Object)
+	if opaque {
+		o.Category = report.Modify
+	}
 	if o.Category != report.Unchanged {
 		o.Diff = unified.Diff(o.FromYAML, o.ToYAML, sd.From+"/"+o.File, sd.To+"/"+o.File, b.context())
 	}
 	if o.Category == report.Modify {
 		o.Changes = fieldChanges(live.Object, merged.Object)
 		o.What = whatChanged(o.Kind, o.Changes)
+	}
+	if opaque {
+		o.What = "encrypted values change (not compared: no SOPS key)"
 	}
 	o.Risks = risk.Evaluate(risk.Change{ID: o.ID, Category: o.Category, Live: objectOf(live), Merged: objectOf(merged), CustomResources: r.CustomResources}, b.opts.DisabledRisks)
 	return o, nil

@@ -12,6 +12,7 @@ import (
 
 	"github.com/drift-gitops/drift/internal/applier/helm"
 	"github.com/drift-gitops/drift/internal/reason"
+	"github.com/drift-gitops/drift/internal/sopsdoc"
 	"github.com/drift-gitops/drift/internal/render"
 	"github.com/drift-gitops/drift/internal/source"
 )
@@ -157,6 +158,9 @@ func (r *runner) renderIn(snap *source.Snapshot, t *Target, cl *cluster) (*rende
 		out.Objects = append(out.Objects, more.Objects...)
 		out.Failures = append(out.Failures, more.Failures...)
 		out.Notes = append(out.Notes, more.Notes...)
+	}
+	if first.Decrypt == sopsdoc.Provider {
+		r.decrypted(out, snap, t, first)
 	}
 	if ns := t.CreateNamespace; ns != "" && !rendersNamespace(out.Objects, ns) {
 		obj := render.Object{Obj: &unstructured.Unstructured{Object: map[string]any{

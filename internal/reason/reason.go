@@ -103,6 +103,9 @@ const (
 	ApplierMismatch Reason = "applier-mismatch"
 	// Inventory: an inventory for prune cannot be used.
 	Inventory Reason = "inventory"
+	// Encrypted: a SOPS-encrypted Secret no key of the runner's decrypts: previewed
+	// without its values.
+	Encrypted Reason = "encrypted"
 )
 
 // Kind says whether a reason marks errors, warnings, or both.
@@ -158,6 +161,7 @@ var table = map[Reason]entry{
 	NotApplied:           {WarningKind, ""},
 	ApplierMismatch:      {WarningKind, ""},
 	Inventory:            {ErrorKind, "fix the inventory named, or delete it: nothing is pruned with it"},
+	Encrypted:            {WarningKind, ""},
 }
 
 // Hint is the one-line hint for an error reason ("" for warnings and unknown reasons).

@@ -45,6 +45,9 @@ type Object struct {
 type Note struct {
 	Reason  reason.Reason
 	Message string
+	// Changed, with reason.Encrypted, says the encrypted document differs from the
+	// base's (or the base has none): its values change, though they cannot be shown.
+	Changed bool `json:",omitempty"`
 }
 
 // held is an object as the render worker sent it: its JSON, with its identity and

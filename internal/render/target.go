@@ -60,6 +60,10 @@ type Spec struct {
 	// and no failure, and a note names the files that hold such documents. For a path
 	// drift previews on its own, which no applier defines.
 	ObjectsOnly bool `json:",omitempty"`
+	// Decrypt is a Flux Kustomization's spec.decryption.provider ("sops"): what
+	// applies the target decrypts its SOPS-encrypted Secrets first. The render
+	// leaves them as written; drift's own process decrypts them (internal/sopsdoc).
+	Decrypt string `json:",omitempty"`
 }
 
 // KustomizeOptions are edits to a kustomization, made as `kustomize edit` makes them

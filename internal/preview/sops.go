@@ -1,0 +1,106 @@
+package preview
+
+import (
+	"errors"
+	"fmt"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/drift-gitops/drift/internal/object"
+	"github.com/drift-gitops/drift/internal/reason"
+	"github.com/drift-gitops/drift/internal/render"
+	"github.com/drift-gitops/drift/internal/sopsdoc"
+	"github.com/drift-gitops/drift/internal/source"
+)
+
+// decrypted is a render of t in snap with its SOPS-encrypted Secrets as the Flux
+// Kustomization that applies it decrypts them (its spec.decryption, sopsdoc):
+// decrypted with the runner's keys, every value told to the scrubber first; or,
+// when no key of the runner's decrypts one, opaque: its values left out, noted as
+// not compared, and, previewing the head, whether its encrypted document differs
+// from the base's (Note.Changed). A document SOPS cannot read is the object's
+// failure. res is the target's own copy.
+func (r *runner) decrypted(res *render.Result, snap *source.Snapshot, t *Target, spec render.Spec) {
+	var base map[object.Key]string
+	kept := res.Objects[:0]
+	for _, o := range res.Objects {
+		obj := o.Get()
+		if !sopsdoc.Encrypted(obj) {
+			kept = append(kept, o)
+			continue
+		}
+		plain, err := sopsdoc.Decrypt(obj)
+		switch {
+		case err == nil:
+			if r.deps.Secrets != nil {
+				r.deps.Secrets(plain)
+			}
+			o.Obj = plain
+		case errors.Is(err, sopsdoc.ErrNoKey):
+			changed := false
+			if snap == r.head && r.base != nil && !t.New {
+				if base == nil {
+					base = r.encryptedInBase(t, spec)
+				}
+				doc, _ := obj.MarshalJSON()
+				was, ok := base[o.ID().Key()]
+				changed = !ok || was != string(doc)
+			}
+			o = opaque(o, err, changed)
+		default:
+			id := o.ID()
+			res.Failures = append(res.Failures, render.Failure{Source: o.Source, Doc: o.Doc, Item: o.Item, ID: &id, Reason: reason.Invalid,
+				Message: fmt.Sprintf("%s cannot be decrypted as kustomize-controller decrypts it (spec.decryption.provider: sops): %v", id.Display(), err)})
+			continue
+		}
+		kept = append(kept, o)
+	}
+	res.Objects = kept
+}
+
+// encryptedInBase are the encrypted Secrets the base renders for t, as written, by
+// key: what a head's encrypted Secret is compared with when no key decrypts it.
+func (r *runner) encryptedInBase(t *Target, spec render.Spec) map[object.Key]string {
+	out := map[object.Key]string{}
+	if r.base.CheckPaths([]string{t.basePath(true)}) != nil {
+		return out
+	}
+	if len(t.BaseSpecs) > 0 {
+		spec = t.completeSpec(t.BaseSpecs[0], t.conn)
+	}
+	res, err := r.deps.Cache.RenderSnapshot(r.base, spec)
+	if err != nil {
+		return out
+	}
+	for _, o := range res.Objects {
+		if obj := o.Get(); sopsdoc.Encrypted(obj) {
+			doc, _ := obj.MarshalJSON()
+			out[o.ID().Key()] = string(doc)
+		}
+	}
+	return out
+}
+
+// opaque is an encrypted Secret no key decrypts, as drift previews it: without its
+// sops field and with every value left empty, so that no ciphertext is sent or
+// shown; its note says why and names the keys that decrypt it.
+func opaque(o render.Object, err error, changed bool) render.Object {
+	obj := o.Get().DeepCopy()
+	unstructured.RemoveNestedField(obj.Object, "sops")
+	for _, field := range []string{"data", "stringData"} {
+		if m, ok, _ := unstructured.NestedMap(obj.Object, field); ok {
+			for k := range m {
+				m[k] = ""
+			}
+			_ = unstructured.SetNestedMap(obj.Object, m, field)
+		}
+	}
+	o.Obj = obj
+	what := "its encrypted document is the base's"
+	if changed {
+		what = "its encrypted document changes"
+	}
+	o.Notes = append(append([]render.Note(nil), o.Notes...), render.Note{Reason: reason.Encrypted, Changed: changed, Message: fmt.Sprintf(
+		"encrypted with SOPS and not decrypted (%v): its values are not compared, %s; give drift the key through SOPS_AGE_KEY or SOPS_AGE_KEY_FILE (docs/flux.md#sops) to compare them", err, what)})
+	return o
+}

@@ -1,0 +1,216 @@
+// Package sopsdoc decrypts SOPS-encrypted Kubernetes objects as Flux's
+// kustomize-controller does before it applies them (its internal/decryptor:
+// DecryptResource), with the SOPS library itself (github.com/getsops/sops/v3): a
+// Secret encrypted whole (a sops field with a mac), or a Secret whose data values
+// are SOPS documents (a kustomize generator's encrypted files). The keys are the
+// runner's, found as the sops command finds them (SOPS_AGE_KEY, SOPS_AGE_KEY_FILE,
+// the user's age keys file, GnuPG's keyring, cloud KMS credentials of the
+// environment); never from the repository or drift.yaml.
+package sopsdoc
+
+import (
+	"bytes"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/getsops/sops/v3"
+	"github.com/getsops/sops/v3/aes"
+	"github.com/getsops/sops/v3/cmd/sops/common"
+	"github.com/getsops/sops/v3/cmd/sops/formats"
+	"github.com/getsops/sops/v3/config"
+	"github.com/getsops/sops/v3/keyservice"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+)
+
+// Provider is the Flux Kustomization's spec.decryption.provider drift decrypts.
+const Provider = "sops"
+
+// disabledAnnotation turns decryption off for one object, as in Flux.
+const disabledAnnotation = "kustomize.toolkit.fluxcd.io/decrypt"
+
+// markers tell a SOPS document in a Secret's data value, and its format, as
+// kustomize-controller's detectFormatFromMarkerBytes does.
+var markers = []struct {
+	format formats.Format
+	marker []byte
+}{
+	{formats.Yaml, []byte("mac: ENC[")},
+	{formats.Json, []byte("\"mac\": \"ENC[")},
+	{formats.Dotenv, []byte("sops_mac=ENC[")},
+	{formats.Ini, []byte("[sops]")},
+}
+
+// Encrypted reports whether kustomize-controller would decrypt obj: a v1 Secret
+// with a sops field holding a mac, or one with a data value that is a SOPS
+// document; not when its decrypt annotation says disabled.
+func Encrypted(obj *unstructured.Unstructured) bool {
+	if obj == nil || obj.GetKind() != "Secret" || obj.GetAPIVersion() != "v1" ||
+		strings.EqualFold(obj.GetAnnotations()[disabledAnnotation], "disabled") {
+		return false
+	}
+	if whole(obj) {
+		return true
+	}
+	data, _, _ := unstructured.NestedMap(obj.Object, "data")
+	for _, v := range data {
+		if s, ok := v.(string); ok {
+			if b, err := base64.StdEncoding.DecodeString(s); err == nil && formatOf(b) >= 0 {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// whole reports whether the Secret is encrypted whole: a sops field with a mac.
+func whole(obj *unstructured.Unstructured) bool {
+	mac, found, _ := unstructured.NestedString(obj.Object, "sops", "mac")
+	return found && mac != ""
+}
+
+// formatOf is the format of a SOPS document in data, -1 for none.
+func formatOf(data []byte) formats.Format {
+	for _, m := range markers {
+		if bytes.Contains(data, m.marker) {
+			return m.format
+		}
+	}
+	return -1
+}
+
+// ErrNoKey says none of the runner's keys decrypts the document's data key.
+var ErrNoKey = errors.New("none of the runner's SOPS keys decrypts it")
+
+// Decrypt returns obj decrypted as kustomize-controller decrypts it: a Secret
+// encrypted whole with its values in clear and no sops field, or each data value
+// that is a SOPS document decrypted to the format of its key's file name (JSON for
+// .dockerconfigjson). An error wrapping ErrNoKey says no key of the runner's
+// decrypts it; any other, that the document cannot be read or decrypted. Its
+// messages never hold a value.
+func Decrypt(obj *unstructured.Unstructured) (*unstructured.Unstructured, error) {
+	if whole(obj) {
+		doc, err := json.Marshal(obj.Object)
+		if err != nil {
+			return nil, err
+		}
+		plain, err := decrypt(doc, formats.Json, formats.Json)
+		if err != nil {
+			return nil, err
+		}
+		out := &unstructured.Unstructured{}
+		if err := out.UnmarshalJSON(plain); err != nil {
+			return nil, fmt.Errorf("the decrypted Secret is not an object: %w", err)
+		}
+		return out, nil
+	}
+	out := obj.DeepCopy()
+	data, _, _ := unstructured.NestedMap(out.Object, "data")
+	for _, key := range sortedKeys(data) {
+		s, ok := data[key].(string)
+		if !ok {
+			continue
+		}
+		b, err := base64.StdEncoding.DecodeString(s)
+		if err != nil {
+			continue // the build says what is wrong with it, as in Flux
+		}
+		in := formatOf(b)
+		if in < 0 {
+			continue
+		}
+		outFormat := formats.FormatForPath(key)
+		if strings.HasSuffix(key, ".dockerconfigjson") {
+			outFormat = formats.Json
+		}
+		plain, err := decrypt(b, in, outFormat)
+		if err != nil {
+			return nil, fmt.Errorf("data.%s: %w", key, err)
+		}
+		data[key] = base64.StdEncoding.EncodeToString(plain)
+	}
+	if err := unstructured.SetNestedMap(out.Object, data, "data"); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// decrypt is kustomize-controller's SopsDecryptWithFormat, without the MAC check
+// (off there by default: what kustomize adds to an object changes its MAC): the
+// data key from the runner's keys through SOPS' local key service, the tree
+// decrypted with it, emitted in the output format.
+func decrypt(data []byte, in, out formats.Format) (_ []byte, err error) {
+	defer func() {
+		// Malformed input can make SOPS panic (kustomize-controller recovers too).
+		if r := recover(); r != nil {
+			err = fmt.Errorf("SOPS failed on the document: %v", r)
+		}
+	}()
+	tree, err := common.StoreForFormat(in, config.NewStoresConfig()).LoadEncryptedFile(data)
+	if err != nil {
+		return nil, fmt.Errorf("not a SOPS document: %s", userError(err))
+	}
+	key, err := tree.Metadata.GetDataKeyWithKeyServices([]keyservice.KeyServiceClient{keyservice.NewLocalClient()}, sops.DefaultDecryptionOrder)
+	if err != nil {
+		return nil, fmt.Errorf("%w (%s)", ErrNoKey, strings.Join(Recipients(tree.Metadata), ", "))
+	}
+	if _, err := tree.Decrypt(key, aes.NewCipher()); err != nil {
+		// Its message may quote a value: say only that it failed.
+		return nil, errors.New("SOPS cannot decrypt a value of it with its data key (is it edited by hand?)")
+	}
+	plain, err := common.StoreForFormat(out, config.NewStoresConfig()).EmitPlainFile(tree.Branches)
+	if err != nil {
+		return nil, errors.New("SOPS cannot write the decrypted document in the format its file name asks for")
+	}
+	return plain, nil
+}
+
+// userError is err's message as SOPS tells it to users.
+func userError(err error) string {
+	var ue sops.UserError
+	if errors.As(err, &ue) {
+		return strings.TrimSpace(ue.UserError())
+	}
+	return err.Error()
+}
+
+// Recipients are the keys a document is encrypted for, as SOPS names them (age
+// recipients, PGP fingerprints, KMS key ids): who can decrypt it.
+func Recipients(m sops.Metadata) []string {
+	var out []string
+	for _, group := range m.KeyGroups {
+		for _, k := range group {
+			out = append(out, k.TypeToIdentifier()+" "+k.ToString())
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// RecipientsOf are the keys obj (encrypted whole) is encrypted for ("": not known).
+func RecipientsOf(obj *unstructured.Unstructured) string {
+	if !whole(obj) {
+		return ""
+	}
+	doc, err := json.Marshal(obj.Object)
+	if err != nil {
+		return ""
+	}
+	tree, err := common.StoreForFormat(formats.Json, config.NewStoresConfig()).LoadEncryptedFile(doc)
+	if err != nil {
+		return ""
+	}
+	return strings.Join(Recipients(tree.Metadata), ", ")
+}
+
+func sortedKeys(m map[string]any) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
