@@ -12,8 +12,8 @@ import (
 
 	"github.com/drift-gitops/drift/internal/applier/helm"
 	"github.com/drift-gitops/drift/internal/reason"
-	"github.com/drift-gitops/drift/internal/sopsdoc"
 	"github.com/drift-gitops/drift/internal/render"
+	"github.com/drift-gitops/drift/internal/sopsdoc"
 	"github.com/drift-gitops/drift/internal/source"
 )
 
