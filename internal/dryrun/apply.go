@@ -59,9 +59,22 @@ func preview(ctx context.Context, c *kube.Clients, r *Result, opts Options) {
 func previewApplied(ctx context.Context, c *kube.Clients, res dynamic.ResourceInterface, r *Result, opts Options) {
 	s := &server{c: c, res: res, name: r.ID.Name, opts: opts}
 	cache := cachedFor(c, s, r, opts)
-	encrypted, opaque := encryptedNote(r.Object)
-	if opaque {
-		r.Warnings = append(r.Warnings, Message{Reason: reason.Encrypted, Message: encrypted.Message})
+	// An encrypted Secret's note (its warning in the report) says why it is opaque.
+	_, opaque := encryptedNote(r.Object)
+	unfilled := false
+	if filled, ok := FilledNote(r.Object); ok {
+		// flux-operator fills it from the cluster before applying it: so does the
+		// preview, or, when the source cannot be read, it is taken as the cluster
+		// holds it. Its note says which.
+		obj := r.Object.Get().DeepCopy()
+		msg := filled.Message + ": filled from the cluster as it fills it"
+		if err := fillFromCluster(ctx, c, obj, opts); err != nil {
+			opaque, unfilled = true, true
+			msg = filled.Message + "; " + err.Error() + ": previewed as the cluster holds it"
+		} else {
+			r.Object = r.Object.With(obj)
+		}
+		r.Object = withNote(r.Object, reason.OperatorFilled, msg)
 	}
 	for attempt := 1; ; attempt++ {
 		live, err := read(ctx, c, res, r, attempt, opts)
@@ -70,10 +83,17 @@ func previewApplied(ctx context.Context, c *kube.Clients, res dynamic.ResourceIn
 			return
 		}
 		if opaque && live != nil {
-			// An encrypted Secret no key decrypts: its values are not known, so the
-			// prediction is the live object (entry.Build reads a changed encrypted
-			// document as a modification whose values are not shown).
+			// An encrypted Secret no key decrypts, or an object an operator fills from
+			// what drift cannot read: its values are not known, so the prediction is
+			// the live object (entry.Build reads a changed encrypted document as a
+			// modification whose values are not shown).
 			r.Live, r.Merged = live, live
+			return
+		}
+		if unfilled {
+			// An operator-filled object the cluster lacks: created as written,
+			// filled then; not sent, whose values drift cannot know.
+			r.Live, r.Merged = nil, asWritten(r)
 			return
 		}
 		obj, skip, err := prepared(r, live, opts)

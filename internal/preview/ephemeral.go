@@ -151,7 +151,7 @@ func (r *runner) baseBatches(cl *cluster, targets []*Target) []ephemeral.Batch {
 			k := obj.ID().Key()
 			switch {
 			case !object.IsScaffolding(obj.ID().GroupKind()):
-				b.Objects = append(b.Objects, obj)
+				b.Objects = append(b.Objects, seedable(obj))
 			case !cl.seeded[k]:
 				b.Scaffolding = append(b.Scaffolding, obj)
 			}

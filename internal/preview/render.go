@@ -162,6 +162,9 @@ func (r *runner) renderIn(snap *source.Snapshot, t *Target, cl *cluster) (*rende
 	if first.Decrypt == sopsdoc.Provider {
 		r.decrypted(out, snap, t, first)
 	}
+	if first.Renderer == render.RendererResourceSet {
+		operatorFilled(out)
+	}
 	if ns := t.CreateNamespace; ns != "" && !rendersNamespace(out.Objects, ns) {
 		obj := render.Object{Obj: &unstructured.Unstructured{Object: map[string]any{
 			"apiVersion": "v1", "kind": "Namespace", "metadata": map[string]any{"name": ns}}}, Source: cmp.Or(t.From, t.Name)}

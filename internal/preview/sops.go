@@ -6,6 +6,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
+	"github.com/drift-gitops/drift/internal/dryrun"
 	"github.com/drift-gitops/drift/internal/object"
 	"github.com/drift-gitops/drift/internal/reason"
 	"github.com/drift-gitops/drift/internal/render"
@@ -35,7 +36,7 @@ func (r *runner) decrypted(res *render.Result, snap *source.Snapshot, t *Target,
 			if r.deps.Secrets != nil {
 				r.deps.Secrets(plain)
 			}
-			o.Obj = plain
+			o = o.With(plain)
 		case errors.Is(err, sopsdoc.ErrNoKey):
 			changed := false
 			if snap == r.head && r.base != nil && !t.New {
@@ -95,7 +96,7 @@ func opaque(o render.Object, err error, changed bool) render.Object {
 			_ = unstructured.SetNestedMap(obj.Object, m, field)
 		}
 	}
-	o.Obj = obj
+	o = o.With(obj)
 	what := "its encrypted document is the base's"
 	if changed {
 		what = "its encrypted document changes"
@@ -103,4 +104,60 @@ func opaque(o render.Object, err error, changed bool) render.Object {
 	o.Notes = append(append([]render.Note(nil), o.Notes...), render.Note{Reason: reason.Encrypted, Changed: changed, Message: fmt.Sprintf(
 		"encrypted with SOPS and not decrypted (%v): its values are not compared, %s; give drift the key through SOPS_AGE_KEY or SOPS_AGE_KEY_FILE (docs/flux.md#sops) to compare them", err, what)})
 	return o
+}
+
+// operatorFilled notes the ConfigMaps and Secrets of a ResourceSet's render that
+// flux-operator fills before applying them (their copyFrom annotation): the dry run
+// fills them as it does, from the cluster (dryrun.fillFromCluster).
+func operatorFilled(res *render.Result) {
+	for i, o := range res.Objects {
+		obj := o.Get()
+		from, ok := obj.GetAnnotations()[dryrun.CopyFromAnnotation]
+		if !ok || obj.GetAPIVersion() != "v1" || (obj.GetKind() != "ConfigMap" && obj.GetKind() != "Secret") {
+			continue
+		}
+		c := o.With(obj)
+		c.Notes = append(append([]render.Note(nil), o.Notes...), render.Note{Reason: reason.OperatorFilled,
+			Message: fmt.Sprintf("flux-operator copies its data from %s %s before applying it", obj.GetKind(), from)})
+		res.Objects[i] = c
+	}
+}
+
+// requiredKeys are the keys the API server requires of a Secret of each type.
+var requiredKeys = map[string][]string{
+	"kubernetes.io/dockerconfigjson": {".dockerconfigjson"},
+	"kubernetes.io/dockercfg":        {".dockercfg"},
+	"kubernetes.io/tls":              {"tls.crt", "tls.key"},
+	"kubernetes.io/basic-auth":       {"username"},
+	"kubernetes.io/ssh-auth":         {"ssh-privatekey"},
+}
+
+// seedable is an operator-filled Secret as an ephemeral server can hold it: the
+// keys its type requires, with empty values ("{}" where JSON is required), so that
+// the base loads and the head's copy is compared with it.
+func seedable(o render.Object) render.Object {
+	obj := o.Get()
+	if _, ok := dryrun.FilledNote(o); !ok || obj.GetKind() != "Secret" {
+		return o
+	}
+	t, _, _ := unstructured.NestedString(obj.Object, "type")
+	keys := requiredKeys[t]
+	if len(keys) == 0 {
+		return o
+	}
+	c := obj.DeepCopy()
+	data, _, _ := unstructured.NestedStringMap(c.Object, "stringData")
+	if data == nil {
+		data = map[string]string{}
+	}
+	for _, k := range keys {
+		if _, ok := data[k]; !ok {
+			data[k] = ""
+			if k == ".dockerconfigjson" || k == ".dockercfg" {
+				data[k] = "{}"
+			}
+		}
+	}
+	_ = unstructured.SetNestedStringMap(c.Object, data, "stringData")
+	return o.With(c)
 }

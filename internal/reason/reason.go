@@ -106,6 +106,9 @@ const (
 	// Encrypted: a SOPS-encrypted Secret no key of the runner's decrypts: previewed
 	// without its values.
 	Encrypted Reason = "encrypted"
+	// OperatorFilled: an operator fills the object from the cluster before applying
+	// it (flux-operator's copyFrom).
+	OperatorFilled Reason = "operator-filled"
 )
 
 // Kind says whether a reason marks errors, warnings, or both.
@@ -162,6 +165,7 @@ var table = map[Reason]entry{
 	ApplierMismatch:      {WarningKind, ""},
 	Inventory:            {ErrorKind, "fix the inventory named, or delete it: nothing is pruned with it"},
 	Encrypted:            {WarningKind, ""},
+	OperatorFilled:       {WarningKind, ""},
 }
 
 // Hint is the one-line hint for an error reason ("" for warnings and unknown reasons).

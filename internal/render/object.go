@@ -89,6 +89,12 @@ func (o Object) Get() *unstructured.Unstructured {
 	return u
 }
 
+// With is o holding obj in place of its object (a decrypted or filled copy): the
+// same place and notes, nothing of the worker's JSON.
+func (o Object) With(obj *unstructured.Unstructured) Object {
+	return Object{Obj: obj, Source: o.Source, Doc: o.Doc, Item: o.Item, Notes: o.Notes}
+}
+
 // Present reports whether the Object holds an object, decoded or not.
 func (o Object) Present() bool { return o.Obj != nil || o.held != nil }
 

@@ -1,0 +1,58 @@
+package main
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/drift-gitops/drift/internal/report"
+)
+
+// TestOperatorFilledSecretsArePreviewedAsTheOperatorFillsThem: a ResourceSet's
+// Secret of type dockerconfigjson with flux-operator's copyFrom annotation is
+// written without data; the operator copies it from another Secret before applying.
+// With the source in the cluster, the preview fills it as the operator does (no
+// error; its value masked, never shown); without it, and on an ephemeral server, it
+// is named as filled by the operator, never an error.
+func TestOperatorFilledSecretsArePreviewedAsTheOperatorFillsThem(t *testing.T) {
+	ns := namespace(t)
+	apply(t, "kubectl", "apiVersion: v1\nkind: Secret\nmetadata: {name: regcred-src, namespace: "+ns+"}\ntype: kubernetes.io/dockerconfigjson\n"+
+		"stringData: {.dockerconfigjson: '{\"auths\": {\"r.example\": {\"auth\": \"cmVnLXMzY3IzdA==\"}}}'}\n")
+	rs := func(source string) string {
+		return "apiVersion: fluxcd.controlplane.io/v1\nkind: ResourceSet\nmetadata: {name: regcreds, namespace: " + ns + "}\nspec:\n  inputs:\n    - tenant: one\n  resources:\n" +
+			"    - apiVersion: v1\n      kind: Secret\n      metadata:\n        name: << inputs.tenant >>-regcred\n        namespace: " + ns + "\n" +
+			"        annotations: {fluxcd.controlplane.io/copyFrom: " + ns + "/" + source + "}\n      type: kubernetes.io/dockerconfigjson\n"
+	}
+	secretOf := func(rep *report.Report) *report.Object {
+		if tg := targetNamed(rep, "ResourceSet/"+ns+"/regcreds"); tg != nil && len(tg.Objects) == 1 {
+			return &tg.Objects[0]
+		}
+		return nil
+	}
+	filled := func(o *report.Object) string {
+		for _, w := range o.Warnings {
+			if w.Reason == "operator-filled" {
+				return w.Message
+			}
+		}
+		return ""
+	}
+	dir, baseSHA := actionsCheckout(t, map[string]string{"rs.yaml": rs("regcred-src")}, map[string]string{"README.md": "# x\n"})
+	rep, o := driftJSON(t, "diff", "--repo", dir, "--ref", "HEAD", "--target", "ResourceSet/*/*")
+	s := secretOf(rep)
+	if o.code != exitChanges || !rep.Complete || s == nil || s.Category != report.Add || !strings.Contains(filled(s), "filled from the cluster as it fills it") ||
+		!strings.Contains(s.Diff, ".dockerconfigjson: '***'") || strings.Contains(o.stdout, "cmVnLXMzY3IzdA") {
+		t.Errorf("filled from the cluster: exit %d, %+v\n%s", o.code, s, o.stderr)
+	}
+
+	dir, _ = actionsCheckout(t, map[string]string{"rs.yaml": rs("missing")}, map[string]string{"README.md": "# x\n"})
+	rep, o = driftJSON(t, "diff", "--repo", dir, "--ref", "HEAD", "--target", "ResourceSet/*/*")
+	if s := secretOf(rep); o.code != exitChanges || !rep.Complete || s == nil || s.Category != report.Add || !strings.Contains(filled(s), "cannot be read") {
+		t.Errorf("a source the cluster lacks: exit %d, %+v\n%s", o.code, s, o.stderr)
+	}
+
+	dir, baseSHA = actionsCheckout(t, map[string]string{"rs.yaml": rs("regcred-src")}, map[string]string{"rs.yaml": strings.Replace(rs("regcred-src"), "tenant: one", "tenant: one\n      extra: x", 1)})
+	rep, o = driftJSON(t, "diff", "--repo", dir, "--ref", "HEAD", "--base", baseSHA, "--cluster", "ephemeral", "--target", "ResourceSet/*/*")
+	if s := secretOf(rep); o.code == exitError || !rep.Complete || s == nil || s.Category != report.Unchanged || filled(s) == "" {
+		t.Errorf("on an ephemeral server: exit %d, %+v\n%s", o.code, s, o.stderr)
+	}
+}
