@@ -386,6 +386,9 @@ type discovery struct {
 	// sourceUnknown says the source fluxSource last read may be this repository
 	// (found nowhere, or an artifact) though discovery cannot tell.
 	sourceUnknown bool
+	// artifactPrefix is the repository directory the ExternalArtifact fluxSource
+	// last read stands for (externalArtifact): a path in it is read below it.
+	artifactPrefix string
 }
 
 // targetsOf turns an applier object into targets: one for an Application,
@@ -713,8 +716,9 @@ func candidates(fsys fs.FS, paths []string, charts chartDirs, scans Scans) (map[
 	return out, nil
 }
 
-// applierGroups are Argo CD's and Flux's API groups, as an apiVersion begins.
-var applierGroups = []string{"argoproj.io/", "kustomize.toolkit.fluxcd.io/", "helm.toolkit.fluxcd.io/", "fluxcd.controlplane.io/"}
+// applierGroups are Argo CD's and Flux's API groups, as an apiVersion begins (and
+// source-watcher's, whose ArtifactGenerators make the sources Kustomizations read).
+var applierGroups = []string{"argoproj.io/", "kustomize.toolkit.fluxcd.io/", "helm.toolkit.fluxcd.io/", "fluxcd.controlplane.io/", "source.extensions.fluxcd.io/"}
 
 // namesApplierGroup reports whether a file mentions Argo CD's or Flux's API groups.
 func namesApplierGroup(data []byte) bool {

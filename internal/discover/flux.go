@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"path"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -74,7 +75,7 @@ func (d *discovery) kustomization(obj *unstructured.Unstructured) Target {
 		}
 		return t
 	}
-	spec := render.Spec{Path: repoPath(s.Path), Renderer: render.RendererKustomize, AsFlux: true, FluxIgnore: d.sourceIgnore}
+	spec := render.Spec{Path: repoPath(path.Join(d.artifactPrefix, s.Path)), Renderer: render.RendererKustomize, AsFlux: true, FluxIgnore: d.sourceIgnore}
 	if s.Decryption != nil {
 		spec.Decrypt = s.Decryption.Provider
 	}
@@ -353,8 +354,11 @@ func helmReleaseName(releaseName, targetNS, name string) string {
 // spec.ignore is left in d.sourceIgnore for the build. A GitRepository is this repository when its URL is, or when it is
 // the flux-system GitRepository flux bootstrap writes into the repository it syncs.
 func (d *discovery) fluxSource(t *Target, ref crossRef, ns string) (string, error) {
-	d.sourceIgnore, d.sourceUnknown = "", false
+	d.sourceIgnore, d.sourceUnknown, d.artifactPrefix = "", false, ""
 	refNS := cmp.Or(ref.Namespace, ns)
+	if ref.Kind == "ExternalArtifact" {
+		return d.externalArtifact(t, ref, refNS)
+	}
 	if ref.Kind != "GitRepository" {
 		// An artifact (OCIRepository, Bucket, ExternalArtifact) is often built from
 		// this repository's files.

@@ -32,7 +32,7 @@ func newPool(objs []render.Object, paths []string) *pool {
 }
 
 // pooled are the kinds references name: nothing else is kept.
-var pooled = map[string]bool{"ConfigMap": true, "Secret": true, "GitRepository": true, "HelmRepository": true, "OCIRepository": true, "ResourceSetInputProvider": true}
+var pooled = map[string]bool{"ConfigMap": true, "Secret": true, "GitRepository": true, "HelmRepository": true, "OCIRepository": true, "ResourceSetInputProvider": true, KindArtifactGenerator: true}
 
 // add records objects met in the repository's files or in a render.
 func (p *pool) add(objs []render.Object) {

@@ -1,0 +1,144 @@
+package discover
+
+import (
+	"cmp"
+	"fmt"
+	"path"
+	"strings"
+
+	"github.com/drift-gitops/drift/internal/render"
+)
+
+// artifactGenerator is what of source-watcher's ArtifactGenerator
+// (source.extensions.fluxcd.io/v1beta1) decides an ExternalArtifact's files.
+type artifactGenerator struct {
+	Spec struct {
+		Sources []struct {
+			Alias     string `json:"alias"`
+			Kind      string `json:"kind"`
+			Name      string `json:"name"`
+			Namespace string `json:"namespace"`
+		} `json:"sources"`
+		PathPattern string `json:"pathPattern"`
+		Artifacts   []struct {
+			Name string `json:"name"`
+			Copy []struct {
+				From     string   `json:"from"`
+				To       string   `json:"to"`
+				Exclude  []string `json:"exclude"`
+				Strategy string   `json:"strategy"`
+			} `json:"copy"`
+		} `json:"artifacts"`
+	} `json:"spec"`
+}
+
+// KindArtifactGenerator is source-watcher's kind that builds ExternalArtifacts.
+const KindArtifactGenerator = "ArtifactGenerator"
+
+// externalArtifact reads a Kustomization's ExternalArtifact as the ArtifactGenerator
+// that builds it from this repository makes it, when its copy operations move
+// directories of this repository whole under one common prefix (source-watcher's
+// builder: "@alias/dir/**" to "@artifact/sub/" copies dir's tree to sub/): the
+// artifact is then the repository's directory prefix, and the Kustomization's path
+// is read below it (d.artifactPrefix). Anything else says why it is not previewed.
+func (d *discovery) externalArtifact(t *Target, ref crossRef, ns string) (string, error) {
+	d.sourceUnknown = true
+	var gen *artifactGenerator
+	var where render.Object
+	for _, o := range d.pool.all(KindArtifactGenerator, ns) {
+		if !strings.HasPrefix(o.Get().GetAPIVersion(), "source.extensions.fluxcd.io/") {
+			continue
+		}
+		var g artifactGenerator
+		if err := fromObject(o.Get(), &g); err != nil {
+			return fmt.Sprintf("its source ExternalArtifact %s is built by ArtifactGenerator %s, which cannot be read (%s): %v", objectName(ns, ref.Name), o.Get().GetName(), o.Where(), err), nil
+		}
+		for _, a := range g.Spec.Artifacts {
+			if a.Name == ref.Name {
+				gen, where = &g, o
+			}
+		}
+	}
+	if gen == nil {
+		return fmt.Sprintf("its source is ExternalArtifact %s, which no ArtifactGenerator drift finds in the repository builds", objectName(ns, ref.Name)), nil
+	}
+	name := "ArtifactGenerator " + objectName(ns, where.Get().GetName())
+	if where.Source != "" {
+		t.Inputs = append(t.Inputs, where.Source)
+	}
+	if gen.Spec.PathPattern != "" {
+		return fmt.Sprintf("its source ExternalArtifact %s is built by %s with a pathPattern, which drift does not expand yet", objectName(ns, ref.Name), name), nil
+	}
+	var prefix string
+	first := true
+	for _, a := range gen.Spec.Artifacts {
+		if a.Name != ref.Name {
+			continue
+		}
+		for _, op := range a.Copy {
+			p, why := copiedPrefix(op.From, op.To, op.Exclude, op.Strategy)
+			if why != "" {
+				return fmt.Sprintf("its source ExternalArtifact %s is built by %s, whose copy from %q to %q %s, which drift does not map to the repository yet", objectName(ns, ref.Name), name, op.From, op.To, why), nil
+			}
+			alias := strings.SplitN(strings.TrimPrefix(op.From, "@"), "/", 2)[0]
+			found := false
+			for _, s := range gen.Spec.Sources {
+				if s.Alias != alias {
+					continue
+				}
+				found = true
+				if why, err := d.fluxSource(t, crossRef{Kind: s.Kind, Name: s.Name, Namespace: s.Namespace}, ns); err != nil || why != "" {
+					d.sourceUnknown = true
+					return fmt.Sprintf("its source ExternalArtifact %s is built by %s from source %s: %s", objectName(ns, ref.Name), name, alias, why), err
+				}
+			}
+			if !found {
+				return fmt.Sprintf("its source ExternalArtifact %s is built by %s from source %q, which it does not define", objectName(ns, ref.Name), name, alias), nil
+			}
+			if !first && p != prefix {
+				return fmt.Sprintf("its source ExternalArtifact %s is built by %s from directories that do not keep their places (%s and %s), which drift does not map to the repository yet", objectName(ns, ref.Name), name, cmp.Or(prefix, "."), cmp.Or(p, ".")), nil
+			}
+			prefix, first = p, false
+		}
+	}
+	if first {
+		return fmt.Sprintf("its source ExternalArtifact %s is built by %s with nothing copied into it", objectName(ns, ref.Name), name), nil
+	}
+	d.sourceUnknown, d.artifactPrefix = false, prefix
+	return "", nil
+}
+
+// copiedPrefix is the repository directory a copy operation's artifact directory
+// stands for when it copies a directory's tree whole ("@alias/dir/**" to
+// "@artifact/sub/", dir ending with sub): the artifact's path p is then the
+// repository's prefix/p. why says what keeps it from being one.
+func copiedPrefix(from, to string, exclude []string, strategy string) (prefix, why string) {
+	if len(exclude) > 0 {
+		return "", "excludes files"
+	}
+	if strategy != "" && strategy != "Overwrite" {
+		return "", "uses the " + strategy + " strategy"
+	}
+	alias, pattern, ok := strings.Cut(strings.TrimPrefix(from, "@"), "/")
+	if !strings.HasPrefix(from, "@") || !ok || alias == "" {
+		return "", "is not @alias/pattern"
+	}
+	dir, ok := strings.CutSuffix(pattern, "/**")
+	if !ok || strings.ContainsAny(dir, "*?[]") || dir == "" {
+		return "", "is not a directory's whole tree (dir/**)"
+	}
+	sub, ok := strings.CutPrefix(to, "@artifact/")
+	if !ok || !strings.HasSuffix(to, "/") && sub != "" {
+		return "", "does not copy into a directory of the artifact"
+	}
+	dir, sub = path.Clean(dir), strings.TrimSuffix(path.Clean("/" + sub)[1:], "/")
+	switch {
+	case sub == "":
+		return dir, ""
+	case dir == sub:
+		return "", ""
+	case strings.HasSuffix(dir, "/"+sub):
+		return strings.TrimSuffix(dir, "/"+sub), ""
+	}
+	return "", "moves it to another place"
+}

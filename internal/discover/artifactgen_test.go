@@ -1,0 +1,77 @@
+package discover
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"testing/fstest"
+
+	"github.com/drift-gitops/drift/internal/render"
+)
+
+// copiedPrefix maps source-watcher's copy operations that move a directory's tree
+// whole (cp -r dir/** dest/: calculateGlobDestination strips dir) to the
+// repository directory the artifact's root stands for, and says why for others.
+func TestCopiedPrefix(t *testing.T) {
+	for _, c := range []struct {
+		from, to    string
+		exclude     []string
+		strategy    string
+		prefix, why string
+	}{
+		{from: "@repo/infrastructure/**", to: "@artifact/", prefix: "infrastructure"},
+		{from: "@repo/apps/base/**", to: "@artifact/base/", prefix: "apps"},
+		{from: "@repo/apps/**", to: "@artifact/apps/", prefix: ""},
+		{from: "@repo/deploy/prod/**", to: "@artifact/prod/", prefix: "deploy"},
+		{from: "@repo/apps/base/**", to: "@artifact/other/", why: "moves it to another place"},
+		{from: "@repo/apps/*.yaml", to: "@artifact/", why: "is not a directory's whole tree (dir/**)"},
+		{from: "@repo/apps/**", to: "@artifact/apps/", exclude: []string{"*.md"}, why: "excludes files"},
+		{from: "@repo/apps/**", to: "@artifact/apps/", strategy: "Merge", why: "uses the Merge strategy"},
+		{from: "@repo/apps/**", to: "@artifact/apps", why: "does not copy into a directory of the artifact"},
+	} {
+		prefix, why := copiedPrefix(c.from, c.to, c.exclude, c.strategy)
+		if prefix != c.prefix || why != c.why {
+			t.Errorf("%s → %s: %q, %q; want %q, %q", c.from, c.to, prefix, why, c.prefix, c.why)
+		}
+	}
+}
+
+// A Kustomization whose source is an ExternalArtifact that an ArtifactGenerator of
+// the repository builds from this repository (as Flux's example repository now
+// deploys) is previewed from the directories the generator copies; one built in a
+// way drift does not map says why, and reads as a source that may be this
+// repository (its changes are not previewed).
+func TestKustomizationsOfAnArtifactGeneratorAreRead(t *testing.T) {
+	gen := func(copies string) string {
+		return "apiVersion: source.extensions.fluxcd.io/v1beta1\nkind: ArtifactGenerator\nmetadata: {name: gen, namespace: flux-system}\n" +
+			"spec:\n  sources:\n    - {alias: monorepo, kind: GitRepository, name: flux-system}\n  artifacts:\n    - name: apps\n      originRevision: '@monorepo'\n      copy:\n" + copies
+	}
+	ks := "apiVersion: kustomize.toolkit.fluxcd.io/v1\nkind: Kustomization\nmetadata: {name: apps, namespace: flux-system}\n" +
+		"spec: {interval: 1h, path: ./production, prune: true, sourceRef: {kind: ExternalArtifact, name: apps}}\n"
+	for name, c := range map[string]struct{ copies, path, skipped string }{
+		"whole trees": {copies: "        - {from: '@monorepo/apps/base/**', to: '@artifact/base/'}\n        - {from: '@monorepo/apps/production/**', to: '@artifact/production/'}\n", path: "apps/production"},
+		"excluded":    {copies: "        - {from: '@monorepo/apps/**', to: '@artifact/', exclude: ['*.md']}\n", skipped: "excludes files"},
+		"moved":       {copies: "        - {from: '@monorepo/apps/base/**', to: '@artifact/base/'}\n        - {from: '@monorepo/other/production/**', to: '@artifact/production/'}\n", skipped: "do not keep their places"},
+	} {
+		fsys := fstest.MapFS{
+			"clusters/prod/sync.yaml":            {Data: []byte("apiVersion: source.toolkit.fluxcd.io/v1\nkind: GitRepository\nmetadata: {name: flux-system, namespace: flux-system}\nspec: {url: 'https://git.example/fleet', ref: {branch: main}}\n")},
+			"clusters/prod/gen.yaml":             {Data: []byte(gen(c.copies))},
+			"clusters/prod/apps.yaml":            {Data: []byte(ks)},
+			"apps/base/cm.yaml":                  {Data: []byte("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: app}\n")},
+			"apps/production/kustomization.yaml": {Data: []byte("resources: [../base]\n")},
+		}
+		opts := Options{RepoURLs: []string{"https://git.example/fleet"}, Revisions: []string{"main"},
+			Render: func(spec render.Spec) (*render.Result, error) { return render.Render(fsys, spec) }}
+		res, err := Discover(context.Background(), fsys, opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		apps := byName(res)["Kustomization/flux-system/apps"]
+		switch {
+		case c.path != "" && (apps.Skipped != "" || len(apps.Specs) != 1 || apps.Specs[0].Path != c.path || !contains(apps.Inputs, "clusters/prod/gen.yaml")):
+			t.Errorf("%s: %+v", name, apps)
+		case c.skipped != "" && !strings.Contains(apps.Skipped, c.skipped):
+			t.Errorf("%s: skipped %q, want it to say %q", name, apps.Skipped, c.skipped)
+		}
+	}
+}
