@@ -100,7 +100,7 @@ func TestSOPSSecretsArePreviewedAsFluxDecryptsThem(t *testing.T) {
 		rep, o = run(t, encrypted("s3cr3t-two"))
 		s = secretOf(rep)
 		if o.code != exitChanges || !rep.Complete || s == nil || s.Category != report.Modify || s.What != "encrypted values change (not compared: no SOPS key)" ||
-			!strings.Contains(warned(s), "its encrypted document changes") {
+			!strings.Contains(warned(s), "its encrypted document changes") || !strings.Contains(s.Diff, "\\ encrypted with SOPS and not decrypted") {
 			t.Errorf("a changed encrypted document: exit %d, %+v\n%s", o.code, s, o.stderr)
 		}
 	})

@@ -84,7 +84,10 @@ func (b *Builder) build(r dryrun.Result, rs *rules, sd report.Sides, story strin
 		o.What = whatChanged(o.Kind, o.Changes)
 	}
 	if opaque {
+		// No hunk to show: a diff that says so, whose values stay unknown.
 		o.What = "encrypted values change (not compared: no SOPS key)"
+		o.Diff = "--- " + sd.From + "/" + o.File + "\n+++ " + sd.To + "/" + o.File +
+			"\n\\ encrypted with SOPS and not decrypted: its encrypted document changes; its values are not compared\n"
 	}
 	o.Risks = risk.Evaluate(risk.Change{ID: o.ID, Category: o.Category, Live: objectOf(live), Merged: objectOf(merged), CustomResources: r.CustomResources}, b.opts.DisabledRisks)
 	return o, nil
