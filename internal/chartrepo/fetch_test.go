@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -11,6 +12,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"helm.sh/helm/v3/pkg/chart"
 	"helm.sh/helm/v3/pkg/chartutil"
@@ -216,7 +218,7 @@ func TestAChartIsPulledFromAnOCIRegistry(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv.Run(t)
+	runOCIServer(t, srv)
 	repoURL := "oci://" + srv.RegistryURL + "/u/ocitestuser"
 	opts := Options{Allow: []string{repoURL}, Cache: testCache(t, t.TempDir()), PlainHTTP: true, RegistryConfig: filepath.Join(dir, "config.json")}
 	ch, err := New(opts).Fetch(context.Background(), Ref{RepoURL: repoURL, Name: "oci-dependent-chart", Version: "0.1.0"})
@@ -288,4 +290,26 @@ func TestAChartCacheDriftDidNotWriteIsNotUsed(t *testing.T) {
 	if ch.Digest == "sha256:"+digest {
 		t.Errorf("the planted archive was used: %+v", ch)
 	}
+}
+
+// runOCIServer runs repotest's registry once it listens: repotest's Run logs in the
+// moment it starts serving in a goroutine, which a loaded machine loses to (the
+// login's "connection refused"). Serving first and waiting for the port leaves Run's
+// own start to find the address taken, which it ignores.
+func runOCIServer(t *testing.T, srv *repotest.OCIServer) {
+	t.Helper()
+	go func() { _ = srv.ListenAndServe() }()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		c, err := net.DialTimeout("tcp", srv.RegistryURL, time.Second)
+		if err == nil {
+			c.Close()
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the test registry at %s does not listen: %v", srv.RegistryURL, err)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	srv.Run(t)
 }

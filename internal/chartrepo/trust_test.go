@@ -317,7 +317,7 @@ func TestRegistryCredentialsStayWithTheirRegistry(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	reg.Run(t)
+	runOCIServer(t, reg)
 	registry, err := url.Parse("http://" + reg.RegistryURL)
 	if err != nil {
 		t.Fatal(err)
