@@ -78,9 +78,10 @@ func (p *Plan) coverage(files []source.FileChange, base *Baseline, asked []strin
 	if len(unread) > 0 {
 		p.baseReaders(out, unread, base)
 	}
+	// The trusted drift.yaml's (the base's on a pull request: config.Trusted).
 	var nothing []string
-	if p.Config != nil && p.Config.Base != nil {
-		nothing = p.Config.Base.DeploysNothing
+	if p.Config != nil && p.Config.Use != nil {
+		nothing = p.Config.Use.DeploysNothing
 	}
 	fluxOnly := slices.ContainsFunc(p.Targets, func(t Target) bool { return t.Flux != nil }) &&
 		!slices.ContainsFunc(p.Targets, func(t Target) bool { return t.ArgoCD != nil || t.From == "" })
