@@ -3,9 +3,10 @@
 // DecryptResource), with the SOPS library itself (github.com/getsops/sops/v3): a
 // Secret encrypted whole (a sops field with a mac), or a Secret whose data values
 // are SOPS documents (a kustomize generator's encrypted files). The keys are the
-// runner's, found as the sops command finds them (SOPS_AGE_KEY, SOPS_AGE_KEY_FILE,
-// the user's age keys file, GnuPG's keyring, cloud KMS credentials of the
-// environment); never from the repository or drift.yaml.
+// runner's age and PGP keys, found as the sops command finds them (SOPS_AGE_KEY,
+// SOPS_AGE_KEY_FILE, the user's age keys file, GnuPG's keyring); never from the
+// repository or drift.yaml, and never a KMS or Vault the document names (its
+// address is the pull request's to choose).
 package sopsdoc
 
 import (
@@ -19,10 +20,12 @@ import (
 
 	"github.com/getsops/sops/v3"
 	"github.com/getsops/sops/v3/aes"
+	sopsage "github.com/getsops/sops/v3/age"
 	"github.com/getsops/sops/v3/cmd/sops/common"
 	"github.com/getsops/sops/v3/cmd/sops/formats"
 	"github.com/getsops/sops/v3/config"
 	"github.com/getsops/sops/v3/keyservice"
+	"github.com/getsops/sops/v3/pgp"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
 
@@ -153,9 +156,18 @@ func decrypt(data []byte, in, out formats.Format) (_ []byte, err error) {
 	if err != nil {
 		return nil, fmt.Errorf("not a SOPS document: %s", userError(err))
 	}
+	recipients := strings.Join(Recipients(tree.Metadata), ", ")
+	// Only the runner's own age and PGP keys: a KMS or Vault key names in the
+	// document an endpoint the pull request chose, which would be sent the
+	// runner's cloud credentials.
+	local, skipped := localKeys(tree.Metadata.KeyGroups)
+	tree.Metadata.KeyGroups = local
 	key, err := tree.Metadata.GetDataKeyWithKeyServices([]keyservice.KeyServiceClient{keyservice.NewLocalClient()}, sops.DefaultDecryptionOrder)
 	if err != nil {
-		return nil, fmt.Errorf("%w (%s)", ErrNoKey, strings.Join(Recipients(tree.Metadata), ", "))
+		if skipped {
+			return nil, fmt.Errorf("%w (%s; drift decrypts with age and PGP keys only, never through a KMS or Vault the document names)", ErrNoKey, recipients)
+		}
+		return nil, fmt.Errorf("%w (%s)", ErrNoKey, recipients)
 	}
 	if _, err := tree.Decrypt(key, aes.NewCipher()); err != nil {
 		// Its message may quote a value: say only that it failed.
@@ -166,6 +178,24 @@ func decrypt(data []byte, in, out formats.Format) (_ []byte, err error) {
 		return nil, errors.New("SOPS cannot write the decrypted document in the format its file name asks for")
 	}
 	return plain, nil
+}
+
+// localKeys are the key groups with their age and PGP keys only; skipped says
+// other keys (cloud KMS, Vault) were left out.
+func localKeys(groups []sops.KeyGroup) (out []sops.KeyGroup, skipped bool) {
+	for _, g := range groups {
+		var keep sops.KeyGroup
+		for _, k := range g {
+			switch k.TypeToIdentifier() {
+			case sopsage.KeyTypeIdentifier, pgp.KeyTypeIdentifier:
+				keep = append(keep, k)
+			default:
+				skipped = true
+			}
+		}
+		out = append(out, keep)
+	}
+	return out, skipped
 }
 
 // userError is err's message as SOPS tells it to users.

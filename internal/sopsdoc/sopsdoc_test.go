@@ -3,6 +3,8 @@ package sopsdoc_test
 import (
 	"encoding/base64"
 	"errors"
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 
@@ -96,4 +98,34 @@ func mustJSON(t *testing.T, u *unstructured.Unstructured) string {
 		t.Fatal(err)
 	}
 	return string(b)
+}
+
+// A document whose keys a pull request wrote to point at a Vault of its choosing
+// (hc_vault_transit with its address) is never sent there, whatever the runner's
+// Vault token: drift decrypts with age and PGP keys only, and says so.
+func TestAKMSTheDocumentNamesIsNeverAsked(t *testing.T) {
+	asked := make(chan string, 4)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		asked <- r.URL.Path + " " + r.Header.Get("X-Vault-Token")
+		http.Error(w, "no", http.StatusForbidden)
+	}))
+	defer srv.Close()
+	t.Setenv("VAULT_TOKEN", "runner-vault-token")
+	key := sopstest.NewKey(t)
+	enc := object(t, sopstest.Encrypt(t, []byte(secret), "yaml", key, "^(data|stringData)$"))
+	// The pull request adds a key group entry of a Vault at its own address.
+	vault := map[string]any{"vault_address": srv.URL, "engine_path": "transit", "key_name": "k", "created_at": "2026-01-01T00:00:00Z", "enc": "vault:v1:AAAA"}
+	if err := unstructured.SetNestedSlice(enc.Object, []any{vault}, "sops", "hc_vault"); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("SOPS_AGE_KEY", sopstest.NewKey(t).Identity)
+	_, err := sopsdoc.Decrypt(enc)
+	if !errors.Is(err, sopsdoc.ErrNoKey) || !strings.Contains(err.Error(), "age and PGP keys only") {
+		t.Errorf("err = %v", err)
+	}
+	select {
+	case got := <-asked:
+		t.Errorf("the document's Vault was asked: %s", got)
+	default:
+	}
 }
