@@ -36,12 +36,25 @@ func TestOperatorFilledSecretsArePreviewedAsTheOperatorFillsThem(t *testing.T) {
 		}
 		return ""
 	}
-	dir, baseSHA := actionsCheckout(t, map[string]string{"rs.yaml": rs("regcred-src")}, map[string]string{"README.md": "# x\n"})
+	dir, _ := actionsCheckout(t, map[string]string{"rs.yaml": rs("regcred-src")}, map[string]string{"README.md": "# x\n"})
 	rep, o := driftJSON(t, "diff", "--repo", dir, "--ref", "HEAD", "--target", "ResourceSet/*/*")
 	s := secretOf(rep)
 	if o.code != exitChanges || !rep.Complete || s == nil || s.Category != report.Add || !strings.Contains(filled(s), "filled from the cluster as it fills it") ||
 		!strings.Contains(s.Diff, ".dockerconfigjson: '***'") || strings.Contains(o.stdout, "cmVnLXMzY3IzdA") {
 		t.Errorf("filled from the cluster: exit %d, %+v\n%s", o.code, s, o.stderr)
+	}
+
+	// On a pull request the Secret it names is the pull request's choice: not read,
+	// unless the runner says so.
+	changed := strings.Replace(rs("regcred-src"), "tenant: one", "tenant: one\n      extra: x", 1)
+	prDir, prBase := actionsCheckout(t, map[string]string{"rs.yaml": rs("regcred-src")}, map[string]string{"rs.yaml": changed})
+	rep, o = driftJSON(t, "diff", "--repo", prDir, "--ref", "HEAD", "--base", prBase, "--target", "ResourceSet/*/*")
+	if s := secretOf(rep); o.code == exitError || s == nil || !strings.Contains(filled(s), "is not read on a pull request") {
+		t.Errorf("a pull request: exit %d, %+v\n%s", o.code, s, o.stderr)
+	}
+	rep, o = driftJSON(t, "diff", "--repo", prDir, "--ref", "HEAD", "--base", prBase, "--lookup-secrets", "--target", "ResourceSet/*/*")
+	if s := secretOf(rep); o.code == exitError || s == nil || !strings.Contains(filled(s), "filled from the cluster as it fills it") || strings.Contains(o.stdout, "cmVnLXMzY3IzdA") {
+		t.Errorf("a pull request, --lookup-secrets: exit %d, %+v\n%s", o.code, s, o.stderr)
 	}
 
 	dir, _ = actionsCheckout(t, map[string]string{"rs.yaml": rs("missing")}, map[string]string{"README.md": "# x\n"})
@@ -50,8 +63,7 @@ func TestOperatorFilledSecretsArePreviewedAsTheOperatorFillsThem(t *testing.T) {
 		t.Errorf("a source the cluster lacks: exit %d, %+v\n%s", o.code, s, o.stderr)
 	}
 
-	dir, baseSHA = actionsCheckout(t, map[string]string{"rs.yaml": rs("regcred-src")}, map[string]string{"rs.yaml": strings.Replace(rs("regcred-src"), "tenant: one", "tenant: one\n      extra: x", 1)})
-	rep, o = driftJSON(t, "diff", "--repo", dir, "--ref", "HEAD", "--base", baseSHA, "--cluster", "ephemeral", "--target", "ResourceSet/*/*")
+	rep, o = driftJSON(t, "diff", "--repo", prDir, "--ref", "HEAD", "--base", prBase, "--cluster", "ephemeral", "--target", "ResourceSet/*/*")
 	if s := secretOf(rep); o.code == exitError || !rep.Complete || s == nil || s.Category != report.Unchanged || filled(s) == "" {
 		t.Errorf("on an ephemeral server: exit %d, %+v\n%s", o.code, s, o.stderr)
 	}

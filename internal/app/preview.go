@@ -69,6 +69,7 @@ func (o *Run) previewOptions(m mode) preview.Options {
 		Ephemeral:      m.cluster == ephemeralCluster,
 		FieldManager:   o.FieldManager,
 		Shard:          o.shard,
+		CopySecrets:    m.base == "" || m.lookupSecrets,
 	}
 	if o.cfg.Kube.Namespace != nil {
 		opts.Namespace = *o.cfg.Kube.Namespace

@@ -52,6 +52,9 @@ func fillFromCluster(ctx context.Context, c *kube.Clients, obj *unstructured.Uns
 	if len(parts) != 2 {
 		return fmt.Errorf("its %s annotation %q is not namespace/name", CopyFromAnnotation, from)
 	}
+	if obj.GetKind() == "Secret" && !opts.CopySecrets {
+		return fmt.Errorf("Secret %s is not read on a pull request, which names it (the runner's --lookup-secrets lets drift read it)", from)
+	}
 	id := object.ID{Version: "v1", Kind: obj.GetKind(), Namespace: parts[0], Name: parts[1]}
 	res, err := c.ResourceFor(id)
 	if err != nil {

@@ -39,6 +39,10 @@ type Options struct {
 	// applying a Kustomization without targetNamespace): a namespaced object that
 	// names none is refused, as Flux refuses it ("namespace not specified").
 	RequireNamespace bool
+	// CopySecrets lets an operator-filled Secret be filled from the cluster's Secret
+	// it names (flux-operator's copyFrom); without it, it is taken as the cluster
+	// holds it.
+	CopySecrets bool
 	// Concurrency bounds the requests in flight (objects previewed at once).
 	Concurrency int
 	// RequestTimeout bounds each request.

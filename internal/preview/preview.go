@@ -84,6 +84,10 @@ type Sink interface {
 type Options struct {
 	// Concurrency is the number of objects previewed at once.
 	Concurrency int
+	// CopySecrets lets a ResourceSet's Secret be filled from the cluster's Secret its
+	// copyFrom names, as flux-operator fills it: not on a pull request (which chose
+	// the name) unless the runner says so (--lookup-secrets), as for Helm's lookup.
+	CopySecrets bool
 	// ForceConflicts previews a forced apply.
 	ForceConflicts bool
 	// Prune reports what applying deletes.

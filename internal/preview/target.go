@@ -89,6 +89,7 @@ func (t *Target) dryRunOptions(opts Options, appliers *applier.Registry) dryrun.
 		Concurrency:      opts.Concurrency,
 		RequestTimeout:   t.conn.RequestTimeout,
 		DryRunAggregated: t.DryRunAggregated,
+		CopySecrets:      opts.CopySecrets,
 		// A Kustomization of the repository without targetNamespace: Flux defaults
 		// no namespace (drift.yaml's flux targets keep their namespace as the default).
 		RequireNamespace: t.Flux != nil && t.From != "" && t.Namespace == "" && t.Applier.Traits().Record == applier.FluxInventory,
