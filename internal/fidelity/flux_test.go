@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/fluxcd/cli-utils/pkg/kstatus/polling"
@@ -21,6 +22,7 @@ import (
 	fluxapplier "github.com/drift-gitops/drift/internal/applier/flux"
 	"github.com/drift-gitops/drift/internal/dryrun"
 	"github.com/drift-gitops/drift/internal/kube"
+	"github.com/drift-gitops/drift/internal/reason"
 	"github.com/drift-gitops/drift/internal/render"
 )
 
@@ -157,5 +159,37 @@ func fluxCheck(t *testing.T, ns string, flux realApplier, head []*unstructured.U
 		if got, want := shown(r.Merged), shown(r.Live); r.Err != nil || got != want {
 			t.Errorf("%s: second run after the apply reports a change or fails (%v):\n%s", r.ID.Display(), r.Err, lineDiff(want, got))
 		}
+	}
+}
+
+// TestFidelityFluxRefusesAnObjectWithoutNamespace: kustomize-controller applies a
+// namespaced object that names no namespace (a Kustomization without
+// targetNamespace) with fluxcd/pkg/ssa, which refuses it, and with it the whole
+// set, as "namespace not specified"; drift's prediction for such a Kustomization
+// (dryrun.Options.RequireNamespace) is the same refusal, never an object in the
+// default namespace.
+func TestFidelityFluxRefusesAnObjectWithoutNamespace(t *testing.T) {
+	owner := applier.Owner{Name: "apps", Namespace: "flux-system"}
+	cm := decode(t, "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: no-namespace}\ndata: {a: b}\n", "")
+	c, err := client.New(env.Config, client.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	manager := ssa.NewResourceManager(c, polling.NewStatusPoller(c, c.RESTMapper(), polling.Options{}),
+		ssa.Owner{Field: fluxapplier.FieldManager, Group: "kustomize.toolkit.fluxcd.io"})
+	objects := []*unstructured.Unstructured{cm.DeepCopy()}
+	manager.SetOwnerLabels(objects, owner.Name, owner.Namespace)
+	_, applyErr := manager.ApplyAllStaged(context.Background(), objects, fluxApplyOptions())
+	if applyErr == nil || !strings.Contains(applyErr.Error(), "namespace not specified") {
+		t.Fatalf("fluxcd/pkg/ssa: %v, want namespace not specified", applyErr)
+	}
+	clients, err := kube.NewClients(env.Config, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	results := dryrun.Run(context.Background(), clients, []render.Object{{Obj: cm.DeepCopy(), Source: "cm.yaml", Doc: 1}},
+		dryrun.Options{Applier: appliersOf(t, "flux"), Appliers: appliers.All(), Owner: owner, RequireNamespace: true})
+	if len(results) != 1 || results[0].Err == nil || results[0].Err.Reason != reason.Invalid || !strings.Contains(results[0].Err.Message, "namespace not specified") {
+		t.Errorf("drift's prediction: %+v", results)
 	}
 }
