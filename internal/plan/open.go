@@ -224,7 +224,11 @@ func Open(req Request) (*Plan, error) {
 		if len(req.Paths) > 0 {
 			asked = paths
 		}
-		p.Coverage = p.coverage(files, base, asked)
+		if ctx.Err() == nil {
+			// A run that ended while planning reports what it planned, not previewed:
+			// the base's renders coverage may read for removed files are not started.
+			p.Coverage = p.coverage(files, base, asked)
+		}
 	}
 	if ctx.Err() != nil {
 		// What was planned as the run ended is reported, each target not previewed.
