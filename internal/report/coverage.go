@@ -71,9 +71,10 @@ type CoverageInput struct {
 }
 
 // coverage is the report's coverage of the files the change touches (nil: the run
-// has no base).
+// has no base, the change touches no file, or the run ended before it was worked
+// out).
 func coverage(in []CoverageInput, hasBase bool) *Coverage {
-	if !hasBase {
+	if !hasBase || len(in) == 0 {
 		return nil
 	}
 	c := &Coverage{Files: []CoveredFile{}}
