@@ -129,3 +129,75 @@ func TestSOPSSecretsArePreviewedAsFluxDecryptsThem(t *testing.T) {
 		return nil
 	})
 }
+
+// TestAnEncryptedEnvFileOfASecretGeneratorIsDecryptedBeforeTheBuild: a Flux
+// Kustomization's kustomization.yaml generates a Secret from a dotenv file encrypted
+// with SOPS. kustomize-controller decrypts the file before the build
+// (DecryptSources); so does drift with the runner's key: the live Secret holding the
+// same values is unchanged, a new value a masked modification. Without a key the
+// generated Secret is opaque (its values and SOPS' metadata keys left out), never an
+// error, and no ciphertext or value is shown.
+func TestAnEncryptedEnvFileOfASecretGeneratorIsDecryptedBeforeTheBuild(t *testing.T) {
+	installFluxCRDs(t)
+	ns := namespace(t)
+	key := sopstest.NewKey(t)
+	env := func(token string) string {
+		return string(sopstest.Encrypt(t, []byte("API_TOKEN="+token+"\nUSER=drift\n"), "dotenv", key, ""))
+	}
+	apply(t, "kustomize-controller", "apiVersion: v1\nkind: Secret\nmetadata:\n  name: app-env\n  namespace: "+ns+
+		"\n  labels: {kustomize.toolkit.fluxcd.io/name: env-apps, kustomize.toolkit.fluxcd.io/namespace: flux-system}\ntype: Opaque\nstringData: {API_TOKEN: s3cr3t-env-one, USER: drift}\n")
+	base := map[string]string{
+		"flux/source.yaml": fluxSource,
+		"flux/apps.yaml": "apiVersion: kustomize.toolkit.fluxcd.io/v1\nkind: Kustomization\nmetadata: {name: env-apps, namespace: flux-system}\n" +
+			"spec: {interval: 10m, path: ./apps, prune: true, decryption: {provider: sops}, sourceRef: {kind: GitRepository, name: flux-system}}\n",
+		"apps/kustomization.yaml": "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nnamespace: " + ns + "\nresources: [namespace.yaml]\n" +
+			"generatorOptions: {disableNameSuffixHash: true}\nsecretGenerator:\n- name: app-env\n  envs: [app.env]\n",
+		"apps/namespace.yaml": "apiVersion: v1\nkind: Namespace\nmetadata: {name: " + ns + "}\n",
+		"apps/app.env":        env("s3cr3t-env-one"),
+	}
+	run := func(t *testing.T, change string) (*report.Report, outcome) {
+		t.Helper()
+		r := fluxRepo(t, base, map[string]string{"apps/app.env": change})
+		rep, o := driftJSON(t, "diff", "--repo", r.Dir, "--ref", "main", "--base", "base", "--target", "Kustomization/flux-system/env-apps")
+		for _, leak := range []string{key.Identity, "s3cr3t-env-one", "s3cr3t-env-two", "ENC[AES256_GCM"} {
+			if strings.Contains(o.stdout+o.stderr, leak) {
+				t.Errorf("the output shows %.20s…", leak)
+			}
+		}
+		return rep, o
+	}
+	secretOf := func(rep *report.Report) *report.Object {
+		if tg := targetNamed(rep, "Kustomization/flux-system/env-apps"); tg != nil {
+			for i := range tg.Objects {
+				if tg.Objects[i].Kind == "Secret" {
+					return &tg.Objects[i]
+				}
+			}
+		}
+		return nil
+	}
+	t.Run("with the key", func(t *testing.T) {
+		t.Setenv("SOPS_AGE_KEY", key.Identity)
+		rep, o := run(t, env("s3cr3t-env-one"))
+		if s := secretOf(rep); o.code == exitError || s == nil || s.Category != report.Unchanged {
+			t.Errorf("the same values encrypted again: exit %d, %+v\n%s\n%s", o.code, s, s.Diff, o.stderr)
+		}
+		rep, o = run(t, env("s3cr3t-env-two"))
+		if s := secretOf(rep); o.code != exitChanges || s == nil || s.Category != report.Modify || !strings.Contains(s.Diff, "API_TOKEN: '*** (after)'") ||
+			strings.Contains(s.Diff, "sops_") {
+			t.Errorf("a new value: exit %d, %+v\n%s", o.code, s, o.stderr)
+		}
+	})
+	t.Run("without a key", func(t *testing.T) {
+		t.Setenv("SOPS_AGE_KEY", sopstest.NewKey(t).Identity)
+		t.Setenv("HOME", t.TempDir())
+		rep, o := run(t, env("s3cr3t-env-two"))
+		s := secretOf(rep)
+		if o.code == exitError || !rep.Complete || s == nil || s.Category != report.Modify || strings.Contains(s.Diff, "sops_") {
+			t.Fatalf("a changed encrypted env file: exit %d, %+v\n%s", o.code, s, o.stderr)
+		}
+		if w := s.Warnings; len(w) == 0 || !strings.Contains(w[0].Message, "its secretGenerator's env file") || !strings.Contains(w[0].Message, key.Recipient) {
+			t.Errorf("warnings: %+v", w)
+		}
+	})
+}

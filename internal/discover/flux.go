@@ -100,7 +100,10 @@ func (d *discovery) kustomization(obj *unstructured.Unstructured) Target {
 	if pb := s.PostBuild; pb != nil {
 		vars := map[string]string{}
 		for _, ref := range pb.SubstituteFrom {
-			data, file, missing, err := d.input(ref.Kind, ns, ref.Name)
+			data, file, missing, note, err := d.input(ref.Kind, ns, ref.Name)
+			if note != "" {
+				t.Notes = append(t.Notes, "postBuild.substituteFrom: Secret "+note)
+			}
 			switch {
 			case err != nil:
 				t.Refused, t.RefusedReason = "postBuild.substituteFrom: "+err.Error(), inputReason(err)
@@ -114,7 +117,7 @@ func (d *discovery) kustomization(obj *unstructured.Unstructured) Target {
 			}
 			for _, key := range sortedKeys(data) {
 				vars[key] = data[key]
-				if ref.Kind == "Secret" {
+				if ref.Kind == "Secret" && data[key] != placeholderPrefix+key {
 					d.secrets = append(d.secrets, data[key])
 				}
 			}
@@ -160,6 +163,10 @@ func (d *discovery) helmRelease(obj *unstructured.Unstructured) Target {
 	}
 	if s.StorageNamespace != "" && s.StorageNamespace != relNS {
 		t.Notes = append(t.Notes, fmt.Sprintf("the release is stored in namespace %s: drift reads the deployed revision from %s", s.StorageNamespace, relNS))
+	}
+	if s.Suspend {
+		t.Skipped, t.ByController = "it is suspended: Flux does not upgrade it", true
+		return t
 	}
 	var chartDir string
 	switch {
@@ -217,7 +224,10 @@ func (d *discovery) helmRelease(obj *unstructured.Unstructured) Target {
 	}
 	values := map[string]any{}
 	for _, ref := range s.ValuesFrom {
-		data, file, missing, err := d.input(ref.Kind, ns, ref.Name)
+		data, file, missing, note, err := d.input(ref.Kind, ns, ref.Name)
+		if note != "" {
+			t.Notes = append(t.Notes, "valuesFrom: Secret "+note)
+		}
 		switch {
 		case err != nil:
 			t.Refused, t.RefusedReason = "valuesFrom: "+err.Error(), inputReason(err)
@@ -237,6 +247,9 @@ func (d *discovery) helmRelease(obj *unstructured.Unstructured) Target {
 			}
 			t.Refused, t.RefusedReason = fmt.Sprintf("valuesFrom: %s %s has no key %s", ref.Kind, objectName(ns, ref.Name), key), reason.NotFound
 			return t
+		}
+		if v == placeholderPrefix+key {
+			continue // an encrypted Secret drift cannot read: left out, as the note says
 		}
 		if ref.Kind == "Secret" {
 			d.secrets = append(d.secrets, v)

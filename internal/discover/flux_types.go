@@ -86,6 +86,7 @@ type fluxHelmRelease struct {
 			} `json:"spec"`
 		} `json:"chart"`
 		ChartRef         *crossRef      `json:"chartRef"`
+		Suspend          bool           `json:"suspend"`
 		ReleaseName      string         `json:"releaseName"`
 		TargetNamespace  string         `json:"targetNamespace"`
 		StorageNamespace string         `json:"storageNamespace"`

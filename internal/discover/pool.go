@@ -5,9 +5,14 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
+	"sort"
 	"strings"
 
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
 	"github.com/drift-gitops/drift/internal/render"
+	"github.com/drift-gitops/drift/internal/sopsdoc"
 )
 
 // pool holds the objects the repository writes or its targets render that Argo CD
@@ -106,13 +111,55 @@ func (p *pool) all(kind, ns string) []render.Object {
 
 // data is a ConfigMap's or Secret's data as strings (a Secret's decoded), and where
 // it was found; ok is false when the repository holds no such object.
+// A SOPS-encrypted Secret is decrypted with the runner's keys (sopsdoc), as the
+// cluster holds it once the Kustomization that applies it has decrypted it; when
+// none of them decrypts it, err is an *encryptedError.
 func (p *pool) data(kind, ns, name string, near []render.Object) (map[string]string, render.Object, bool, error) {
 	o, ok, err := p.get(kind, ns, name, near)
 	if !ok || err != nil {
 		return nil, o, ok, err
 	}
-	out, err := dataOf(o)
+	read := o
+	if kind == "Secret" && sopsdoc.Encrypted(o.Get()) {
+		plain, err := sopsdoc.Decrypt(o.Get())
+		switch {
+		case errors.Is(err, sopsdoc.ErrNoKey):
+			return nil, o, false, &encryptedError{where: o.Where(), name: objectName(ns, name), keys: sopsdoc.RecipientsOf(o.Get()), keyNames: keysOf(o.Get())}
+		case err != nil:
+			return nil, o, false, fmt.Errorf("%s: Secret %s cannot be decrypted as kustomize-controller decrypts it: %w", o.Where(), objectName(ns, name), err)
+		}
+		read = o.With(plain)
+	}
+	out, err := dataOf(read)
 	return out, o, err == nil, err
+}
+
+// placeholderPrefix starts the value drift gives each key of an encrypted Secret it
+// cannot decrypt nor read from the cluster: no Secret value, so not scrubbed.
+const placeholderPrefix = "sops-encrypted-"
+
+// encryptedError is a SOPS-encrypted Secret of the repository that none of the
+// runner's keys decrypts.
+type encryptedError struct {
+	where, name, keys string
+	keyNames          []string
+}
+
+func (e *encryptedError) Error() string {
+	return fmt.Sprintf("%s: Secret %s is encrypted with SOPS and none of the runner's keys decrypts it (%s)", e.where, e.name, e.keys)
+}
+
+// keysOf are the keys of a Secret's data and stringData, sorted.
+func keysOf(obj *unstructured.Unstructured) []string {
+	var out []string
+	for _, field := range []string{"data", "stringData"} {
+		m, _, _ := unstructured.NestedMap(obj.Object, field)
+		for k := range m {
+			out = append(out, k)
+		}
+	}
+	sort.Strings(out)
+	return slices.Compact(out)
 }
 
 // dataOf is a ConfigMap's or Secret's data as strings (a Secret's decoded).
@@ -156,23 +203,42 @@ func underAny(file string, paths []string) bool {
 // nearest in the repository, else in the cluster drift runs against, as the
 // controller reads it there. file is the repository file that holds it ("" when
 // the cluster does); missing says why it is found nowhere ("" when found).
-func (d *discovery) input(kind, ns, name string) (data map[string]string, file, missing string, err error) {
+//
+// A SOPS-encrypted Secret no key of the runner's decrypts is read from the cluster,
+// where the controller reads it, decrypted; without a cluster (an ephemeral run, drift
+// targets) each of its keys is a placeholder, the same in both refs, and note says so.
+func (d *discovery) input(kind, ns, name string) (data map[string]string, file, missing, note string, err error) {
 	data, o, ok, err := d.pool.data(kind, ns, name, d.near)
-	if ok || err != nil {
-		return data, o.Source, "", err
+	var enc *encryptedError
+	switch {
+	case errors.As(err, &enc) && d.opts.LiveObject != nil:
+		live, lerr := d.opts.LiveObject(kind, ns, name)
+		if lerr == nil && live != nil {
+			data, err = dataOf(render.Object{Obj: live, Source: fmt.Sprintf("the cluster's %s %s", kind, objectName(ns, name))})
+			return data, o.Source, "", fmt.Sprintf("%s is encrypted with SOPS in %s and none of the runner's keys decrypts it (%s): its values are read from the cluster, where the controller reads them", objectName(ns, name), o.Source, enc.keys), err
+		}
+		fallthrough
+	case errors.As(err, &enc):
+		data = map[string]string{}
+		for _, k := range enc.keyNames {
+			data[k] = placeholderPrefix + k
+		}
+		return data, o.Source, "", fmt.Sprintf("%s is encrypted with SOPS in %s and none of the runner's keys decrypts it (%s), nor can drift read it from the cluster: what it fills in is not compared (each postBuild variable from it is the placeholder sops-encrypted-KEY; valuesFrom leaves it out); give drift the key through SOPS_AGE_KEY or SOPS_AGE_KEY_FILE (docs/flux.md#sops)", objectName(ns, name), o.Source, enc.keys), nil
+	case ok || err != nil:
+		return data, o.Source, "", "", err
 	}
 	if d.opts.LiveObject == nil {
-		return nil, "", fmt.Sprintf("%s %s, which the repository does not hold and drift cannot read from the cluster (an ephemeral run, or drift targets: run against the live cluster, or add it to the repository)", kind, objectName(ns, name)), nil
+		return nil, "", fmt.Sprintf("%s %s, which the repository does not hold and drift cannot read from the cluster (an ephemeral run, or drift targets: run against the live cluster, or add it to the repository)", kind, objectName(ns, name)), "", nil
 	}
 	live, err := d.opts.LiveObject(kind, ns, name)
 	if err != nil {
-		return nil, "", "", fmt.Errorf("%s %s is not in the repository, and %w: %v", kind, objectName(ns, name), errLiveRead, err)
+		return nil, "", "", "", fmt.Errorf("%s %s is not in the repository, and %w: %v", kind, objectName(ns, name), errLiveRead, err)
 	}
 	if live == nil {
-		return nil, "", fmt.Sprintf("%s %s, which neither the repository nor the cluster holds", kind, objectName(ns, name)), nil
+		return nil, "", fmt.Sprintf("%s %s, which neither the repository nor the cluster holds", kind, objectName(ns, name)), "", nil
 	}
 	data, err = dataOf(render.Object{Obj: live, Source: fmt.Sprintf("the cluster's %s %s", kind, objectName(ns, name))})
-	return data, "", "", err
+	return data, "", "", "", err
 }
 
 // errLiveRead is what an error reading the cluster drift runs against wraps.

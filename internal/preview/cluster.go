@@ -3,6 +3,7 @@ package preview
 import (
 	"context"
 	"fmt"
+	"github.com/drift-gitops/drift/internal/controllercrds"
 	"sync"
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -22,6 +23,12 @@ type cluster struct {
 	// namespaces it was given though nothing renders them.
 	seeded  map[object.Key]bool
 	assumed map[object.Key]bool
+	// shipped is what an ephemeral server is given of drift's copies of the
+	// controllers' CRDs.
+	shipped controllercrds.Serving
+	// installedBy names, by namespace, the FluxInstance that installs Flux in a
+	// namespace an ephemeral server was given for it.
+	installedBy map[string]string
 	// stop releases the cluster (stops an ephemeral server); nil for live clusters.
 	stop func()
 	// lookupKey names the cluster to the render cache when a Helm target's lookup

@@ -3,6 +3,7 @@ package preview
 import (
 	"context"
 	"fmt"
+	"slices"
 
 	"golang.org/x/sync/errgroup"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -28,7 +29,7 @@ func (r *runner) startEphemerals(ctx context.Context, p *Preview) error {
 			if r.opts.Namespace != "" {
 				conn.Namespace = r.opts.Namespace
 			}
-			cl := &cluster{Connection: conn, absent: map[object.Key]bool{}, seeded: map[object.Key]bool{}, assumed: map[object.Key]bool{}, stop: stop}
+			cl := &cluster{Connection: conn, absent: map[object.Key]bool{}, seeded: map[object.Key]bool{}, assumed: map[object.Key]bool{}, installedBy: map[string]string{}, stop: stop}
 			grp.cluster = cl
 			for _, t := range grp.targets {
 				t.conn = cl
@@ -52,7 +53,7 @@ func (r *runner) scaffoldOpts(cl *cluster) dryrun.Options {
 // from the base, or from the head without one. A target the change adds is never
 // loaded, even over files the base holds: nothing deploys them before the change.
 func (r *runner) seedBase(ctx context.Context, cl *cluster, targets, others []*Target) error {
-	var scaffolding []render.Object
+	var scaffolding, rendered []render.Object
 	from := r.base
 	if from == nil {
 		from = r.head
@@ -65,6 +66,7 @@ func (r *runner) seedBase(ctx context.Context, cl *cluster, targets, others []*T
 		if err != nil {
 			continue
 		}
+		rendered = append(rendered, res.Objects...)
 		for _, obj := range res.Objects {
 			if k := obj.ID().Key(); object.IsScaffolding(obj.ID().GroupKind()) && !cl.seeded[k] {
 				scaffolding = append(scaffolding, obj)
@@ -79,6 +81,9 @@ func (r *runner) seedBase(ctx context.Context, cl *cluster, targets, others []*T
 	if r.base != nil {
 		batches = r.baseBatches(cl, targets)
 	}
+	for _, b := range batches {
+		rendered = append(rendered, b.All...)
+	}
 	for _, crd := range r.opts.CRDs {
 		if k := crd.ID().Key(); !cl.seeded[k] {
 			scaffolding = append(scaffolding, crd)
@@ -86,6 +91,11 @@ func (r *runner) seedBase(ctx context.Context, cl *cluster, targets, others []*T
 			cl.absent[k] = false
 		}
 	}
+	shipped, err := r.controllerCRDs(cl, rendered)
+	if err != nil {
+		return err
+	}
+	scaffolding = append(scaffolding, shipped...)
 	scaffolding = append(scaffolding, r.targetNamespaces(cl, targets)...)
 	r.seedReport(ephemeral.Load(ctx, cl.Clients, scaffolding, r.scaffoldOpts(cl), batches, r.deps.Warnf))
 	if ctx.Err() != nil {
@@ -162,14 +172,68 @@ func (r *runner) baseBatches(cl *cluster, targets []*Target) []ephemeral.Batch {
 	return batches
 }
 
+// controllerCRDs are drift's copies of the GitOps controllers' CRDs (package
+// controllercrds) for the kinds objs use that nothing loaded into the server serves:
+// the repository's own CRDs, drift.yaml's ephemeral.crds and --crds-from-context's
+// come first and win. They are taken to be on the cluster, as the controller that
+// applies the repository installs them.
+func (r *runner) controllerCRDs(cl *cluster, objs []render.Object) ([]render.Object, error) {
+	us := make([]*unstructured.Unstructured, 0, len(objs))
+	for _, o := range objs {
+		us = append(us, o.Get())
+	}
+	crds, err := cl.shipped.Add(us, func(name string) bool {
+		return cl.seeded[object.Key{Group: object.CRDKind.Group, Kind: object.CRDKind.Kind, Name: name}]
+	})
+	if err != nil {
+		return nil, fmt.Errorf("drift's copy of the controllers' CRDs: %w", err)
+	}
+	var out []render.Object
+	for _, crd := range crds {
+		obj := render.Object{Obj: crd, Source: "drift's copy of the controllers' CRDs"}
+		k := obj.ID().Key()
+		cl.seeded[k], cl.absent[k] = true, false
+		out = append(out, obj)
+	}
+	// The namespace a FluxInstance installs Flux into is made by flux-operator.
+	for ns := range cl.shipped.Namespaces() {
+		obj := render.Object{Obj: &unstructured.Unstructured{Object: map[string]any{
+			"apiVersion": "v1", "kind": "Namespace", "metadata": map[string]any{"name": ns}}}, Source: "drift's copy of the controllers' CRDs"}
+		if k := obj.ID().Key(); !cl.seeded[k] {
+			cl.seeded[k], cl.absent[k], cl.installedBy[ns] = true, false, cl.shipped.Namespaces()[ns]
+			out = append(out, obj)
+		}
+	}
+	return out, nil
+}
+
+// installNotes say which of the namespaces the objects are in the ephemeral server was
+// given because a FluxInstance installs Flux there.
+func installNotes(cl *cluster, objs []*unstructured.Unstructured) []string {
+	var notes []string
+	for _, o := range objs {
+		ns := o.GetNamespace()
+		if by := cl.installedBy[ns]; by != "" && !slices.Contains(notes, ns) {
+			notes = append(notes, ns)
+		}
+	}
+	for i, ns := range notes {
+		notes[i] = fmt.Sprintf("namespace %s is created in the ephemeral server: %s installs Flux there, so the cluster is taken to have it", ns, cl.installedBy[ns])
+	}
+	return notes
+}
+
 // seedHeadScaffolding loads the Namespaces and CRDs only the head has, so that the
 // objects in them can be previewed; they are marked absent and reported as additions.
+// drift's copies of the controllers' CRDs serve the kinds only the head uses, and
+// each target says which of its kinds they serve.
 func (r *runner) seedHeadScaffolding(ctx context.Context, cl *cluster, targets []*Target) error {
-	var scaffolding []render.Object
+	var scaffolding, rendered []render.Object
 	for _, t := range targets {
 		if t.Rendered == nil {
 			continue
 		}
+		rendered = append(rendered, t.Rendered.Objects...)
 		for _, obj := range t.Rendered.Objects {
 			k := obj.ID().Key()
 			switch {
@@ -181,6 +245,22 @@ func (r *runner) seedHeadScaffolding(ctx context.Context, cl *cluster, targets [
 				cl.absent[k] = true
 			}
 		}
+	}
+	shipped, err := r.controllerCRDs(cl, rendered)
+	if err != nil {
+		return err
+	}
+	scaffolding = append(scaffolding, shipped...)
+	for _, t := range targets {
+		if t.Rendered == nil {
+			continue
+		}
+		us := make([]*unstructured.Unstructured, 0, len(t.Rendered.Objects))
+		for _, o := range t.Rendered.Objects {
+			us = append(us, o.Get())
+		}
+		t.notes = append(t.notes, cl.shipped.Notes(us)...)
+		t.notes = append(t.notes, installNotes(cl, us)...)
 	}
 	if len(scaffolding) == 0 {
 		return nil

@@ -135,6 +135,10 @@ func (r *runner) renderIn(snap *source.Snapshot, t *Target, cl *cluster) (*rende
 		// The base as it defines the target (a discovered target's chart version).
 		first, more = t.completeSpec(t.BaseSpecs[0], cl), t.BaseSpecs[1:]
 	}
+	var undecrypted []render.Failure
+	if first.Decrypt == sopsdoc.Provider && first.Renderer == render.RendererKustomize {
+		undecrypted = r.decryptSources(snap, &first)
+	}
 	res, err := r.deps.Cache.RenderSnapshot(snap, first)
 	if err != nil {
 		return res, err
@@ -146,6 +150,7 @@ func (r *runner) renderIn(snap *source.Snapshot, t *Target, cl *cluster) (*rende
 	}
 	out := &render.Result{Objects: append([]render.Object(nil), res.Objects...), Failures: append([]render.Failure(nil), res.Failures...),
 		Notes: append([]string(nil), res.Notes...), Inputs: res.Inputs}
+	out.Failures = append(out.Failures, undecrypted...)
 	for _, spec := range more {
 		spec = t.completeSpec(spec, cl)
 		more, err := r.deps.Cache.RenderSnapshot(snap, spec)

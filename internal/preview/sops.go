@@ -1,8 +1,20 @@
 package preview
 
 import (
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/hex"
 	"errors"
 	"fmt"
+	"io/fs"
+	"maps"
+	"path"
+	"slices"
+	"strings"
+
+	"sigs.k8s.io/kustomize/api/konfig"
+	kustypes "sigs.k8s.io/kustomize/api/types"
+	"sigs.k8s.io/yaml"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
@@ -26,11 +38,19 @@ func (r *runner) decrypted(res *render.Result, snap *source.Snapshot, t *Target,
 	kept := res.Objects[:0]
 	for _, o := range res.Objects {
 		obj := o.Get()
-		if !sopsdoc.Encrypted(obj) {
+		fromEnv := sopsdoc.FromEncryptedEnv(obj)
+		if !sopsdoc.Encrypted(obj) && !fromEnv {
 			kept = append(kept, o)
 			continue
 		}
-		plain, err := sopsdoc.Decrypt(obj)
+		var plain *unstructured.Unstructured
+		var err error
+		if fromEnv {
+			// Generated from an env file no key decrypted before the build.
+			err = fmt.Errorf("its secretGenerator's env file: %w (%s)", sopsdoc.ErrNoKey, sopsRecipients(obj))
+		} else {
+			plain, err = sopsdoc.Decrypt(obj)
+		}
 		switch {
 		case err == nil:
 			if r.deps.Secrets != nil {
@@ -66,6 +86,8 @@ func (r *runner) encryptedInBase(t *Target, spec render.Spec) map[object.Key]str
 	if r.base.CheckPaths([]string{t.basePath(true)}) != nil {
 		return out
 	}
+	// The base's encrypted documents as written: not the head's decrypted files.
+	spec.Overlay, spec.Overlaid = nil, ""
 	if len(t.BaseSpecs) > 0 {
 		spec = t.completeSpec(t.BaseSpecs[0], t.conn)
 	}
@@ -74,7 +96,7 @@ func (r *runner) encryptedInBase(t *Target, spec render.Spec) map[object.Key]str
 		return out
 	}
 	for _, o := range res.Objects {
-		if obj := o.Get(); sopsdoc.Encrypted(obj) {
+		if obj := o.Get(); sopsdoc.Encrypted(obj) || sopsdoc.FromEncryptedEnv(obj) {
 			doc, _ := obj.MarshalJSON()
 			out[o.ID().Key()] = string(doc)
 		}
@@ -88,10 +110,14 @@ func (r *runner) encryptedInBase(t *Target, spec render.Spec) map[object.Key]str
 func opaque(o render.Object, err error, changed bool) render.Object {
 	obj := o.Get().DeepCopy()
 	unstructured.RemoveNestedField(obj.Object, "sops")
+	fromEnv := sopsdoc.FromEncryptedEnv(obj)
 	for _, field := range []string{"data", "stringData"} {
 		if m, ok, _ := unstructured.NestedMap(obj.Object, field); ok {
 			for k := range m {
 				m[k] = ""
+				if fromEnv && strings.HasPrefix(k, "sops_") {
+					delete(m, k) // SOPS' metadata, which decryption removes
+				}
 			}
 			_ = unstructured.SetNestedMap(obj.Object, m, field)
 		}
@@ -160,4 +186,113 @@ func seedable(o render.Object) render.Object {
 	}
 	_ = unstructured.SetNestedStringMap(c.Object, data, "stringData")
 	return o.With(c)
+}
+
+// decryptSources decrypts, with the runner's keys, the files the secretGenerators of
+// a Flux Kustomization's build read (files and envs) that are SOPS documents, before
+// the build, as kustomize-controller's DecryptSources does: the kustomization file at
+// spec.Path and those of the directories its resources and components name,
+// recursively, inside the repository. Every decrypted value is told to the scrubber
+// first. A file no key decrypts is left as written (its Secret is then opaque:
+// decrypted); one SOPS cannot read is a failure naming it.
+func (r *runner) decryptSources(snap *source.Snapshot, spec *render.Spec) []render.Failure {
+	out := map[string]string{}
+	digest := sha256.New()
+	var failures []render.Failure
+	visited := map[string]bool{}
+	var visit func(dir string)
+	visit = func(dir string) {
+		if visited[dir] {
+			return
+		}
+		visited[dir] = true
+		var k kustypes.Kustomization
+		file := ""
+		for _, name := range konfig.RecognizedKustomizationFileNames() {
+			if data, err := fs.ReadFile(snap.FS, path.Join(dir, name)); err == nil {
+				file = path.Join(dir, name)
+				if yaml.Unmarshal(data, &k) != nil {
+					return // the build says what is wrong with it
+				}
+				break
+			}
+		}
+		if file == "" {
+			return
+		}
+		decryptOne := func(ref string, env bool) {
+			p := path.Join(dir, ref)
+			if path.IsAbs(ref) || p == ".." || strings.HasPrefix(p, "../") || out[p] != "" {
+				return
+			}
+			data, err := fs.ReadFile(snap.FS, p)
+			if err != nil {
+				return // the build says it is missing
+			}
+			plain, values, err := sopsdoc.DecryptSource(p, data, env)
+			switch {
+			case errors.Is(err, sopsdoc.ErrNoKey) || plain == nil && err == nil:
+				return
+			case err != nil:
+				failures = append(failures, render.Failure{Source: p, Reason: reason.Invalid,
+					Message: fmt.Sprintf("%s (a secretGenerator's file in %s) cannot be decrypted as kustomize-controller decrypts it (spec.decryption.provider: sops): %v", p, file, err)})
+				return
+			}
+			values = slices.DeleteFunc(values, func(v string) bool { return v == "" })
+			if len(values) > 0 {
+				sd := map[string]any{}
+				for i, v := range values {
+					sd[fmt.Sprint(i)] = v
+				}
+				r.deps.Secrets(&unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "Secret", "stringData": sd}})
+			}
+			out[p] = string(plain)
+			fmt.Fprintf(digest, "%s\x00%x\x00", p, sha256.Sum256(data))
+		}
+		for _, gen := range k.SecretGenerator {
+			for _, src := range gen.FileSources {
+				_, file, found := strings.Cut(src, "=")
+				if !found {
+					file = src
+				}
+				decryptOne(file, false)
+			}
+			for _, env := range gen.EnvSources {
+				decryptOne(env, true)
+			}
+			if gen.EnvSource != "" {
+				decryptOne(gen.EnvSource, true)
+			}
+		}
+		for _, ref := range append(append([]string(nil), k.Resources...), k.Components...) {
+			p := path.Join(dir, ref)
+			if info, err := fs.Stat(snap.FS, p); err == nil && info.IsDir() && !strings.HasPrefix(p, "../") && p != ".." {
+				visit(p)
+			}
+		}
+	}
+	visit(path.Clean(strings.TrimPrefix(spec.Path, "./")))
+	if len(out) > 0 {
+		spec.Overlay, spec.Overlaid = out, hex.EncodeToString(digest.Sum(nil))
+	}
+	return failures
+}
+
+// sopsRecipients names the keys an env file's SOPS metadata, carried into its
+// generated Secret, says decrypt it (its age recipients and PGP fingerprints).
+func sopsRecipients(obj *unstructured.Unstructured) string {
+	data, _, _ := unstructured.NestedStringMap(obj.Object, "data")
+	var out []string
+	for _, k := range slices.Sorted(maps.Keys(data)) {
+		if !strings.HasSuffix(k, "__map_recipient") && !strings.HasSuffix(k, "__map_fp") {
+			continue
+		}
+		if b, err := base64.StdEncoding.DecodeString(data[k]); err == nil {
+			out = append(out, string(b))
+		}
+	}
+	if len(out) == 0 {
+		return "no age or PGP key named"
+	}
+	return "it names " + strings.Join(out, ", ")
 }

@@ -64,6 +64,15 @@ type Spec struct {
 	// applies the target decrypts its SOPS-encrypted Secrets first. The render
 	// leaves them as written; drift's own process decrypts them (internal/sopsdoc).
 	Decrypt string `json:",omitempty"`
+	// Overlay are files drift's own process replaced before the build, by
+	// slash-separated repository path, which the build reads in place of the
+	// repository's: the files a Flux Kustomization's secretGenerators read, decrypted
+	// as kustomize-controller decrypts them (preview's decryptSources), and
+	// kustomization files whose KSOPS generators are read as resources. Never in JSON
+	// (the render cache's key): Overlaid, a digest of the replaced files as the
+	// repository holds them, stands for it there.
+	Overlay  map[string]string `json:"-"`
+	Overlaid string            `json:",omitempty"`
 }
 
 // KustomizeOptions are edits to a kustomization, made as `kustomize edit` makes them
@@ -138,6 +147,9 @@ func Render(fsys fs.FS, spec Spec) (*Result, error) {
 
 // renderWith renders; lookup is the connection for a Helm target's lookup, if any.
 func renderWith(fsys fs.FS, spec Spec, limits Limits, lookup *rest.Config) (*Result, error) {
+	if len(spec.Overlay) > 0 {
+		fsys = overlayFS{FS: fsys, files: spec.Overlay}
+	}
 	var res *Result
 	var err error
 	switch spec.Renderer {

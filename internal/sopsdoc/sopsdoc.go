@@ -141,6 +141,54 @@ func Decrypt(obj *unstructured.Unstructured) (*unstructured.Unstructured, error)
 	return out, nil
 }
 
+// DecryptSource decrypts a file a kustomization's secretGenerator reads, before the
+// build, as kustomize-controller's DecryptSources does: its format from its name
+// (JSON for .dockerconfigjson; an env file of no known format is dotenv), decrypted
+// only when it holds that format's SOPS marker (nil, nil when it does not), and
+// emitted in the same format. values are what the generated Secret holds of it, for
+// the scrubber: an env file's values, else the whole file. Errors are as Decrypt's.
+func DecryptSource(name string, data []byte, env bool) (plain []byte, values []string, err error) {
+	format := formats.FormatForPath(name)
+	if strings.HasSuffix(name, ".dockerconfigjson") {
+		format = formats.Json
+	}
+	if env && format == formats.Binary {
+		format = formats.Dotenv
+	}
+	var marker []byte
+	for _, m := range markers {
+		if m.format == format {
+			marker = m.marker
+		}
+	}
+	if marker == nil || !bytes.Contains(data, marker) {
+		return nil, nil, nil
+	}
+	if plain, err = decrypt(data, format, format); err != nil {
+		return nil, nil, err
+	}
+	if !env || format != formats.Dotenv {
+		return plain, []string{string(plain)}, nil
+	}
+	for _, line := range strings.Split(string(plain), "\n") {
+		if _, v, ok := strings.Cut(line, "="); ok && !strings.HasPrefix(strings.TrimSpace(line), "#") && v != "" {
+			values = append(values, v)
+		}
+	}
+	return plain, values, nil
+}
+
+// FromEncryptedEnv reports whether a Secret was generated from an env file still
+// encrypted (no key of the runner's decrypted it before the build): its keys hold
+// SOPS' metadata (sops_mac) beside ciphertext.
+func FromEncryptedEnv(obj *unstructured.Unstructured) bool {
+	if obj == nil || obj.GetKind() != "Secret" || obj.GetAPIVersion() != "v1" {
+		return false
+	}
+	_, found, _ := unstructured.NestedFieldNoCopy(obj.Object, "data", "sops_mac")
+	return found
+}
+
 // decrypt is kustomize-controller's SopsDecryptWithFormat, without the MAC check
 // (off there by default: what kustomize adds to an object changes its MAC): the
 // data key from the runner's keys through SOPS' local key service, the tree
