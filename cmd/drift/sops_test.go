@@ -201,3 +201,48 @@ func TestAnEncryptedEnvFileOfASecretGeneratorIsDecryptedBeforeTheBuild(t *testin
 		}
 	})
 }
+
+// TestKSOPSGeneratorsAreReadAsKSOPSDecryptsThem: an Argo CD-style kustomization
+// generates a Secret with KSOPS (a viaduct.ai/v1 ksops generator over a SOPS-encrypted
+// manifest), a plugin drift does not run. Its files are built as resources and
+// decrypted with the runner's key: the live Secret holding the same value is
+// unchanged; without a key it is opaque, never an error or ciphertext; the target's
+// notes name the generator.
+func TestKSOPSGeneratorsAreReadAsKSOPSDecryptsThem(t *testing.T) {
+	ns := namespace(t)
+	key := sopstest.NewKey(t)
+	secret := "apiVersion: v1\nkind: Secret\nmetadata: {name: ksops-db}\ntype: Opaque\nstringData: {password: s3cr3t-ksops}\n"
+	apply(t, "kubectl", "apiVersion: v1\nkind: Secret\nmetadata: {name: ksops-db, namespace: "+ns+"}\ntype: Opaque\nstringData: {password: s3cr3t-ksops}\n")
+	r := repo(t, map[string]string{
+		"drift.yaml":              "targets: [{name: apps, path: apps}]\n",
+		"apps/kustomization.yaml": "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nnamespace: " + ns + "\ngenerators: [secret-generator.yaml]\n",
+		"apps/secret-generator.yaml": "apiVersion: viaduct.ai/v1\nkind: ksops\nmetadata:\n  name: secrets\n  annotations:\n" +
+			"    config.kubernetes.io/function: |\n      exec:\n        path: ksops\nfiles: [./db.enc.yaml]\n",
+		"apps/db.enc.yaml": string(sopstest.Encrypt(t, []byte(secret), "yaml", key, "^(data|stringData)$")),
+	})
+	secretOf := func(rep *report.Report) *report.Object {
+		for i, o := range rep.Targets[0].Objects {
+			if o.Kind == "Secret" {
+				return &rep.Targets[0].Objects[i]
+			}
+		}
+		return nil
+	}
+	t.Setenv("SOPS_AGE_KEY", key.Identity)
+	rep, o := driftJSON(t, "diff", "--repo", r.Dir, "--ref", "main")
+	if s := secretOf(rep); o.code != exitNoChanges || s == nil || s.Category != report.Unchanged || s.Namespace != ns || len(s.Warnings) != 0 ||
+		!strings.Contains(strings.Join(rep.Targets[0].Notes, "\n"), "KSOPS generator apps/secret-generator.yaml") {
+		t.Errorf("with the key: exit %d, %+v %v\n%s", o.code, s, rep.Targets[0].Notes, o.stderr)
+	}
+	t.Setenv("SOPS_AGE_KEY", sopstest.NewKey(t).Identity)
+	t.Setenv("HOME", t.TempDir())
+	rep, o = driftJSON(t, "diff", "--repo", r.Dir, "--ref", "main")
+	if s := secretOf(rep); o.code == exitError || s == nil || s.Category != report.Unchanged || len(s.Warnings) == 0 || !strings.Contains(s.Warnings[0].Message, key.Recipient) {
+		t.Errorf("without a key: exit %d, %+v\n%s", o.code, s, o.stderr)
+	}
+	for _, leak := range []string{"s3cr3t-ksops", "ENC[AES256_GCM", key.Identity} {
+		if strings.Contains(o.stdout+o.stderr, leak) {
+			t.Errorf("the output shows %.20s…", leak)
+		}
+	}
+}

@@ -136,8 +136,12 @@ func (r *runner) renderIn(snap *source.Snapshot, t *Target, cl *cluster) (*rende
 		first, more = t.completeSpec(t.BaseSpecs[0], cl), t.BaseSpecs[1:]
 	}
 	var undecrypted []render.Failure
-	if first.Decrypt == sopsdoc.Provider && first.Renderer == render.RendererKustomize {
+	var ksops []string
+	switch {
+	case first.Decrypt == sopsdoc.Provider && first.Renderer == render.RendererKustomize:
 		undecrypted = r.decryptSources(snap, &first)
+	case first.Renderer == render.RendererKustomize && !first.AsFlux:
+		ksops = ksopsSources(snap.FS, &first)
 	}
 	res, err := r.deps.Cache.RenderSnapshot(snap, first)
 	if err != nil {
@@ -151,6 +155,7 @@ func (r *runner) renderIn(snap *source.Snapshot, t *Target, cl *cluster) (*rende
 	out := &render.Result{Objects: append([]render.Object(nil), res.Objects...), Failures: append([]render.Failure(nil), res.Failures...),
 		Notes: append([]string(nil), res.Notes...), Inputs: res.Inputs}
 	out.Failures = append(out.Failures, undecrypted...)
+	out.Notes = append(out.Notes, ksops...)
 	for _, spec := range more {
 		spec = t.completeSpec(spec, cl)
 		more, err := r.deps.Cache.RenderSnapshot(snap, spec)

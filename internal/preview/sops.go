@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"hash"
 	"io/fs"
 	"maps"
 	"path"
@@ -196,33 +197,12 @@ func seedable(o render.Object) render.Object {
 // first. A file no key decrypts is left as written (its Secret is then opaque:
 // decrypted); one SOPS cannot read is a failure naming it.
 func (r *runner) decryptSources(snap *source.Snapshot, spec *render.Spec) []render.Failure {
-	out := map[string]string{}
-	digest := sha256.New()
+	o := newOverlay()
 	var failures []render.Failure
-	visited := map[string]bool{}
-	var visit func(dir string)
-	visit = func(dir string) {
-		if visited[dir] {
-			return
-		}
-		visited[dir] = true
-		var k kustypes.Kustomization
-		file := ""
-		for _, name := range konfig.RecognizedKustomizationFileNames() {
-			if data, err := fs.ReadFile(snap.FS, path.Join(dir, name)); err == nil {
-				file = path.Join(dir, name)
-				if yaml.Unmarshal(data, &k) != nil {
-					return // the build says what is wrong with it
-				}
-				break
-			}
-		}
-		if file == "" {
-			return
-		}
+	walkKustomizations(snap.FS, spec.Path, func(dir, file string, _ []byte, k *kustypes.Kustomization) {
 		decryptOne := func(ref string, env bool) {
-			p := path.Join(dir, ref)
-			if path.IsAbs(ref) || p == ".." || strings.HasPrefix(p, "../") || out[p] != "" {
+			p, ok := inRepo(dir, ref)
+			if !ok || o.files[p] != "" {
 				return
 			}
 			data, err := fs.ReadFile(snap.FS, p)
@@ -246,8 +226,7 @@ func (r *runner) decryptSources(snap *source.Snapshot, spec *render.Spec) []rend
 				}
 				r.deps.Secrets(&unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "Secret", "stringData": sd}})
 			}
-			out[p] = string(plain)
-			fmt.Fprintf(digest, "%s\x00%x\x00", p, sha256.Sum256(data))
+			o.replace(p, data, string(plain))
 		}
 		for _, gen := range k.SecretGenerator {
 			for _, src := range gen.FileSources {
@@ -264,18 +243,128 @@ func (r *runner) decryptSources(snap *source.Snapshot, spec *render.Spec) []rend
 				decryptOne(gen.EnvSource, true)
 			}
 		}
-		for _, ref := range append(append([]string(nil), k.Resources...), k.Components...) {
-			p := path.Join(dir, ref)
-			if info, err := fs.Stat(snap.FS, p); err == nil && info.IsDir() && !strings.HasPrefix(p, "../") && p != ".." {
-				visit(p)
+	})
+	o.set(spec)
+	return failures
+}
+
+// ksopsSources reads the KSOPS generators of a kustomize target that is not Flux's
+// (an Argo CD Application's, a drift.yaml target's), which drift does not run: each
+// kustomization file whose generators name a KSOPS configuration (apiVersion
+// viaduct.ai/v1, kind ksops) is built with the files that configuration lists as
+// resources instead, and the target's SOPS-encrypted Secrets are then decrypted with
+// the runner's keys as for a Flux Kustomization (spec.Decrypt). notes name each
+// generator read so.
+func ksopsSources(fsys fs.FS, spec *render.Spec) (notes []string) {
+	o := newOverlay()
+	walkKustomizations(fsys, spec.Path, func(dir, file string, raw []byte, k *kustypes.Kustomization) {
+		var doc map[string]any
+		if len(k.Generators) == 0 || yaml.Unmarshal(raw, &doc) != nil {
+			return
+		}
+		var kept, added []any
+		for _, g := range k.Generators {
+			p, ok := inRepo(dir, g)
+			data, err := fs.ReadFile(fsys, p)
+			var gen struct {
+				APIVersion string   `json:"apiVersion"`
+				Kind       string   `json:"kind"`
+				Files      []string `json:"files"`
 			}
+			if !ok || err != nil || yaml.Unmarshal(data, &gen) != nil || !strings.HasPrefix(gen.APIVersion, "viaduct.ai/") || gen.Kind != "ksops" {
+				kept = append(kept, g)
+				continue
+			}
+			for _, f := range gen.Files {
+				added = append(added, f)
+			}
+			notes = append(notes, fmt.Sprintf("KSOPS generator %s: its files (%s) are built as resources and decrypted with the runner's SOPS keys, as KSOPS decrypts them (docs/argocd.md#sops-and-ksops)", p, strings.Join(gen.Files, ", ")))
+			o.replace(p, data, "") // the digest only: the file itself is not read
+			delete(o.files, p)
+		}
+		if len(added) == 0 {
+			return
+		}
+		resources, _ := doc["resources"].([]any)
+		doc["resources"] = append(resources, added...)
+		if len(kept) > 0 {
+			doc["generators"] = kept
+		} else {
+			delete(doc, "generators")
+		}
+		edited, err := yaml.Marshal(doc)
+		if err == nil {
+			o.replace(file, raw, string(edited))
+		}
+	})
+	if len(o.files) > 0 {
+		o.set(spec)
+		spec.Decrypt = sopsdoc.Provider
+	}
+	return notes
+}
+
+// overlay collects the files a build reads in place of the repository's
+// (render.Spec.Overlay), and a digest of what they replace.
+type overlay struct {
+	files  map[string]string
+	digest hash.Hash
+}
+
+func newOverlay() *overlay { return &overlay{files: map[string]string{}, digest: sha256.New()} }
+
+func (o *overlay) replace(p string, was []byte, now string) {
+	o.files[p] = now
+	fmt.Fprintf(o.digest, "%s\x00%x\x00", p, sha256.Sum256(was))
+}
+
+// set gives spec the overlay, when it replaces anything.
+func (o *overlay) set(spec *render.Spec) {
+	if len(o.files) > 0 {
+		spec.Overlay, spec.Overlaid = o.files, hex.EncodeToString(o.digest.Sum(nil))
+	}
+}
+
+// walkKustomizations calls visit with the kustomization file of dir (a repository
+// path) and of every directory its resources and components name, recursively, each
+// once and inside the repository.
+func walkKustomizations(fsys fs.FS, dir string, visit func(dir, file string, raw []byte, k *kustypes.Kustomization)) {
+	visited := map[string]bool{}
+	var walk func(dir string)
+	walk = func(dir string) {
+		if visited[dir] {
+			return
+		}
+		visited[dir] = true
+		for _, name := range konfig.RecognizedKustomizationFileNames() {
+			file := path.Join(dir, name)
+			raw, err := fs.ReadFile(fsys, file)
+			if err != nil {
+				continue
+			}
+			var k kustypes.Kustomization
+			if yaml.Unmarshal(raw, &k) != nil {
+				return // the build says what is wrong with it
+			}
+			visit(dir, file, raw, &k)
+			for _, ref := range append(append([]string(nil), k.Resources...), k.Components...) {
+				if p, ok := inRepo(dir, ref); ok {
+					if info, err := fs.Stat(fsys, p); err == nil && info.IsDir() {
+						walk(p)
+					}
+				}
+			}
+			return
 		}
 	}
-	visit(path.Clean(strings.TrimPrefix(spec.Path, "./")))
-	if len(out) > 0 {
-		spec.Overlay, spec.Overlaid = out, hex.EncodeToString(digest.Sum(nil))
-	}
-	return failures
+	walk(path.Clean(strings.TrimPrefix(dir, "./")))
+}
+
+// inRepo is ref, relative to dir, as a repository path; false when it leaves the
+// repository or is absolute.
+func inRepo(dir, ref string) (string, bool) {
+	p := path.Join(dir, ref)
+	return p, !path.IsAbs(ref) && p != ".." && !strings.HasPrefix(p, "../")
 }
 
 // sopsRecipients names the keys an env file's SOPS metadata, carried into its
