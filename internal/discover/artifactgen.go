@@ -6,6 +6,8 @@ import (
 	"path"
 	"strings"
 
+	"github.com/bmatcuk/doublestar/v4"
+
 	"github.com/drift-gitops/drift/internal/render"
 )
 
@@ -70,13 +72,14 @@ func (d *discovery) externalArtifact(t *Target, ref crossRef, ns string) (string
 		return fmt.Sprintf("its source ExternalArtifact %s is built by %s with a pathPattern, which drift does not expand yet", objectName(ns, ref.Name), name), nil
 	}
 	var prefix string
+	var excludes []render.ArtifactExclude
 	first := true
 	for _, a := range gen.Spec.Artifacts {
 		if a.Name != ref.Name {
 			continue
 		}
 		for _, op := range a.Copy {
-			p, why := copiedPrefix(op.From, op.To, op.Exclude, op.Strategy)
+			p, dir, why := copiedPrefix(op.From, op.To, op.Exclude, op.Strategy)
 			if why != "" {
 				return fmt.Sprintf("its source ExternalArtifact %s is built by %s, whose copy from %q to %q %s, which drift does not map to the repository yet", objectName(ns, ref.Name), name, op.From, op.To, why), nil
 			}
@@ -99,46 +102,52 @@ func (d *discovery) externalArtifact(t *Target, ref crossRef, ns string) (string
 				return fmt.Sprintf("its source ExternalArtifact %s is built by %s from directories that do not keep their places (%s and %s), which drift does not map to the repository yet", objectName(ns, ref.Name), name, cmp.Or(prefix, "."), cmp.Or(p, ".")), nil
 			}
 			prefix, first = p, false
+			if len(op.Exclude) > 0 {
+				excludes = append(excludes, render.ArtifactExclude{Base: dir, Patterns: op.Exclude})
+			}
 		}
 	}
 	if first {
 		return fmt.Sprintf("its source ExternalArtifact %s is built by %s with nothing copied into it", objectName(ns, ref.Name), name), nil
 	}
-	d.sourceUnknown, d.artifactPrefix = false, prefix
+	d.sourceUnknown, d.artifactPrefix, d.artifactExcludes = false, prefix, excludes
 	return "", nil
 }
 
 // copiedPrefix is the repository directory a copy operation's artifact directory
 // stands for when it copies a directory's tree whole ("@alias/dir/**" to
-// "@artifact/sub/", dir ending with sub): the artifact's path p is then the
-// repository's prefix/p. why says what keeps it from being one.
-func copiedPrefix(from, to string, exclude []string, strategy string) (prefix, why string) {
-	if len(exclude) > 0 {
-		return "", "excludes files"
+// "@artifact/sub/", dir ending with sub), leaving out what its exclude patterns
+// match: the artifact's path p is then the repository's prefix/p; dir is the copied
+// directory. why says what keeps it from being one.
+func copiedPrefix(from, to string, exclude []string, strategy string) (prefix, dir, why string) {
+	for _, p := range exclude {
+		if !doublestar.ValidatePattern(p) {
+			return "", "", fmt.Sprintf("has an invalid exclude pattern %q (source-watcher refuses it)", p)
+		}
 	}
 	if strategy != "" && strategy != "Overwrite" {
-		return "", "uses the " + strategy + " strategy"
+		return "", "", "uses the " + strategy + " strategy"
 	}
 	alias, pattern, ok := strings.Cut(strings.TrimPrefix(from, "@"), "/")
 	if !strings.HasPrefix(from, "@") || !ok || alias == "" {
-		return "", "is not @alias/pattern"
+		return "", "", "is not @alias/pattern"
 	}
-	dir, ok := strings.CutSuffix(pattern, "/**")
+	dir, ok = strings.CutSuffix(pattern, "/**")
 	if !ok || strings.ContainsAny(dir, "*?[]") || dir == "" {
-		return "", "is not a directory's whole tree (dir/**)"
+		return "", "", "is not a directory's whole tree (dir/**)"
 	}
 	sub, ok := strings.CutPrefix(to, "@artifact/")
 	if !ok || !strings.HasSuffix(to, "/") && sub != "" {
-		return "", "does not copy into a directory of the artifact"
+		return "", "", "does not copy into a directory of the artifact"
 	}
 	dir, sub = path.Clean(dir), strings.TrimSuffix(path.Clean("/" + sub)[1:], "/")
 	switch {
 	case sub == "":
-		return dir, ""
+		return dir, dir, ""
 	case dir == sub:
-		return "", ""
+		return "", dir, ""
 	case strings.HasSuffix(dir, "/"+sub):
-		return strings.TrimSuffix(dir, "/"+sub), ""
+		return strings.TrimSuffix(dir, "/"+sub), dir, ""
 	}
-	return "", "moves it to another place"
+	return "", "", "moves it to another place"
 }

@@ -389,6 +389,8 @@ type discovery struct {
 	// artifactPrefix is the repository directory the ExternalArtifact fluxSource
 	// last read stands for (externalArtifact): a path in it is read below it.
 	artifactPrefix string
+	// artifactExcludes are its copies' exclude patterns.
+	artifactExcludes []render.ArtifactExclude
 }
 
 // targetsOf turns an applier object into targets: one for an Application,

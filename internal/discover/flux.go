@@ -75,7 +75,7 @@ func (d *discovery) kustomization(obj *unstructured.Unstructured) Target {
 		}
 		return t
 	}
-	spec := render.Spec{Path: repoPath(path.Join(d.artifactPrefix, s.Path)), Renderer: render.RendererKustomize, AsFlux: true, FluxIgnore: d.sourceIgnore}
+	spec := render.Spec{Path: repoPath(path.Join(d.artifactPrefix, s.Path)), Renderer: render.RendererKustomize, AsFlux: true, FluxIgnore: d.sourceIgnore, ArtifactExcludes: d.artifactExcludes}
 	if s.Decryption != nil {
 		spec.Decrypt = s.Decryption.Provider
 	}
@@ -367,7 +367,7 @@ func helmReleaseName(releaseName, targetNS, name string) string {
 // spec.ignore is left in d.sourceIgnore for the build. A GitRepository is this repository when its URL is, or when it is
 // the flux-system GitRepository flux bootstrap writes into the repository it syncs.
 func (d *discovery) fluxSource(t *Target, ref crossRef, ns string) (string, error) {
-	d.sourceIgnore, d.sourceUnknown, d.artifactPrefix = "", false, ""
+	d.sourceIgnore, d.sourceUnknown, d.artifactPrefix, d.artifactExcludes = "", false, "", nil
 	refNS := cmp.Or(ref.Namespace, ns)
 	if ref.Kind == "ExternalArtifact" {
 		return d.externalArtifact(t, ref, refNS)

@@ -24,7 +24,7 @@ func kustomizeSpec(fsys fs.FS, spec Spec) *Result {
 	restrictions := kustypes.LoadRestrictionsRootOnly
 	if spec.AsFlux {
 		restrictions = kustypes.LoadRestrictionsNone
-		fsys = fluxSource(fsys, spec.FluxIgnore)
+		fsys = fluxSource(fsys, spec.FluxIgnore, spec.ArtifactExcludes...)
 	}
 	kfile := findKustomization(fsys, dir)
 	name, generated := kfile, false

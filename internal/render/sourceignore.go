@@ -7,6 +7,7 @@ import (
 	"path"
 	"strings"
 
+	"github.com/bmatcuk/doublestar/v4"
 	"github.com/fluxcd/pkg/sourceignore"
 	"github.com/fluxcd/pkg/sourceignore/gitignore"
 )
@@ -22,16 +23,44 @@ import (
 type sourceFS struct {
 	fs.FS
 	m gitignore.Matcher
+	// excludes are the exclude patterns of the ArtifactGenerator copies that make an
+	// ExternalArtifact of the repository.
+	excludes []ArtifactExclude
+}
+
+// ArtifactExclude is the exclude patterns of an ArtifactGenerator's copy of a
+// directory's tree (source-watcher): a file under Base, the copy's source directory,
+// that one matches is not in the ExternalArtifact.
+type ArtifactExclude struct {
+	Base     string
+	Patterns []string
+}
+
+// excludes tells whether source-watcher leaves the repository file out of the copy:
+// a pattern matches the file's path from the source's root, its path from Base, or,
+// for a pattern without a slash, its name (its shouldExcludePath).
+func (e ArtifactExclude) excludes(file string) bool {
+	rel, ok := strings.CutPrefix(file, e.Base+"/")
+	if !ok {
+		return false
+	}
+	for _, p := range e.Patterns {
+		if doublestar.MatchUnvalidated(p, file) || doublestar.MatchUnvalidated(p, rel) ||
+			!strings.Contains(p, "/") && doublestar.MatchUnvalidated(p, path.Base(file)) {
+			return true
+		}
+	}
+	return false
 }
 
 // fluxSource filters fsys as source-controller filters the artifact; extra is the
 // GitRepository's spec.ignore.
-func fluxSource(fsys fs.FS, extra string) fs.FS {
+func fluxSource(fsys fs.FS, extra string, excludes ...ArtifactExclude) fs.FS {
 	ps := loadSourceIgnore(fsys, ".", nil)
 	if extra != "" {
 		ps = append(ps, sourceignore.ReadPatterns(strings.NewReader(extra), nil)...)
 	}
-	return sourceFS{FS: fsys, m: sourceignore.NewDefaultMatcher(ps, nil)}
+	return sourceFS{FS: fsys, m: sourceignore.NewDefaultMatcher(ps, nil), excludes: excludes}
 }
 
 // loadSourceIgnore reads the .sourceignore files of dir and below, each scoped to
@@ -53,6 +82,11 @@ func loadSourceIgnore(fsys fs.FS, dir string, domain []string) []gitignore.Patte
 func (s sourceFS) ignored(name string, dir bool) bool {
 	if name == "." || name == "" {
 		return false
+	}
+	for _, e := range s.excludes {
+		if !dir && e.excludes(name) {
+			return true
+		}
 	}
 	return s.m.Match(strings.Split(name, "/"), dir)
 }
@@ -95,7 +129,7 @@ func (s sourceFS) ReadDir(name string) ([]fs.DirEntry, error) {
 }
 
 // errSourceIgnored says why a file Flux leaves out is missing.
-var errSourceIgnored = errors.New("left out of Flux's artifact by its source ignore rules (.sourceignore, the GitRepository's spec.ignore, or Flux's default exclusions)")
+var errSourceIgnored = errors.New("left out of Flux's artifact by its source ignore rules (.sourceignore, the GitRepository's spec.ignore, Flux's default exclusions, or an ArtifactGenerator copy's exclude)")
 
 // FluxIgnored returns what reports whether Flux's source-controller leaves a file
 // of fsys out of every artifact of the repository: its default exclusions and the

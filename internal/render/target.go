@@ -41,6 +41,9 @@ type Spec struct {
 	// FluxIgnore is the GitRepository's spec.ignore, left out of an AsFlux build
 	// with the repository's .sourceignore files and Flux's default exclusions.
 	FluxIgnore string `json:",omitempty"`
+	// ArtifactExcludes are the exclude patterns of the ArtifactGenerator copies that
+	// make the ExternalArtifact an AsFlux build reads, left out of it as FluxIgnore.
+	ArtifactExcludes []ArtifactExclude `json:",omitempty"`
 	// Kustomize is what an applier sets on a kustomize target's kustomization before
 	// building it: Argo CD's kustomize options (its `kustomize edit` calls) and a Flux
 	// Kustomization's spec (its generator). Nil leaves the kustomization as it is.
