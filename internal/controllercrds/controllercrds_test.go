@@ -109,6 +109,7 @@ func TestServing(t *testing.T) {
 		object(t, "apiVersion: source.toolkit.fluxcd.io/v1\nkind: GitRepository\nmetadata: {name: a, namespace: flux-system}\n"),
 		object(t, "apiVersion: helm.toolkit.fluxcd.io/v2\nkind: HelmRelease\nmetadata: {name: a, namespace: flux-system}\n"),
 		object(t, "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\n"),
+		object(t, "apiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata: {name: guestbook, namespace: argocd}\n"),
 	}
 	var s Serving
 	// The repository defines GitRepository's CRD itself.
@@ -120,7 +121,7 @@ func TestServing(t *testing.T) {
 	for _, c := range crds {
 		got = append(got, c.GetName())
 	}
-	if strings.Join(got, " ") != "fluxinstances.fluxcd.controlplane.io kustomizations.kustomize.toolkit.fluxcd.io" {
+	if strings.Join(got, " ") != "fluxinstances.fluxcd.controlplane.io kustomizations.kustomize.toolkit.fluxcd.io applications.argoproj.io" {
 		t.Errorf("served: %v", got)
 	}
 	if again, _ := s.Add(objs, func(name string) bool { return name == "gitrepositories.source.toolkit.fluxcd.io" }); len(again) != 0 {
@@ -136,7 +137,8 @@ func TestServing(t *testing.T) {
 			t.Errorf("notes lack %q:\n%s", want, notes)
 		}
 	}
-	if ns := s.Namespaces(); ns["flux-system"] != "FluxInstance flux-system/flux" {
+	if ns := s.Namespaces(); ns["flux-system"] != "FluxInstance flux-system/flux installs Flux there" ||
+		ns["argocd"] != "Application argocd/guestbook lives there, where Argo CD (installed outside the repository) runs" {
 		t.Errorf("namespaces: %v", ns)
 	}
 }

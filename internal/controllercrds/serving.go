@@ -100,6 +100,9 @@ type Serving struct {
 	// repository's FluxInstances do not install.
 	served map[schema.GroupKind]*CRD
 	left   map[schema.GroupKind]bool
+	// argo are the namespaces the Argo CD objects drift's CRDs serve are in: Argo CD
+	// runs there, installed outside the repository.
+	argo map[string]string
 }
 
 // Add reads what objs (what a ref renders for the server's targets) install and use,
@@ -109,8 +112,16 @@ type Serving struct {
 // FluxInstances install are served when it has any.
 func (s *Serving) Add(objs []*unstructured.Unstructured, has func(name string) bool) ([]*unstructured.Unstructured, error) {
 	if s.served == nil {
-		s.served, s.left = map[schema.GroupKind]*CRD{}, map[schema.GroupKind]bool{}
+		s.served, s.left, s.argo = map[schema.GroupKind]*CRD{}, map[schema.GroupKind]bool{}, map[string]string{}
 	}
+	defer func() {
+		for _, obj := range objs {
+			gk := obj.GroupVersionKind().GroupKind()
+			if crd := s.served[gk]; crd != nil && crd.Release.Name == "argo-cd" && obj.GetNamespace() != "" && s.argo[obj.GetNamespace()] == "" {
+				s.argo[obj.GetNamespace()] = fmt.Sprintf("%s %s/%s lives there, where Argo CD (installed outside the repository) runs", gk.Kind, obj.GetNamespace(), obj.GetName())
+			}
+		}
+	}()
 	// A later ref's (the head's) object replaces the earlier one's of the same name.
 	for _, obj := range objs {
 		in := Installs(obj)
@@ -146,13 +157,19 @@ func (s *Serving) Add(objs []*unstructured.Unstructured, has func(name string) b
 	return out, nil
 }
 
-// Namespaces are where the repository's FluxInstances install Flux, by namespace: the
-// FluxInstance that does. The cluster has them whether or not the repository renders them.
+// Namespaces are, by namespace, why the cluster has it whether or not the repository
+// renders it: a FluxInstance installs Flux there, or an Argo CD object whose kind
+// drift's CRDs serve lives there.
 func (s *Serving) Namespaces() map[string]string {
 	out := map[string]string{}
 	for _, in := range s.installs {
 		if in.Namespace != "" && out[in.Namespace] == "" {
-			out[in.Namespace] = in.By
+			out[in.Namespace] = in.By + " installs Flux there"
+		}
+	}
+	for ns, why := range s.argo {
+		if out[ns] == "" {
+			out[ns] = why
 		}
 	}
 	return out

@@ -26,8 +26,8 @@ type cluster struct {
 	// shipped is what an ephemeral server is given of drift's copies of the
 	// controllers' CRDs.
 	shipped controllercrds.Serving
-	// installedBy names, by namespace, the FluxInstance that installs Flux in a
-	// namespace an ephemeral server was given for it.
+	// installedBy says, by namespace, why an ephemeral server was given a namespace
+	// a controller runs in (controllercrds.Serving.Namespaces).
 	installedBy map[string]string
 	// stop releases the cluster (stops an ephemeral server); nil for live clusters.
 	stop func()

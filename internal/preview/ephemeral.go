@@ -195,7 +195,8 @@ func (r *runner) controllerCRDs(cl *cluster, objs []render.Object) ([]render.Obj
 		cl.seeded[k], cl.absent[k] = true, false
 		out = append(out, obj)
 	}
-	// The namespace a FluxInstance installs Flux into is made by flux-operator.
+	// The namespace a FluxInstance installs Flux into (flux-operator makes it), and
+	// Argo CD's own.
 	for ns := range cl.shipped.Namespaces() {
 		obj := render.Object{Obj: &unstructured.Unstructured{Object: map[string]any{
 			"apiVersion": "v1", "kind": "Namespace", "metadata": map[string]any{"name": ns}}}, Source: "drift's copy of the controllers' CRDs"}
@@ -208,7 +209,7 @@ func (r *runner) controllerCRDs(cl *cluster, objs []render.Object) ([]render.Obj
 }
 
 // installNotes say which of the namespaces the objects are in the ephemeral server was
-// given because a FluxInstance installs Flux there.
+// given because a controller runs there (Namespaces).
 func installNotes(cl *cluster, objs []*unstructured.Unstructured) []string {
 	var notes []string
 	for _, o := range objs {
@@ -218,7 +219,7 @@ func installNotes(cl *cluster, objs []*unstructured.Unstructured) []string {
 		}
 	}
 	for i, ns := range notes {
-		notes[i] = fmt.Sprintf("namespace %s is created in the ephemeral server: %s installs Flux there, so the cluster is taken to have it", ns, cl.installedBy[ns])
+		notes[i] = fmt.Sprintf("namespace %s is created in the ephemeral server: %s, so the cluster is taken to have it", ns, cl.installedBy[ns])
 	}
 	return notes
 }
