@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -66,5 +67,39 @@ func TestOperatorFilledSecretsArePreviewedAsTheOperatorFillsThem(t *testing.T) {
 	rep, o = driftJSON(t, "diff", "--repo", prDir, "--ref", "HEAD", "--base", prBase, "--cluster", "ephemeral", "--target", "ResourceSet/*/*")
 	if s := secretOf(rep); o.code == exitError || !rep.Complete || s == nil || s.Category != report.Unchanged || filled(s) == "" {
 		t.Errorf("on an ephemeral server: exit %d, %+v\n%s", o.code, s, o.stderr)
+	}
+}
+
+// TestSecretsAnotherControllerFillsShowNoChange: a repository writes an empty Secret
+// that kubernetes-replicator fills after it is applied (replicate-from), as its own
+// field manager. Applied by Flux (server-side) or by drift's default applier, the
+// empty Secret does not take the data away, so drift shows no change, and no value.
+func TestSecretsAnotherControllerFillsShowNoChange(t *testing.T) {
+	installFluxCRDs(t)
+	ns := namespace(t)
+	empty := "apiVersion: v1\nkind: Secret\nmetadata:\n  name: %s\n  namespace: " + ns + "\n  annotations: {replicator.v1.mittwald.de/replicate-from: default/source}\n%s"
+	fill := func(name string) {
+		apply(t, "kubernetes-replicator", "apiVersion: v1\nkind: Secret\nmetadata: {name: "+name+", namespace: "+ns+"}\ndata: {token: cjNwbDFjNHRlZC12YWx1ZQ==}\n")
+	}
+	apply(t, "kustomize-controller", fmt.Sprintf(empty, "by-flux", "  labels: {kustomize.toolkit.fluxcd.io/name: replicated, kustomize.toolkit.fluxcd.io/namespace: flux-system}\n"))
+	fill("by-flux")
+	apply(t, "kubectl", fmt.Sprintf(empty, "by-drift", ""))
+	fill("by-drift")
+	r := fluxRepo(t, map[string]string{
+		"flux/source.yaml": fluxSource,
+		"flux/apps.yaml": "apiVersion: kustomize.toolkit.fluxcd.io/v1\nkind: Kustomization\nmetadata: {name: replicated, namespace: flux-system}\n" +
+			"spec: {interval: 10m, path: ./apps, prune: true, sourceRef: {kind: GitRepository, name: flux-system}}\n",
+		"apps/secret.yaml":  fmt.Sprintf(empty, "by-flux", ""),
+		"plain/secret.yaml": fmt.Sprintf(empty, "by-drift", ""),
+		"drift.yaml":        "discover: true\nrepoURLs: [\"" + fluxRemote + "\"]\ntargets: [{name: plain, path: plain}]\n",
+	}, map[string]string{"README.md": "# x\n"})
+	rep, o := driftJSON(t, "diff", "--repo", r.Dir, "--ref", "main")
+	for _, name := range []string{"by-flux", "by-drift"} {
+		if s := find(t, rep, "Secret", name); s.Category != report.Unchanged {
+			t.Errorf("%s: %s\n%s\n%s", name, s.Category, s.Diff, o.stderr)
+		}
+	}
+	if strings.Contains(o.stdout+o.stderr, "r3pl1c4ted-value") {
+		t.Error("the output shows the replicated value")
 	}
 }

@@ -3,7 +3,9 @@ package discover
 import (
 	"cmp"
 	"fmt"
+	"io/fs"
 	"path"
+	"regexp"
 	"strings"
 
 	"github.com/bmatcuk/doublestar/v4"
@@ -21,17 +23,23 @@ type artifactGenerator struct {
 			Name      string `json:"name"`
 			Namespace string `json:"namespace"`
 		} `json:"sources"`
-		PathPattern string `json:"pathPattern"`
-		Artifacts   []struct {
-			Name string `json:"name"`
-			Copy []struct {
-				From     string   `json:"from"`
-				To       string   `json:"to"`
-				Exclude  []string `json:"exclude"`
-				Strategy string   `json:"strategy"`
-			} `json:"copy"`
-		} `json:"artifacts"`
+		PathPattern string              `json:"pathPattern"`
+		Artifacts   []generatedArtifact `json:"artifacts"`
 	} `json:"spec"`
+}
+
+// generatedArtifact is one of an ArtifactGenerator's artifacts.
+type generatedArtifact struct {
+	Name string     `json:"name"`
+	Copy []copyRule `json:"copy"`
+}
+
+// copyRule is one copy operation of an artifact.
+type copyRule struct {
+	From     string   `json:"from"`
+	To       string   `json:"to"`
+	Exclude  []string `json:"exclude"`
+	Strategy string   `json:"strategy"`
 }
 
 // KindArtifactGenerator is source-watcher's kind that builds ExternalArtifacts.
@@ -55,8 +63,13 @@ func (d *discovery) externalArtifact(t *Target, ref crossRef, ns string) (string
 		if err := fromObject(o.Get(), &g); err != nil {
 			return fmt.Sprintf("its source ExternalArtifact %s is built by ArtifactGenerator %s, which cannot be read (%s): %v", objectName(ns, ref.Name), o.Get().GetName(), o.Where(), err), nil
 		}
-		for _, a := range g.Spec.Artifacts {
+		artifacts, err := d.expandPathPattern(&g)
+		if err != nil {
+			return fmt.Sprintf("its source ExternalArtifact %s may be built by ArtifactGenerator %s, whose %v", objectName(ns, ref.Name), o.Get().GetName(), err), nil
+		}
+		for _, a := range artifacts {
 			if a.Name == ref.Name {
+				g.Spec.Artifacts = artifacts
 				gen, where = &g, o
 			}
 		}
@@ -67,9 +80,6 @@ func (d *discovery) externalArtifact(t *Target, ref crossRef, ns string) (string
 	name := "ArtifactGenerator " + objectName(ns, where.Get().GetName())
 	if where.Source != "" {
 		t.Inputs = append(t.Inputs, where.Source)
-	}
-	if gen.Spec.PathPattern != "" {
-		return fmt.Sprintf("its source ExternalArtifact %s is built by %s with a pathPattern, which drift does not expand yet", objectName(ns, ref.Name), name), nil
 	}
 	var prefix string
 	var excludes []render.ArtifactExclude
@@ -125,7 +135,10 @@ func copiedPrefix(from, to string, exclude []string, strategy string) (prefix, d
 			return "", "", fmt.Sprintf("has an invalid exclude pattern %q (source-watcher refuses it)", p)
 		}
 	}
-	if strategy != "" && strategy != "Overwrite" {
+	// Merge merges a YAML file into one an earlier copy wrote at the same place; copies
+	// that keep their places under one prefix write a file there only from the same
+	// repository file, so merging is copying.
+	if strategy != "" && strategy != "Overwrite" && strategy != "Merge" {
 		return "", "", "uses the " + strategy + " strategy"
 	}
 	alias, pattern, ok := strings.Cut(strings.TrimPrefix(from, "@"), "/")
@@ -150,4 +163,82 @@ func copiedPrefix(from, to string, exclude []string, strategy string) (prefix, d
 		return strings.TrimSuffix(dir, "/"+sub), dir, ""
 	}
 	return "", "", "moves it to another place"
+}
+
+// captureRe finds a pathPattern's capture placeholders once quoted ("\\{app\\}").
+var captureRe = regexp.MustCompile(`\\\{([a-zA-Z0-9_]+)\\\}`)
+
+// placeholderRe finds the placeholders of an artifact's fields ("{app}").
+var placeholderRe = regexp.MustCompile(`\{([a-zA-Z0-9_]+)\}`)
+
+// expandPathPattern is an ArtifactGenerator's artifacts, expanded as source-watcher's
+// buildArtifactRequests expands them when it has a pathPattern ("@alias/apps/{app}"):
+// one set per directory of the source matching the pattern, each capture a path
+// segment, names rendered with the captures lowercased and copy rules with them as
+// written. drift reads the source as this repository; whether the alias is this
+// repository is checked where the copies are read. Without a pathPattern, the
+// artifacts as written.
+func (d *discovery) expandPathPattern(g *artifactGenerator) ([]generatedArtifact, error) {
+	if g.Spec.PathPattern == "" {
+		return g.Spec.Artifacts, nil
+	}
+	_, pattern, ok := strings.Cut(g.Spec.PathPattern, "/")
+	if !ok || !strings.HasPrefix(g.Spec.PathPattern, "@") {
+		return nil, fmt.Errorf("pathPattern %q is not @alias/pattern (source-watcher refuses it)", g.Spec.PathPattern)
+	}
+	matcher, err := regexp.Compile("^" + captureRe.ReplaceAllString(regexp.QuoteMeta(pattern), `(?P<$1>[^/]+)`) + "$")
+	if err != nil {
+		return nil, fmt.Errorf("pathPattern %q cannot be read: %v", g.Spec.PathPattern, err)
+	}
+	fill := func(tmpl string, captures map[string]string) (string, error) {
+		var missing string
+		out := placeholderRe.ReplaceAllStringFunc(tmpl, func(m string) string {
+			v, ok := captures[m[1:len(m)-1]]
+			if !ok {
+				missing = m
+			}
+			return v
+		})
+		if missing != "" {
+			return "", fmt.Errorf("pathPattern %q captures no %s", g.Spec.PathPattern, missing)
+		}
+		return out, nil
+	}
+	var out []generatedArtifact
+	err = fs.WalkDir(d.fsys, ".", func(p string, e fs.DirEntry, err error) error {
+		if err != nil || !e.IsDir() || p == "." {
+			return err
+		}
+		m := matcher.FindStringSubmatch(p)
+		if m == nil {
+			return nil
+		}
+		raw, lower := map[string]string{}, map[string]string{}
+		for i, name := range matcher.SubexpNames() {
+			if i > 0 && name != "" {
+				raw[name], lower[name] = m[i], strings.ToLower(m[i])
+			}
+		}
+		for _, a := range g.Spec.Artifacts {
+			name, err := fill(a.Name, lower)
+			if err != nil {
+				return err
+			}
+			ra := generatedArtifact{Name: name}
+			for _, c := range a.Copy {
+				from, err := fill(c.From, raw)
+				if err != nil {
+					return err
+				}
+				to, err := fill(c.To, raw)
+				if err != nil {
+					return err
+				}
+				ra.Copy = append(ra.Copy, copyRule{From: from, To: to, Exclude: c.Exclude, Strategy: c.Strategy})
+			}
+			out = append(out, ra)
+		}
+		return nil
+	})
+	return out, err
 }

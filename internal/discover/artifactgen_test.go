@@ -27,7 +27,8 @@ func TestCopiedPrefix(t *testing.T) {
 		{from: "@repo/apps/*.yaml", to: "@artifact/", why: "is not a directory's whole tree (dir/**)"},
 		{from: "@repo/apps/**", to: "@artifact/apps/", exclude: []string{"*.md"}, prefix: ""},
 		{from: "@repo/apps/**", to: "@artifact/apps/", exclude: []string{"[a-"}, why: `has an invalid exclude pattern "[a-" (source-watcher refuses it)`},
-		{from: "@repo/apps/**", to: "@artifact/apps/", strategy: "Merge", why: "uses the Merge strategy"},
+		{from: "@repo/apps/**", to: "@artifact/apps/", strategy: "Merge", prefix: ""},
+		{from: "@repo/apps/**", to: "@artifact/apps/", strategy: "Extract", why: "uses the Extract strategy"},
 		{from: "@repo/apps/**", to: "@artifact/apps", why: "does not copy into a directory of the artifact"},
 	} {
 		prefix, _, why := copiedPrefix(c.from, c.to, c.exclude, c.strategy)
@@ -122,5 +123,48 @@ func TestArtifactGeneratorExcludesAreLeftOutOfTheBuild(t *testing.T) {
 	}
 	if strings.Join(got, ",") != "app,kept,other" || len(out.Failures) != 0 {
 		t.Errorf("rendered %v, failures %v; want app,kept,other", got, out.Failures)
+	}
+}
+
+// A pathPattern makes one set of artifacts per directory it matches, as
+// source-watcher's buildArtifactRequests makes them: for this fixture its own code
+// (at 825fa15) made podinfo-manifests from "@repo/apps/podinfo/**" and
+// redis-manifests from "@repo/apps/Redis/**" (names lowercased, copies as written).
+// Each Kustomization on one of them is previewed from its directory.
+func TestArtifactGeneratorPathPatternsAreExpanded(t *testing.T) {
+	cm := func(name string) *fstest.MapFile {
+		return &fstest.MapFile{Data: []byte("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: " + name + ", namespace: default}\n")}
+	}
+	ks := func(name, artifact string) string {
+		return "apiVersion: kustomize.toolkit.fluxcd.io/v1\nkind: Kustomization\nmetadata: {name: " + name + ", namespace: flux-system}\n" +
+			"spec: {interval: 1h, path: ./, prune: true, sourceRef: {kind: ExternalArtifact, name: " + artifact + "}}\n---\n"
+	}
+	fsys := fstest.MapFS{
+		"clusters/prod/sync.yaml": {Data: []byte("apiVersion: source.toolkit.fluxcd.io/v1\nkind: GitRepository\nmetadata: {name: flux-system, namespace: flux-system}\nspec: {url: 'https://git.example/fleet', ref: {branch: main}}\n")},
+		"clusters/prod/gen.yaml": {Data: []byte("apiVersion: source.extensions.fluxcd.io/v1beta1\nkind: ArtifactGenerator\nmetadata: {name: gen, namespace: flux-system}\n" +
+			"spec:\n  sources: [{alias: repo, kind: GitRepository, name: flux-system}]\n  pathPattern: '@repo/apps/{app}'\n  artifacts:\n" +
+			"    - name: '{app}-manifests'\n      copy: [{from: '@repo/apps/{app}/**', to: '@artifact/'}]\n")},
+		"clusters/prod/apps.yaml":         {Data: []byte(ks("podinfo", "podinfo-manifests") + ks("redis", "redis-manifests") + ks("missing", "other-manifests"))},
+		"apps/podinfo/base/cm.yaml":       cm("podinfo-base"),
+		"apps/podinfo/overlays/cm.yaml":   cm("podinfo-overlay"),
+		"apps/podinfo/kustomization.yaml": {Data: []byte("resources: [base/cm.yaml]\n")},
+		"apps/Redis/cm.yaml":              cm("redis"),
+		"infra/x/cm.yaml":                 cm("x"),
+	}
+	opts := Options{RepoURLs: []string{"https://git.example/fleet"}, Revisions: []string{"main"},
+		Render: func(spec render.Spec) (*render.Result, error) { return render.Render(fsys, spec) }}
+	res, err := Discover(context.Background(), fsys, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := byName(res)
+	for name, want := range map[string]string{"podinfo": "apps/podinfo", "redis": "apps/Redis"} {
+		k := ts["Kustomization/flux-system/"+name]
+		if k.Skipped != "" || len(k.Specs) != 1 || k.Specs[0].Path != want {
+			t.Errorf("%s: %+v", name, k)
+		}
+	}
+	if m := ts["Kustomization/flux-system/missing"]; !strings.Contains(m.Skipped, "which no ArtifactGenerator drift finds in the repository builds") {
+		t.Errorf("missing: %q", m.Skipped)
 	}
 }
