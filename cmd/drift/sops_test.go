@@ -132,7 +132,7 @@ func TestSOPSSecretsArePreviewedAsFluxDecryptsThem(t *testing.T) {
 
 // TestAnEncryptedEnvFileOfASecretGeneratorIsDecryptedBeforeTheBuild: a Flux
 // Kustomization's kustomization.yaml generates a Secret from a dotenv file encrypted
-// with SOPS. kustomize-controller decrypts the file before the build
+// with SOPS, and patches it with an encrypted patch file. kustomize-controller decrypts the file before the build
 // (DecryptSources); so does drift with the runner's key: the live Secret holding the
 // same values is unchanged, a new value a masked modification. Without a key the
 // generated Secret is opaque (its values and SOPS' metadata keys left out), never an
@@ -145,13 +145,14 @@ func TestAnEncryptedEnvFileOfASecretGeneratorIsDecryptedBeforeTheBuild(t *testin
 		return string(sopstest.Encrypt(t, []byte("API_TOKEN="+token+"\nUSER=drift\n"), "dotenv", key, ""))
 	}
 	apply(t, "kustomize-controller", "apiVersion: v1\nkind: Secret\nmetadata:\n  name: app-env\n  namespace: "+ns+
-		"\n  labels: {kustomize.toolkit.fluxcd.io/name: env-apps, kustomize.toolkit.fluxcd.io/namespace: flux-system}\ntype: Opaque\nstringData: {API_TOKEN: s3cr3t-env-one, USER: drift}\n")
+		"\n  labels: {kustomize.toolkit.fluxcd.io/name: env-apps, kustomize.toolkit.fluxcd.io/namespace: flux-system}\ntype: Opaque\nstringData: {API_TOKEN: s3cr3t-env-one, USER: drift, PATCHED: s3cr3t-patch}\n")
 	base := map[string]string{
 		"flux/source.yaml": fluxSource,
 		"flux/apps.yaml": "apiVersion: kustomize.toolkit.fluxcd.io/v1\nkind: Kustomization\nmetadata: {name: env-apps, namespace: flux-system}\n" +
 			"spec: {interval: 10m, path: ./apps, prune: true, decryption: {provider: sops}, sourceRef: {kind: GitRepository, name: flux-system}}\n",
 		"apps/kustomization.yaml": "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nnamespace: " + ns + "\nresources: [namespace.yaml]\n" +
-			"generatorOptions: {disableNameSuffixHash: true}\nsecretGenerator:\n- name: app-env\n  envs: [app.env]\n",
+			"generatorOptions: {disableNameSuffixHash: true}\nsecretGenerator:\n- name: app-env\n  envs: [app.env]\npatches:\n- path: patch.yaml\n",
+		"apps/patch.yaml": string(sopstest.Encrypt(t, []byte("apiVersion: v1\nkind: Secret\nmetadata: {name: app-env}\nstringData: {PATCHED: s3cr3t-patch}\n"), "yaml", key, "^(data|stringData)$")),
 		"apps/namespace.yaml": "apiVersion: v1\nkind: Namespace\nmetadata: {name: " + ns + "}\n",
 		"apps/app.env":        env("s3cr3t-env-one"),
 	}
@@ -159,7 +160,7 @@ func TestAnEncryptedEnvFileOfASecretGeneratorIsDecryptedBeforeTheBuild(t *testin
 		t.Helper()
 		r := fluxRepo(t, base, map[string]string{"apps/app.env": change})
 		rep, o := driftJSON(t, "diff", "--repo", r.Dir, "--ref", "main", "--base", "base", "--target", "Kustomization/flux-system/env-apps")
-		for _, leak := range []string{key.Identity, "s3cr3t-env-one", "s3cr3t-env-two", "ENC[AES256_GCM"} {
+		for _, leak := range []string{key.Identity, "s3cr3t-env-one", "s3cr3t-env-two", "s3cr3t-patch", "ENC[AES256_GCM"} {
 			if strings.Contains(o.stdout+o.stderr, leak) {
 				t.Errorf("the output shows %.20s…", leak)
 			}

@@ -190,7 +190,8 @@ func seedable(o render.Object) render.Object {
 }
 
 // decryptSources decrypts, with the runner's keys, the files the secretGenerators of
-// a Flux Kustomization's build read (files and envs) that are SOPS documents, before
+// a Flux Kustomization's build read (files and envs) and its patch files that are SOPS
+// documents, before
 // the build, as kustomize-controller's DecryptSources does: the kustomization file at
 // spec.Path and those of the directories its resources and components name,
 // recursively, inside the repository. Every decrypted value is told to the scrubber
@@ -200,7 +201,7 @@ func (r *runner) decryptSources(snap *source.Snapshot, spec *render.Spec) []rend
 	o := newOverlay()
 	var failures []render.Failure
 	walkKustomizations(snap.FS, spec.Path, func(dir, file string, _ []byte, k *kustypes.Kustomization) {
-		decryptOne := func(ref string, env bool) {
+		decryptOne := func(ref string, env, patch bool) {
 			p, ok := inRepo(dir, ref)
 			if !ok || o.files[p] != "" {
 				return
@@ -209,13 +210,17 @@ func (r *runner) decryptSources(snap *source.Snapshot, spec *render.Spec) []rend
 			if err != nil {
 				return // the build says it is missing
 			}
-			plain, values, err := sopsdoc.DecryptSource(p, data, env)
+			decrypt := func(p string, data []byte) ([]byte, []string, error) { return sopsdoc.DecryptSource(p, data, env) }
+			if patch {
+				decrypt = sopsdoc.DecryptPatch
+			}
+			plain, values, err := decrypt(p, data)
 			switch {
 			case errors.Is(err, sopsdoc.ErrNoKey) || plain == nil && err == nil:
 				return
 			case err != nil:
 				failures = append(failures, render.Failure{Source: p, Reason: reason.Invalid,
-					Message: fmt.Sprintf("%s (a secretGenerator's file in %s) cannot be decrypted as kustomize-controller decrypts it (spec.decryption.provider: sops): %v", p, file, err)})
+					Message: fmt.Sprintf("%s (read by %s) cannot be decrypted as kustomize-controller decrypts it (spec.decryption.provider: sops): %v", p, file, err)})
 				return
 			}
 			values = slices.DeleteFunc(values, func(v string) bool { return v == "" })
@@ -234,13 +239,18 @@ func (r *runner) decryptSources(snap *source.Snapshot, spec *render.Spec) []rend
 				if !found {
 					file = src
 				}
-				decryptOne(file, false)
+				decryptOne(file, false, false)
 			}
 			for _, env := range gen.EnvSources {
-				decryptOne(env, true)
+				decryptOne(env, true, false)
 			}
 			if gen.EnvSource != "" {
-				decryptOne(gen.EnvSource, true)
+				decryptOne(gen.EnvSource, true, false)
+			}
+		}
+		for _, patch := range k.Patches {
+			if patch.Path != "" && !strings.Contains(patch.Path, "://") {
+				decryptOne(patch.Path, false, true)
 			}
 		}
 	})

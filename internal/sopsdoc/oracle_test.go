@@ -41,7 +41,8 @@ func TestWriteOracleCases(t *testing.T) {
 			"  .dockerconfigjson: " + b64(enc(`{"auths": {"r.example": {"auth": "dTpw"}}}`, "json", "")) + "\n" +
 			"  plain.txt: " + b64("not encrypted\n") + "\n",
 		"sources/kustomization.yaml": "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nsecretGenerator:\n" +
-			"- name: app\n  envs: [app.env, extra.vars]\n  files: [config.yaml, tls.json=cert.json, plain.txt]\n",
+			"- name: app\n  envs: [app.env, extra.vars]\n  files: [config.yaml, tls.json=cert.json, plain.txt]\npatches:\n- path: patch.yaml\n",
+		"sources/patch.yaml": enc("apiVersion: v1\nkind: Secret\nmetadata: {name: app}\nstringData: {password: p4tched, port: '5432'}\n", "yaml", "^(data|stringData)$"),
 		"sources/app.env":     enc("API_TOKEN=t0ken\nUSER=admin\nEMPTY=\n", "dotenv", ""),
 		"sources/extra.vars":  enc("REGION=eu-west-1\n", "dotenv", ""),
 		"sources/config.yaml": enc("password: s3cr3t\nnested: {key: value}\n", "yaml", ""),
@@ -106,7 +107,16 @@ func TestOracle(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: no recorded answer: %v", e.Name(), err)
 		}
-		plain, _, err := sopsdoc.DecryptSource(e.Name(), data, envs[e.Name()])
+		var plain []byte
+		if e.Name() == "patch.yaml" {
+			var values []string
+			plain, values, err = sopsdoc.DecryptPatch(e.Name(), data)
+			if strings.Join(values, ",") != "p4tched,5432" && strings.Join(values, ",") != "5432,p4tched" {
+				t.Errorf("the patch's encrypted values: %q", values)
+			}
+		} else {
+			plain, _, err = sopsdoc.DecryptSource(e.Name(), data, envs[e.Name()])
+		}
 		if err != nil {
 			t.Errorf("%s: %v", e.Name(), err)
 			continue

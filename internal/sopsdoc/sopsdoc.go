@@ -15,6 +15,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"regexp"
 	"sort"
 	"strings"
 
@@ -27,6 +28,7 @@ import (
 	"github.com/getsops/sops/v3/keyservice"
 	"github.com/getsops/sops/v3/pgp"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/yaml"
 )
 
 // Provider is the Flux Kustomization's spec.decryption.provider drift decrypts.
@@ -176,6 +178,78 @@ func DecryptSource(name string, data []byte, env bool) (plain []byte, values []s
 		}
 	}
 	return plain, values, nil
+}
+
+// DecryptPatch decrypts a kustomization's patch file before the build, as
+// kustomize-controller's DecryptSources does for `patches` with a path: its format
+// from its name, decrypted only when it holds that format's SOPS marker (nil, nil
+// when it does not). values are the plaintext of every value that was encrypted, for
+// the scrubber. Errors are as Decrypt's.
+func DecryptPatch(name string, data []byte) (plain []byte, values []string, err error) {
+	format := formats.FormatForPath(name)
+	var marker []byte
+	for _, m := range markers {
+		if m.format == format {
+			marker = m.marker
+		}
+	}
+	if marker == nil || !bytes.Contains(data, marker) {
+		return nil, nil, nil
+	}
+	if plain, err = decrypt(data, format, format); err != nil {
+		return nil, nil, err
+	}
+	encDocs, plainDocs := splitDocs(data), splitDocs(plain)
+	for i := range min(len(encDocs), len(plainDocs)) {
+		var enc, dec any
+		if yaml.Unmarshal(encDocs[i], &enc) != nil || yaml.Unmarshal(plainDocs[i], &dec) != nil {
+			continue
+		}
+		values = append(values, encryptedLeaves(enc, dec)...)
+	}
+	return plain, values, nil
+}
+
+// splitDocs splits a YAML stream into its documents (JSON is one).
+func splitDocs(data []byte) [][]byte {
+	var out [][]byte
+	for _, doc := range regexp.MustCompile(`(?m)^---\s*$`).Split(string(data), -1) {
+		if strings.TrimSpace(doc) != "" {
+			out = append(out, []byte(doc))
+		}
+	}
+	return out
+}
+
+// encryptedLeaves are the values of dec at the places enc holds ciphertext (ENC[…]).
+func encryptedLeaves(enc, dec any) []string {
+	switch e := enc.(type) {
+	case map[string]any:
+		d, _ := dec.(map[string]any)
+		var out []string
+		for k, v := range e {
+			if k != "sops" {
+				out = append(out, encryptedLeaves(v, d[k])...)
+			}
+		}
+		return out
+	case []any:
+		d, _ := dec.([]any)
+		var out []string
+		for i, v := range e {
+			if i < len(d) {
+				out = append(out, encryptedLeaves(v, d[i])...)
+			}
+		}
+		return out
+	case string:
+		if strings.HasPrefix(e, "ENC[") && dec != nil {
+			if s := fmt.Sprint(dec); s != "" {
+				return []string{s}
+			}
+		}
+	}
+	return nil
 }
 
 // FromEncryptedEnv reports whether a Secret was generated from an env file still
