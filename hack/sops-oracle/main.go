@@ -9,7 +9,7 @@
 //     decryption kustomize-controller runs on every built object): NAME.want.json is
 //     the object it returns, "null" when it leaves it alone;
 //   - sources/, a kustomization directory, through Decryptor.DecryptSources (run
-//     before the build on the files its secretGenerators read): every file of it as
+//     before the build on the files its secretGenerators and patches read): every file of it as
 //     it is afterwards, in sources.want/.
 //
 // The age key is key.agekey, given to the decryptor as the controller gets it: the

@@ -141,7 +141,7 @@ func (r *runner) renderIn(snap *source.Snapshot, t *Target, cl *cluster) (*rende
 	case first.Decrypt == sopsdoc.Provider && first.Renderer == render.RendererKustomize:
 		undecrypted = r.decryptSources(snap, &first)
 	case first.Renderer == render.RendererKustomize && !first.AsFlux:
-		ksops = ksopsSources(snap.FS, &first)
+		ksops, undecrypted = ksopsSources(snap.FS, &first)
 	}
 	res, err := r.deps.Cache.RenderSnapshot(snap, first)
 	if err != nil {

@@ -265,7 +265,7 @@ func (r *runner) decryptSources(snap *source.Snapshot, spec *render.Spec) []rend
 // resources instead, and the target's SOPS-encrypted Secrets are then decrypted with
 // the runner's keys as for a Flux Kustomization (spec.Decrypt). notes name each
 // generator read so.
-func ksopsSources(fsys fs.FS, spec *render.Spec) (notes []string) {
+func ksopsSources(fsys fs.FS, spec *render.Spec) (notes []string, failures []render.Failure) {
 	o := newOverlay()
 	walkKustomizations(fsys, spec.Path, func(dir, file string, raw []byte, k *kustypes.Kustomization) {
 		var doc map[string]any
@@ -280,10 +280,15 @@ func ksopsSources(fsys fs.FS, spec *render.Spec) (notes []string) {
 				APIVersion string   `json:"apiVersion"`
 				Kind       string   `json:"kind"`
 				Files      []string `json:"files"`
+				SecretFrom []any    `json:"secretFrom"`
 			}
 			if !ok || err != nil || yaml.Unmarshal(data, &gen) != nil || !strings.HasPrefix(gen.APIVersion, "viaduct.ai/") || gen.Kind != "ksops" {
 				kept = append(kept, g)
 				continue
+			}
+			if len(gen.SecretFrom) > 0 {
+				failures = append(failures, render.Failure{Source: p, Reason: reason.RenderFailed, Message: fmt.Sprintf(
+					"KSOPS generator %s has secretFrom, which drift does not read yet: the Secrets it makes are not previewed (list encrypted Secret manifests under files: instead)", p)})
 			}
 			for _, f := range gen.Files {
 				added = append(added, f)
@@ -311,7 +316,7 @@ func ksopsSources(fsys fs.FS, spec *render.Spec) (notes []string) {
 		o.set(spec)
 		spec.Decrypt = sopsdoc.Provider
 	}
-	return notes
+	return notes, failures
 }
 
 // overlay collects the files a build reads in place of the repository's
