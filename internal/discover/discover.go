@@ -391,12 +391,16 @@ type discovery struct {
 	artifactPrefix string
 	// artifactExcludes are its copies' exclude patterns.
 	artifactExcludes []render.ArtifactExclude
+	// unapplied says the object being read was found in a file that no target and no
+	// cluster root of the repository applies: drift does not know what applies it.
+	unapplied bool
 }
 
 // targetsOf turns an applier object into targets: one for an Application,
 // Kustomization or HelmRelease, one per generated Application for an ApplicationSet.
 func (d *discovery) targetsOf(f found, budget int) []Target {
 	d.near, d.pool.root = f.near, f.root
+	d.unapplied = f.parent == "" && f.root == "" && f.built == ""
 	var ts []Target
 	switch f.obj.Get().GetKind() {
 	case KindApplication:
@@ -447,6 +451,12 @@ func (d *discovery) add(t Target) bool {
 		// Written in a file and rendered by another target too (a Flux cluster's
 		// directory, which its flux-system Kustomization builds): that target applies it.
 		if prev.Parent == "" && t.Parent != "" && t.Parent != t.Name {
+			if prev.namespaceUnknown {
+				// Skipped for want of an applier, which this target names: read as it.
+				inputs := prev.Inputs
+				*prev = t
+				prev.Inputs = append(slices.Clone(inputs), t.Inputs...)
+			}
 			prev.Parent = t.Parent
 		}
 		return false

@@ -34,9 +34,18 @@ func fluxTargetName(kind, ns, name string) string {
 // Kustomization that holds it applies nothing. What applies it with a namespace
 // (kustomize's namespace, a Kustomization's targetNamespace, an Argo CD
 // destination, a release's namespace) gave it one already.
-func withoutNamespace(t *Target) bool {
+//
+// Found in a file nothing drift reads applies (the Kustomization that does may read
+// another source, or one drift cannot map to the repository), its namespace is not
+// known: it is skipped, saying so, rather than refused.
+func (d *discovery) withoutNamespace(t *Target) bool {
 	if t.Namespace != "" {
 		return false
+	}
+	if d.unapplied {
+		t.namespaceUnknown = true
+		t.Skipped = fmt.Sprintf("%s %s has no metadata.namespace, and drift finds nothing that applies it to say which (the Kustomization that applies it may read another source, or one drift does not map to the repository): its namespace is not known", t.Kind, t.ObjectName)
+		return true
 	}
 	t.Refused = fmt.Sprintf("%s %s has no metadata.namespace, and nothing that applies it gives it one (a kustomization's namespace, the applying Kustomization's targetNamespace): "+
 		"kustomize-controller refuses it, and everything applied with it, as \"namespace not specified\"; set metadata.namespace", t.Kind, t.ObjectName)
@@ -51,7 +60,7 @@ func (d *discovery) kustomization(obj *unstructured.Unstructured) Target {
 	t := Target{Kind: KindKustomization, Namespace: ns, ObjectName: obj.GetName(), Applier: applier.Flux,
 		Name: fluxTargetName(KindKustomization, ns, obj.GetName()), definition: definitionOf(obj),
 		Flux: &config.FluxTarget{Name: obj.GetName(), Namespace: ns}}
-	if withoutNamespace(&t) {
+	if d.withoutNamespace(&t) {
 		return t
 	}
 	var k fluxKustomization
@@ -140,7 +149,7 @@ func (d *discovery) helmRelease(obj *unstructured.Unstructured) Target {
 	ns := obj.GetNamespace()
 	t := Target{Kind: KindHelmRelease, Namespace: ns, ObjectName: obj.GetName(), Applier: applier.Helm,
 		Name: fluxTargetName(KindHelmRelease, ns, obj.GetName()), definition: definitionOf(obj)}
-	if withoutNamespace(&t) {
+	if d.withoutNamespace(&t) {
 		return t
 	}
 	var hr fluxHelmRelease

@@ -190,3 +190,40 @@ func TestArgoCDRootApplicationsSideBySideAreAFleet(t *testing.T) {
 		}
 	}
 }
+
+// A HelmRelease without metadata.namespace found in a file that nothing drift reads
+// applies (its Kustomization reads an OCI artifact drift does not map) is skipped,
+// its namespace not known: kustomize-controller's refusal is certain only when drift
+// knows what applies it. Under a Flux Kustomization without targetNamespace, the
+// same HelmRelease is refused as Flux refuses it.
+func TestAHelmReleaseWithoutNamespaceIsRefusedOnlyWhenItsApplierIsKnown(t *testing.T) {
+	hr := &fstest.MapFile{Data: []byte("apiVersion: helm.toolkit.fluxcd.io/v2\nkind: HelmRelease\nmetadata: {name: app}\n" +
+		"spec: {interval: 1h, chart: {spec: {chart: app, sourceRef: {kind: HelmRepository, name: charts, namespace: flux-system}}}}\n")}
+	sync := &fstest.MapFile{Data: []byte("apiVersion: source.toolkit.fluxcd.io/v1\nkind: GitRepository\nmetadata: {name: flux-system, namespace: flux-system}\n" +
+		"spec: {url: 'https://git.example/fleet', ref: {branch: main}}\n---\napiVersion: kustomize.toolkit.fluxcd.io/v1\nkind: Kustomization\n" +
+		"metadata: {name: apps, namespace: flux-system}\nspec: {interval: 1h, path: ./apps/base, prune: true, sourceRef: {kind: GitRepository, name: flux-system}}\n")}
+	for name, c := range map[string]struct {
+		files            fstest.MapFS
+		skipped, refused string
+	}{
+		"applied by nothing drift reads": {files: fstest.MapFS{"apps/base/app/hr.yaml": hr}, skipped: "drift finds nothing that applies it"},
+		"applied by a Kustomization":     {files: fstest.MapFS{"apps/base/app/hr.yaml": hr, "clusters/prod/sync.yaml": sync}, refused: "kustomize-controller refuses it"},
+	} {
+		opts := Options{RepoURLs: []string{"https://git.example/fleet"}, Revisions: []string{"main"},
+			Render: func(spec render.Spec) (*render.Result, error) { return render.Render(c.files, spec) }}
+		res, err := Discover(context.Background(), c.files, opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var app *Target
+		for i := range res.Targets {
+			if res.Targets[i].Kind == KindHelmRelease {
+				app = &res.Targets[i]
+			}
+		}
+		if app == nil || c.skipped != "" && (!strings.Contains(app.Skipped, c.skipped) || app.Refused != "") ||
+			c.refused != "" && !strings.Contains(app.Refused, c.refused) {
+			t.Errorf("%s: %+v", name, app)
+		}
+	}
+}

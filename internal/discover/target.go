@@ -85,4 +85,7 @@ type Target struct {
 	// definition is the object's spec as JSON, to tell one object reached twice from
 	// two definitions of it.
 	definition string
+	// namespaceUnknown says it was skipped for having no namespace and no applier
+	// drift knows of (withoutNamespace); the same object found under one replaces it.
+	namespaceUnknown bool
 }

@@ -91,3 +91,13 @@ func TestSelectNamed(t *testing.T) {
 		t.Errorf("a bad pattern: %v", err)
 	}
 }
+
+// A target refused before it had a spec (a discovered object drift cannot preview)
+// reads its definition only, not the whole repository: a change elsewhere does not
+// select it.
+func TestATargetWithoutASpecReadsItsDefinitionOnly(t *testing.T) {
+	in := InputsOf(Target{Definition: []string{"apps/hr.yaml"}}, nil, nil)
+	if !in.Touched("apps/hr.yaml") || in.Touched("talos/controlplane.yaml") || in.Touched("apps/other.yaml") {
+		t.Errorf("inputs: %+v", in)
+	}
+}

@@ -155,9 +155,14 @@ func InputsOf(t Target, head *source.Snapshot, cache *render.Cache) render.Input
 	return in
 }
 
-// specInputs returns what rendering a target's resolved spec depends on.
+// specInputs returns what rendering a target's resolved spec depends on; nothing for
+// a spec that renders nothing (a target refused before it had one).
 func specInputs(spec render.Spec, head *source.Snapshot, cache *render.Cache) render.Inputs {
 	switch spec.Renderer {
+	case "":
+		if spec.Path == "" {
+			return render.Inputs{}
+		}
 	case render.RendererKustomize:
 		spec.Helm = render.HelmOptions{}
 		res, err := cache.RenderSnapshot(head, spec)

@@ -16,6 +16,7 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 
@@ -342,20 +343,34 @@ func Recipients(m sops.Metadata) []string {
 	return out
 }
 
-// RecipientsOf are the keys obj (encrypted whole) is encrypted for ("": not known).
+// RecipientsOf are the keys obj is encrypted for: encrypted whole, or each of its data
+// values that is a SOPS document ("unknown" when none can be read).
 func RecipientsOf(obj *unstructured.Unstructured) string {
-	if !whole(obj) {
-		return ""
+	var out []string
+	if whole(obj) {
+		if doc, err := json.Marshal(obj.Object); err == nil {
+			if tree, err := common.StoreForFormat(formats.Json, config.NewStoresConfig()).LoadEncryptedFile(doc); err == nil {
+				out = Recipients(tree.Metadata)
+			}
+		}
+	} else {
+		data, _, _ := unstructured.NestedMap(obj.Object, "data")
+		for _, key := range sortedKeys(data) {
+			s, _ := data[key].(string)
+			b, err := base64.StdEncoding.DecodeString(s)
+			if f := formatOf(b); err == nil && f >= 0 {
+				if tree, err := common.StoreForFormat(f, config.NewStoresConfig()).LoadEncryptedFile(b); err == nil {
+					out = append(out, Recipients(tree.Metadata)...)
+				}
+			}
+		}
+		sort.Strings(out)
+		out = slices.Compact(out)
 	}
-	doc, err := json.Marshal(obj.Object)
-	if err != nil {
-		return ""
+	if len(out) == 0 {
+		return "encrypted for keys drift cannot read"
 	}
-	tree, err := common.StoreForFormat(formats.Json, config.NewStoresConfig()).LoadEncryptedFile(doc)
-	if err != nil {
-		return ""
-	}
-	return strings.Join(Recipients(tree.Metadata), ", ")
+	return strings.Join(out, ", ")
 }
 
 func sortedKeys(m map[string]any) []string {

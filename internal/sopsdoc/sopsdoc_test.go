@@ -75,6 +75,9 @@ func TestGeneratedSecretValuesDecrypt(t *testing.T) {
 	if !sopsdoc.Encrypted(obj) {
 		t.Fatal("a Secret with SOPS documents in its data is not encrypted")
 	}
+	if r := sopsdoc.RecipientsOf(obj); r != "age "+key.Recipient {
+		t.Errorf("recipients: %q", r)
+	}
 	t.Setenv("SOPS_AGE_KEY", key.Identity)
 	out, err := sopsdoc.Decrypt(obj)
 	if err != nil {
