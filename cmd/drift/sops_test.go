@@ -152,7 +152,7 @@ func TestAnEncryptedEnvFileOfASecretGeneratorIsDecryptedBeforeTheBuild(t *testin
 			"spec: {interval: 10m, path: ./apps, prune: true, decryption: {provider: sops}, sourceRef: {kind: GitRepository, name: flux-system}}\n",
 		"apps/kustomization.yaml": "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nnamespace: " + ns + "\nresources: [namespace.yaml]\n" +
 			"generatorOptions: {disableNameSuffixHash: true}\nsecretGenerator:\n- name: app-env\n  envs: [app.env]\npatches:\n- path: patch.yaml\n",
-		"apps/patch.yaml": string(sopstest.Encrypt(t, []byte("apiVersion: v1\nkind: Secret\nmetadata: {name: app-env}\nstringData: {PATCHED: s3cr3t-patch}\n"), "yaml", key, "^(data|stringData)$")),
+		"apps/patch.yaml":     string(sopstest.Encrypt(t, []byte("apiVersion: v1\nkind: Secret\nmetadata: {name: app-env}\nstringData: {PATCHED: s3cr3t-patch}\n"), "yaml", key, "^(data|stringData)$")),
 		"apps/namespace.yaml": "apiVersion: v1\nkind: Namespace\nmetadata: {name: " + ns + "}\n",
 		"apps/app.env":        env("s3cr3t-env-one"),
 	}

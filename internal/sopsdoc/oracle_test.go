@@ -42,7 +42,7 @@ func TestWriteOracleCases(t *testing.T) {
 			"  plain.txt: " + b64("not encrypted\n") + "\n",
 		"sources/kustomization.yaml": "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nsecretGenerator:\n" +
 			"- name: app\n  envs: [app.env, extra.vars]\n  files: [config.yaml, tls.json=cert.json, plain.txt]\npatches:\n- path: patch.yaml\n",
-		"sources/patch.yaml": enc("apiVersion: v1\nkind: Secret\nmetadata: {name: app}\nstringData: {password: p4tched, port: '5432'}\n", "yaml", "^(data|stringData)$"),
+		"sources/patch.yaml":  enc("apiVersion: v1\nkind: Secret\nmetadata: {name: app}\nstringData: {password: p4tched, port: '5432'}\n", "yaml", "^(data|stringData)$"),
 		"sources/app.env":     enc("API_TOKEN=t0ken\nUSER=admin\nEMPTY=\n", "dotenv", ""),
 		"sources/extra.vars":  enc("REGION=eu-west-1\n", "dotenv", ""),
 		"sources/config.yaml": enc("password: s3cr3t\nnested: {key: value}\n", "yaml", ""),
