@@ -158,16 +158,7 @@ func DecryptSource(name string, data []byte, env bool) (plain []byte, values []s
 	if env && format == formats.Binary {
 		format = formats.Dotenv
 	}
-	var marker []byte
-	for _, m := range markers {
-		if m.format == format {
-			marker = m.marker
-		}
-	}
-	if marker == nil || !bytes.Contains(data, marker) {
-		return nil, nil, nil
-	}
-	if plain, err = decrypt(data, format, format); err != nil {
+	if plain, err = decryptFile(data, format); plain == nil || err != nil {
 		return nil, nil, err
 	}
 	if !env || format != formats.Dotenv {
@@ -187,17 +178,7 @@ func DecryptSource(name string, data []byte, env bool) (plain []byte, values []s
 // when it does not). values are the plaintext of every value that was encrypted, for
 // the scrubber. Errors are as Decrypt's.
 func DecryptPatch(name string, data []byte) (plain []byte, values []string, err error) {
-	format := formats.FormatForPath(name)
-	var marker []byte
-	for _, m := range markers {
-		if m.format == format {
-			marker = m.marker
-		}
-	}
-	if marker == nil || !bytes.Contains(data, marker) {
-		return nil, nil, nil
-	}
-	if plain, err = decrypt(data, format, format); err != nil {
+	if plain, err = decryptFile(data, formats.FormatForPath(name)); plain == nil || err != nil {
 		return nil, nil, err
 	}
 	encDocs, plainDocs := splitDocs(data), splitDocs(plain)
@@ -209,6 +190,18 @@ func DecryptPatch(name string, data []byte) (plain []byte, values []string, err 
 		values = append(values, encryptedLeaves(enc, dec)...)
 	}
 	return plain, values, nil
+}
+
+// decryptFile decrypts a file of format in place of kustomize-controller's
+// sopsDecryptFile: only when it holds that format's SOPS marker (nil, nil when it
+// does not), emitted in the same format.
+func decryptFile(data []byte, format formats.Format) ([]byte, error) {
+	for _, m := range markers {
+		if m.format == format && bytes.Contains(data, m.marker) {
+			return decrypt(data, format, format)
+		}
+	}
+	return nil, nil
 }
 
 // splitDocs splits a YAML stream into its documents (JSON is one).
