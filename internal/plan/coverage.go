@@ -142,7 +142,7 @@ func (p *Plan) baseReaders(out []CoveredFile, idx []int, base *Baseline) {
 			bt.Spec, bt.More = t.BaseSpecs[0], t.BaseSpecs[1:]
 		}
 		if t.Skipped != "" && t.Skip != SkipUnchanged {
-			add(t.Name, render.Inputs{Files: t.Definition, Trees: append(specPaths(bt), t.Unconfirmed...)}, false)
+			add(t.Name, definitionInputs(t.Definition, append(specPaths(bt), t.Unconfirmed...)), false)
 			continue
 		}
 		add(t.Name, InputsOf(bt, p.Base, p.Cache), false)
@@ -152,7 +152,7 @@ func (p *Plan) baseReaders(out []CoveredFile, idx []int, base *Baseline) {
 			if names[name] {
 				continue
 			}
-			in := render.Inputs{Files: bt.Inputs, Trees: bt.Unconfirmed}
+			in := definitionInputs(bt.Inputs, bt.Unconfirmed)
 			for _, s := range bt.Specs {
 				in.Trees = append(in.Trees, cmpPath(s.Path))
 			}

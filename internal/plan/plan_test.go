@@ -101,3 +101,13 @@ func TestATargetWithoutASpecReadsItsDefinitionOnly(t *testing.T) {
 		t.Errorf("inputs: %+v", in)
 	}
 }
+
+// A definition file that is a kustomization file (a valuesFrom Secret a
+// secretGenerator makes) stands for its directory's tree: a change to a file the
+// generator reads selects the target.
+func TestAGeneratedInputReadsItsKustomizationsTree(t *testing.T) {
+	in := InputsOf(Target{Definition: []string{"apps/hr.yaml", "apps/app/kustomization.yaml"}}, nil, nil)
+	if !in.Touched("apps/app/values.enc.yaml") || !in.Touched("apps/hr.yaml") || in.Touched("apps/other/x.yaml") {
+		t.Errorf("inputs: %+v", in)
+	}
+}

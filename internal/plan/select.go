@@ -6,8 +6,11 @@ import (
 	"fmt"
 	"io/fs"
 	"path"
+	"slices"
 	"sort"
 	"strings"
+
+	"sigs.k8s.io/kustomize/api/konfig"
 
 	"github.com/drift-gitops/drift/internal/applier"
 	"github.com/drift-gitops/drift/internal/config"
@@ -103,7 +106,7 @@ func SelectChanged(targets []Target, files []source.FileChange, head, base *sour
 		if t.Skipped != "" {
 			// A target drift does not preview reads what it would render, unrendered:
 			// its definition, the paths its specs and unconfirmed source name.
-			in := render.Inputs{Files: t.Definition, Trees: t.Unconfirmed}
+			in := definitionInputs(t.Definition, t.Unconfirmed)
 			for _, spec := range append([]render.Spec{t.Spec}, t.More...) {
 				if spec.Path != "" || spec.Renderer != "" {
 					in.Trees = append(in.Trees, cmp.Or(spec.Path, "."))
@@ -113,7 +116,7 @@ func SelectChanged(targets []Target, files []source.FileChange, head, base *sour
 			// A target drift cannot preview that the change touches (its definition, or
 			// a file it reads) must not read as nothing: it marks the report incomplete.
 			t.NotPreviewed = t.Skip != SkipController && t.Skip != SkipNotSelected &&
-				(t.DefinitionChanged || len(touched(changed, render.Inputs{Files: t.Definition, Trees: t.Unconfirmed})) > 0)
+				(t.DefinitionChanged || len(touched(changed, definitionInputs(t.Definition, t.Unconfirmed))) > 0)
 			continue
 		}
 		t.Reads = touched(changed, InputsOf(*t, head, cache))
@@ -151,7 +154,23 @@ func InputsOf(t Target, head *source.Snapshot, cache *render.Cache) render.Input
 		in.Files = append(in.Files, si.Files...)
 		in.Dirs = append(in.Dirs, si.Dirs...)
 	}
-	in.Files = append(in.Files, t.Definition...)
+	def := definitionInputs(t.Definition, nil)
+	in.Files = append(in.Files, def.Files...)
+	in.Trees = append(in.Trees, def.Trees...)
+	return in
+}
+
+// definitionInputs are what a discovered target's definition reads: its files and
+// the unconfirmed trees; a file that is a kustomization file (an object a
+// kustomization generates, such as the Secret a valuesFrom reads that a
+// secretGenerator makes) stands for its directory's tree, which that build reads.
+func definitionInputs(files, trees []string) render.Inputs {
+	in := render.Inputs{Files: files, Trees: slices.Clone(trees)}
+	for _, f := range files {
+		if slices.Contains(konfig.RecognizedKustomizationFileNames(), path.Base(f)) {
+			in.Trees = append(in.Trees, path.Dir(f))
+		}
+	}
 	return in
 }
 
