@@ -10,6 +10,7 @@ import (
 
 	"github.com/drift-gitops/drift/internal/applier"
 	"github.com/drift-gitops/drift/internal/config"
+	"github.com/drift-gitops/drift/internal/controllercrds"
 	"github.com/drift-gitops/drift/internal/dryrun"
 	"github.com/drift-gitops/drift/internal/ephemeral"
 	"github.com/drift-gitops/drift/internal/object"
@@ -178,11 +179,7 @@ func (r *runner) baseBatches(cl *cluster, targets []*Target) []ephemeral.Batch {
 // come first and win. They are taken to be on the cluster, as the controller that
 // applies the repository installs them.
 func (r *runner) controllerCRDs(cl *cluster, objs []render.Object) ([]render.Object, error) {
-	us := make([]*unstructured.Unstructured, 0, len(objs))
-	for _, o := range objs {
-		us = append(us, o.Get())
-	}
-	crds, err := cl.shipped.Add(us, func(name string) bool {
+	crds, err := cl.shipped.Add(controllerObjects(objs), func(name string) bool {
 		return cl.seeded[object.Key{Group: object.CRDKind.Group, Kind: object.CRDKind.Kind, Name: name}]
 	})
 	if err != nil {
@@ -208,12 +205,24 @@ func (r *runner) controllerCRDs(cl *cluster, objs []render.Object) ([]render.Obj
 	return out, nil
 }
 
+// controllerObjects are the objects of objs of a kind drift ships a controller's CRD
+// for, decoded; the others are not (an object held as JSON stays so).
+func controllerObjects(objs []render.Object) []*unstructured.Unstructured {
+	var out []*unstructured.Unstructured
+	for _, o := range objs {
+		if crd, _ := controllercrds.For(o.ID().GroupKind()); crd != nil {
+			out = append(out, o.Get())
+		}
+	}
+	return out
+}
+
 // installNotes say which of the namespaces the objects are in the ephemeral server was
 // given because a controller runs there (Namespaces).
-func installNotes(cl *cluster, objs []*unstructured.Unstructured) []string {
+func installNotes(cl *cluster, objs []render.Object) []string {
 	var notes []string
 	for _, o := range objs {
-		ns := o.GetNamespace()
+		ns := o.ID().Namespace
 		if by := cl.installedBy[ns]; by != "" && !slices.Contains(notes, ns) {
 			notes = append(notes, ns)
 		}
@@ -256,12 +265,8 @@ func (r *runner) seedHeadScaffolding(ctx context.Context, cl *cluster, targets [
 		if t.Rendered == nil {
 			continue
 		}
-		us := make([]*unstructured.Unstructured, 0, len(t.Rendered.Objects))
-		for _, o := range t.Rendered.Objects {
-			us = append(us, o.Get())
-		}
-		t.notes = append(t.notes, cl.shipped.Notes(us)...)
-		t.notes = append(t.notes, installNotes(cl, us)...)
+		t.notes = append(t.notes, cl.shipped.Notes(controllerObjects(t.Rendered.Objects))...)
+		t.notes = append(t.notes, installNotes(cl, t.Rendered.Objects)...)
 	}
 	if len(scaffolding) == 0 {
 		return nil
