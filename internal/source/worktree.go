@@ -7,6 +7,7 @@ import (
 	"os"
 	"path"
 	"strings"
+	"sync"
 
 	"github.com/go-git/go-git/v5/plumbing/format/gitignore"
 )
@@ -21,6 +22,11 @@ type workTreeFS struct {
 	root   *os.Root
 	fsys   fs.FS
 	ignore gitignore.Matcher
+
+	// dirs are the directories resolve walked to and checked, reached with no
+	// symlink on the way: a later path under one starts there, not at the root.
+	mu   sync.Mutex
+	dirs map[string]bool
 }
 
 func newWorkTreeFS(r *Repo) (*workTreeFS, error) {
@@ -121,6 +127,15 @@ func (w *workTreeFS) resolve(op, name string) (string, error) {
 	}
 	parts := strings.Split(name, "/")
 	var done []string
+	w.mu.Lock()
+	for i := len(parts) - 1; i > 0; i-- {
+		if w.dirs[strings.Join(parts[:i], "/")] {
+			done, parts = parts[:i:i], parts[i:]
+			break
+		}
+	}
+	w.mu.Unlock()
+	plain := true // no symlink followed: the path walked is the real one
 	for hops := 0; len(parts) > 0; {
 		cur := append(append([]string{}, done...), parts[0])
 		rel := strings.Join(cur, "/")
@@ -135,9 +150,18 @@ func (w *workTreeFS) resolve(op, name string) (string, error) {
 			return "", err
 		}
 		if info.Mode()&fs.ModeSymlink == 0 {
+			if plain && info.IsDir() {
+				w.mu.Lock()
+				if w.dirs == nil {
+					w.dirs = map[string]bool{}
+				}
+				w.dirs[rel] = true
+				w.mu.Unlock()
+			}
 			done, parts = cur, parts[1:]
 			continue
 		}
+		plain = false
 		if hops++; hops > maxSymlinkHops {
 			return "", &fs.PathError{Op: op, Path: name, Err: errors.New("too many levels of symbolic links")}
 		}
