@@ -53,6 +53,13 @@ func TestWorkTreeNeverReadsGitIgnoredFilesOrNestedRepositories(t *testing.T) {
 	snap, err := repo.Snapshot("")
 	must(t, err)
 
+	// Files read first: the directories on their way are remembered, and what is
+	// refused under them stays refused.
+	for _, name := range []string{"apps/a.yaml", "apps/deep/inside.yaml", "apps/ok/inside.yaml"} {
+		if _, err := fs.ReadFile(snap.FS, name); err != nil {
+			t.Errorf("ReadFile(%s): %v", name, err)
+		}
+	}
 	for _, name := range []string{
 		".git/config", "leak", "dirlink", "dirlink/config", "ign", "secrets.env", "build/out.yaml",
 		"buildlink/out.yaml", "apps/up", "vendor/sub/x.yaml", "sublink/x.yaml", "apps/nested/y.yaml",
