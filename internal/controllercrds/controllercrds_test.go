@@ -113,7 +113,7 @@ func TestServing(t *testing.T) {
 	}
 	var s Serving
 	// The repository defines GitRepository's CRD itself.
-	crds, err := s.Add(objs, func(name string) bool { return name == "gitrepositories.source.toolkit.fluxcd.io" })
+	crds, err := s.Add(objs, true, func(name string) bool { return name == "gitrepositories.source.toolkit.fluxcd.io" })
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -124,7 +124,7 @@ func TestServing(t *testing.T) {
 	if strings.Join(got, " ") != "fluxinstances.fluxcd.controlplane.io kustomizations.kustomize.toolkit.fluxcd.io applications.argoproj.io" {
 		t.Errorf("served: %v", got)
 	}
-	if again, _ := s.Add(objs, func(name string) bool { return name == "gitrepositories.source.toolkit.fluxcd.io" }); len(again) != 0 {
+	if again, _ := s.Add(objs, true, func(name string) bool { return name == "gitrepositories.source.toolkit.fluxcd.io" }); len(again) != 0 {
 		t.Errorf("served twice: %d", len(again))
 	}
 	notes := strings.Join(s.Notes(objs), "\n")
@@ -214,5 +214,25 @@ func TestTheShippedCRDsServeTheControllersKinds(t *testing.T) {
 		if err := dryRun(tc.doc); err == nil || !strings.Contains(err.Error(), tc.field) {
 			t.Errorf("%s: %v, want refused: %s", tc.doc, err, tc.field)
 		}
+	}
+}
+
+// The namespaces a controller runs in are taken to exist only from the objects that
+// decide how the server is checked (the base's): the head's FluxInstance or Argo CD
+// Application in a new namespace does not make it.
+func TestOnlyTrustedObjectsMakeNamespaces(t *testing.T) {
+	var s Serving
+	_, err := s.Add([]*unstructured.Unstructured{
+		object(t, "apiVersion: fluxcd.controlplane.io/v1\nkind: FluxInstance\nmetadata: {name: flux, namespace: pr-flux}\nspec: {distribution: {version: 2.x}}\n"),
+		object(t, "apiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata: {name: a, namespace: pr-argo}\n"),
+	}, false, func(string) bool { return false })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ns := s.Namespaces(); len(ns) != 0 {
+		t.Errorf("a pull request's objects made namespaces: %v", ns)
+	}
+	if n := strings.Join(s.Notes([]*unstructured.Unstructured{object(t, "apiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata: {name: a, namespace: pr-argo}\n")}), ""); !strings.Contains(n, "serves Application") {
+		t.Errorf("notes: %s", n)
 	}
 }

@@ -110,12 +110,19 @@ type Serving struct {
 // has tells, by CRD name, whether the repository, drift.yaml or --crds-from-context
 // already gave it one. Of Flux's kinds, only those of the controllers the repository's
 // FluxInstances install are served when it has any.
-func (s *Serving) Add(objs []*unstructured.Unstructured, has func(name string) bool) ([]*unstructured.Unstructured, error) {
+//
+// trusted says objs are the ones that decide how the server is checked (the base's,
+// or the head's when there is no base): only from them are the namespaces a
+// controller runs in taken to exist (Namespaces), so a pull request cannot make one.
+func (s *Serving) Add(objs []*unstructured.Unstructured, trusted bool, has func(name string) bool) ([]*unstructured.Unstructured, error) {
 	if s.served == nil {
 		s.served, s.left, s.argo = map[schema.GroupKind]*CRD{}, map[schema.GroupKind]bool{}, map[string]string{}
 	}
 	defer func() {
 		for _, obj := range objs {
+			if !trusted {
+				break
+			}
 			gk := obj.GroupVersionKind().GroupKind()
 			if crd := s.served[gk]; crd != nil && crd.Release.Name == "argo-cd" && obj.GetNamespace() != "" && s.argo[obj.GetNamespace()] == "" {
 				s.argo[obj.GetNamespace()] = fmt.Sprintf("%s %s/%s lives there, where Argo CD (installed outside the repository) runs", gk.Kind, obj.GetNamespace(), obj.GetName())
@@ -129,8 +136,14 @@ func (s *Serving) Add(objs []*unstructured.Unstructured, has func(name string) b
 			continue
 		}
 		if i := slices.IndexFunc(s.installs, func(o *Install) bool { return o.By == in.By }); i >= 0 {
+			if !trusted {
+				in.Namespace = s.installs[i].Namespace
+			}
 			s.installs[i] = in
 		} else {
+			if !trusted {
+				in.Namespace = ""
+			}
 			s.installs = append(s.installs, in)
 		}
 	}

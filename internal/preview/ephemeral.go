@@ -92,7 +92,7 @@ func (r *runner) seedBase(ctx context.Context, cl *cluster, targets, others []*T
 			cl.absent[k] = false
 		}
 	}
-	shipped, err := r.controllerCRDs(cl, rendered)
+	shipped, err := r.controllerCRDs(cl, rendered, true) // the base's, or the head's without one
 	if err != nil {
 		return err
 	}
@@ -178,8 +178,8 @@ func (r *runner) baseBatches(cl *cluster, targets []*Target) []ephemeral.Batch {
 // the repository's own CRDs, drift.yaml's ephemeral.crds and --crds-from-context's
 // come first and win. They are taken to be on the cluster, as the controller that
 // applies the repository installs them.
-func (r *runner) controllerCRDs(cl *cluster, objs []render.Object) ([]render.Object, error) {
-	crds, err := cl.shipped.Add(controllerObjects(objs), func(name string) bool {
+func (r *runner) controllerCRDs(cl *cluster, objs []render.Object, trusted bool) ([]render.Object, error) {
+	crds, err := cl.shipped.Add(controllerObjects(objs), trusted, func(name string) bool {
 		return cl.seeded[object.Key{Group: object.CRDKind.Group, Kind: object.CRDKind.Kind, Name: name}]
 	})
 	if err != nil {
@@ -256,7 +256,7 @@ func (r *runner) seedHeadScaffolding(ctx context.Context, cl *cluster, targets [
 			}
 		}
 	}
-	shipped, err := r.controllerCRDs(cl, rendered)
+	shipped, err := r.controllerCRDs(cl, rendered, r.base == nil)
 	if err != nil {
 		return err
 	}

@@ -210,6 +210,11 @@ func (r *runner) decryptSources(snap *source.Snapshot, spec *render.Spec) []rend
 			if err != nil {
 				return // the build says it is missing
 			}
+			if len(data) > maxEncryptedFileSize {
+				failures = append(failures, render.Failure{Source: p, Reason: reason.Invalid, Message: fmt.Sprintf(
+					"%s (read by %s) is %d bytes: kustomize-controller decrypts no file larger than %d bytes, so neither does drift", p, file, len(data), maxEncryptedFileSize)})
+				return
+			}
 			decrypt := func(p string, data []byte) ([]byte, []string, error) { return sopsdoc.DecryptSource(p, data, env) }
 			if patch {
 				decrypt = sopsdoc.DecryptPatch
@@ -257,6 +262,10 @@ func (r *runner) decryptSources(snap *source.Snapshot, spec *render.Spec) []rend
 	o.set(spec)
 	return failures
 }
+
+// maxEncryptedFileSize is the largest file kustomize-controller decrypts before the
+// build (its decryptor's maxEncryptedFileSize).
+const maxEncryptedFileSize = 5 << 20
 
 // ksopsSources reads the KSOPS generators of a kustomize target that is not Flux's
 // (an Argo CD Application's, a drift.yaml target's), which drift does not run: each
