@@ -21,7 +21,9 @@
 // Scenarios: 1k (1,000 objects on loopback), 10k (10,000 on loopback), 1k-20ms (1,000
 // through a proxy adding 20 ms to every round trip, a cluster far away), 10k-20ms;
 // and fleet: drift targets over a 1,000-Application fleet (an ApplicationSet's
-// matrix of 50 directories and 20 clusters), no cluster.
+// matrix of 50 directories and 20 clusters), no cluster; homelab: a Flux fleet of 150
+// apps laid out as home labs lay theirs out, one-app pull requests previewed beside
+// the app alone, and drift targets over it (homelab.go).
 //
 // Run it with make bench (which sets KUBEBUILDER_ASSETS and builds bin/drift). The
 // floor client is this program again: bench -floor get+apply|apply-only ....
@@ -65,7 +67,7 @@ func main() {
 	}
 	runs := flag.Int("runs", 3, "runs of each command; the median is printed")
 	drift := flag.String("drift", "bin/drift", "the drift binary to measure")
-	scenarios := flag.String("scenarios", "1k,10k,1k-20ms,10k-20ms,fleet", "comma-separated scenarios to run: 1k, 10k, 1k-20ms, 10k-20ms, fleet")
+	scenarios := flag.String("scenarios", "1k,10k,1k-20ms,10k-20ms,fleet,homelab", "comma-separated scenarios to run: 1k, 10k, 1k-20ms, 10k-20ms, fleet, homelab")
 	floorMode := flag.String("floor", "", "run as the floor client: get+apply or apply-only (with -floor-kubeconfig, -repo, -ref)")
 	kubeconfig := flag.String("floor-kubeconfig", "", "floor client: the cluster")
 	repo := flag.String("repo", "", "floor client: the repository")
@@ -118,6 +120,12 @@ func benchAll(drift string, runs int, names []string, only string) error {
 		return err
 	}
 	for _, n := range names {
+		if strings.TrimSpace(n) == "homelab" {
+			if err := benchHomelab(drift, runs); err != nil {
+				return fmt.Errorf("homelab: %w", err)
+			}
+			continue
+		}
 		if strings.TrimSpace(n) == "fleet" {
 			if err := benchFleet(drift, runs); err != nil {
 				return fmt.Errorf("fleet: %w", err)
@@ -126,7 +134,7 @@ func benchAll(drift string, runs int, names []string, only string) error {
 		}
 		sc, ok := known[strings.TrimSpace(n)]
 		if !ok {
-			return fmt.Errorf("unknown scenario %q: use 1k, 10k, 1k-20ms, 10k-20ms or fleet", n)
+			return fmt.Errorf("unknown scenario %q: use 1k, 10k, 1k-20ms, 10k-20ms, fleet or homelab", n)
 		}
 		if err := bench(self, drift, runs, sc, only); err != nil {
 			return fmt.Errorf("%s: %w", sc.name, err)

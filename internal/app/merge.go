@@ -89,6 +89,7 @@ func (o *Diff) checkShards(ctx context.Context, first *report.Report, shards map
 		Context: ctx, MaxTargets: o.MaxTargets, Branches: o.branches(), ArgoClusters: o.liveArgoClusters(o.Cluster), LiveObject: o.liveObjects(o.Cluster),
 		Appliers: o.cfg.Appliers,
 	})
+	o.saveRenders(pl)
 	if err != nil {
 		return fmt.Errorf("planning the run again to check its shards: %w", err)
 	}

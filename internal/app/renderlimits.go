@@ -2,8 +2,14 @@ package app
 
 import (
 	"context"
+	"strings"
 
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/drift-gitops/drift/internal/plan"
 	"github.com/drift-gitops/drift/internal/render"
+	"github.com/drift-gitops/drift/internal/resultcache"
+	"github.com/drift-gitops/drift/internal/scrub"
 	"github.com/drift-gitops/drift/internal/source"
 )
 
@@ -15,5 +21,52 @@ func (o *Run) renderCache(ctx context.Context, repo *source.Repo) (*render.Cache
 	if err != nil {
 		return nil, err
 	}
-	return &render.Cache{Isolated: render.NewIsolated(ctx, repo.Root, l)}, nil
+	// DRIFT_RENDER_REUSE=off renders every target in both refs, to check that taking
+	// a rendering from the other ref changes nothing (Cache.Equivalent).
+	c := &render.Cache{Isolated: render.NewIsolated(ctx, repo.Root, l), RenderBoth: o.cfg.Getenv("DRIFT_RENDER_REUSE") == "off"}
+	if !o.NoCache && !c.RenderBoth && o.cache != nil {
+		c.Store = resultcache.OpenRenders(o.cache.Sub(resultCacheDir), resultcache.BuildID())
+	}
+	return c, nil
+}
+
+// saveRenders keeps the plan's renderings for the next run (render.Cache.Save), but
+// for those that hold a secret: a Secret with a value SOPS has not encrypted, or any
+// string the run knows as a secret (pl.Secrets, told to the scrubber here).
+func (o *Run) saveRenders(pl *plan.Plan) {
+	if pl == nil || pl.Cache == nil {
+		return
+	}
+	sc := o.scrub
+	if sc == nil {
+		sc = scrub.New() // drift targets, which reports no value
+	}
+	for _, v := range pl.Secrets {
+		sc.AddSecretData(v)
+	}
+	pl.Cache.Save(func(res *render.Result, encoded []byte) bool {
+		for _, obj := range res.Objects {
+			if holdsPlainSecretData(obj.Get()) {
+				return true
+			}
+		}
+		return sc.Holds(string(encoded))
+	})
+}
+
+// holdsPlainSecretData says whether u is a Secret with a value that is not SOPS's
+// ciphertext (which is what the repository holds, no secret).
+func holdsPlainSecretData(u *unstructured.Unstructured) bool {
+	if !scrub.IsSecret(u) {
+		return false
+	}
+	for _, field := range []string{"data", "stringData"} {
+		values, _, _ := unstructured.NestedMap(u.Object, field)
+		for _, v := range values {
+			if s, ok := v.(string); !ok || !strings.HasPrefix(s, "ENC[") {
+				return true
+			}
+		}
+	}
+	return false
 }

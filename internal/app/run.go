@@ -73,6 +73,7 @@ func (o *Run) preview(ctx context.Context, m mode) error {
 		Appliers: o.cfg.Appliers, Scans: o.scans,
 	})
 	o.saveScans()
+	o.saveRenders(pl)
 	if err != nil && (pl == nil || ctx.Err() == nil) {
 		return err
 	}

@@ -45,6 +45,7 @@ func (c *Config) Targets(ctx context.Context, o *Run, base string) error {
 		Charts:   o.Charts.fetcher(c.Getenv, o.cacheDir), Opened: o.openCache,
 		Context: ctx, MaxTargets: o.MaxTargets, Branches: o.branches(), Appliers: c.Appliers,
 	})
+	o.saveRenders(pl)
 	if err != nil {
 		return err
 	}

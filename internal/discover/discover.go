@@ -176,6 +176,9 @@ func Discover(ctx context.Context, fsys fs.FS, opts Options) (*Result, error) {
 	layout := layoutOf(fsys, sortedKeys(everywhere))
 	d := &discovery{fsys: fsys, opts: opts, pool: newPool(nil, opts.Paths), byName: map[string]int{}, named: everywhere, layout: layout}
 	var queue []found
+	// builtByTarget are the directories the Flux Kustomizations and Argo CD
+	// Applications written in the repository's files name.
+	builtByTarget := map[string]bool{}
 	for _, name := range sortedKeys(everywhere) {
 		// File by file: a repository with a directory per cluster defines one object
 		// in several files, which is not an error here.
@@ -184,6 +187,11 @@ func Discover(ctx context.Context, fsys fs.FS, opts Options) (*Result, error) {
 			return nil, err
 		}
 		d.pool.add(res.Objects)
+		for _, o := range res.Objects {
+			for _, dir := range buildsOf(o.Get()) {
+				builtByTarget[dir] = true
+			}
+		}
 		if !files[name] || layout.inputs[name] {
 			continue // a kustomization's input is read as kustomize builds it, below
 		}
@@ -195,7 +203,27 @@ func Discover(ctx context.Context, fsys fs.FS, opts Options) (*Result, error) {
 		}
 	}
 	// A kustomize directory nothing else includes is what Flux and Argo CD apply of
-	// it: its objects are what kustomize builds, patches applied.
+	// it: its objects are what kustomize builds, patches applied. One that a Flux
+	// Kustomization or an Argo CD Application written in the repository names is
+	// built by that target (with its namespace, substitutions and patches), which
+	// finds its objects as they are applied: it is built on its own only when no
+	// target of the discovery builds it (deferred, below).
+	var deferred []string
+	bare := func(root string) []found {
+		res, err := opts.Render(render.Spec{Path: root, Renderer: render.RendererKustomize, AsFlux: true})
+		if err != nil || res == nil {
+			return nil
+		}
+		out.Failures = append(out.Failures, res.Failures...)
+		d.pool.add(res.Objects)
+		var fs []found
+		for _, o := range res.Objects {
+			if isApplierObject(o.Get()) {
+				fs = append(fs, found{obj: o, near: res.Objects, from: o.Where() + ", built by " + layout.kustomizations[root], built: root})
+			}
+		}
+		return fs
+	}
 	for _, root := range layout.roots {
 		if len(opts.Paths) > 0 && !underAny(root, opts.Paths) {
 			continue
@@ -203,20 +231,24 @@ func Discover(ctx context.Context, fsys fs.FS, opts Options) (*Result, error) {
 		if !slices.ContainsFunc(layout.closure(root), func(f string) bool { return everywhere[f] }) {
 			continue // names no Argo CD or Flux API group: nothing to discover
 		}
+		if builtByTarget[cmp.Or(path.Clean(root), ".")] {
+			deferred = append(deferred, root)
+			continue
+		}
 		if ctx.Err() != nil {
 			return out, d.interrupted(ctx, out, render.Failure{Source: root})
 		}
-		res, err := opts.Render(render.Spec{Path: root, Renderer: render.RendererKustomize, AsFlux: true})
-		if err != nil || res == nil {
-			continue
-		}
-		out.Failures = append(out.Failures, res.Failures...)
-		d.pool.add(res.Objects)
-		for _, o := range res.Objects {
-			if isApplierObject(o.Get()) {
-				queue = append(queue, found{obj: o, near: res.Objects, from: o.Where() + ", built by " + layout.kustomizations[root], built: root})
+		queue = append(queue, bare(root)...)
+	}
+	if len(queue) == 0 {
+		// Nothing else to start from: the named directories are built on their own.
+		for _, root := range deferred {
+			if ctx.Err() != nil {
+				return out, d.interrupted(ctx, out, render.Failure{Source: root})
 			}
+			queue = append(queue, bare(root)...)
 		}
+		deferred = nil
 	}
 	if len(queue) == 0 {
 		// Files that mention Argo CD or Flux (an annotation, a patch) define nothing:
@@ -242,7 +274,28 @@ func Discover(ctx context.Context, fsys fs.FS, opts Options) (*Result, error) {
 			queue[i].root = r
 		}
 	}
-	for len(queue) > 0 {
+	for len(queue) > 0 || len(deferred) > 0 {
+		if len(queue) == 0 {
+			// The named directories no target built (its object skipped, refused, or
+			// of another source): built on their own, as any other.
+			for _, root := range deferred {
+				if d.builds(root) {
+					continue
+				}
+				if ctx.Err() != nil {
+					return out, d.interrupted(ctx, out, render.Failure{Source: root})
+				}
+				for _, f := range bare(root) {
+					f.root = d.rootOf(f)
+					if r := synced[f.built]; r != "" {
+						f.root = r
+					}
+					queue = append(queue, f)
+				}
+			}
+			deferred = nil
+			continue
+		}
 		f := queue[0]
 		if ctx.Err() != nil {
 			return out, d.interrupted(ctx, out, f.failure())
@@ -283,6 +336,54 @@ func Discover(ctx context.Context, fsys fs.FS, opts Options) (*Result, error) {
 	out.Targets = ordered(d.rooted())
 	out.Secrets = uniqueSorted(d.secrets)
 	return out, nil
+}
+
+// buildsOf are the repository directories an applier object names as what it builds:
+// a Flux Kustomization's path, an Argo CD Application's sources' paths.
+func buildsOf(obj *unstructured.Unstructured) []string {
+	if obj == nil || !isApplierObject(obj) {
+		return nil
+	}
+	var out []string
+	switch obj.GetKind() {
+	case KindKustomization:
+		if p, ok, _ := unstructured.NestedString(obj.Object, "spec", "path"); ok {
+			out = append(out, p)
+		}
+	case KindApplication:
+		if p, ok, _ := unstructured.NestedString(obj.Object, "spec", "source", "path"); ok {
+			out = append(out, p)
+		}
+		sources, _, _ := unstructured.NestedSlice(obj.Object, "spec", "sources")
+		for _, s := range sources {
+			if m, ok := s.(map[string]any); ok {
+				if p, ok := m["path"].(string); ok {
+					out = append(out, p)
+				}
+			}
+		}
+	}
+	for i, p := range out {
+		out[i] = cmp.Or(repoPath(p), ".")
+	}
+	return out
+}
+
+// builds reports whether a target of the discovery, previewed, renders the
+// repository directory dir.
+func (d *discovery) builds(dir string) bool {
+	dir = cmp.Or(path.Clean(dir), ".")
+	for _, t := range d.targets {
+		if t.Skipped != "" || t.Refused != "" {
+			continue
+		}
+		for _, spec := range t.Specs {
+			if cmp.Or(path.Clean(cmp.Or(spec.Path, ".")), ".") == dir {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // fluxInstanceFirst is 0 for a FluxInstance, 1 for any other object.

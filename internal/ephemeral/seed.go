@@ -2,6 +2,7 @@ package ephemeral
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -116,12 +117,36 @@ func seedOne(ctx context.Context, c *kube.Clients, res dynamic.ResourceInterface
 		}
 	}
 	force := true
-	_, err = kube.Retry(ctx, c, func(ctx context.Context) (*unstructured.Unstructured, error) {
+	apply := func(ctx context.Context) (*unstructured.Unstructured, error) {
 		ctx, cancel := context.WithTimeout(ctx, opts.RequestTimeout)
 		defer cancel()
 		return res.Patch(ctx, r.ID.Name, types.ApplyPatchType, body, metav1.PatchOptions{FieldManager: opts.FieldManager, Force: &force})
-	})
+	}
+	_, err = kube.Retry(ctx, c, apply)
+	// A CRD the server calls established may still be a moment from being served
+	// (the server answers 404 for the whole resource, with no kind named, unlike a
+	// missing namespace): its custom resources are applied again until it is, for
+	// a bounded while.
+	for deadline := time.Now().Add(resourceServedTimeout); resourceNotServed(err) && time.Now().Before(deadline) && ctx.Err() == nil; {
+		time.Sleep(100 * time.Millisecond)
+		_, err = kube.Retry(ctx, c, apply)
+	}
 	return err
+}
+
+// resourceServedTimeout bounds how long an object whose resource the server does
+// not serve yet is applied again.
+const resourceServedTimeout = 10 * time.Second
+
+// resourceNotServed reports a 404 for the resource itself, not for an object or a
+// namespace (whose answers name their kind).
+func resourceNotServed(err error) bool {
+	var status apierrors.APIStatus
+	if !apierrors.IsNotFound(err) || !errors.As(err, &status) {
+		return false
+	}
+	d := status.Status().Details
+	return d == nil || d.Kind == ""
 }
 
 // crdEstablishedTimeout bounds the wait for a seeded CRD to be served.

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
@@ -147,6 +148,17 @@ func Open(req Request) (*Plan, error) {
 	if p.Cache, err = req.NewCache(repo); err != nil {
 		return nil, err
 	}
+	var files []source.FileChange
+	if p.Base != nil {
+		if files, err = source.Files(p.Base, p.Head); err != nil {
+			return nil, err
+		}
+		// What a change does not touch renders the same in both refs: each target's
+		// rendering in the base is its rendering in the head when nothing it read
+		// changed, and is not made twice.
+		p.Cache.Equivalent(p.Base.Commit, p.Head.Commit, changedPaths(files))
+	}
+	p.Cache.Changed = changesSince(repo)
 	if req.Scans != nil {
 		p.scans = req.Scans(repo)
 	}
@@ -215,10 +227,6 @@ func Open(req Request) (*Plan, error) {
 		return nil, err
 	}
 	if p.Base != nil {
-		files, err := source.Files(p.Base, p.Head)
-		if err != nil {
-			return nil, err
-		}
 		SelectChanged(p.Targets, files, p.Head, p.Base, p.Config.Base, p.Cache)
 		var asked []string
 		if len(req.Paths) > 0 {
@@ -428,4 +436,52 @@ func uncovered(paths []string, targets []Target) []string {
 		}
 	}
 	return out
+}
+
+// changesSince says which repository paths differ between two commits of repo
+// (render.Cache.Changed), each pair compared once; ok is false when a commit is not
+// in the repository (a shallow clone's) or cannot be read.
+func changesSince(repo *source.Repo) func(from, to string) ([]string, bool) {
+	type pair struct{ from, to string }
+	type answer struct {
+		changed []string
+		ok      bool
+	}
+	var mu sync.Mutex
+	known := map[pair]answer{}
+	snaps := map[string]*source.Snapshot{}
+	snapshot := func(commit string) (*source.Snapshot, error) {
+		if s, ok := snaps[commit]; ok {
+			return s, nil
+		}
+		s, err := repo.Snapshot(commit)
+		if err == nil && s.Commit != commit {
+			err = fmt.Errorf("%s is not a commit", commit)
+		}
+		if err != nil {
+			return nil, err
+		}
+		snaps[commit] = s
+		return s, nil
+	}
+	return func(from, to string) ([]string, bool) {
+		if from == to {
+			return nil, true
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		if a, ok := known[pair{from, to}]; ok {
+			return a.changed, a.ok
+		}
+		var a answer
+		if f, err := snapshot(from); err == nil {
+			if t, err := snapshot(to); err == nil {
+				if files, err := source.Files(f, t); err == nil {
+					a = answer{changed: changedPaths(files), ok: true}
+				}
+			}
+		}
+		known[pair{from, to}] = a
+		return a.changed, a.ok
+	}
 }

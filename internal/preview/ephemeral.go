@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"sync"
 
 	"golang.org/x/sync/errgroup"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -59,12 +60,22 @@ func (r *runner) seedBase(ctx context.Context, cl *cluster, targets, others []*T
 	if from == nil {
 		from = r.head
 	}
-	for _, t := range others {
+	// All rendered at once: the render workers take them in batches.
+	results := make([]*render.Result, len(others))
+	var wg sync.WaitGroup
+	for i, t := range others {
 		if (r.base != nil && t.New) || from.CheckPaths([]string{t.basePath(from == r.base)}) != nil {
 			continue
 		}
-		res, err := r.renderIn(from, t, cl)
-		if err != nil {
+		wg.Go(func() {
+			if res, err := r.renderIn(from, t, cl); err == nil {
+				results[i] = res
+			}
+		})
+	}
+	wg.Wait()
+	for _, res := range results {
+		if res == nil {
 			continue
 		}
 		rendered = append(rendered, res.Objects...)

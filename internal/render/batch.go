@@ -1,11 +1,11 @@
 package render
 
 import (
-	"context"
 	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
+	"os/exec"
 	"runtime"
 	"sync"
 	"time"
@@ -17,8 +17,11 @@ import (
 // targets of one snapshot one after the other, at most GOMAXPROCS workers at a time,
 // and sends each result as soon as it has it (a frame: its length, then its JSON).
 // Starting a worker costs more than rendering most targets (a thousand Applications
-// of a fleet took a thousand workers, 20 seconds), and a worker opens the snapshot
-// once for its batch.
+// of a fleet took a thousand workers, 20 seconds): workers are session workers
+// (workSession), kept between batches while they answer in full, up to one per
+// processor, so that the renderings a discovery asks for one after the other (a
+// Flux Kustomization, then what it holds) do not each start a process; a worker
+// opens each snapshot once.
 //
 // Each target keeps its limits. Drift gives each target the time limit from the
 // frame before it, and reads each frame under the output limit; when a target
@@ -99,10 +102,6 @@ func (w *Isolated) drain() {
 // runBatch renders a batch in one worker, and what the worker did not finish as
 // the package comment says.
 func (w *Isolated) runBatch(batch []*queued) {
-	if len(batch) == 1 {
-		batch[0].finish(w.render(batch[0].commit, batch[0].spec, nil))
-		return
-	}
 	specs := make([]Spec, len(batch))
 	for i, q := range batch {
 		specs[i] = q.spec
@@ -139,20 +138,8 @@ func (w *Isolated) runFrames(r workRequest, got func(i int, resp workResponse)) 
 	if err != nil {
 		return 0, nil, err
 	}
-	ctx, cancel := context.WithCancel(w.ctx)
-	defer cancel()
-	cmd, err := w.command(ctx, req)
+	s, err := w.sessions.take(w)
 	if err != nil {
-		return 0, nil, err
-	}
-	stderr := &cappedBuffer{max: stderrBytes}
-	cmd.Stderr = stderr
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		return 0, nil, err
-	}
-	cmd.WaitDelay = 5 * time.Second
-	if err := cmd.Start(); err != nil {
 		return 0, nil, err
 	}
 	// Each target has the time limit from the frame before it.
@@ -162,42 +149,44 @@ func (w *Isolated) runFrames(r workRequest, got func(i int, resp workResponse)) 
 		mu.Lock()
 		timedOut = true
 		mu.Unlock()
-		cancel()
+		s.kill()
 	})
 	defer deadline.Stop()
-	for next < len(r.Batch) {
-		var head [8]byte
-		if _, err := io.ReadFull(stdout, head[:]); err != nil {
-			break
+	if err := writeFrame(s.stdin, req); err == nil {
+		for next < len(r.Batch) {
+			var head [8]byte
+			if _, err := io.ReadFull(s.stdout, head[:]); err != nil {
+				break
+			}
+			n := binary.BigEndian.Uint64(head[:])
+			if n > uint64(w.limits.OutputBytes+responseSlack) {
+				overflowed = true
+				break
+			}
+			data := make([]byte, n)
+			if _, err := io.ReadFull(s.stdout, data); err != nil {
+				break
+			}
+			resp, err := decodeResponse(data)
+			if err != nil {
+				break
+			}
+			got(next, resp)
+			next++
+			deadline.Reset(w.limits.Timeout)
 		}
-		n := binary.BigEndian.Uint64(head[:])
-		if n > uint64(w.limits.OutputBytes+responseSlack) {
-			overflowed = true
-			cancel()
-			break
-		}
-		data := make([]byte, n)
-		if _, err := io.ReadFull(stdout, data); err != nil {
-			break
-		}
-		resp, err := decodeResponse(data)
-		if err != nil {
-			break
-		}
-		got(next, resp)
-		next++
-		deadline.Reset(w.limits.Timeout)
 	}
 	deadline.Stop()
-	if next < len(r.Batch) {
-		cancel() // what is left of its answer is not read
-	}
-	runErr := cmd.Wait()
-	if next == len(r.Batch) {
+	mu.Lock()
+	timedOut = timedOut && next < len(r.Batch)
+	mu.Unlock()
+	if next == len(r.Batch) && !overflowed {
+		w.sessions.put(s)
 		return next, nil, nil
 	}
-	mu.Lock()
-	defer mu.Unlock()
+	// What is left of its answer is not read: the worker ends.
+	s.kill()
+	<-s.done
 	switch {
 	case overflowed:
 		return next, &WorkerFailure{Reason: reason.TooLarge, Message: fmt.Sprintf("the rendering wrote more than %s (--render-max-output): split the target, or raise the limit if this is real",
@@ -207,8 +196,86 @@ func (w *Isolated) runFrames(r workRequest, got func(i int, resp workResponse)) 
 	case timedOut:
 		return next, w.timeoutFailure(r.Batch[next].Renderer == RendererHelm), nil
 	}
-	_ = runErr // a crash: the target is rendered again alone, which tells what ended it
+	// A crash: the target is rendered again alone, which tells what ended it.
 	return next, nil, nil
+}
+
+// sessions are the session workers (workSession) an Isolated keeps between batches:
+// a batch takes an idle one or starts one, and gives it back when the worker
+// answered all of it. One that failed (a crash, out of time or output) is ended.
+type sessions struct {
+	mu   sync.Mutex
+	idle []*session
+}
+
+// session is one session worker.
+type session struct {
+	cmd       *exec.Cmd
+	stdin     io.WriteCloser
+	stdout    io.Reader
+	idleSince time.Time
+	// done is closed when the worker has ended.
+	done chan struct{}
+}
+
+// kill ends the worker.
+func (s *session) kill() {
+	if s.cmd.Process != nil {
+		_ = s.cmd.Process.Kill()
+	}
+}
+
+// take is an idle worker that has waited less than half of idleExit (so it is
+// still there), or a new one.
+func (ss *sessions) take(w *Isolated) (*session, error) {
+	ss.mu.Lock()
+	for len(ss.idle) > 0 {
+		s := ss.idle[len(ss.idle)-1]
+		ss.idle = ss.idle[:len(ss.idle)-1]
+		if time.Since(s.idleSince) < idleExit/2 {
+			ss.mu.Unlock()
+			return s, nil
+		}
+		_ = s.stdin.Close() // it ends at the end of its input
+	}
+	ss.mu.Unlock()
+	cmd, err := w.command(w.ctx, nil)
+	if err != nil {
+		return nil, err
+	}
+	cmd.Env = append(cmd.Env, sessionEnv+"=1")
+	cmd.Stderr = io.Discard // a crashed target is rendered again alone, which reads it
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		return nil, err
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, err
+	}
+	cmd.WaitDelay = 5 * time.Second
+	if err := cmd.Start(); err != nil {
+		return nil, err
+	}
+	s := &session{cmd: cmd, stdin: stdin, stdout: stdout, done: make(chan struct{})}
+	go func() {
+		_ = cmd.Wait()
+		close(s.done)
+	}()
+	return s, nil
+}
+
+// put keeps a worker that answered all its batch for the next one; beyond one per
+// processor it ends.
+func (ss *sessions) put(s *session) {
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	if len(ss.idle) >= runtime.GOMAXPROCS(0) {
+		_ = s.stdin.Close()
+		return
+	}
+	s.idleSince = time.Now()
+	ss.idle = append(ss.idle, s)
 }
 
 // timeoutFailure is a target's failure when it ran out of time; templated hints

@@ -33,8 +33,10 @@ type Isolated struct {
 	ctx    context.Context
 	root   string
 	limits Limits
-	// batches are the targets waiting to render in batches (batch.go).
-	batches batches
+	// batches are the targets waiting to render in batches, and sessions the
+	// workers that render them (batch.go).
+	batches  batches
+	sessions sessions
 	// workers counts the workers started.
 	workers atomic.Int64
 }
@@ -222,6 +224,8 @@ func (w *Isolated) command(ctx context.Context, req []byte) (*exec.Cmd, error) {
 		cmd.Env = append(cmd.Env, "GOCOVERDIR="+dir)
 	}
 	dieWithParent(cmd)
-	cmd.Stdin = bytes.NewReader(req)
+	if req != nil {
+		cmd.Stdin = bytes.NewReader(req)
+	}
 	return cmd, nil
 }

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"io/fs"
+	"maps"
+	"slices"
 	"sync"
 
 	"k8s.io/client-go/rest"
@@ -195,9 +197,32 @@ type Cache struct {
 	// Secrets says what `lookup` hands templates of the clusters' Secrets.
 	Secrets SecretLookup
 
+	// RenderBoth turns Equivalent off: every spec is rendered in every snapshot.
+	RenderBoth bool
+
+	// Store keeps renderings between runs (nil: none), and Changed says which
+	// repository paths differ from one commit to another (ok false: it cannot tell,
+	// the commit is not in the repository): a kept rendering of a spec is taken
+	// when none of the paths changed since the commit it was made at is among what
+	// it read (as Equivalent). Only renderings of commits are kept, never one that
+	// reads a cluster (Helm's lookup), and only when Save is told it holds no
+	// secret.
+	Store   Store
+	Changed func(from, to string) (changed []string, ok bool)
+
 	mu      sync.Mutex
 	entries map[string]*cacheEntry
 	lookups map[string]*lookupCluster
+	// twins are the snapshots Equivalent relates, by commit; reused counts the
+	// renders they spared.
+	twins  map[string][]twin
+	reused int
+	// kept are the renderings of the run Save may keep, by spec; stored counts the
+	// renderings taken from Store; saved says Save was called, after which nothing
+	// more is kept.
+	kept   map[string]keptRender
+	stored int
+	saved  bool
 }
 
 // AllowLookup lets Helm targets whose HelmOptions.Lookup is cluster read that
@@ -240,6 +265,166 @@ type cacheEntry struct {
 	once sync.Once
 	res  *Result
 	err  error
+	// done is closed once res and err are set; checking says the entry is looking
+	// for a twin's result (fromTwin), with the cache's lock held to read or set it.
+	done     chan struct{}
+	checking bool
+}
+
+// Equivalent tells the cache that the snapshots of commits a and b ("" the work
+// tree) differ only in the repository paths changed (both sides' paths of a
+// rename): a spec rendered in one of them whose inputs none of changed touches
+// renders to the same result in the other, which takes it instead of rendering
+// again. A result with failures is never taken (a failed build may not have read
+// everything).
+func (c *Cache) Equivalent(a, b string, changed []string) {
+	if a == b || c.RenderBoth {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.twins == nil {
+		c.twins = map[string][]twin{}
+	}
+	c.twins[a] = append(c.twins[a], twin{commit: b, changed: changed})
+	c.twins[b] = append(c.twins[b], twin{commit: a, changed: changed})
+}
+
+// twin is a snapshot Equivalent relates to another.
+type twin struct {
+	commit  string
+	changed []string
+}
+
+// Reused counts the renders Equivalent spared.
+func (c *Cache) Reused() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.reused
+}
+
+// fromTwin is the result of spec's rendering in a twin of commit (Equivalent) that
+// the change between them does not touch; nil when there is none. It waits for a
+// twin's rendering under way, but not for one that is itself looking for a twin
+// (each would wait for the other): e is the entry looking.
+func (c *Cache) fromTwin(e *cacheEntry, commit, js string) *Result {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	e.checking = true
+	defer func() { e.checking = false }()
+	for _, tw := range c.twins[commit] {
+		t, ok := c.entries[tw.commit+"\x00"+js]
+		if !ok || t.checking {
+			continue
+		}
+		c.mu.Unlock()
+		<-t.done
+		c.mu.Lock()
+		if t.err != nil || t.res == nil || len(t.res.Failures) > 0 {
+			continue
+		}
+		if !slices.ContainsFunc(tw.changed, t.res.Inputs.Touched) {
+			c.reused++
+			return t.res
+		}
+	}
+	return nil
+}
+
+// Store keeps renderings between runs, by the JSON of their spec
+// (resultcache.Renders).
+type Store interface {
+	Load(spec []byte) (commit string, data []byte, ok bool)
+	Keep(spec []byte, commit string, data []byte) error
+}
+
+// keptRender is a rendering Save may keep: the commit it was asked for, and the
+// commit of the record it was taken from ("": rendered by this run).
+type keptRender struct {
+	commit, from string
+	res          *Result
+}
+
+// keepable says whether a rendering of spec at commit may be kept between runs: a
+// commit's (the work tree has no id to tell what changed since), of no cluster
+// (Helm's lookup), complete.
+func keepable(commit string, spec Spec, res *Result) bool {
+	return commit != "" && spec.Helm.Lookup == "" && res != nil && len(res.Failures) == 0
+}
+
+// keep remembers a rendering for Save (until Save is called: the renderings of the
+// plan are kept, not those of the preview, which it lets go as it goes); of a spec
+// asked for in two commits, the first asked (the head: it is planned first) is
+// kept.
+func (c *Cache) keep(commit, from string, spec Spec, js []byte, res *Result) {
+	if c.Store == nil || !keepable(commit, spec, res) {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.saved {
+		return
+	}
+	if c.kept == nil {
+		c.kept = map[string]keptRender{}
+	}
+	if _, ok := c.kept[string(js)]; !ok {
+		c.kept[string(js)] = keptRender{commit: commit, from: from, res: res}
+	}
+}
+
+// fromStore is spec's rendering at commit taken from Store, and the commit it was
+// kept at: kept at a commit since which nothing it read changed. nil when there is
+// none.
+func (c *Cache) fromStore(commit string, spec Spec, js []byte) (*Result, string) {
+	if c.Store == nil || c.Changed == nil || commit == "" || spec.Helm.Lookup != "" {
+		return nil, ""
+	}
+	at, data, ok := c.Store.Load(js)
+	if !ok {
+		return nil, ""
+	}
+	changed, ok := c.Changed(at, commit)
+	if !ok {
+		return nil, ""
+	}
+	resp, err := decodeResponse(data)
+	if err != nil || resp.Result == nil || len(resp.Result.Failures) > 0 || slices.ContainsFunc(changed, resp.Result.Inputs.Touched) {
+		return nil, ""
+	}
+	c.mu.Lock()
+	c.stored++
+	c.mu.Unlock()
+	return resp.Result, at
+}
+
+// Save keeps the run's renderings in Store for the next runs, but for those holds
+// says hold a secret (the encoding of each is what holds reads, the render worker's
+// wire format), and those taken from Store at the commit they are kept at (already
+// there). It returns how many renderings were taken from Store and how many it
+// kept.
+func (c *Cache) Save(holds func(res *Result, encoded []byte) bool) (taken, kept int) {
+	c.mu.Lock()
+	all, taken := c.kept, c.stored
+	c.kept, c.saved = nil, true
+	c.mu.Unlock()
+	if c.Store == nil {
+		return taken, 0
+	}
+	for _, js := range slices.Sorted(maps.Keys(all)) {
+		k := all[js]
+		if k.from == k.commit {
+			continue
+		}
+		data, err := encodeResponse(workResponse{Result: k.res})
+		if err != nil || holds(k.res, data) {
+			continue
+		}
+		if c.Store.Keep([]byte(js), k.commit, data) == nil {
+			kept++
+		}
+	}
+	return taken, kept
 }
 
 // RenderSnapshot is Render of spec in a source snapshot (its commit names it; the
@@ -309,7 +494,7 @@ func (c *Cache) Render(commit string, fsys fs.FS, spec Spec) (*Result, error) {
 	}
 	e, ok := c.entries[key]
 	if !ok {
-		e = &cacheEntry{}
+		e = &cacheEntry{done: make(chan struct{})}
 		c.entries[key] = e
 	}
 	var lookup *lookupCluster
@@ -318,6 +503,22 @@ func (c *Cache) Render(commit string, fsys fs.FS, spec Spec) (*Result, error) {
 	}
 	c.mu.Unlock()
 	e.once.Do(func() {
+		defer close(e.done)
+		if res := c.fromTwin(e, commit, string(js)); res != nil {
+			e.res = res
+			c.keep(commit, "", spec, js, res)
+			return
+		}
+		if res, at := c.fromStore(commit, spec, js); res != nil {
+			e.res = res
+			c.keep(commit, at, spec, js, res)
+			return
+		}
+		defer func() {
+			if e.err == nil {
+				c.keep(commit, "", spec, js, e.res)
+			}
+		}()
 		if c.Isolated != nil {
 			var ep *lookupEndpoint
 			if lookup != nil {

@@ -1,7 +1,9 @@
 package render
 
 import (
+	"bytes"
 	"context"
+	"encoding/binary"
 	"fmt"
 	"io"
 	"os"
@@ -30,6 +32,9 @@ const (
 // to stdout; stderr is for the Go runtime's own last words, which drift reads to tell
 // what happened.
 func WorkerMain(stdin io.Reader, stdout, stderr io.Writer) int {
+	if os.Getenv(sessionEnv) != "" {
+		return workSession(stdin, stdout, stderr)
+	}
 	req, err := decodeRequest(io.LimitReader(stdin, maxRequestBytes))
 	if err != nil {
 		fmt.Fprintf(stderr, "drift render worker: cannot read the request: %v\n", err)
@@ -70,10 +75,114 @@ func applyLimits(l Limits) error {
 	return limitMemory(l.MemoryBytes)
 }
 
+// sessionEnv, set in a worker's environment, makes it a session worker
+// (workSession).
+const sessionEnv = "DRIFT_RENDER_SESSION"
+
+// idleExit is how long a session worker waits for its next batch before it ends.
+// drift hands a worker a new batch only while it has been idle for less than half
+// of it (sessions.take).
+const idleExit = 10 * time.Second
+
+// workSession is a worker that renders batch after batch: each request comes as a
+// frame (its length, then the request), each answer as the frames of workBatch. It
+// starts once for many batches (a process start costs more than most renderings,
+// and batches of a discovery come one after the other), and opens each snapshot
+// once. It ends at the end of its input, or when it waited idleExit for a request.
+// The time limit is each rendering's, as in a batch; limits are set by the first
+// request and hold for the worker's life.
+func workSession(stdin io.Reader, stdout, stderr io.Writer) int {
+	requests := make(chan []byte)
+	failed := make(chan error, 1)
+	go func() {
+		defer close(requests)
+		for {
+			var head [8]byte
+			if _, err := io.ReadFull(stdin, head[:]); err != nil {
+				if err != io.EOF {
+					failed <- err
+				}
+				return
+			}
+			n := binary.BigEndian.Uint64(head[:])
+			if n > maxRequestBytes {
+				failed <- fmt.Errorf("a request of %d bytes", n)
+				return
+			}
+			data := make([]byte, n)
+			if _, err := io.ReadFull(stdin, data); err != nil {
+				failed <- err
+				return
+			}
+			requests <- data
+		}
+	}()
+	snaps := map[string]*snapshotOrFailure{}
+	var orphaned *time.Timer
+	var limits Limits
+	for {
+		var data []byte
+		var ok bool
+		select {
+		case data, ok = <-requests:
+		case <-time.After(idleExit):
+			return 0
+		}
+		if !ok {
+			select {
+			case err := <-failed:
+				fmt.Fprintf(stderr, "drift render worker: cannot read the request: %v\n", err)
+				return 2
+			default:
+				return 0
+			}
+		}
+		req, err := decodeRequest(bytes.NewReader(data))
+		if err != nil {
+			fmt.Fprintf(stderr, "drift render worker: cannot read the request: %v\n", err)
+			return 2
+		}
+		if orphaned == nil {
+			limits = req.Limits.orDefaults()
+			if err := applyLimits(limits); err != nil {
+				fmt.Fprintf(stderr, "drift render worker: cannot set its limits: %v\n", err)
+				return 2
+			}
+			orphaned = time.AfterFunc(limits.Timeout+orphanGrace, func() {
+				fmt.Fprintln(stderr, "drift render worker: time limit reached, ending")
+				os.Exit(exitOrphaned)
+			})
+		}
+		key := req.Root + "\x00" + req.Commit
+		if snaps[key] == nil {
+			snap, failure := openSnapshot(req)
+			snaps[key] = &snapshotOrFailure{snap, failure}
+		}
+		orphaned.Reset(limits.Timeout + orphanGrace)
+		if code := renderBatch(req, snaps[key].snap, snaps[key].failure, limits, stdout, stderr, func() { orphaned.Reset(limits.Timeout + orphanGrace) }); code != 0 {
+			return code
+		}
+		// Waiting for the next batch: drift ends an idle worker by closing its input,
+		// and the kernel ends it with drift.
+		orphaned.Stop()
+	}
+}
+
+// snapshotOrFailure is a session worker's opened snapshot, or why it cannot be.
+type snapshotOrFailure struct {
+	snap    *source.Snapshot
+	failure *Result
+}
+
 // workBatch renders each spec of a batch, writing a frame as each is done; started
 // restarts the time limit for the next one.
 func workBatch(req workRequest, limits Limits, stdout, stderr io.Writer, started func()) int {
 	snap, failure := openSnapshot(req)
+	return renderBatch(req, snap, failure, limits, stdout, stderr, started)
+}
+
+// renderBatch is workBatch with the snapshot opened (or failure saying why not).
+func renderBatch(req workRequest, snap *source.Snapshot, failure *Result, limits Limits, stdout, stderr io.Writer, started func()) int {
 	for _, spec := range req.Batch {
 		started()
 		resp := workResponse{Result: failure}

@@ -24,8 +24,11 @@ var (
 		"clusters": regexp.MustCompile(`^(\.tmp-[0-9]+|[0-9a-f]{64}\.json)$`),
 		"scans":    regexp.MustCompile(`^(\.tmp-[0-9]+|[0-9a-f]{32}\.txt)$`),
 		"fanout":   regexp.MustCompile(`^(\.tmp-[0-9]+|[0-9a-f]{64}\.json)$`),
+		// renders/BUILD/XX/: the renderings of a build (renders.go).
+		"renders": regexp.MustCompile(`^(\.tmp-[0-9]+|[0-9a-f]{64})$`),
 	}
 	fanoutName = regexp.MustCompile(`^[0-9a-f]{2}$`)
+	buildName  = regexp.MustCompile(`^[0-9a-f]{16}$`)
 )
 
 // Prune deletes the packs of the dry-run cache dir, oldest first, until it takes at
@@ -70,12 +73,16 @@ func Prune(dir *cachedir.Dir, maxBytes int64, keepRuns int) (removed int, freed 
 	// Still too large with no answer left: what discovery read goes (the next run
 	// reads every file again), then the clusters' records (the next run on a cluster
 	// waits Settle before it stores again).
-	for _, sub := range []string{"scans", "clusters"} {
+	for _, sub := range []string{"renders", "scans", "clusters"} {
 		if total <= maxBytes {
 			break
 		}
 		before := p.freed
-		p.removeIn(current+"/"+sub, ownFiles[sub], func(string, fs.FileInfo) bool { return true })
+		if sub == "renders" {
+			p.removeRenders(current, "", func(string, fs.FileInfo) bool { return true })
+		} else {
+			p.removeIn(current+"/"+sub, ownFiles[sub], func(string, fs.FileInfo) bool { return true })
+		}
 		total -= p.freed - before
 	}
 	return p.removed, p.freed, p.err
@@ -98,11 +105,37 @@ func (p *pruner) removeVersion(v string, match func(string, fs.FileInfo) bool) {
 		case !e.IsDir():
 		case e.Name() == "clusters" || e.Name() == "scans":
 			p.removeIn(v+"/"+e.Name(), ownFiles[e.Name()], match)
+		case e.Name() == "renders":
+			p.removeRenders(v, "", match)
 		case fanoutName.MatchString(e.Name()):
 			p.removeIn(v+"/"+e.Name(), ownFiles["fanout"], match)
 		}
 	}
 	p.removeIn(v, ownFiles[""], match)
+}
+
+// removeRenders removes the renderings (renders/BUILD/XX/) of the version's
+// directory v that drift wrote and that match, of every build but keep, and the
+// directories left empty.
+func (p *pruner) removeRenders(v, keep string, match func(string, fs.FileInfo) bool) {
+	base := v + "/renders"
+	builds, err := p.dir.ReadDir(base)
+	if err != nil {
+		return
+	}
+	for _, b := range builds {
+		if !b.IsDir() || !buildName.MatchString(b.Name()) || b.Name() == keep {
+			continue
+		}
+		fanout, _ := p.dir.ReadDir(base + "/" + b.Name())
+		for _, f := range fanout {
+			if f.IsDir() && fanoutName.MatchString(f.Name()) {
+				p.removeIn(base+"/"+b.Name()+"/"+f.Name(), ownFiles["renders"], match)
+			}
+		}
+		_ = p.dir.Remove(base + "/" + b.Name())
+	}
+	_ = p.dir.Remove(base)
 }
 
 // removeIn removes the regular files of the directory rel whose names are drift's

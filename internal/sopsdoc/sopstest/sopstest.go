@@ -1,9 +1,10 @@
 // Package sopstest encrypts documents with the SOPS library as the sops command
 // does (sops --encrypt --age RECIPIENT --encrypted-regex ...), for tests: keys are
-// age keys made in the test.
+// age keys made in the test (or, for the benchmark, by GenerateKey).
 package sopstest
 
 import (
+	"fmt"
 	"testing"
 
 	"filippo.io/age"
@@ -24,11 +25,20 @@ type Key struct{ Identity, Recipient string }
 // NewKey makes an age key.
 func NewKey(t testing.TB) Key {
 	t.Helper()
-	id, err := age.GenerateX25519Identity()
+	k, err := GenerateKey()
 	if err != nil {
 		t.Fatal(err)
 	}
-	return Key{Identity: id.String(), Recipient: id.Recipient().String()}
+	return k
+}
+
+// GenerateKey makes an age key, for programs that are not tests (the benchmark).
+func GenerateKey() (Key, error) {
+	id, err := age.GenerateX25519Identity()
+	if err != nil {
+		return Key{}, err
+	}
+	return Key{Identity: id.String(), Recipient: id.Recipient().String()}, nil
 }
 
 // Encrypt encrypts plain (in format, "yaml", "json", "dotenv") for key's recipient,
@@ -36,28 +46,33 @@ func NewKey(t testing.TB) Key {
 // command does; it returns the document in the same format.
 func Encrypt(t testing.TB, plain []byte, format string, key Key, encryptedRegex string) []byte {
 	t.Helper()
+	out, err := Seal(plain, format, key, encryptedRegex)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// Seal is Encrypt returning its error, for programs that are not tests.
+func Seal(plain []byte, format string, key Key, encryptedRegex string) ([]byte, error) {
 	f := formats.FormatFromString(format)
 	store := common.StoreForFormat(f, config.NewStoresConfig())
 	branches, err := store.LoadPlainFile(plain)
 	if err != nil {
-		t.Fatal(err)
+		return nil, err
 	}
 	mk, err := sopsage.MasterKeyFromRecipient(key.Recipient)
 	if err != nil {
-		t.Fatal(err)
+		return nil, err
 	}
 	tree := sops.Tree{Branches: branches, Metadata: sops.Metadata{
 		KeyGroups: []sops.KeyGroup{{mk}}, EncryptedRegex: encryptedRegex, Version: version.Version}}
 	dataKey, errs := tree.GenerateDataKeyWithKeyServices([]keyservice.KeyServiceClient{keyservice.NewLocalClient()})
 	if len(errs) > 0 {
-		t.Fatal(errs)
+		return nil, fmt.Errorf("sops data key: %v", errs)
 	}
 	if err := common.EncryptTree(common.EncryptTreeOpts{DataKey: dataKey, Tree: &tree, Cipher: aes.NewCipher()}); err != nil {
-		t.Fatal(err)
+		return nil, err
 	}
-	out, err := store.EmitEncryptedFile(tree)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return out
+	return store.EmitEncryptedFile(tree)
 }
