@@ -1,8 +1,13 @@
 package main
 
 import (
+	"encoding/base64"
+	"io/fs"
+	"os"
+	"path/filepath"
 	"regexp"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/drift-gitops/drift/internal/gitfixture"
@@ -24,6 +29,8 @@ var serverMadeUp = regexp.MustCompile(`("uid": "[0-9a-f-]{36}"|"creationTimestam
 func TestAOneAppChangeReportsAsARunThatRendersEverything(t *testing.T) {
 	key := sopstest.NewKey(t)
 	t.Setenv("SOPS_AGE_KEY", key.Identity)
+	cacheDir := t.TempDir()
+	t.Setenv("DRIFT_CACHE_DIR", cacheDir)
 	fleet := gitfixture.Fleet{Namespaces: 2, AppsPerNamespace: 4, Seal: func(plain []byte) ([]byte, error) {
 		return sopstest.Seal(plain, "yaml", key, "^(data|stringData)$")
 	}}
@@ -40,7 +47,7 @@ func TestAOneAppChangeReportsAsARunThatRendersEverything(t *testing.T) {
 		}
 		return files
 	}
-	for _, c := range []struct {
+	for i, c := range []struct {
 		name  string
 		files map[string]string
 		// previewed are the targets previewed.
@@ -67,6 +74,11 @@ func TestAOneAppChangeReportsAsARunThatRendersEverything(t *testing.T) {
 			_, all := driftJSON(t, args...)
 			if reused.code != exitChanges || !rep.Complete {
 				t.Fatalf("exit %d, complete %v\n%s", reused.code, rep.Complete, reused.stderr)
+			}
+			// The runs before this one (after the first) kept their renderings: what the
+			// change does not touch is taken from the cache, as the run says on stderr.
+			if m := tookFromCache.FindStringSubmatch(reused.stderr); i > 0 && (m == nil || m[1] == "0") {
+				t.Errorf("nothing taken from the cache:\n%s", reused.stderr)
 			}
 			if a, b := serverMadeUp.ReplaceAllString(reused.stdout, ""), serverMadeUp.ReplaceAllString(all.stdout, ""); a != b {
 				t.Errorf("the report differs from a run that renders everything:\n%s\n%s\n---- rendering everything:\n%s\n%s", a, reused.stderr, b, all.stderr)
@@ -95,4 +107,32 @@ func TestAOneAppChangeReportsAsARunThatRendersEverything(t *testing.T) {
 			}
 		})
 	}
+
+	// The cache holds renderings, and no secret value in any form: the SOPS
+	// Secrets' values (decrypted for the previews) nor the cluster's variables.
+	records := 0
+	err = filepath.WalkDir(cacheDir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		if strings.Contains(p, "/renders/") {
+			records++
+		}
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		for _, v := range []string{"password-0", "password-3", "example.com"} {
+			if strings.Contains(string(data), v) || strings.Contains(string(data), base64.StdEncoding.EncodeToString([]byte(v))) {
+				t.Errorf("%s holds the secret value %q", p, v)
+			}
+		}
+		return nil
+	})
+	if err != nil || records == 0 {
+		t.Errorf("the cache holds %d renderings (%v)", records, err)
+	}
 }
+
+// tookFromCache reads how many renderings a run took from drift's cache.
+var tookFromCache = regexp.MustCompile(`(\d+) taken from the cache`)

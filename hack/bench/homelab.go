@@ -157,8 +157,16 @@ func benchHomelab(drift string, runs int) error {
 		n := 0
 		return func() []string {
 			n++
+			// The directory and its key beside it (cachedir: its path with .key added).
 			copyDir := fmt.Sprintf("%s-%d", dir, n)
-			if err := os.CopyFS(copyDir, os.DirFS(dir)); err != nil {
+			key, err := os.ReadFile(dir + ".key")
+			if err == nil {
+				err = os.WriteFile(copyDir+".key", key, 0o600)
+			}
+			if err == nil {
+				err = os.CopyFS(copyDir, os.DirFS(dir))
+			}
+			if err != nil {
 				return append(env, "DRIFT_CACHE_DIR="+filepath.Join(work, "unreadable"))
 			}
 			return append(env, "DRIFT_CACHE_DIR="+copyDir)
@@ -230,12 +238,13 @@ func homelabMeasure(runs int, argv []string, env func() []string) (homelabFigure
 	var walls, cpus []time.Duration
 	var f homelabFigures
 	for i := 0; i < runs; i++ {
-		wall, cpu, rss, out, err := measure(argv, env())
+		// Exit 2 (errors) is measured too, and said: the report is then incomplete.
+		wall, cpu, rss, out, code, err := measureExit(argv, env(), 2)
 		if err != nil {
 			return f, fmt.Errorf("%s: %w", strings.Join(argv[1:3], " "), err)
 		}
 		walls, cpus, f.rssKiB = append(walls, wall), append(cpus, cpu), max(f.rssKiB, rss)
-		f.report = summary(argv[1], out)
+		f.report = fmt.Sprintf("exit %d, %s", code, summary(argv[1], out))
 	}
 	f.wall, f.cpu = median(walls), median(cpus)
 	return f, nil

@@ -38,13 +38,20 @@ func launch(argv []string) int {
 // and returns its wall time, CPU time (user + system, its children included), peak
 // RSS (KiB) and stdout. Exit status 1 (changes found) is success for both tools.
 func measure(argv, env []string) (time.Duration, time.Duration, int64, string, error) {
+	wall, cpu, rss, out, _, err := measureExit(argv, env, 1)
+	return wall, cpu, rss, out, err
+}
+
+// measureExit is measure taking every exit status up to ok as success, and
+// returning it.
+func measureExit(argv, env []string, ok int) (time.Duration, time.Duration, int64, string, int, error) {
 	self, err := os.Executable()
 	if err != nil {
-		return 0, 0, 0, "", err
+		return 0, 0, 0, "", 0, err
 	}
 	r, w, err := os.Pipe()
 	if err != nil {
-		return 0, 0, 0, "", err
+		return 0, 0, 0, "", 0, err
 	}
 	cmd := exec.CommandContext(context.Background(), self, append([]string{"-launch", "--"}, argv...)...)
 	var out, errOut strings.Builder
@@ -55,21 +62,22 @@ func measure(argv, env []string) (time.Duration, time.Duration, int64, string, e
 	w.Close()
 	if err != nil {
 		r.Close()
-		return 0, 0, 0, "", err
+		return 0, 0, 0, "", 0, err
 	}
 	var utime, stime, maxrss int64
 	_, scanErr := fmt.Fscan(r, &utime, &stime, &maxrss)
 	r.Close()
 	err = cmd.Wait()
 	wall := time.Since(start)
-	if ee, ok := err.(*exec.ExitError); ok && ee.ExitCode() == 1 {
-		err = nil
+	code := 0
+	if ee, isExit := err.(*exec.ExitError); isExit && ee.ExitCode() <= ok {
+		code, err = ee.ExitCode(), nil
 	}
 	if err == nil && scanErr != nil {
 		err = fmt.Errorf("the launcher reported no usage: %v", scanErr)
 	}
 	if err != nil {
-		return 0, 0, 0, "", fmt.Errorf("%v: %s", err, errOut.String())
+		return 0, 0, 0, "", 0, fmt.Errorf("%v: %s", err, errOut.String())
 	}
-	return wall, time.Duration(utime + stime), maxrss, out.String(), nil
+	return wall, time.Duration(utime + stime), maxrss, out.String(), code, nil
 }

@@ -89,7 +89,10 @@ func (o *Diff) checkShards(ctx context.Context, first *report.Report, shards map
 		Context: ctx, MaxTargets: o.MaxTargets, Branches: o.branches(), ArgoClusters: o.liveArgoClusters(o.Cluster), LiveObject: o.liveObjects(o.Cluster),
 		Appliers: o.cfg.Appliers,
 	})
-	o.saveRenders(pl)
+	o.saveRenders(pl, false)
+	if pl != nil && pl.Cache != nil {
+		defer pl.Cache.Close() // its render workers end with the run
+	}
 	if err != nil {
 		return fmt.Errorf("planning the run again to check its shards: %w", err)
 	}

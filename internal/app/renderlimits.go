@@ -2,6 +2,7 @@ package app
 
 import (
 	"context"
+	"fmt"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -33,7 +34,10 @@ func (o *Run) renderCache(ctx context.Context, repo *source.Repo) (*render.Cache
 // saveRenders keeps the plan's renderings for the next run (render.Cache.Save), but
 // for those that hold a secret: a Secret with a value SOPS has not encrypted, or any
 // string the run knows as a secret (pl.Secrets, told to the scrubber here).
-func (o *Run) saveRenders(pl *plan.Plan) {
+//
+// say has it say on stderr, as the dry-run cache does, how the plan got its
+// renderings (the report never says, so that it is the same however they came).
+func (o *Run) saveRenders(pl *plan.Plan, say bool) {
 	if pl == nil || pl.Cache == nil {
 		return
 	}
@@ -44,7 +48,7 @@ func (o *Run) saveRenders(pl *plan.Plan) {
 	for _, v := range pl.Secrets {
 		sc.AddSecretData(v)
 	}
-	pl.Cache.Save(func(res *render.Result, encoded []byte) bool {
+	taken, kept := pl.Cache.Save(func(res *render.Result, encoded []byte) bool {
 		for _, obj := range res.Objects {
 			if holdsPlainSecretData(obj.Get()) {
 				return true
@@ -52,6 +56,11 @@ func (o *Run) saveRenders(pl *plan.Plan) {
 		}
 		return sc.Holds(string(encoded))
 	})
+	if made, reused := pl.Cache.Made(), pl.Cache.Reused(); say && made+reused+taken > 0 {
+		o.errMu.Lock()
+		defer o.errMu.Unlock()
+		fmt.Fprintf(o.cfg.ErrOut, "drift: renderings of the plan: %d made, %d the same in both refs, %d taken from the cache; %d kept for the next run\n", made, reused, taken, kept)
+	}
 }
 
 // holdsPlainSecretData says whether u is a Secret with a value that is not SOPS's

@@ -73,7 +73,10 @@ func (o *Run) preview(ctx context.Context, m mode) error {
 		Appliers: o.cfg.Appliers, Scans: o.scans,
 	})
 	o.saveScans()
-	o.saveRenders(pl)
+	o.saveRenders(pl, true)
+	if pl != nil && pl.Cache != nil {
+		defer pl.Cache.Close() // its render workers end with the run
+	}
 	if err != nil && (pl == nil || ctx.Err() == nil) {
 		return err
 	}

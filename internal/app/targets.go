@@ -45,7 +45,10 @@ func (c *Config) Targets(ctx context.Context, o *Run, base string) error {
 		Charts:   o.Charts.fetcher(c.Getenv, o.cacheDir), Opened: o.openCache,
 		Context: ctx, MaxTargets: o.MaxTargets, Branches: o.branches(), Appliers: c.Appliers,
 	})
-	o.saveRenders(pl)
+	o.saveRenders(pl, false)
+	if pl != nil && pl.Cache != nil {
+		defer pl.Cache.Close() // its render workers end with the run
+	}
 	if err != nil {
 		return err
 	}

@@ -138,6 +138,18 @@ func TestSealedFilesAreDriftsOwn(t *testing.T) {
 	if _, err := open("two.key").ReadSealed("refs/a.json"); !errors.Is(err, ErrNotSealed) {
 		t.Errorf("another key: %v, want ErrNotSealed", err)
 	}
+	// The directory restored elsewhere with its key (the GitLab component's new
+	// directory of each job) is still drift's.
+	elsewhere, err := Open(Options{Getenv: env(map[string]string{"DRIFT_CACHE_DIR": filepath.Join(root, "restored"), KeyEnv: filepath.Join(root, "one.key")})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := elsewhere.WriteFile("refs/a.json", raw); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := elsewhere.ReadSealed("refs/a.json"); err != nil || string(got) != `{"digest":"aa"}` {
+		t.Errorf("restored elsewhere: %q %v", got, err)
+	}
 	// The key is made once, for the user alone, and read again.
 	info, err := os.Stat(filepath.Join(root, "one.key"))
 	if err != nil || info.Mode().Perm() != 0o600 {

@@ -81,11 +81,13 @@ func (d *Dir) seal(rel string, data []byte) []byte {
 	return append([]byte(sealMagic+hex.EncodeToString(d.sealMAC(rel, data))+"\n"), data...)
 }
 
-// sealMAC binds data to the file it is in: a sealed file moved to another name (a
-// chart's record put in another chart's place) is not drift's.
+// sealMAC binds data to the name of the file it is in: a sealed file moved to
+// another name (a chart's record put in another chart's place) is not drift's. It
+// does not bind it to where the cache directory is: the GitLab component restores
+// the cache into a new directory for each job.
 func (d *Dir) sealMAC(rel string, data []byte) []byte {
 	m := d.MAC("sealed file")
-	m.Write([]byte(filepath.ToSlash(d.path) + "\x00" + rel + "\x00"))
+	m.Write([]byte(rel + "\x00"))
 	m.Write(data)
 	return m.Sum(nil)
 }

@@ -8,7 +8,6 @@ import (
 	"slices"
 	"sort"
 	"strings"
-	"sync"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
@@ -158,7 +157,14 @@ func Open(req Request) (*Plan, error) {
 		// changed, and is not made twice.
 		p.Cache.Equivalent(p.Base.Commit, p.Head.Commit, changedPaths(files))
 	}
-	p.Cache.Changed = changesSince(repo)
+	p.Cache.ObjectID = func(commit, path string) (string, bool) {
+		for _, snap := range []*source.Snapshot{p.Head, p.Base} {
+			if snap != nil && snap.Commit == commit && commit != "" {
+				return snap.ObjectID(path)
+			}
+		}
+		return "", false
+	}
 	if req.Scans != nil {
 		p.scans = req.Scans(repo)
 	}
@@ -436,52 +442,4 @@ func uncovered(paths []string, targets []Target) []string {
 		}
 	}
 	return out
-}
-
-// changesSince says which repository paths differ between two commits of repo
-// (render.Cache.Changed), each pair compared once; ok is false when a commit is not
-// in the repository (a shallow clone's) or cannot be read.
-func changesSince(repo *source.Repo) func(from, to string) ([]string, bool) {
-	type pair struct{ from, to string }
-	type answer struct {
-		changed []string
-		ok      bool
-	}
-	var mu sync.Mutex
-	known := map[pair]answer{}
-	snaps := map[string]*source.Snapshot{}
-	snapshot := func(commit string) (*source.Snapshot, error) {
-		if s, ok := snaps[commit]; ok {
-			return s, nil
-		}
-		s, err := repo.Snapshot(commit)
-		if err == nil && s.Commit != commit {
-			err = fmt.Errorf("%s is not a commit", commit)
-		}
-		if err != nil {
-			return nil, err
-		}
-		snaps[commit] = s
-		return s, nil
-	}
-	return func(from, to string) ([]string, bool) {
-		if from == to {
-			return nil, true
-		}
-		mu.Lock()
-		defer mu.Unlock()
-		if a, ok := known[pair{from, to}]; ok {
-			return a.changed, a.ok
-		}
-		var a answer
-		if f, err := snapshot(from); err == nil {
-			if t, err := snapshot(to); err == nil {
-				if files, err := source.Files(f, t); err == nil {
-					a = answer{changed: changedPaths(files), ok: true}
-				}
-			}
-		}
-		known[pair{from, to}] = a
-		return a.changed, a.ok
-	}
 }

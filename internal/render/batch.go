@@ -265,6 +265,22 @@ func (ss *sessions) take(w *Isolated) (*session, error) {
 	return s, nil
 }
 
+// close ends the idle workers (at the end of their input) and waits for them, so
+// that their time is the run's (a process's usage counts the children it waited
+// for).
+func (ss *sessions) close() {
+	ss.mu.Lock()
+	idle := ss.idle
+	ss.idle = nil
+	ss.mu.Unlock()
+	for _, s := range idle {
+		_ = s.stdin.Close()
+	}
+	for _, s := range idle {
+		<-s.done
+	}
+}
+
 // put keeps a worker that answered all its batch for the next one; beyond one per
 // processor it ends.
 func (ss *sessions) put(s *session) {

@@ -47,6 +47,10 @@ func NewIsolated(ctx context.Context, root string, limits Limits) *Isolated {
 	return &Isolated{ctx: ctx, root: root, limits: limits.orDefaults()}
 }
 
+// Close ends the render workers kept between batches and waits for them. A render
+// after Close starts a new one.
+func (w *Isolated) Close() { w.sessions.close() }
+
 // Render renders spec from the snapshot of commit ("" for the work tree). The spec's
 // renderer must be known.
 func (w *Isolated) Render(commit string, spec Spec) (*Result, error) {

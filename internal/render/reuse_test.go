@@ -79,6 +79,17 @@ func changedBetween(t *testing.T, repo *source.Repo) func(from, to string) ([]st
 	}
 }
 
+// objectIDs is render.Cache.ObjectID over repo's commits.
+func objectIDs(repo *source.Repo) func(commit, path string) (string, bool) {
+	return func(commit, p string) (string, bool) {
+		s, err := repo.Snapshot(commit)
+		if err != nil {
+			return "", false
+		}
+		return s.ObjectID(p)
+	}
+}
+
 // values are the rendered ConfigMaps' values and labels, for comparing renderings.
 func values(t *testing.T, res *render.Result) string {
 	t.Helper()
@@ -147,9 +158,10 @@ func TestARenderingTheChangeDoesNotTouchIsTakenFromTheOtherRef(t *testing.T) {
 }
 
 // TestAKeptRenderingIsTakenWhereNothingItReadChanged: a run keeps its renderings
-// (but those its caller says hold a secret); the next run, at a later commit, takes
-// those whose inputs did not change since, renders the rest, and the renderings it
-// takes are those it would have made.
+// (but those its caller says hold a secret) with the git object of every path each
+// read; the next run, at a later commit, takes those whose paths are the same
+// objects, renders the rest, and the renderings it takes are those it would have
+// made.
 func TestAKeptRenderingIsTakenWhereNothingItReadChanged(t *testing.T) {
 	repo, first, second := reuseRepo(t)
 	dir, remove, err := cachedir.Temp()
@@ -159,7 +171,7 @@ func TestAKeptRenderingIsTakenWhereNothingItReadChanged(t *testing.T) {
 	defer remove()
 	run := func() *render.Cache {
 		return &render.Cache{Isolated: render.NewIsolated(context.Background(), repo.Root, render.Limits{}),
-			Store: resultcache.OpenRenders(dir, "test build"), Changed: changedBetween(t, repo)}
+			Store: resultcache.OpenRenders(dir, "test build"), ObjectID: objectIDs(repo)}
 	}
 	holdsSecret := func(res *render.Result, encoded []byte) bool {
 		return slices.ContainsFunc(res.Objects, func(o render.Object) bool { return o.Get().GetKind() == "Secret" })
@@ -200,7 +212,7 @@ func TestAKeptRenderingIsTakenWhereNothingItReadChanged(t *testing.T) {
 
 	// Another build of drift reads none of it.
 	other := &render.Cache{Isolated: render.NewIsolated(context.Background(), repo.Root, render.Limits{}),
-		Store: resultcache.OpenRenders(dir, "another build"), Changed: changedBetween(t, repo)}
+		Store: resultcache.OpenRenders(dir, "another build"), ObjectID: objectIDs(repo)}
 	if _, err := other.RenderSnapshot(second, kustomizeSpec("b")); err != nil {
 		t.Fatal(err)
 	}

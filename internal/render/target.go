@@ -1,11 +1,14 @@
 package render
 
 import (
+	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
 	"io/fs"
 	"maps"
+	"path"
 	"slices"
 	"sync"
 
@@ -200,15 +203,15 @@ type Cache struct {
 	// RenderBoth turns Equivalent off: every spec is rendered in every snapshot.
 	RenderBoth bool
 
-	// Store keeps renderings between runs (nil: none), and Changed says which
-	// repository paths differ from one commit to another (ok false: it cannot tell,
-	// the commit is not in the repository): a kept rendering of a spec is taken
-	// when none of the paths changed since the commit it was made at is among what
-	// it read (as Equivalent). Only renderings of commits are kept, never one that
-	// reads a cluster (Helm's lookup), and only when Save is told it holds no
-	// secret.
-	Store   Store
-	Changed func(from, to string) (changed []string, ok bool)
+	// Store keeps renderings between runs (nil: none), and ObjectID says what git
+	// object a repository path is at a commit (ok false: it cannot vouch for it, as
+	// for a path reached through a symbolic link, or the work tree). A kept
+	// rendering of a spec is taken where every path it read is the same object as
+	// when it was made, whatever the commit (a clone too shallow to hold that commit
+	// takes it as well). Only renderings of commits are kept, never one that reads
+	// a cluster (Helm's lookup), and only when Save is told it holds no secret.
+	Store    Store
+	ObjectID func(commit, path string) (id string, ok bool)
 
 	mu      sync.Mutex
 	entries map[string]*cacheEntry
@@ -223,6 +226,8 @@ type Cache struct {
 	kept   map[string]keptRender
 	stored int
 	saved  bool
+	// made counts the renderings made by this run.
+	made int
 }
 
 // AllowLookup lets Helm targets whose HelmOptions.Lookup is cluster read that
@@ -303,6 +308,14 @@ func (c *Cache) Reused() int {
 	return c.reused
 }
 
+// Made counts the renderings the run made (neither taken from the other ref nor
+// from Store).
+func (c *Cache) Made() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.made
+}
+
 // fromTwin is the result of spec's rendering in a twin of commit (Equivalent) that
 // the change between them does not touch; nil when there is none. It waits for a
 // twin's rendering under way, but not for one that is itself looking for a twin
@@ -332,22 +345,23 @@ func (c *Cache) fromTwin(e *cacheEntry, commit, js string) *Result {
 }
 
 // Store keeps renderings between runs, by the JSON of their spec
-// (resultcache.Renders).
+// (resultcache.Renders): what it is given, as it was given.
 type Store interface {
-	Load(spec []byte) (commit string, data []byte, ok bool)
-	Keep(spec []byte, commit string, data []byte) error
+	Load(spec []byte) (data []byte, ok bool)
+	Keep(spec []byte, data []byte) error
 }
 
-// keptRender is a rendering Save may keep: the commit it was asked for, and the
-// commit of the record it was taken from ("": rendered by this run).
+// keptRender is a rendering Save may keep: the commit it was asked for, and
+// whether it was taken from Store (then it is there already).
 type keptRender struct {
-	commit, from string
-	res          *Result
+	commit string
+	stored bool
+	res    *Result
 }
 
 // keepable says whether a rendering of spec at commit may be kept between runs: a
-// commit's (the work tree has no id to tell what changed since), of no cluster
-// (Helm's lookup), complete.
+// commit's (the work tree has no object ids), of no cluster (Helm's lookup),
+// complete.
 func keepable(commit string, spec Spec, res *Result) bool {
 	return commit != "" && spec.Helm.Lookup == "" && res != nil && len(res.Failures) == 0
 }
@@ -356,7 +370,7 @@ func keepable(commit string, spec Spec, res *Result) bool {
 // plan are kept, not those of the preview, which it lets go as it goes); of a spec
 // asked for in two commits, the first asked (the head: it is planned first) is
 // kept.
-func (c *Cache) keep(commit, from string, spec Spec, js []byte, res *Result) {
+func (c *Cache) keep(commit string, stored bool, spec Spec, js []byte, res *Result) {
 	if c.Store == nil || !keepable(commit, spec, res) {
 		return
 	}
@@ -369,58 +383,103 @@ func (c *Cache) keep(commit, from string, spec Spec, js []byte, res *Result) {
 		c.kept = map[string]keptRender{}
 	}
 	if _, ok := c.kept[string(js)]; !ok {
-		c.kept[string(js)] = keptRender{commit: commit, from: from, res: res}
+		c.kept[string(js)] = keptRender{commit: commit, stored: stored, res: res}
 	}
 }
 
-// fromStore is spec's rendering at commit taken from Store, and the commit it was
-// kept at: kept at a commit since which nothing it read changed. nil when there is
-// none.
-func (c *Cache) fromStore(commit string, spec Spec, js []byte) (*Result, string) {
-	if c.Store == nil || c.Changed == nil || commit == "" || spec.Helm.Lookup != "" {
-		return nil, ""
+// storedRender is what Save gives Store: the git object of each path the
+// rendering read (inputPaths; "-" for a path that was not there), a line of JSON,
+// then the rendering in the render worker's wire format.
+type storedRender struct {
+	Objects map[string]string `json:"objects"`
+}
+
+// inputPaths are the repository paths a rendering read, each once.
+func inputPaths(in Inputs) []string {
+	var out []string
+	for _, p := range slices.Concat(in.Trees, in.Files, in.Dirs) {
+		out = append(out, path.Clean(cmp.Or(p, ".")))
 	}
-	at, data, ok := c.Store.Load(js)
+	slices.Sort(out)
+	return slices.Compact(out)
+}
+
+// objectsAt are the git objects of paths at commit; ok is false when ObjectID
+// cannot vouch for one of them.
+func (c *Cache) objectsAt(commit string, paths []string) (map[string]string, bool) {
+	out := make(map[string]string, len(paths))
+	for _, p := range paths {
+		id, ok := c.ObjectID(commit, p)
+		if !ok {
+			return nil, false
+		}
+		out[p] = cmp.Or(id, "-")
+	}
+	return out, true
+}
+
+// fromStore is spec's rendering at commit taken from Store: kept when every path
+// it read was the object it is at commit. nil when there is none.
+func (c *Cache) fromStore(commit string, spec Spec, js []byte) *Result {
+	if c.Store == nil || c.ObjectID == nil || commit == "" || spec.Helm.Lookup != "" {
+		return nil
+	}
+	data, ok := c.Store.Load(js)
 	if !ok {
-		return nil, ""
+		return nil
 	}
-	changed, ok := c.Changed(at, commit)
-	if !ok {
-		return nil, ""
+	head, wire, ok := bytes.Cut(data, []byte("\n"))
+	var stored storedRender
+	if !ok || json.Unmarshal(head, &stored) != nil || len(stored.Objects) == 0 {
+		return nil
 	}
-	resp, err := decodeResponse(data)
-	if err != nil || resp.Result == nil || len(resp.Result.Failures) > 0 || slices.ContainsFunc(changed, resp.Result.Inputs.Touched) {
-		return nil, ""
+	paths := slices.Sorted(maps.Keys(stored.Objects))
+	now, ok := c.objectsAt(commit, paths)
+	if !ok || !maps.Equal(now, stored.Objects) {
+		return nil
+	}
+	resp, err := decodeResponse(wire)
+	if err != nil || resp.Result == nil || len(resp.Result.Failures) > 0 || !slices.Equal(inputPaths(resp.Result.Inputs), paths) {
+		return nil
 	}
 	c.mu.Lock()
 	c.stored++
 	c.mu.Unlock()
-	return resp.Result, at
+	return resp.Result
 }
 
-// Save keeps the run's renderings in Store for the next runs, but for those holds
-// says hold a secret (the encoding of each is what holds reads, the render worker's
-// wire format), and those taken from Store at the commit they are kept at (already
-// there). It returns how many renderings were taken from Store and how many it
-// kept.
+// Save keeps the run's renderings in Store for the next runs, with the git object
+// of every path each read, but for those holds says hold a secret (the encoding of
+// each is what holds reads, the render worker's wire format), those that read a
+// path ObjectID cannot vouch for, and those taken from Store (there already). It
+// returns how many renderings were taken from Store and how many it kept.
 func (c *Cache) Save(holds func(res *Result, encoded []byte) bool) (taken, kept int) {
 	c.mu.Lock()
 	all, taken := c.kept, c.stored
 	c.kept, c.saved = nil, true
 	c.mu.Unlock()
-	if c.Store == nil {
+	if c.Store == nil || c.ObjectID == nil {
 		return taken, 0
 	}
 	for _, js := range slices.Sorted(maps.Keys(all)) {
 		k := all[js]
-		if k.from == k.commit {
+		paths := inputPaths(k.res.Inputs)
+		if k.stored || len(paths) == 0 {
 			continue
 		}
-		data, err := encodeResponse(workResponse{Result: k.res})
-		if err != nil || holds(k.res, data) {
+		objects, ok := c.objectsAt(k.commit, paths)
+		if !ok {
 			continue
 		}
-		if c.Store.Keep([]byte(js), k.commit, data) == nil {
+		wire, err := encodeResponse(workResponse{Result: k.res})
+		if err != nil || holds(k.res, wire) {
+			continue
+		}
+		head, err := json.Marshal(storedRender{Objects: objects})
+		if err != nil {
+			continue
+		}
+		if c.Store.Keep([]byte(js), append(append(head, '\n'), wire...)) == nil {
 			kept++
 		}
 	}
@@ -431,6 +490,13 @@ func (c *Cache) Save(holds func(res *Result, encoded []byte) bool) (taken, kept 
 // work tree's is "", which a render worker opens again from the repository).
 func (c *Cache) RenderSnapshot(snap *source.Snapshot, spec Spec) (*Result, error) {
 	return c.Render(snap.Commit, snap.FS, spec)
+}
+
+// Close ends the render workers (Isolated.Close), once the run renders nothing more.
+func (c *Cache) Close() {
+	if c.Isolated != nil {
+		c.Isolated.Close()
+	}
 }
 
 // Forget drops the cached rendering of spec in the snapshot of commit, once it is
@@ -506,17 +572,20 @@ func (c *Cache) Render(commit string, fsys fs.FS, spec Spec) (*Result, error) {
 		defer close(e.done)
 		if res := c.fromTwin(e, commit, string(js)); res != nil {
 			e.res = res
-			c.keep(commit, "", spec, js, res)
+			c.keep(commit, false, spec, js, res)
 			return
 		}
-		if res, at := c.fromStore(commit, spec, js); res != nil {
+		if res := c.fromStore(commit, spec, js); res != nil {
 			e.res = res
-			c.keep(commit, at, spec, js, res)
+			c.keep(commit, true, spec, js, res)
 			return
 		}
 		defer func() {
+			c.mu.Lock()
+			c.made++
+			c.mu.Unlock()
 			if e.err == nil {
-				c.keep(commit, "", spec, js, e.res)
+				c.keep(commit, false, spec, js, e.res)
 			}
 		}()
 		if c.Isolated != nil {

@@ -1,11 +1,11 @@
 package resultcache
 
 import (
+	"bytes"
 	"encoding/hex"
 	"hash"
 	"io/fs"
 	"path"
-	"strings"
 	"sync"
 
 	"github.com/drift-gitops/drift/internal/cachedir"
@@ -13,13 +13,12 @@ import (
 
 // Renders keeps what targets rendered to between runs (render.Store): one file per
 // render options, named by a keyed hash of them (options may hold substitution
-// variables read from a Secret, which are never written), holding the commit the
-// rendering was made at and the rendering as the render worker sends it. A later
-// run takes it where nothing the rendering read changed since that commit
-// (render.Cache decides, from the commits' trees). It is never given a rendering
-// that holds a Secret's value (the run's scrubber decides before Keep). A record of
-// another build of drift is no record: each build keeps its own directory, and the
-// first record a build writes removes the other builds'.
+// variables read from a Secret, which are never written), holding what render.Cache
+// gives it (the git object of every path the rendering read, and the rendering as
+// the render worker sends it). It is never given a rendering that holds a Secret's
+// value (the run's scrubber decides before Keep). A record of another build of
+// drift is no record: each build keeps its own directory, and the first record a
+// build writes removes the other builds'.
 type Renders struct {
 	dir   *cachedir.Dir
 	build string
@@ -28,8 +27,8 @@ type Renders struct {
 	pruned sync.Once
 }
 
-// rendersMagic starts a record; the commit it was made at follows on its line.
-const rendersMagic = "drift-render 1 "
+// rendersMagic starts a record.
+const rendersMagic = "drift-render 2\n"
 
 // OpenRenders is the store of renderings in the cache directory dir, for the drift
 // build (BuildID).
@@ -49,25 +48,21 @@ func (r *Renders) record(spec []byte) string {
 	return path.Join(versionDir(), "renders", r.build, sum[:2], sum)
 }
 
-// Load is the rendering kept for spec and the commit it was made at; ok is false
-// when none is kept (or it is not drift's, or not this build's).
-func (r *Renders) Load(spec []byte) (commit string, data []byte, ok bool) {
+// Load is what was kept for spec; ok is false when nothing is (or it is not
+// drift's, or not this build's).
+func (r *Renders) Load(spec []byte) (data []byte, ok bool) {
 	raw, err := r.dir.ReadSealed(r.record(spec))
 	if err != nil {
-		return "", nil, false
+		return nil, false
 	}
-	line, rest, found := strings.Cut(string(raw), "\n")
-	commit, isRecord := strings.CutPrefix(line, rendersMagic)
-	if !found || !isRecord || len(commit) != 40 {
-		return "", nil, false
-	}
-	return commit, []byte(rest), true
+	rest, isRecord := bytes.CutPrefix(raw, []byte(rendersMagic))
+	return rest, isRecord
 }
 
-// Keep keeps data, spec's rendering at commit, for the next runs.
-func (r *Renders) Keep(spec []byte, commit string, data []byte) error {
+// Keep keeps data for spec, for the next runs.
+func (r *Renders) Keep(spec []byte, data []byte) error {
 	r.pruned.Do(r.prune)
-	return r.dir.WriteSealed(r.record(spec), append([]byte(rendersMagic+commit+"\n"), data...))
+	return r.dir.WriteSealed(r.record(spec), append([]byte(rendersMagic), data...))
 }
 
 // prune removes the records of other builds of drift, as drift cache prune

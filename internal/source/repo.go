@@ -40,6 +40,16 @@ type Snapshot struct {
 	Commit string
 }
 
+// ObjectID is the git object id of a path of a commit's snapshot ("." the root; ""
+// when there is none); ok is false for the work tree, and for a path reached
+// through a symbolic link.
+func (s *Snapshot) ObjectID(name string) (id string, ok bool) {
+	if t, isTree := s.FS.(*treeFS); isTree {
+		return t.ObjectID(name)
+	}
+	return "", false
+}
+
 // Describe names the snapshot for messages: "commit 1a2b3c4 (main)" or "the work tree".
 func (s *Snapshot) Describe() string {
 	if s.Commit == "" {

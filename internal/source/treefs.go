@@ -68,6 +68,40 @@ func (t *treeFS) BlobHash(name string) (string, error) {
 	return n.entry.Hash.String(), nil
 }
 
+// ObjectID is the git object id of the file or directory name ("." the root), ""
+// when there is none; ok is false when name is reached through a symbolic link (a
+// link's id is not its target's) or is not a valid path.
+func (t *treeFS) ObjectID(name string) (id string, ok bool) {
+	if !fs.ValidPath(name) {
+		return "", false
+	}
+	if name == "." {
+		return t.root.Hash.String(), true
+	}
+	dir, err := t.objects.tree(t.root.Hash)
+	if err != nil {
+		return "", false
+	}
+	parts := strings.Split(name, "/")
+	for i, part := range parts {
+		entry, found := dir.entry(part)
+		switch {
+		case !found:
+			return "", true
+		case entry.Mode == filemode.Symlink:
+			return "", false
+		case i == len(parts)-1:
+			return entry.Hash.String(), true
+		case entry.Mode != filemode.Dir:
+			return "", true // a file on the way: nothing there
+		}
+		if dir, err = t.objects.tree(entry.Hash); err != nil {
+			return "", false
+		}
+	}
+	return "", false
+}
+
 // ErrOutside is returned for a symlink that leads outside the repository.
 var ErrOutside = errors.New("leads outside the repository")
 
