@@ -140,6 +140,8 @@ type found struct {
 	// built is the kustomize directory discovery built on its own that the object
 	// came from ("": a file, or a target's render).
 	built string
+	// asked says its renderings were asked for ahead (askAhead).
+	asked bool
 }
 
 // Discover searches fsys for Argo CD and Flux objects and follows what they render.
@@ -295,6 +297,9 @@ func Discover(ctx context.Context, fsys fs.FS, opts Options) (*Result, error) {
 			}
 			deferred = nil
 			continue
+		}
+		if !queue[0].asked {
+			d.askAhead(ctx, queue)
 		}
 		f := queue[0]
 		if ctx.Err() != nil {
@@ -569,6 +574,47 @@ func (d *discovery) add(t Target) bool {
 	prev.Refused += " and at " + t.From
 	prev.Skipped = ""
 	return false
+}
+
+// askAhead asks, without waiting, for the renderings the Flux Kustomizations,
+// HelmReleases and Applications waiting in queue would read for their children, as
+// each would be defined now: discovery follows the queue one object at a time, and
+// the render workers meanwhile render what comes next, side by side, into the
+// run's cache. Nothing it finds is kept: each object is read again in its turn, when
+// what the objects before it rendered is known, and a rendering asked for ahead
+// that its turn does not ask for is only work lost.
+func (d *discovery) askAhead(ctx context.Context, queue []found) {
+	near, root, unapplied, secrets := d.near, d.pool.root, d.unapplied, len(d.secrets)
+	var specs []render.Spec
+	for i := range queue {
+		if queue[i].asked {
+			continue
+		}
+		queue[i].asked = true
+		switch queue[i].obj.Get().GetKind() {
+		case KindKustomization, KindHelmRelease, KindApplication:
+		default:
+			continue // an expansion (ApplicationSet) or a generated source: in its turn
+		}
+		for _, t := range d.targetsOf(queue[i], 1) {
+			if t.Skipped != "" || t.Refused != "" {
+				continue
+			}
+			for _, spec := range t.Specs {
+				if d.mayDefine(spec) {
+					specs = append(specs, spec)
+				}
+			}
+		}
+	}
+	d.near, d.pool.root, d.unapplied, d.secrets = near, root, unapplied, d.secrets[:secrets]
+	for _, spec := range specs {
+		go func() {
+			if ctx.Err() == nil {
+				_, _ = d.opts.Render(spec)
+			}
+		}()
+	}
 }
 
 // prefetch renders the specs whose objects children reads, side by side, through
