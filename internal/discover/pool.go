@@ -28,6 +28,15 @@ type pool struct {
 	// root is the cluster root of a fleet the referring object belongs to ("":
 	// none): its own definitions come before the other clusters'.
 	root string
+	// decrypted are the SOPS-encrypted Secrets data decrypted, each once (every
+	// Kustomization of a home lab substitutes from the same one).
+	decrypted map[*unstructured.Unstructured]decryption
+}
+
+// decryption is an encrypted Secret decrypted, or why it cannot be.
+type decryption struct {
+	plain *unstructured.Unstructured
+	err   error
 }
 
 func newPool(objs []render.Object, paths []string) *pool {
@@ -121,7 +130,15 @@ func (p *pool) data(kind, ns, name string, near []render.Object) (map[string]str
 	}
 	read := o
 	if kind == "Secret" && sopsdoc.Encrypted(o.Get()) {
-		plain, err := sopsdoc.Decrypt(o.Get())
+		if p.decrypted == nil {
+			p.decrypted = map[*unstructured.Unstructured]decryption{}
+		}
+		dec, ok := p.decrypted[o.Get()]
+		if !ok {
+			dec.plain, dec.err = sopsdoc.Decrypt(o.Get())
+			p.decrypted[o.Get()] = dec
+		}
+		plain, err := dec.plain, dec.err
 		switch {
 		case errors.Is(err, sopsdoc.ErrNoKey):
 			return nil, o, false, &encryptedError{where: o.Where(), name: objectName(ns, name), keys: sopsdoc.RecipientsOf(o.Get()), keyNames: keysOf(o.Get())}
