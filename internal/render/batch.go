@@ -176,12 +176,18 @@ func (w *Isolated) runFrames(r workRequest, got func(i int, resp workResponse)) 
 			deadline.Reset(w.limits.Timeout)
 		}
 	}
-	deadline.Stop()
+	stopped := deadline.Stop()
 	mu.Lock()
 	timedOut = timedOut && next < len(r.Batch)
 	mu.Unlock()
 	if next == len(r.Batch) && !overflowed {
-		w.sessions.put(s)
+		if stopped {
+			w.sessions.put(s)
+		} else {
+			// Its time limit ended it as its last answer came: not kept.
+			s.kill()
+			<-s.done
+		}
 		return next, nil, nil
 	}
 	// What is left of its answer is not read: the worker ends.
