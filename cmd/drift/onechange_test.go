@@ -122,7 +122,7 @@ func TestAOneAppChangeReportsAsARunThatRendersEverything(t *testing.T) {
 		if err != nil {
 			return err
 		}
-		for _, v := range []string{"password-0", "password-3", "example.com"} {
+		for _, v := range []string{"password-0", "password-3", "lab.example.net"} {
 			if strings.Contains(string(data), v) || strings.Contains(string(data), base64.StdEncoding.EncodeToString([]byte(v))) {
 				t.Errorf("%s holds the secret value %q", p, v)
 			}

@@ -50,8 +50,8 @@ var homelabEdits = []homelabEdit{
 }
 
 // homelabRepo writes fleet's repository in dir: its first commit, then one commit per
-// edit (empty for an edit of an app the fleet does not hold). It returns the edits'
-// commits.
+// edit (empty for an edit of an app the fleet does not hold), packed as a clone's.
+// It returns the edits' commits.
 func homelabRepo(dir string, fleet gitfixture.Fleet) ([]string, error) {
 	r, err := gitfixture.Init(dir)
 	if err != nil {
@@ -77,6 +77,11 @@ func homelabRepo(dir string, fleet gitfixture.Fleet) ([]string, error) {
 			return nil, err
 		}
 		commits = append(commits, c)
+	}
+	// As a clone holds them (a CI checkout, a developer's repository after git gc):
+	// packed, not one file per object.
+	if _, err := r.Git("repack", "-a", "-d", "-q"); err != nil {
+		return nil, err
 	}
 	return commits, nil
 }
@@ -218,6 +223,39 @@ func benchHomelab(drift string, runs int) error {
 	fmt.Printf("goal: drift targets <= 1 s cold: %.2fs, %s; <= 0.2 s over a tree seen before: %.2fs, %s\n",
 		cold1.wall.Seconds(), goal(cold1.wall <= time.Second), warm1.wall.Seconds(), goal(warm1.wall <= 200*time.Millisecond))
 	return nil
+}
+
+// serveHomelab writes the fleet's repository, starts its live cluster and waits for
+// ^C, printing how to reach them: for profiling by hand.
+func serveHomelab() error {
+	work, err := os.MkdirTemp("", "drift-bench-homelab-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(work)
+	key, err := sopstest.GenerateKey()
+	if err != nil {
+		return err
+	}
+	seal := func(plain []byte) ([]byte, error) { return sopstest.Seal(plain, "yaml", key, "^(data|stringData)$") }
+	fleet := gitfixture.Fleet{Namespaces: homelabNamespaces, AppsPerNamespace: homelabApps, Seal: seal}
+	fleetDir := filepath.Join(work, "fleet")
+	commits, err := homelabRepo(fleetDir, fleet)
+	if err != nil {
+		return err
+	}
+	kubeconfig, stop, err := homelabCluster(work)
+	if err != nil {
+		return err
+	}
+	defer stop()
+	keyFile := filepath.Join(work, "age.key")
+	if err := os.WriteFile(keyFile, []byte(key.Identity+"\n"), 0o600); err != nil {
+		return err
+	}
+	fmt.Printf("repository: %s\ncommits: %s\nkubeconfig: %s\nenvironment: SOPS_AGE_KEY_FILE=%s\n^C to stop\n",
+		fleetDir, strings.Join(commits, " "), kubeconfig, keyFile)
+	select {}
 }
 
 // homelabFigures are one command's medians and what its report says.

@@ -83,6 +83,8 @@ func main() {
 	switch {
 	case *floorMode != "":
 		err = floor(*floorMode == "get+apply", *kubeconfig, *repo, *ref)
+	case *serve == "homelab":
+		err = serveHomelab()
 	case *serve != "":
 		sc, ok := known[*serve]
 		if !ok {

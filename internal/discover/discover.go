@@ -97,6 +97,9 @@ const (
 	ScanPlain
 	// ScanUnread: it is too large to read (the render says so).
 	ScanUnread
+	// ScanInert: it names none, and its documents decode to no object a reference
+	// names (pooled): discovery need not decode it again.
+	ScanInert
 )
 
 // blobHasher is a file system that knows its files' git object ids
@@ -158,7 +161,8 @@ func Discover(ctx context.Context, fsys fs.FS, opts Options) (*Result, error) {
 		opts.Expand = func(req appset.Request, _ string) (*appset.Result, error) { return appset.Generate(ctx, fsys, req) }
 	}
 	charts := chartDirs{fsys: fsys, known: map[string]bool{}}
-	files, err := candidates(fsys, opts.Paths, charts, opts.Scanned)
+	read := &scanned{inert: map[string]bool{}, ids: map[string]string{}}
+	files, err := candidates(fsys, opts.Paths, charts, opts.Scanned, read)
 	if err != nil {
 		return nil, err
 	}
@@ -168,7 +172,7 @@ func Discover(ctx context.Context, fsys fs.FS, opts Options) (*Result, error) {
 	// paths includes.
 	everywhere := files
 	if len(opts.Paths) > 0 {
-		if everywhere, err = candidates(fsys, nil, charts, opts.Scanned); err != nil {
+		if everywhere, err = candidates(fsys, nil, charts, opts.Scanned, read); err != nil {
 			return nil, err
 		}
 	}
@@ -182,6 +186,9 @@ func Discover(ctx context.Context, fsys fs.FS, opts Options) (*Result, error) {
 	// Applications written in the repository's files name.
 	builtByTarget := map[string]bool{}
 	for _, name := range sortedKeys(everywhere) {
+		if read.inert[name] {
+			continue // decoded by an earlier run: it defines nothing discovery reads
+		}
 		// File by file: a repository with a directory per cluster defines one object
 		// in several files, which is not an error here.
 		res, err := render.Plain(fsys, render.Options{Paths: []string{name}})
@@ -189,6 +196,9 @@ func Discover(ctx context.Context, fsys fs.FS, opts Options) (*Result, error) {
 			return nil, err
 		}
 		d.pool.add(res.Objects)
+		if id := read.ids[name]; id != "" && !everywhere[name] && !slices.ContainsFunc(res.Objects, func(o render.Object) bool { return pooled[o.Get().GetKind()] }) {
+			opts.Scanned.Remember(id, ScanInert)
+		}
 		for _, o := range res.Objects {
 			for _, dir := range buildsOf(o.Get()) {
 				builtByTarget[dir] = true
@@ -793,12 +803,20 @@ func isApplierObject(obj *unstructured.Unstructured) bool {
 	return false
 }
 
+// scanned is what candidates found beside which files name a group: the files an
+// earlier run decoded and found inert (ScanInert), and the content id of each file
+// read now (so that discovery can remember one inert once decoded).
+type scanned struct {
+	inert map[string]bool
+	ids   map[string]string
+}
+
 // candidates are the manifest files under paths, true for those that name an Argo CD
 // or Flux API group, read as text so that a repository without any is not decoded
 // twice. A chart's files are
 // templates, never applied as written: what they define is found by rendering the
 // chart.
-func candidates(fsys fs.FS, paths []string, charts chartDirs, scans Scans) (map[string]bool, error) {
+func candidates(fsys fs.FS, paths []string, charts chartDirs, scans Scans, read *scanned) (map[string]bool, error) {
 	hasher, _ := fsys.(blobHasher)
 	if hasher == nil {
 		scans = nil // the work tree: read every file
@@ -844,6 +862,7 @@ func candidates(fsys fs.FS, paths []string, charts chartDirs, scans Scans) (map[
 					if s, ok := scans.Scanned(id); ok {
 						if s != ScanUnread {
 							out[name] = s == ScanNames
+							read.inert[name] = s == ScanInert
 						}
 						return nil
 					}
@@ -852,6 +871,7 @@ func candidates(fsys fs.FS, paths []string, charts chartDirs, scans Scans) (map[
 			remember := func(s Scan) {
 				if id != "" {
 					scans.Remember(id, s)
+					read.ids[name] = id
 				}
 			}
 			if info, err := e.Info(); err != nil || info.Size() > render.DefaultMaxFileBytes {

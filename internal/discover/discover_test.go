@@ -3,9 +3,11 @@ package discover
 import (
 	"context"
 	"crypto/sha1"
+	"encoding/json"
 	"fmt"
 	"io/fs"
 	"os"
+	"path/filepath"
 	"sort"
 	"strings"
 	"sync"
@@ -409,5 +411,65 @@ func TestOnlyEscapesOfGroupCharactersAreDecoded(t *testing.T) {
 		if got := escapesGroupCharacter([]byte(text)); got != want {
 			t.Errorf("escapesGroupCharacter(%q) = %v, want %v", text, got, want)
 		}
+	}
+}
+
+// TestInertFilesAreNotDecodedAgain: once a run decoded a file and found nothing a
+// reference can name in it (a Deployment, a Service), a repeat run does not read it
+// again; files that define what references name (the cluster's variables, sources)
+// are read again, and the repeat run finds the same targets, substitutions and
+// values.
+func TestInertFilesAreNotDecodedAgain(t *testing.T) {
+	files := fstest.MapFS{}
+	err := fs.WalkDir(os.DirFS("../../testdata/flux"), ".", func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		data, err := os.ReadFile(filepath.Join("../../testdata/flux", p))
+		files[p] = &fstest.MapFile{Data: data}
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 10 {
+		files[fmt.Sprintf("docs/examples/deploy%02d.yaml", i)] = &fstest.MapFile{Data: []byte(fmt.Sprintf(
+			"apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: example-%d}\nspec: {selector: {matchLabels: {app: x}}, template: {metadata: {labels: {app: x}}}}\n", i))}
+	}
+	memo := memoScans{}
+	discoverWith := func(fsys *countingFS) string {
+		t.Helper()
+		opts := staging
+		opts.Scanned = memo
+		opts.Render = func(spec render.Spec) (*render.Result, error) { return render.Render(fsys, spec) }
+		res, err := Discover(context.Background(), fsys, opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out, err := json.Marshal(res)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(out)
+	}
+	first := &countingFS{MapFS: files, reads: map[string]int{}}
+	want := discoverWith(first)
+	if first.reads["docs/examples/deploy03.yaml"] == 0 || first.reads["clusters/staging/cluster-vars.yaml"] == 0 {
+		t.Fatalf("the first run did not read every file: %v", first.reads)
+	}
+	again := &countingFS{MapFS: files, reads: map[string]int{}}
+	if got := discoverWith(again); got != want {
+		t.Errorf("the repeat run found\n%s\nthe first\n%s", got, want)
+	}
+	for name := range again.reads {
+		if strings.HasPrefix(name, "docs/examples/deploy") {
+			t.Errorf("the repeat run read %s, which defines nothing discovery reads", name)
+		}
+	}
+	if again.reads["clusters/staging/cluster-vars.yaml"] == 0 {
+		t.Errorf("the repeat run did not read the cluster's variables: %v", again.reads)
+	}
+	if inert := memo[fmt.Sprintf("%040x", sha1.Sum(files["docs/examples/deploy03.yaml"].Data))]; inert != ScanInert {
+		t.Errorf("a Deployment's file is remembered as %d", inert)
 	}
 }

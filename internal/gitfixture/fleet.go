@@ -125,7 +125,7 @@ labels:
 	}
 	vars := []string{"cluster-settings.yaml"}
 	if f.Seal != nil {
-		sealed, err := f.Seal([]byte("apiVersion: v1\nkind: Secret\nmetadata: {name: cluster-secrets, namespace: flux-system}\nstringData:\n  SECRET_DOMAIN: example.com\n"))
+		sealed, err := f.Seal([]byte("apiVersion: v1\nkind: Secret\nmetadata: {name: cluster-secrets, namespace: flux-system}\nstringData:\n  SECRET_DOMAIN: lab.example.net\n"))
 		if err != nil {
 			return nil, err
 		}

@@ -157,10 +157,10 @@ func Open(req Request) (*Plan, error) {
 		// changed, and is not made twice.
 		p.Cache.Equivalent(p.Base.Commit, p.Head.Commit, changedPaths(files))
 	}
-	p.Cache.ObjectID = func(commit, path string) (string, bool) {
+	p.Cache.InputID = func(commit, path string, read source.Read) (string, bool) {
 		for _, snap := range []*source.Snapshot{p.Head, p.Base} {
 			if snap != nil && snap.Commit == commit && commit != "" {
-				return snap.ObjectID(path)
+				return snap.InputID(path, read)
 			}
 		}
 		return "", false
@@ -177,6 +177,35 @@ func Open(req Request) (*Plan, error) {
 	}
 	var found *discover.Result
 	var base *Baseline
+	// The base is discovered beside the head (it reads the base's files, the head's
+	// renderings of what the change does not touch, and the cache's): its result is
+	// used only when the head's discovery finds targets, and is waited for whatever
+	// happens, so that nothing renders after Open returns.
+	baseDone := func() (*Baseline, error) { return nil, nil }
+	if discovers(p.Config) && p.Base != nil {
+		baseCtx, cancelBase := context.WithCancel(ctx)
+		type discovered struct {
+			base *Baseline
+			err  error
+		}
+		ch := make(chan discovered, 1)
+		go func() {
+			b, err := discoverBase(baseCtx, repo, p, req.Base, paths, req.bounds(baseCtx, p))
+			ch <- discovered{b, err}
+		}()
+		var got *discovered
+		baseDone = func() (*Baseline, error) {
+			if got == nil {
+				r := <-ch
+				got = &r
+			}
+			return got.base, got.err
+		}
+		defer func() {
+			cancelBase() // a discovery whose result is not wanted ends
+			_, _ = baseDone()
+		}()
+	}
 	if discovers(p.Config) {
 		if found, err = Discover(ctx, repo, p, req.Base, paths, req.bounds(ctx, p)); err != nil {
 			if found != nil && found.Interrupted {
@@ -191,7 +220,7 @@ func Open(req Request) (*Plan, error) {
 			// A pull request's Applications cannot ignore what they change: their
 			// ignoreDifferences come from the base, as drift.yaml's rules do; and the
 			// base renders each target as the base defines it.
-			if base, err = discoverBase(ctx, repo, p, req.Base, paths, req.bounds(ctx, p)); err != nil {
+			if base, err = baseDone(); err != nil {
 				if ctx.Err() != nil {
 					return p.cutShort(req, found, paths, err)
 				}

@@ -79,14 +79,14 @@ func changedBetween(t *testing.T, repo *source.Repo) func(from, to string) ([]st
 	}
 }
 
-// objectIDs is render.Cache.ObjectID over repo's commits.
-func objectIDs(repo *source.Repo) func(commit, path string) (string, bool) {
-	return func(commit, p string) (string, bool) {
+// inputIDs is render.Cache.InputID over repo's commits.
+func inputIDs(repo *source.Repo) func(commit, path string, read source.Read) (string, bool) {
+	return func(commit, p string, read source.Read) (string, bool) {
 		s, err := repo.Snapshot(commit)
 		if err != nil {
 			return "", false
 		}
-		return s.ObjectID(p)
+		return s.InputID(p, read)
 	}
 }
 
@@ -171,7 +171,7 @@ func TestAKeptRenderingIsTakenWhereNothingItReadChanged(t *testing.T) {
 	defer remove()
 	run := func() *render.Cache {
 		return &render.Cache{Isolated: render.NewIsolated(context.Background(), repo.Root, render.Limits{}),
-			Store: resultcache.OpenRenders(dir, "test build"), ObjectID: objectIDs(repo)}
+			Store: resultcache.OpenRenders(dir, "test build"), InputID: inputIDs(repo)}
 	}
 	holdsSecret := func(res *render.Result, encoded []byte) bool {
 		return slices.ContainsFunc(res.Objects, func(o render.Object) bool { return o.Get().GetKind() == "Secret" })
@@ -212,7 +212,7 @@ func TestAKeptRenderingIsTakenWhereNothingItReadChanged(t *testing.T) {
 
 	// Another build of drift reads none of it.
 	other := &render.Cache{Isolated: render.NewIsolated(context.Background(), repo.Root, render.Limits{}),
-		Store: resultcache.OpenRenders(dir, "another build"), ObjectID: objectIDs(repo)}
+		Store: resultcache.OpenRenders(dir, "another build"), InputID: inputIDs(repo)}
 	if _, err := other.RenderSnapshot(second, kustomizeSpec("b")); err != nil {
 		t.Fatal(err)
 	}

@@ -10,6 +10,7 @@ import (
 	"maps"
 	"path"
 	"slices"
+	"strings"
 	"sync"
 
 	"k8s.io/client-go/rest"
@@ -203,15 +204,16 @@ type Cache struct {
 	// RenderBoth turns Equivalent off: every spec is rendered in every snapshot.
 	RenderBoth bool
 
-	// Store keeps renderings between runs (nil: none), and ObjectID says what git
-	// object a repository path is at a commit (ok false: it cannot vouch for it, as
-	// for a path reached through a symbolic link, or the work tree). A kept
-	// rendering of a spec is taken where every path it read is the same object as
-	// when it was made, whatever the commit (a clone too shallow to hold that commit
-	// takes it as well). Only renderings of commits are kept, never one that reads
-	// a cluster (Helm's lookup), and only when Save is told it holds no secret.
-	Store    Store
-	ObjectID func(commit, path string) (id string, ok bool)
+	// Store keeps renderings between runs (nil: none), and InputID says what of a
+	// repository path counts at a commit, as a rendering read it (ok false: it
+	// cannot vouch for it, as for a path reached through a symbolic link, or the
+	// work tree; source.Snapshot.InputID). A kept rendering of a spec is taken where
+	// every path it read is what it was when it was made, whatever the commit (a
+	// clone too shallow to hold that commit takes it as well). Only renderings of
+	// commits are kept, never one that reads a cluster (Helm's lookup), and only
+	// when Save is told it holds no secret.
+	Store   Store
+	InputID func(commit, path string, read source.Read) (id string, ok bool)
 
 	mu      sync.Mutex
 	entries map[string]*cacheEntry
@@ -388,32 +390,48 @@ func (c *Cache) keep(commit string, stored bool, spec Spec, js []byte, res *Resu
 }
 
 // storedRender is what Save gives Store: the git object of each path the
-// rendering read (inputPaths; "-" for a path that was not there), a line of JSON,
-// then the rendering in the render worker's wire format.
+// rendering read, by its key (inputKeys; "-" for a path that was not there), a
+// line of JSON, then the rendering in the render worker's wire format.
 type storedRender struct {
 	Objects map[string]string `json:"objects"`
 }
 
-// inputPaths are the repository paths a rendering read, each once.
-func inputPaths(in Inputs) []string {
+// inputKeys name what a kept rendering read, as its record keys it: each tree by
+// "tree:" and its path, each file by "file:" (a directory there was probed, and
+// what it holds read path by path), each directory listed by "list:" (Inputs).
+func inputKeys(in Inputs) []string {
 	var out []string
-	for _, p := range slices.Concat(in.Trees, in.Files, in.Dirs) {
-		out = append(out, path.Clean(cmp.Or(p, ".")))
+	for _, p := range in.Trees {
+		out = append(out, "tree:"+path.Clean(cmp.Or(p, ".")))
+	}
+	for _, p := range in.Files {
+		out = append(out, "file:"+path.Clean(cmp.Or(p, ".")))
+	}
+	for _, p := range in.Dirs {
+		out = append(out, "list:"+path.Clean(cmp.Or(p, ".")))
 	}
 	slices.Sort(out)
 	return slices.Compact(out)
 }
 
-// objectsAt are the git objects of paths at commit; ok is false when ObjectID
-// cannot vouch for one of them.
-func (c *Cache) objectsAt(commit string, paths []string) (map[string]string, bool) {
-	out := make(map[string]string, len(paths))
-	for _, p := range paths {
-		id, ok := c.ObjectID(commit, p)
+// inputReads are how each kind of inputKeys key read its path.
+var inputReads = map[string]source.Read{"tree": source.ReadTree, "file": source.ReadEntry, "list": source.ReadListing}
+
+// objectsAt are the git objects of the keys (inputKeys) at commit; ok is false
+// when InputID cannot vouch for one of them.
+func (c *Cache) objectsAt(commit string, keys []string) (map[string]string, bool) {
+	out := make(map[string]string, len(keys))
+	for _, k := range keys {
+		kind, p, _ := strings.Cut(k, ":")
+		read, known := inputReads[kind]
+		if !known {
+			return nil, false
+		}
+		id, ok := c.InputID(commit, p, read)
 		if !ok {
 			return nil, false
 		}
-		out[p] = cmp.Or(id, "-")
+		out[k] = cmp.Or(id, "-")
 	}
 	return out, true
 }
@@ -421,7 +439,7 @@ func (c *Cache) objectsAt(commit string, paths []string) (map[string]string, boo
 // fromStore is spec's rendering at commit taken from Store: kept when every path
 // it read was the object it is at commit. nil when there is none.
 func (c *Cache) fromStore(commit string, spec Spec, js []byte) *Result {
-	if c.Store == nil || c.ObjectID == nil || commit == "" || spec.Helm.Lookup != "" {
+	if c.Store == nil || c.InputID == nil || commit == "" || spec.Helm.Lookup != "" {
 		return nil
 	}
 	data, ok := c.Store.Load(js)
@@ -433,13 +451,13 @@ func (c *Cache) fromStore(commit string, spec Spec, js []byte) *Result {
 	if !ok || json.Unmarshal(head, &stored) != nil || len(stored.Objects) == 0 {
 		return nil
 	}
-	paths := slices.Sorted(maps.Keys(stored.Objects))
-	now, ok := c.objectsAt(commit, paths)
+	keys := slices.Sorted(maps.Keys(stored.Objects))
+	now, ok := c.objectsAt(commit, keys)
 	if !ok || !maps.Equal(now, stored.Objects) {
 		return nil
 	}
 	resp, err := decodeResponse(wire)
-	if err != nil || resp.Result == nil || len(resp.Result.Failures) > 0 || !slices.Equal(inputPaths(resp.Result.Inputs), paths) {
+	if err != nil || resp.Result == nil || len(resp.Result.Failures) > 0 || !slices.Equal(inputKeys(resp.Result.Inputs), keys) {
 		return nil
 	}
 	c.mu.Lock()
@@ -451,23 +469,23 @@ func (c *Cache) fromStore(commit string, spec Spec, js []byte) *Result {
 // Save keeps the run's renderings in Store for the next runs, with the git object
 // of every path each read, but for those holds says hold a secret (the encoding of
 // each is what holds reads, the render worker's wire format), those that read a
-// path ObjectID cannot vouch for, and those taken from Store (there already). It
+// path InputID cannot vouch for, and those taken from Store (there already). It
 // returns how many renderings were taken from Store and how many it kept.
 func (c *Cache) Save(holds func(res *Result, encoded []byte) bool) (taken, kept int) {
 	c.mu.Lock()
 	all, taken := c.kept, c.stored
 	c.kept, c.saved = nil, true
 	c.mu.Unlock()
-	if c.Store == nil || c.ObjectID == nil {
+	if c.Store == nil || c.InputID == nil {
 		return taken, 0
 	}
 	for _, js := range slices.Sorted(maps.Keys(all)) {
 		k := all[js]
-		paths := inputPaths(k.res.Inputs)
-		if k.stored || len(paths) == 0 {
+		keys := inputKeys(k.res.Inputs)
+		if k.stored || len(keys) == 0 {
 			continue
 		}
-		objects, ok := c.objectsAt(k.commit, paths)
+		objects, ok := c.objectsAt(k.commit, keys)
 		if !ok {
 			continue
 		}

@@ -14,8 +14,8 @@ import (
 
 // Scans remembers, per repository, what discovery found reading each file's text (by
 // the git object id of its content), so that a repeat run reads only the files that
-// changed. It holds no content: an id and whether the text names an Argo CD or Flux
-// API group. Each run writes what it saw, so the record follows the repository.
+// changed. It holds no content: an id, whether the text names an Argo CD or Flux
+// API group, and whether its documents define an object discovery reads. Each run writes what it saw, so the record follows the repository.
 type Scans struct {
 	dir         *cachedir.Dir
 	path, build string
@@ -46,7 +46,7 @@ func OpenScans(dir *cachedir.Dir, build, root string) *Scans {
 	}
 	for sc.Scan() {
 		id, scan, ok := bytes.Cut(sc.Bytes(), []byte(" "))
-		if !ok || len(id) != 40 || len(scan) != 1 || scan[0] < '1' || scan[0] > '3' {
+		if !ok || len(id) != 40 || len(scan) != 1 || scan[0] < '1' || scan[0] > '4' {
 			return &Scans{dir: dir, path: s.path, build: build, old: map[string]discover.Scan{}, seen: map[string]discover.Scan{}}
 		}
 		if _, err := hex.DecodeString(string(id)); err != nil {
@@ -57,10 +57,14 @@ func OpenScans(dir *cachedir.Dir, build, root string) *Scans {
 	return s
 }
 
-// Scanned is what was found in the content with id, if a run read it before.
+// Scanned is what was found in the content with id, if this run or an earlier one
+// read it.
 func (s *Scans) Scanned(id string) (discover.Scan, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if scan, ok := s.seen[id]; ok {
+		return scan, true // read earlier in this run (the other ref's discovery)
+	}
 	scan, ok := s.old[id]
 	if ok {
 		s.seen[id] = scan

@@ -50,6 +50,38 @@ func (s *Snapshot) ObjectID(name string) (id string, ok bool) {
 	return "", false
 }
 
+// Read is how a rendering read a repository path, which says what of it counts.
+type Read uint8
+
+const (
+	// ReadTree: the whole content of a file or a directory (its git object).
+	ReadTree Read = iota
+	// ReadEntry: what a probe or a read of the path sees: a file's content, or that
+	// it is a directory (what it holds is read path by path).
+	ReadEntry
+	// ReadListing: a directory's listing: its entries, and each file's content, but
+	// not what its subdirectories hold.
+	ReadListing
+)
+
+// InputID stands for what a rendering that read name as read says counts, in the
+// snapshot: equal ids, equal content read. It is "" for a path that is not there;
+// ok is false for the work tree, for a path reached through a symbolic link, and
+// for an invalid path.
+func (s *Snapshot) InputID(name string, read Read) (id string, ok bool) {
+	t, isTree := s.FS.(*treeFS)
+	if !isTree {
+		return "", false
+	}
+	switch read {
+	case ReadEntry:
+		return t.EntryID(name)
+	case ReadListing:
+		return t.ListingID(name)
+	}
+	return t.ObjectID(name)
+}
+
 // Describe names the snapshot for messages: "commit 1a2b3c4 (main)" or "the work tree".
 func (s *Snapshot) Describe() string {
 	if s.Commit == "" {

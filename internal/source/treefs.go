@@ -2,6 +2,8 @@ package source
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -72,34 +74,82 @@ func (t *treeFS) BlobHash(name string) (string, error) {
 // when there is none; ok is false when name is reached through a symbolic link (a
 // link's id is not its target's) or is not a valid path.
 func (t *treeFS) ObjectID(name string) (id string, ok bool) {
-	if !fs.ValidPath(name) {
+	e, ok := t.entryAt(name)
+	if !ok || e == nil {
+		return "", ok
+	}
+	return e.Hash.String(), true
+}
+
+// ListingID stands for what listing the directory name ("." the root) reads: the
+// name and mode of each entry, and the content of each file in it, but not what its
+// subdirectories hold. It is "" when name is no directory, and ok is false when
+// name is reached through a symbolic link or is not a valid path.
+func (t *treeFS) ListingID(name string) (id string, ok bool) {
+	e, ok := t.entryAt(name)
+	if !ok || e == nil || e.Mode != filemode.Dir {
+		return "", ok
+	}
+	dir, err := t.objects.tree(e.Hash)
+	if err != nil {
 		return "", false
 	}
+	sum := sha256.New()
+	for _, e := range dir.entries {
+		if e.Mode == filemode.Dir {
+			fmt.Fprintf(sum, "%o %s\x00", e.Mode, e.Name)
+			continue
+		}
+		fmt.Fprintf(sum, "%o %s %s\x00", e.Mode, e.Name, e.Hash)
+	}
+	return "listing:" + hex.EncodeToString(sum.Sum(nil)), true
+}
+
+// EntryID is what a probe or a read of name sees: a file's git object id, "dir"
+// for a directory, "" when there is nothing; ok as for ObjectID.
+func (t *treeFS) EntryID(name string) (id string, ok bool) {
+	e, ok := t.entryAt(name)
+	switch {
+	case !ok || e == nil:
+		return "", ok
+	case e.Mode == filemode.Dir:
+		return "dir", true
+	}
+	return e.Hash.String(), true
+}
+
+// entryAt is the tree entry at name (the root's as a directory for "."), nil when
+// there is none; ok is false when name is reached through a symbolic link or is not
+// a valid path.
+func (t *treeFS) entryAt(name string) (entry *object.TreeEntry, ok bool) {
+	if !fs.ValidPath(name) {
+		return nil, false
+	}
 	if name == "." {
-		return t.root.Hash.String(), true
+		return &object.TreeEntry{Name: ".", Mode: filemode.Dir, Hash: t.root.Hash}, true
 	}
 	dir, err := t.objects.tree(t.root.Hash)
 	if err != nil {
-		return "", false
+		return nil, false
 	}
 	parts := strings.Split(name, "/")
 	for i, part := range parts {
 		entry, found := dir.entry(part)
 		switch {
 		case !found:
-			return "", true
+			return nil, true
 		case entry.Mode == filemode.Symlink:
-			return "", false
+			return nil, false
 		case i == len(parts)-1:
-			return entry.Hash.String(), true
+			return entry, true
 		case entry.Mode != filemode.Dir:
-			return "", true // a file on the way: nothing there
+			return nil, true // a file on the way: nothing there
 		}
 		if dir, err = t.objects.tree(entry.Hash); err != nil {
-			return "", false
+			return nil, false
 		}
 	}
-	return "", false
+	return nil, false
 }
 
 // ErrOutside is returned for a symlink that leads outside the repository.
