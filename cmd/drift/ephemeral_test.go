@@ -1,15 +1,20 @@
 package main
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 
 	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/drift-gitops/drift/internal/dryrun"
+	"github.com/drift-gitops/drift/internal/reason"
 )
 
 const crdTmpl = `apiVersion: apiextensions.k8s.io/v1
@@ -219,5 +224,31 @@ func TestEphemeralServersGetTheCRDsTheClustersHave(t *testing.T) {
 	}
 	if o := drift(t, "diff", "--repo", r.Dir, "--ref", "main", "--crds-from-context", kc.CurrentContext); o.code != 2 || !strings.Contains(o.stderr, "use it with --cluster ephemeral") {
 		t.Errorf("--crds-from-context on a live cluster: exit %d\n%s", o.code, o.stderr)
+	}
+}
+
+// TestEphemeralSaysWhenTheBaseCouldNotBeLoaded: a pull request that fixes an object
+// the API server refuses in the base (a Service whose port is out of range) is
+// previewed against a server without the base's version: the object says so in the
+// report, beside its addition; the object beside it, loaded, is a modification.
+func TestEphemeralSaysWhenTheBaseCouldNotBeLoaded(t *testing.T) {
+	svc := func(port int) string {
+		return fmt.Sprintf("apiVersion: v1\nkind: Service\nmetadata: {name: web, namespace: default}\nspec:\n  selector: {app: web}\n  ports: [{port: %d}]\n", port)
+	}
+	r, baseSHA, headSHA := stateRepo(t,
+		map[string]string{"app/svc.yaml": svc(70000), "app/cm.yaml": cmApp("blue")},
+		map[string]string{"app/svc.yaml": svc(80), "app/cm.yaml": cmApp("green")})
+	rep, o := driftJSON(t, "diff", "--repo", r.Dir, "--path", "app", "--cluster", "ephemeral", "--base", baseSHA, "--ref", headSHA)
+	if o.code != exitChanges {
+		t.Fatalf("exit %d\n%s", o.code, o.stderr)
+	}
+	web := find(t, rep, "Service", "web")
+	if web.Category != "add" || !slices.ContainsFunc(web.Warnings, func(w dryrun.Message) bool {
+		return w.Reason == reason.BaseNotLoaded && strings.Contains(w.Message, "70000")
+	}) {
+		t.Errorf("the Service the base could not load: %s, warnings %+v", web.Category, web.Warnings)
+	}
+	if cm := find(t, rep, "ConfigMap", "app"); cm.Category != "modify" || len(cm.Warnings) != 0 {
+		t.Errorf("the ConfigMap beside it: %s %+v", cm.Category, cm.Warnings)
 	}
 }

@@ -23,6 +23,9 @@ type cluster struct {
 	// namespaces it was given though nothing renders them.
 	seeded  map[object.Key]bool
 	assumed map[object.Key]bool
+	// unloaded says, by object, why an ephemeral server refused the base's version
+	// of it.
+	unloaded map[object.Key]string
 	// shipped is what an ephemeral server is given of drift's copies of the
 	// controllers' CRDs.
 	shipped controllercrds.Serving

@@ -140,6 +140,7 @@ func (r *runner) previewCluster(ctx context.Context, g *clusterGroup, s *stream)
 	pending := dryrun.PendingFrom(objs)
 	for _, t := range targets {
 		t.Results = dryrun.Plan(t.conn.Clients, t.Rendered.Objects, r.planOptions(t, pending))
+		baseNotLoaded(t)
 	}
 	warnSharedObjects(g)
 	for _, t := range targets {
@@ -173,6 +174,21 @@ func (r *runner) previewCluster(ctx context.Context, g *clusterGroup, s *stream)
 		t.addShared(-1)
 	}
 	return nil
+}
+
+// baseNotLoaded warns on each object of t whose version in the base the ephemeral
+// server refused: it is previewed against a server without it (an addition where
+// the cluster may hold it).
+func baseNotLoaded(t *Target) {
+	for i := range t.Results {
+		res := &t.Results[i]
+		why, ok := t.conn.unloaded[res.ID.Key()]
+		if !ok || res.Err != nil {
+			continue
+		}
+		res.Warnings = append(res.Warnings, dryrun.Message{Reason: reason.BaseNotLoaded,
+			Message: "the ephemeral server refused its version in the base (" + why + "), so it is previewed against a server without it: what the change does to it in the cluster may differ"})
+	}
 }
 
 // planOptions are how a target's objects are planned and previewed on its cluster.

@@ -31,7 +31,7 @@ func (r *runner) startEphemerals(ctx context.Context, p *Preview) error {
 			if r.opts.Namespace != "" {
 				conn.Namespace = r.opts.Namespace
 			}
-			cl := &cluster{Connection: conn, absent: map[object.Key]bool{}, seeded: map[object.Key]bool{}, assumed: map[object.Key]bool{}, installedBy: map[string]string{}, stop: stop}
+			cl := &cluster{Connection: conn, absent: map[object.Key]bool{}, seeded: map[object.Key]bool{}, assumed: map[object.Key]bool{}, unloaded: map[object.Key]string{}, installedBy: map[string]string{}, stop: stop}
 			grp.cluster = cl
 			for _, t := range grp.targets {
 				t.conn = cl
@@ -109,7 +109,7 @@ func (r *runner) seedBase(ctx context.Context, cl *cluster, targets, others []*T
 	}
 	scaffolding = append(scaffolding, shipped...)
 	scaffolding = append(scaffolding, r.targetNamespaces(cl, targets)...)
-	r.seedReport(ephemeral.Load(ctx, cl.Clients, scaffolding, r.scaffoldOpts(cl), batches, r.deps.Warnf))
+	r.seedReport(ephemeral.Load(ctx, cl.Clients, scaffolding, r.scaffoldOpts(cl), batches, r.deps.Warnf), cl.unloaded)
 	if ctx.Err() != nil {
 		if r.base == nil {
 			return interrupted(ctx, "loading the ephemeral server")
@@ -163,10 +163,14 @@ func (r *runner) baseBatches(cl *cluster, targets []*Target) []ephemeral.Batch {
 		res, err := r.renderIn(r.base, t, cl)
 		if err != nil {
 			r.deps.Warnf("target %s cannot be rendered in the base (%s): %v", t.Name, r.base.Describe(), err)
+			t.notes = append(t.notes, fmt.Sprintf("its rendering in the base (%s) failed, so the ephemeral server holds nothing of it: every object is previewed as an addition", r.base.Describe()))
 			continue
 		}
 		for _, f := range res.Failures {
 			r.deps.Warnf("the base (%s) has a document that cannot be loaded: %s", r.base.Describe(), f.Error())
+		}
+		if len(res.Failures) > 0 {
+			t.notes = append(t.notes, fmt.Sprintf("its rendering in the base (%s) failed in part (%d documents), so the ephemeral server holds only what rendered: an object of the others is previewed as an addition", r.base.Describe(), len(res.Failures)))
 		}
 		b := ephemeral.Batch{All: res.Objects, Namespace: t.namespaceIn(cl), Opts: t.dryRunOptions(r.opts, r.deps.Appliers)}
 		for _, obj := range res.Objects {
@@ -282,16 +286,21 @@ func (r *runner) seedHeadScaffolding(ctx context.Context, cl *cluster, targets [
 	if len(scaffolding) == 0 {
 		return nil
 	}
-	r.seedReport(ephemeral.Seed(ctx, cl.Clients, scaffolding, r.scaffoldOpts(cl)))
+	r.seedReport(ephemeral.Seed(ctx, cl.Clients, scaffolding, r.scaffoldOpts(cl)), nil)
 	if ctx.Err() != nil {
 		return interrupted(ctx, "loading the ephemeral server")
 	}
 	return nil
 }
 
-// seedReport warns about the objects that could not be loaded.
-func (r *runner) seedReport(failed []dryrun.Result) {
+// seedReport warns about the objects that could not be loaded, and records in
+// unloaded (the base's load: nil for the head's scaffolding) why each was refused,
+// which the head's preview of the object says (baseNotLoaded).
+func (r *runner) seedReport(failed []dryrun.Result, unloaded map[object.Key]string) {
 	for _, f := range failed {
+		if unloaded != nil {
+			unloaded[f.ID.Key()] = f.Err.Message
+		}
 		// The server's answer may quote the object's own Secret values.
 		r.deps.Secrets(f.Object.Get(), f.Live, f.Merged)
 		where := "the ephemeral server"

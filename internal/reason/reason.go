@@ -109,6 +109,9 @@ const (
 	// OperatorFilled: an operator fills the object from the cluster before applying
 	// it (flux-operator's copyFrom).
 	OperatorFilled Reason = "operator-filled"
+	// BaseNotLoaded: the ephemeral server refused the base's version of the object,
+	// so it is previewed against a server without it.
+	BaseNotLoaded Reason = "base-not-loaded"
 )
 
 // Kind says whether a reason marks errors, warnings, or both.
@@ -166,6 +169,7 @@ var table = map[Reason]entry{
 	Inventory:            {ErrorKind, "fix the inventory named, or delete it: nothing is pruned with it"},
 	Encrypted:            {WarningKind, ""},
 	OperatorFilled:       {WarningKind, ""},
+	BaseNotLoaded:        {WarningKind, ""},
 }
 
 // Hint is the one-line hint for an error reason ("" for warnings and unknown reasons).
