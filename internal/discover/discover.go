@@ -10,11 +10,13 @@ import (
 	"io/fs"
 	"maps"
 	"path"
+	"runtime"
 	"slices"
 	"sort"
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"gopkg.in/yaml.v3"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -185,13 +187,22 @@ func Discover(ctx context.Context, fsys fs.FS, opts Options) (*Result, error) {
 	// builtByTarget are the directories the Flux Kustomizations and Argo CD
 	// Applications written in the repository's files name.
 	builtByTarget := map[string]bool{}
+	var names []string
 	for _, name := range sortedKeys(everywhere) {
-		if read.inert[name] {
-			continue // decoded by an earlier run: it defines nothing discovery reads
+		if !read.inert[name] { // an inert file was decoded by an earlier run: it defines nothing discovery reads
+			names = append(names, name)
 		}
-		// File by file: a repository with a directory per cluster defines one object
-		// in several files, which is not an error here.
-		res, err := render.Plain(fsys, render.Options{Paths: []string{name}})
+	}
+	// File by file: a repository with a directory per cluster defines one object in
+	// several files, which is not an error here. The files are decoded side by side,
+	// a few hundred at a time, and read in order.
+	var decoded []*render.Result
+	var errs []error
+	for i, name := range names {
+		if i%decodeAhead == 0 {
+			decoded, errs = decodeFiles(fsys, names[i:min(i+decodeAhead, len(names))])
+		}
+		res, err := decoded[i%decodeAhead], errs[i%decodeAhead]
 		if err != nil {
 			return nil, err
 		}
@@ -351,6 +362,27 @@ func Discover(ctx context.Context, fsys fs.FS, opts Options) (*Result, error) {
 	out.Targets = ordered(d.rooted())
 	out.Secrets = uniqueSorted(d.secrets)
 	return out, nil
+}
+
+// decodeAhead is how many files discovery decodes side by side before it reads them.
+const decodeAhead = 256
+
+// decodeFiles decodes each of names on its own (render.Plain), in GOMAXPROCS
+// goroutines.
+func decodeFiles(fsys fs.FS, names []string) ([]*render.Result, []error) {
+	out := make([]*render.Result, len(names))
+	errs := make([]error, len(names))
+	var next atomic.Int64
+	var decoders sync.WaitGroup
+	for range min(runtime.GOMAXPROCS(0), len(names)) {
+		decoders.Go(func() {
+			for i := int(next.Add(1) - 1); i < len(names); i = int(next.Add(1) - 1) {
+				out[i], errs[i] = render.Plain(fsys, render.Options{Paths: []string{names[i]}})
+			}
+		})
+	}
+	decoders.Wait()
+	return out, errs
 }
 
 // buildsOf are the repository directories an applier object names as what it builds:

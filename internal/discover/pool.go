@@ -87,8 +87,11 @@ func (p *pool) get(kind, ns, name string, near []render.Object) (render.Object, 
 			all = in
 		}
 	}
-	if len(all) == 0 {
+	switch len(all) {
+	case 0:
 		return render.Object{}, false, nil
+	case 1:
+		return all[0], true, nil
 	}
 	first, _ := json.Marshal(all[0].Get().Object)
 	var places []string

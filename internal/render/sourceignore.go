@@ -5,7 +5,9 @@ import (
 	"errors"
 	"io/fs"
 	"path"
+	"slices"
 	"strings"
+	"sync"
 
 	"github.com/bmatcuk/doublestar/v4"
 	"github.com/fluxcd/pkg/sourceignore"
@@ -56,11 +58,47 @@ func (e ArtifactExclude) excludes(file string) bool {
 // fluxSource filters fsys as source-controller filters the artifact; extra is the
 // GitRepository's spec.ignore.
 func fluxSource(fsys fs.FS, extra string, excludes ...ArtifactExclude) fs.FS {
-	ps := loadSourceIgnore(fsys, ".", nil)
+	ps := slices.Clip(repositoryIgnores(fsys))
 	if extra != "" {
 		ps = append(ps, sourceignore.ReadPatterns(strings.NewReader(extra), nil)...)
 	}
 	return sourceFS{FS: fsys, m: sourceignore.NewDefaultMatcher(ps, nil), excludes: excludes}
+}
+
+// ignoresOf are the .sourceignore patterns of the commits' trees a process has read
+// (loadSourceIgnore over the whole tree), by the tree's git object id: a session
+// worker renders many Flux targets of one commit, and walking its every directory
+// for each cost as much as a sixth of rendering a home lab's Kustomization.
+var ignoresOf = struct {
+	sync.Mutex
+	m map[string][]gitignore.Pattern
+}{m: map[string][]gitignore.Pattern{}}
+
+// treeIdentified is a file system of a commit's tree (source's), which its git
+// object id names: its files never change.
+type treeIdentified interface {
+	TreeID() string
+}
+
+// repositoryIgnores are the patterns of every .sourceignore file of fsys, read once
+// per tree of a commit, and every time otherwise (the work tree).
+func repositoryIgnores(fsys fs.FS) []gitignore.Pattern {
+	t, ok := fsys.(treeIdentified)
+	if !ok {
+		return loadSourceIgnore(fsys, ".", nil)
+	}
+	id := t.TreeID()
+	ignoresOf.Lock()
+	defer ignoresOf.Unlock()
+	ps, ok := ignoresOf.m[id]
+	if !ok {
+		if len(ignoresOf.m) >= 8 {
+			clear(ignoresOf.m) // a process reads a few commits: never many kept
+		}
+		ps = loadSourceIgnore(fsys, ".", nil)
+		ignoresOf.m[id] = ps
+	}
+	return ps
 }
 
 // loadSourceIgnore reads the .sourceignore files of dir and below, each scoped to

@@ -57,6 +57,9 @@ func (t *treeFS) RealPath(name string) (string, error) {
 	return n.path, nil
 }
 
+// TreeID is the git object id of the tree t reads: equal ids, equal files.
+func (t *treeFS) TreeID() string { return t.root.Hash.String() }
+
 // BlobHash is the git object id of a file's content (symlinks followed): two files
 // of any commits with the same id hold the same bytes.
 func (t *treeFS) BlobHash(name string) (string, error) {
