@@ -14,12 +14,6 @@ import (
 // DriftLabel labels drift issues.
 const DriftLabel = "drift"
 
-// DriftIssue keeps one issue for the target set named by marker, as forge.DriftIssue
-// does: opened, updated, closed with a comment and reopened as drift comes and goes.
-func (p *Publisher) DriftIssue(ctx context.Context, marker, fingerprint string, drift bool, title, body string) (string, error) {
-	return forge.DriftIssue(ctx, p, DriftLabel, marker, fingerprint, drift, title, body, forge.Warn(p.Warn))
-}
-
 // Issues lists the repository's issues with the label, open and closed (pull
 // requests, which GitHub lists among issues, left out).
 func (p *Publisher) Issues(ctx context.Context, label string, each func(forge.Issue) bool) error {

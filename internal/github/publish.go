@@ -18,9 +18,6 @@ import (
 // spare (bytes are never fewer than characters).
 const MaxCommentBytes = 65000
 
-// Marker is the hidden line a drift comment starts with (forge.Marker).
-func Marker(targets []string) string { return forge.Marker(targets) }
-
 // Publisher talks to GitHub's REST API.
 type Publisher struct {
 	client *gh.Client
@@ -36,7 +33,7 @@ type Publisher struct {
 // bounded number of times, and sent one at a time. The token goes to the API URL's
 // scheme, host and port only, and redirects to anywhere else are refused.
 func NewPublisher(c Context, base http.RoundTripper) (*Publisher, error) {
-	return newPublisher(c, base, sleep)
+	return newPublisher(c, base, forge.Sleep)
 }
 
 // newPublisher is NewPublisher with the rate-limit wait given: tests in this package
@@ -51,8 +48,9 @@ func newPublisher(c Context, base http.RoundTripper, wait func(context.Context, 
 		return nil, fmt.Errorf("GITHUB_API_URL %q is not an http(s) URL such as https://api.github.com (--github-api-url)", c.APIURL)
 	}
 	hc := &http.Client{
-		Transport:     &rateLimitTransport{next: base, token: c.Token, origin: origin(u), sleep: wait},
-		CheckRedirect: refuseOtherOrigins(origin(u)),
+		Transport: &forge.Transport{Next: base, Origin: forge.Origin(u), Credentials: []string{"Authorization"}, Authorize: bearer(c.Token),
+			Retry: func(resp *http.Response, _ int) (time.Duration, bool) { return rateLimited(resp) }, Sleep: wait},
+		CheckRedirect: forge.RefuseOtherOrigins(forge.Origin(u), "GitHub", "--github-api-url (GITHUB_API_URL)"),
 		Timeout:       60 * time.Second,
 	}
 	client := gh.NewClient(hc)
@@ -63,13 +61,6 @@ func newPublisher(c Context, base http.RoundTripper, wait func(context.Context, 
 	// Actions environment gives the full API URL already.
 	client.BaseURL = u
 	return &Publisher{client: client, ctx: c, author: c.Author}, nil
-}
-
-// Comment creates the pull request's drift comment for this target set, or updates
-// it in place; a deleted one is created again. Only a comment that carries the marker
-// and was written by drift's own login is drift's (forge.Upsert).
-func (p *Publisher) Comment(ctx context.Context, marker, body string) (string, error) {
-	return forge.Upsert(ctx, p, marker, body, "comment", forge.Warn(p.Warn))
 }
 
 // Self is drift's login (Author), for forge.Forge.

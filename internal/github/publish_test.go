@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/drift-gitops/drift/internal/github/githubtest"
+	"github.com/drift-gitops/drift/internal/publish/forge"
 )
 
 const token = "ghs_secret-token-value"
@@ -80,7 +81,7 @@ func TestCommentIsCreatedUpdatedAndRecreated(t *testing.T) {
 
 // TestRateLimitsAreWaitedOutAndBounded: a primary rate limit is waited out until its
 // reset, a secondary one for its Retry-After; a limit on every request gives up after
-// maxTries; a wait longer than maxWait is not waited at all. The waits are recorded,
+// forge.MaxTries; a wait longer than forge.MaxWait is not waited at all. The waits are recorded,
 // not slept.
 func TestRateLimitsAreWaitedOutAndBounded(t *testing.T) {
 	t.Parallel()
@@ -130,13 +131,13 @@ func TestRateLimitsAreWaitedOutAndBounded(t *testing.T) {
 	if _, err := p.Comment(context.Background(), Marker(nil), "body"); err == nil {
 		t.Fatal("no error")
 	}
-	if n := len(srv.Requests) - before; n != maxTries || len(waits) != maxTries-1 {
-		t.Errorf("%d requests and %d waits, want %d and %d", n, len(waits), maxTries, maxTries-1)
+	if n := len(srv.Requests) - before; n != forge.MaxTries || len(waits) != forge.MaxTries-1 {
+		t.Errorf("%d requests and %d waits, want %d and %d", n, len(waits), forge.MaxTries, forge.MaxTries-1)
 	}
 
-	// A wait longer than maxWait is the answer, not a wait.
+	// A wait longer than forge.MaxWait is the answer, not a wait.
 	srv.Fault = func(w http.ResponseWriter, r *http.Request, n int) bool {
-		w.Header().Set("Retry-After", fmt.Sprint(int(maxWait/time.Second)+1))
+		w.Header().Set("Retry-After", fmt.Sprint(int(forge.MaxWait/time.Second)+1))
 		w.WriteHeader(http.StatusTooManyRequests)
 		fmt.Fprint(w, `{"message":"slow down"}`)
 		return true
@@ -156,7 +157,7 @@ func TestAWaitEndsWithTheContext(t *testing.T) {
 	t.Parallel()
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	if err := sleep(ctx, time.Hour); !errors.Is(err, context.Canceled) {
+	if err := forge.Sleep(ctx, time.Hour); !errors.Is(err, context.Canceled) {
 		t.Fatalf("sleep = %v, want context.Canceled", err)
 	}
 	srv := githubtest.New(token)

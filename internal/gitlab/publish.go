@@ -37,7 +37,7 @@ type Publisher struct {
 // elsewhere are refused; rate limits are waited out as the answers say, a bounded
 // number of times.
 func NewPublisher(c Context, base http.RoundTripper) (*Publisher, error) {
-	return newPublisher(c, base, sleep)
+	return newPublisher(c, base, forge.Sleep)
 }
 
 func newPublisher(c Context, base http.RoundTripper, wait func(context.Context, time.Duration) error) (*Publisher, error) {
@@ -50,8 +50,9 @@ func newPublisher(c Context, base http.RoundTripper, wait func(context.Context, 
 		return nil, fmt.Errorf("the GitLab API URL %q is not an http(s) URL such as https://gitlab.com/api/v4 (CI_API_V4_URL, --gitlab-api-url)", c.APIURL)
 	}
 	hc := &http.Client{
-		Transport:     &transport{next: base, token: c.Token, origin: origin(u), sleep: wait},
-		CheckRedirect: refuseOtherOrigins(origin(u)),
+		Transport: &forge.Transport{Next: base, Origin: forge.Origin(u), Credentials: credentials, Authorize: privateToken(c.Token),
+			Answered: withoutRateLimitLimit, Retry: retryAfter, Sleep: wait},
+		CheckRedirect: forge.RefuseOtherOrigins(forge.Origin(u), "GitLab", "--gitlab-api-url (CI_API_V4_URL)"),
 		Timeout:       60 * time.Second,
 	}
 	// The transport authenticates, so the client sends no credential of its own, and
@@ -61,17 +62,6 @@ func newPublisher(c Context, base http.RoundTripper, wait func(context.Context, 
 		return nil, fmt.Errorf("the GitLab API URL %q: %w", c.APIURL, err)
 	}
 	return &Publisher{client: client, ctx: c}, nil
-}
-
-// Comment creates the merge request's drift note for this target set, or updates it
-// in place (forge.Upsert).
-func (p *Publisher) Comment(ctx context.Context, marker, body string) (string, error) {
-	return forge.Upsert(ctx, p, marker, body, "note", forge.Warn(p.Warn))
-}
-
-// DriftIssue keeps the target set's drift issue (forge.DriftIssue).
-func (p *Publisher) DriftIssue(ctx context.Context, marker, fingerprint string, drift bool, title, body string) (string, error) {
-	return forge.DriftIssue(ctx, p, DriftLabel, marker, fingerprint, drift, title, body, forge.Warn(p.Warn))
 }
 
 // Self is the token's user (GET /user): a project access token's bot user, or a
@@ -320,9 +310,9 @@ func (p *Publisher) explain(what string, err error) error {
 	case code == http.StatusBadRequest || code == http.StatusUnprocessableEntity:
 		msg = fmt.Sprintf("GitLab rejected the request to %s (%d): %v", what, code, err)
 	case code == http.StatusTooManyRequests:
-		msg = fmt.Sprintf("GitLab's rate limit (429) stopped drift after %d tries to %s; run again later: %v", maxTries, what, err)
+		msg = fmt.Sprintf("GitLab's rate limit (429) stopped drift after %d tries to %s; run again later: %v", forge.MaxTries, what, err)
 	case code >= 500:
-		msg = fmt.Sprintf("GitLab failed to %s (%d, a server error; GET and PUT were tried %d times): %v", what, code, maxTries, err)
+		msg = fmt.Sprintf("GitLab failed to %s (%d, a server error; GET and PUT were tried %d times): %v", what, code, forge.MaxTries, err)
 	default:
 		msg = fmt.Sprintf("failed to %s on GitLab: %v", what, err)
 	}

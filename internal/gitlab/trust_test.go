@@ -114,8 +114,8 @@ func TestAbsoluteURLsOnOtherHostsGoWithoutTheToken(t *testing.T) {
 
 // TestRateLimitsAndServerErrorsAreWaitedOutAndBounded: a 429 is waited out for its
 // Retry-After, or until its RateLimit-Reset; a 503 to a GET is tried again after a
-// growing pause; a limit on every request gives up after maxTries; a wait longer than
-// maxWait is not waited at all; a POST that failed with a 502 is never sent twice.
+// growing pause; a limit on every request gives up after forge.MaxTries; a wait longer than
+// forge.MaxWait is not waited at all; a POST that failed with a 502 is never sent twice.
 // The waits are recorded, not slept.
 func TestRateLimitsAndServerErrorsAreWaitedOutAndBounded(t *testing.T) {
 	t.Parallel()
@@ -168,9 +168,9 @@ func TestRateLimitsAndServerErrorsAreWaitedOutAndBounded(t *testing.T) {
 			w.WriteHeader(http.StatusTooManyRequests)
 			fmt.Fprint(w, `{"message":"Retry later"}`)
 			return true
-		}, maxTries, maxTries - 1, http.StatusTooManyRequests, "rate limit (429) stopped drift after 4 tries"},
-		{"a wait over maxWait", func(w http.ResponseWriter, r *http.Request, n int) bool {
-			w.Header().Set("Retry-After", strconv.Itoa(int(maxWait/time.Second)+1))
+		}, forge.MaxTries, forge.MaxTries - 1, http.StatusTooManyRequests, "rate limit (429) stopped drift after 4 tries"},
+		{"a wait over forge.MaxWait", func(w http.ResponseWriter, r *http.Request, n int) bool {
+			w.Header().Set("Retry-After", strconv.Itoa(int(forge.MaxWait/time.Second)+1))
 			w.WriteHeader(http.StatusTooManyRequests)
 			return true
 		}, 1, 0, http.StatusTooManyRequests, "run again later"},
@@ -203,7 +203,7 @@ func TestAWaitEndsWithTheContext(t *testing.T) {
 	t.Parallel()
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	if err := sleep(ctx, time.Hour); !errors.Is(err, context.Canceled) {
+	if err := forge.Sleep(ctx, time.Hour); !errors.Is(err, context.Canceled) {
 		t.Fatalf("sleep = %v", err)
 	}
 	srv := gitlabtest.New(token)

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/drift-gitops/drift/internal/github"
+	"github.com/drift-gitops/drift/internal/publish/forge"
 	"github.com/drift-gitops/drift/internal/report/write"
 )
 
@@ -53,7 +54,7 @@ func TestTheCommentFileIsTheCommentWithItsMarker(t *testing.T) {
 	if err := write.Markdown(&md, rep, commentBody); err != nil {
 		t.Fatal(err)
 	}
-	if got, want := read(t, file), github.Marker([]string{"api", "web"})+"\n"+md.String(); got != want {
+	if got, want := read(t, file), forge.Marker([]string{"api", "web"})+"\n"+md.String(); got != want {
 		t.Errorf("comment file:\n%s\nwant:\n%s", got, want)
 	}
 	if len(h.srv.Requests) != 0 {

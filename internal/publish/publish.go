@@ -91,7 +91,7 @@ func (r *run) publish(ctx context.Context) error {
 			return err
 		}
 	}
-	marker := github.Marker(targetNames(r.rep))
+	marker := forge.Marker(targetNames(r.rep))
 	if o.Forge == GitLab {
 		return nil
 	}

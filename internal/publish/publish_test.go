@@ -11,6 +11,7 @@ import (
 	"github.com/drift-gitops/drift/internal/dryrun"
 	"github.com/drift-gitops/drift/internal/github"
 	"github.com/drift-gitops/drift/internal/github/githubtest"
+	"github.com/drift-gitops/drift/internal/publish/forge"
 	"github.com/drift-gitops/drift/internal/report"
 )
 
@@ -31,7 +32,7 @@ func TestCommentIsPostedThenUpdatedWithTheCheckAndTheSummary(t *testing.T) {
 		t.Errorf("stderr = %q, want %q", said, want)
 	}
 	comments := h.srv.Comments(12)
-	marker := github.Marker([]string{"web"})
+	marker := forge.Marker([]string{"web"})
 	if len(comments) != 1 || !strings.HasPrefix(comments[0].Body, marker+"\n### drift: 1 to add, 1 to modify") {
 		t.Fatalf("comments = %+v", comments)
 	}
