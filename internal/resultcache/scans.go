@@ -15,7 +15,8 @@ import (
 // Scans remembers, per repository, what discovery found reading each file's text (by
 // the git object id of its content), so that a repeat run reads only the files that
 // changed. It holds no content: an id, whether the text names an Argo CD or Flux
-// API group, and whether its documents define an object discovery reads. Each run writes what it saw, so the record follows the repository.
+// API group, and whether its documents define an object discovery reads. Each run
+// writes what it saw, so the record follows the repository.
 type Scans struct {
 	dir         *cachedir.Dir
 	path, build string
