@@ -4,12 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"golang.org/x/sync/errgroup"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/dynamic"
@@ -45,6 +47,9 @@ func Seed(ctx context.Context, c *kube.Clients, objs []render.Object, opts dryru
 		failed = append(failed, dryrun.Result{Err: &dryrun.Message{Reason: reason.Unavailable, Message: err.Error()}})
 	}
 	c.Mapper.Reset()
+	waitForMappings(ctx, c, slices.DeleteFunc(slices.Clone(first), func(o render.Object) bool {
+		return slices.ContainsFunc(failed, func(f dryrun.Result) bool { return f.ID.Key() == o.ID().Key() })
+	}))
 	return append(failed, seedAll(ctx, c, rest, opts)...)
 }
 
@@ -172,6 +177,37 @@ func waitForCRDs(ctx context.Context, c *kube.Clients, objs []render.Object) err
 		}
 	}
 	return nil
+}
+
+// waitForMappings waits, for a bounded while (resourceServedTimeout), until the
+// server's discovery lists the kind of every CRD among objs (those seeded): an established CRD may
+// still be a moment from being listed, and an object of its kind would then fail as
+// of a kind the cluster does not serve. A kind still not listed is left for its
+// objects to fail on, saying so.
+func waitForMappings(ctx context.Context, c *kube.Clients, objs []render.Object) {
+	var kinds []schema.GroupKind
+	for _, o := range objs {
+		if o.ID().GroupKind() != object.CRDKind {
+			continue
+		}
+		u := o.Get()
+		group, _, _ := unstructured.NestedString(u.Object, "spec", "group")
+		kind, _, _ := unstructured.NestedString(u.Object, "spec", "names", "kind")
+		if kind != "" {
+			kinds = append(kinds, schema.GroupKind{Group: group, Kind: kind})
+		}
+	}
+	for deadline := time.Now().Add(resourceServedTimeout); len(kinds) > 0 && ctx.Err() == nil; {
+		kinds = slices.DeleteFunc(kinds, func(gk schema.GroupKind) bool {
+			_, err := c.Mapper.RESTMapping(gk)
+			return err == nil
+		})
+		if len(kinds) == 0 || time.Now().After(deadline) {
+			return
+		}
+		time.Sleep(100 * time.Millisecond)
+		c.Mapper.Reset()
+	}
 }
 
 func established(crd *unstructured.Unstructured) bool {
