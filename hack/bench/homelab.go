@@ -86,20 +86,27 @@ func homelabRepo(dir string, fleet gitfixture.Fleet) ([]string, error) {
 	return commits, nil
 }
 
+// homelabFleet writes the fleet's repository under work, its SOPS files sealed with a
+// new age key: the fleet, the key, the repository and the edits' commits.
+func homelabFleet(work string) (gitfixture.Fleet, sopstest.Key, string, []string, error) {
+	key, err := sopstest.GenerateKey()
+	if err != nil {
+		return gitfixture.Fleet{}, key, "", nil, err
+	}
+	seal := func(plain []byte) ([]byte, error) { return sopstest.Seal(plain, "yaml", key, "^(data|stringData)$") }
+	fleet := gitfixture.Fleet{Namespaces: homelabNamespaces, AppsPerNamespace: homelabApps, Seal: seal}
+	fleetDir := filepath.Join(work, "fleet")
+	commits, err := homelabRepo(fleetDir, fleet)
+	return fleet, key, fleetDir, commits, err
+}
+
 func benchHomelab(drift string, runs int) error {
 	work, err := os.MkdirTemp("", "drift-bench-homelab-")
 	if err != nil {
 		return err
 	}
 	defer os.RemoveAll(work)
-	key, err := sopstest.GenerateKey()
-	if err != nil {
-		return err
-	}
-	seal := func(plain []byte) ([]byte, error) { return sopstest.Seal(plain, "yaml", key, "^(data|stringData)$") }
-	fleet := gitfixture.Fleet{Namespaces: homelabNamespaces, AppsPerNamespace: homelabApps, Seal: seal}
-	fleetDir := filepath.Join(work, "fleet")
-	commits, err := homelabRepo(fleetDir, fleet)
+	fleet, key, fleetDir, commits, err := homelabFleet(work)
 	if err != nil {
 		return err
 	}
@@ -237,14 +244,7 @@ func serveHomelab() error {
 		return err
 	}
 	defer os.RemoveAll(work)
-	key, err := sopstest.GenerateKey()
-	if err != nil {
-		return err
-	}
-	seal := func(plain []byte) ([]byte, error) { return sopstest.Seal(plain, "yaml", key, "^(data|stringData)$") }
-	fleet := gitfixture.Fleet{Namespaces: homelabNamespaces, AppsPerNamespace: homelabApps, Seal: seal}
-	fleetDir := filepath.Join(work, "fleet")
-	commits, err := homelabRepo(fleetDir, fleet)
+	_, key, fleetDir, commits, err := homelabFleet(work)
 	if err != nil {
 		return err
 	}
