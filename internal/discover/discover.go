@@ -183,6 +183,7 @@ func Discover(ctx context.Context, fsys fs.FS, opts Options) (*Result, error) {
 	}
 	layout := layoutOf(fsys, sortedKeys(everywhere))
 	d := &discovery{fsys: fsys, opts: opts, pool: newPool(nil, opts.Paths), byName: map[string]int{}, named: everywhere, layout: layout}
+	defer d.ahead.Wait()
 	var queue []found
 	// builtByTarget are the directories the Flux Kustomizations and Argo CD
 	// Applications written in the repository's files name.
@@ -510,8 +511,11 @@ func (d *discovery) overBudget(f found, out *Result) {
 
 // discovery is one run of Discover.
 type discovery struct {
-	fsys    fs.FS
-	opts    Options
+	fsys fs.FS
+	opts Options
+	// ahead are the renderings askAhead asked for, which Discover waits for: nothing
+	// it started renders after it returns.
+	ahead   sync.WaitGroup
 	pool    *pool
 	targets []Target
 	byName  map[string]int
@@ -651,11 +655,11 @@ func (d *discovery) askAhead(ctx context.Context, queue []found) {
 	}
 	d.near, d.pool.root, d.unapplied, d.secrets = near, root, unapplied, d.secrets[:secrets]
 	for _, spec := range specs {
-		go func() {
+		d.ahead.Go(func() {
 			if ctx.Err() == nil {
 				_, _ = d.opts.Render(spec)
 			}
-		}()
+		})
 	}
 }
 

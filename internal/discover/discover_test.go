@@ -300,6 +300,19 @@ func (c *countingFS) BlobHash(name string) (string, error) {
 	return fmt.Sprintf("%040x", sha1.Sum(f.Data)), nil
 }
 
+// discoverRemembering discovers fsys with opts, rendering in process, remembering
+// what it read in memo.
+func discoverRemembering(t *testing.T, fsys *countingFS, opts Options, memo Scans) *Result {
+	t.Helper()
+	opts.Scanned = memo
+	opts.Render = func(spec render.Spec) (*render.Result, error) { return render.Render(fsys, spec) }
+	res, err := Discover(context.Background(), fsys, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res
+}
+
 type memoScans map[string]Scan
 
 func (m memoScans) Scanned(id string) (Scan, bool) { s, ok := m[id]; return s, ok }
@@ -362,16 +375,7 @@ func TestFilesReadBeforeAreNotReadAgain(t *testing.T) {
 		files[fmt.Sprintf("apps/cm%02d.yaml", i)] = &fstest.MapFile{Data: []byte(fmt.Sprintf("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c%d}\n", i))}
 	}
 	memo := memoScans{}
-	discoverWith := func(fsys *countingFS) *Result {
-		opts := argoRepo
-		opts.Scanned = memo
-		opts.Render = func(spec render.Spec) (*render.Result, error) { return render.Render(fsys, spec) }
-		res, err := Discover(context.Background(), fsys, opts)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return res
-	}
+	discoverWith := func(fsys *countingFS) *Result { return discoverRemembering(t, fsys, argoRepo, memo) }
 	first := &countingFS{MapFS: files, reads: map[string]int{}}
 	if res := discoverWith(first); res.Found || len(first.reads) != 21 {
 		t.Fatalf("first run: found %v, read %d files, want none found and 21 read", res.Found, len(first.reads))
@@ -456,14 +460,7 @@ func TestInertFilesAreNotDecodedAgain(t *testing.T) {
 	memo := memoScans{}
 	discoverWith := func(fsys *countingFS) string {
 		t.Helper()
-		opts := staging
-		opts.Scanned = memo
-		opts.Render = func(spec render.Spec) (*render.Result, error) { return render.Render(fsys, spec) }
-		res, err := Discover(context.Background(), fsys, opts)
-		if err != nil {
-			t.Fatal(err)
-		}
-		out, err := json.Marshal(res)
+		out, err := json.Marshal(discoverRemembering(t, fsys, staging, memo))
 		if err != nil {
 			t.Fatal(err)
 		}
