@@ -147,6 +147,11 @@ type found struct {
 	built string
 	// asked says its renderings were asked for ahead (askAhead).
 	asked bool
+	// deferred says built is a directory that a Flux Kustomization or an Argo CD
+	// Application of the repository names but no target of the discovery built (it
+	// was skipped or refused, or reads another source): what applies the object is
+	// not one drift followed.
+	deferred bool
 }
 
 // Discover searches fsys for Argo CD and Flux objects and follows what they render.
@@ -270,7 +275,10 @@ func Discover(ctx context.Context, fsys fs.FS, opts Options) (*Result, error) {
 			if ctx.Err() != nil {
 				return out, d.interrupted(ctx, out, render.Failure{Source: root})
 			}
-			queue = append(queue, bare(root)...)
+			for _, f := range bare(root) {
+				f.deferred = true
+				queue = append(queue, f)
+			}
 		}
 		deferred = nil
 	}
@@ -310,6 +318,7 @@ func Discover(ctx context.Context, fsys fs.FS, opts Options) (*Result, error) {
 					return out, d.interrupted(ctx, out, render.Failure{Source: root})
 				}
 				for _, f := range bare(root) {
+					f.deferred = true
 					f.root = d.rootOf(f)
 					if r := synced[f.built]; r != "" {
 						f.root = r
@@ -544,7 +553,8 @@ type discovery struct {
 	// artifactExcludes are its copies' exclude patterns.
 	artifactExcludes []render.ArtifactExclude
 	// unapplied says the object being read was found in a file that no target and no
-	// cluster root of the repository applies: drift does not know what applies it.
+	// cluster root of the repository applies, or in a directory only a target drift
+	// did not follow names (found.deferred): drift does not know what applies it.
 	unapplied bool
 }
 
@@ -552,7 +562,7 @@ type discovery struct {
 // Kustomization or HelmRelease, one per generated Application for an ApplicationSet.
 func (d *discovery) targetsOf(f found, budget int) []Target {
 	d.near, d.pool.root = f.near, f.root
-	d.unapplied = f.parent == "" && f.root == "" && f.built == ""
+	d.unapplied = f.parent == "" && f.root == "" && f.built == "" || f.deferred
 	var ts []Target
 	switch f.obj.Get().GetKind() {
 	case KindApplication:

@@ -202,12 +202,19 @@ func TestAHelmReleaseWithoutNamespaceIsRefusedOnlyWhenItsApplierIsKnown(t *testi
 	sync := &fstest.MapFile{Data: []byte("apiVersion: source.toolkit.fluxcd.io/v1\nkind: GitRepository\nmetadata: {name: flux-system, namespace: flux-system}\n" +
 		"spec: {url: 'https://git.example/fleet', ref: {branch: main}}\n---\napiVersion: kustomize.toolkit.fluxcd.io/v1\nkind: Kustomization\n" +
 		"metadata: {name: apps, namespace: flux-system}\nspec: {interval: 1h, path: ./apps/base, prune: true, sourceRef: {kind: GitRepository, name: flux-system}}\n")}
+	ks := &fstest.MapFile{Data: []byte("apiVersion: kustomize.toolkit.fluxcd.io/v1\nkind: Kustomization\nmetadata: {name: app, namespace: flux-system}\n" +
+		"spec: {interval: 1h, path: ./apps/base/app, targetNamespace: default, prune: true, sourceRef: {kind: GitRepository, name: flux-system}}\n")}
 	for name, c := range map[string]struct {
 		files            fstest.MapFS
 		skipped, refused string
 	}{
 		"applied by nothing drift reads": {files: fstest.MapFS{"apps/base/app/hr.yaml": hr}, skipped: "drift finds nothing that applies it"},
 		"applied by a Kustomization":     {files: fstest.MapFS{"apps/base/app/hr.yaml": hr, "clusters/prod/sync.yaml": sync}, refused: "kustomize-controller refuses it"},
+		// As a home lab bootstrapped by flux-operator writes it: the Kustomization that
+		// gives the namespace reads a GitRepository the repository does not hold, so
+		// drift skips it and builds its directory on its own.
+		"named by a Kustomization drift does not follow": {files: fstest.MapFS{"apps/base/app/hr.yaml": hr,
+			"apps/base/app/kustomization.yaml": {Data: []byte("resources: [hr.yaml]\n")}, "apps/base/app/ks.yaml": ks}, skipped: "drift finds nothing that applies it"},
 	} {
 		opts := Options{RepoURLs: []string{"https://git.example/fleet"}, Revisions: []string{"main"},
 			Render: func(spec render.Spec) (*render.Result, error) { return render.Render(c.files, spec) }}
