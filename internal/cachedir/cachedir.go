@@ -306,10 +306,17 @@ func (d *Dir) Rename(tmp, rel string) error {
 }
 
 // WriteFile writes data to rel whole: a temporary file renamed into place, so that
-// runs side by side never read half of it.
+// runs side by side never read half of it. The directories on the way are checked
+// (and made) once, for both.
 func (d *Dir) WriteFile(rel string, data []byte) error {
-	dir, _ := splitRel(rel)
-	tmp, err := d.CreateTemp(dir, ".tmp-")
+	if err := mkdirOwn(d.path); err != nil {
+		return err
+	}
+	p, err := d.walk(rel, true)
+	if err != nil {
+		return err
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(p), ".tmp-*")
 	if err != nil {
 		return err
 	}
@@ -322,20 +329,11 @@ func (d *Dir) WriteFile(rel string, data []byte) error {
 		os.Remove(tmp.Name())
 		return err
 	}
-	if err := d.Rename(tmp.Name(), rel); err != nil {
+	if err := os.Rename(tmp.Name(), p); err != nil {
 		os.Remove(tmp.Name())
 		return err
 	}
 	return nil
-}
-
-// splitRel is rel's directory ("." for none) and name.
-func splitRel(rel string) (string, string) {
-	i := strings.LastIndexByte(rel, '/')
-	if i < 0 {
-		return ".", rel
-	}
-	return rel[:i], rel[i+1:]
 }
 
 // ReadDir lists the directory rel (the directory itself when rel is "."), checked to

@@ -368,6 +368,10 @@ func Discover(ctx context.Context, fsys fs.FS, opts Options) (*Result, error) {
 				queue = append(queue, child)
 			}
 		}
+		if len(queue) > 0 && !queue[len(queue)-1].asked {
+			// What f renders is asked for now, beside what waits before it.
+			d.askAhead(ctx, queue)
+		}
 	}
 	out.Targets = ordered(d.rooted())
 	out.Secrets = uniqueSorted(d.secrets)

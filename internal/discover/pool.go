@@ -31,6 +31,9 @@ type pool struct {
 	// decrypted are the SOPS-encrypted Secrets data decrypted, each once (every
 	// Kustomization of a home lab substitutes from the same one).
 	decrypted map[*unstructured.Unstructured]decryption
+	// encoded are objects' JSON, each encoded once, to compare one object's
+	// definitions.
+	encoded map[*unstructured.Unstructured]string
 }
 
 // decryption is an encrypted Secret decrypted, or why it cannot be.
@@ -93,16 +96,29 @@ func (p *pool) get(kind, ns, name string, near []render.Object) (render.Object, 
 	case 1:
 		return all[0], true, nil
 	}
-	first, _ := json.Marshal(all[0].Get().Object)
+	first := p.encode(all[0].Get())
 	var places []string
 	for _, o := range all {
 		places = append(places, o.Where())
-		if b, _ := json.Marshal(o.Get().Object); string(b) != string(first) {
+		if p.encode(o.Get()) != first {
 			return render.Object{}, true, fmt.Errorf("%s %s is defined differently in several places (%s): run drift on one cluster's directory with --path",
 				kind, objectName(ns, name), strings.Join(places, ", ")+", "+o.Where())
 		}
 	}
 	return all[0], true, nil
+}
+
+// encode is obj's JSON, encoded once.
+func (p *pool) encode(obj *unstructured.Unstructured) string {
+	if s, ok := p.encoded[obj]; ok {
+		return s
+	}
+	if p.encoded == nil {
+		p.encoded = map[*unstructured.Unstructured]string{}
+	}
+	b, _ := json.Marshal(obj.Object)
+	p.encoded[obj] = string(b)
+	return string(b)
 }
 
 // all are the objects of a kind in a namespace, each once (the first place it is

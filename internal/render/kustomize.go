@@ -136,7 +136,9 @@ func kustomize(fsys fs.FS, dir string, o buildOptions) *Result {
 				Message: tooDeepMessage(fmt.Sprintf("resource %d of the build", i+1))})
 			continue
 		}
-		data, err := yaml.Marshal(obj.Object)
+		// Read back as JSON, as an object of the repository's files is read (the
+		// JSON sigs.k8s.io/yaml's Marshal makes before it writes YAML).
+		data, err := json.Marshal(obj.Object)
 		if err != nil {
 			res.Failures = append(res.Failures, Failure{Source: source, Reason: reason.RenderFailed,
 				Message: fmt.Sprintf("resource %d of the build cannot be encoded: %v", i+1, err)})

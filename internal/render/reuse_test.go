@@ -2,6 +2,8 @@ package render_test
 
 import (
 	"context"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -209,6 +211,28 @@ func TestAKeptRenderingIsTakenWhereNothingItReadChanged(t *testing.T) {
 			t.Errorf("%s: %s, a fresh rendering is %s", d, v, want)
 		}
 	}
+
+	// The second run kept b's rendering again beside a's: its record alone serves a
+	// run at its commit.
+	c.Close()
+	packs, _ := filepath.Glob(filepath.Join(dir.Path(), "*", "renders", "*", "*.pack"))
+	slices.Sort(packs)
+	if len(packs) != 2 {
+		t.Fatalf("packs: %q", packs)
+	}
+	if err := os.Remove(packs[0]); err != nil {
+		t.Fatal(err)
+	}
+	c = run()
+	for _, d := range []string{"a", "b"} {
+		if _, err := c.RenderSnapshot(second, kustomizeSpec(d)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if taken, _ := c.Save(holdsSecret); taken != 2 {
+		t.Errorf("a run with the second run's record alone took %d renderings, want 2", taken)
+	}
+	c.Close()
 
 	// Another build of drift reads none of it.
 	other := &render.Cache{Isolated: render.NewIsolated(context.Background(), repo.Root, render.Limits{}),

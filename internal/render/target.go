@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"io/fs"
 	"maps"
 	"path"
@@ -347,17 +348,24 @@ func (c *Cache) fromTwin(e *cacheEntry, commit, js string) *Result {
 }
 
 // Store keeps renderings between runs, by the JSON of their spec
-// (resultcache.Renders): what it is given, as it was given.
+// (resultcache.Renders): what it is given, as it was given. Keep is given every
+// rendering a run keeps, at once.
 type Store interface {
 	Load(spec []byte) (data []byte, ok bool)
-	Keep(spec []byte, data []byte) error
+	Keep(records []Record) error
 }
 
-// keptRender is a rendering Save may keep: the commit it was asked for, and
-// whether it was taken from Store (then it is there already).
+// Record is a rendering as Store keeps it: the JSON of its spec, and its data
+// (storedRender).
+type Record struct {
+	Spec, Data []byte
+}
+
+// keptRender is a rendering Save may keep: the commit it was asked for, and when
+// it was taken from Store, the record it was taken from (stored).
 type keptRender struct {
 	commit string
-	stored bool
+	stored []byte
 	res    *Result
 }
 
@@ -372,7 +380,7 @@ func keepable(commit string, spec Spec, res *Result) bool {
 // plan are kept, not those of the preview, which it lets go as it goes); of a spec
 // asked for in two commits, the first asked (the head: it is planned first) is
 // kept.
-func (c *Cache) keep(commit string, stored bool, spec Spec, js []byte, res *Result) {
+func (c *Cache) keep(commit string, stored []byte, spec Spec, js []byte, res *Result) {
 	if c.Store == nil || !keepable(commit, spec, res) {
 		return
 	}
@@ -436,41 +444,44 @@ func (c *Cache) objectsAt(commit string, keys []string) (map[string]string, bool
 	return out, true
 }
 
-// fromStore is spec's rendering at commit taken from Store: kept when every path
-// it read was the object it is at commit. nil when there is none.
-func (c *Cache) fromStore(commit string, spec Spec, js []byte) *Result {
+// fromStore is spec's rendering at commit taken from Store, and the record it was
+// taken from: kept when every path it read was the object it is at commit. nil
+// when there is none.
+func (c *Cache) fromStore(commit string, spec Spec, js []byte) (*Result, []byte) {
 	if c.Store == nil || c.InputID == nil || commit == "" || spec.Helm.Lookup != "" {
-		return nil
+		return nil, nil
 	}
 	data, ok := c.Store.Load(js)
 	if !ok {
-		return nil
+		return nil, nil
 	}
 	head, wire, ok := bytes.Cut(data, []byte("\n"))
 	var stored storedRender
 	if !ok || json.Unmarshal(head, &stored) != nil || len(stored.Objects) == 0 {
-		return nil
+		return nil, nil
 	}
 	keys := slices.Sorted(maps.Keys(stored.Objects))
 	now, ok := c.objectsAt(commit, keys)
 	if !ok || !maps.Equal(now, stored.Objects) {
-		return nil
+		return nil, nil
 	}
 	resp, err := decodeResponse(wire)
 	if err != nil || resp.Result == nil || len(resp.Result.Failures) > 0 || !slices.Equal(inputKeys(resp.Result.Inputs), keys) {
-		return nil
+		return nil, nil
 	}
 	c.mu.Lock()
 	c.stored++
 	c.mu.Unlock()
-	return resp.Result
+	return resp.Result, data
 }
 
 // Save keeps the run's renderings in Store for the next runs, with the git object
 // of every path each read, but for those holds says hold a secret (the encoding of
-// each is what holds reads, the render worker's wire format), those that read a
-// path InputID cannot vouch for, and those taken from Store (there already). It
-// returns how many renderings were taken from Store and how many it kept.
+// each is what holds reads: the render worker's wire format, or the record a
+// rendering was taken from) and those that read a path InputID cannot vouch for.
+// Those taken from Store are given again, as they were taken, so that the newest of
+// Store's records holds all a run like this one needs. It returns how many
+// renderings were taken from Store and how many others it kept.
 func (c *Cache) Save(holds func(res *Result, encoded []byte) bool) (taken, kept int) {
 	c.mu.Lock()
 	all, taken := c.kept, c.stored
@@ -479,10 +490,17 @@ func (c *Cache) Save(holds func(res *Result, encoded []byte) bool) (taken, kept 
 	if c.Store == nil || c.InputID == nil {
 		return taken, 0
 	}
+	var records []Record
 	for _, js := range slices.Sorted(maps.Keys(all)) {
 		k := all[js]
+		if k.stored != nil {
+			if !holds(k.res, k.stored) {
+				records = append(records, Record{Spec: []byte(js), Data: k.stored})
+			}
+			continue
+		}
 		keys := inputKeys(k.res.Inputs)
-		if k.stored || len(keys) == 0 {
+		if len(keys) == 0 {
 			continue
 		}
 		objects, ok := c.objectsAt(k.commit, keys)
@@ -497,9 +515,11 @@ func (c *Cache) Save(holds func(res *Result, encoded []byte) bool) (taken, kept 
 		if err != nil {
 			continue
 		}
-		if c.Store.Keep([]byte(js), append(append(head, '\n'), wire...)) == nil {
-			kept++
-		}
+		records = append(records, Record{Spec: []byte(js), Data: append(append(head, '\n'), wire...)})
+		kept++
+	}
+	if c.Store.Keep(records) != nil {
+		return taken, 0
 	}
 	return taken, kept
 }
@@ -510,10 +530,14 @@ func (c *Cache) RenderSnapshot(snap *source.Snapshot, spec Spec) (*Result, error
 	return c.Render(snap.Commit, snap.FS, spec)
 }
 
-// Close ends the render workers (Isolated.Close), once the run renders nothing more.
+// Close ends the render workers (Isolated.Close) and closes Store when it can be
+// closed, once the run renders nothing more.
 func (c *Cache) Close() {
 	if c.Isolated != nil {
 		c.Isolated.Close()
+	}
+	if closer, ok := c.Store.(io.Closer); ok {
+		closer.Close()
 	}
 }
 
@@ -590,12 +614,12 @@ func (c *Cache) Render(commit string, fsys fs.FS, spec Spec) (*Result, error) {
 		defer close(e.done)
 		if res := c.fromTwin(e, commit, string(js)); res != nil {
 			e.res = res
-			c.keep(commit, false, spec, js, res)
+			c.keep(commit, nil, spec, js, res)
 			return
 		}
-		if res := c.fromStore(commit, spec, js); res != nil {
+		if res, data := c.fromStore(commit, spec, js); res != nil {
 			e.res = res
-			c.keep(commit, true, spec, js, res)
+			c.keep(commit, data, spec, js, res)
 			return
 		}
 		defer func() {
@@ -603,7 +627,7 @@ func (c *Cache) Render(commit string, fsys fs.FS, spec Spec) (*Result, error) {
 			c.made++
 			c.mu.Unlock()
 			if e.err == nil {
-				c.keep(commit, false, spec, js, e.res)
+				c.keep(commit, nil, spec, js, e.res)
 			}
 		}()
 		if c.Isolated != nil {

@@ -188,9 +188,9 @@ type recordMAC struct {
 	pool  sync.Pool
 }
 
-func newRecordMAC(dir *cachedir.Dir, build string) *recordMAC {
+func newRecordMAC(dir *cachedir.Dir, purpose, build string) *recordMAC {
 	m := &recordMAC{build: build}
-	m.pool.New = func() any { return dir.MAC("dry-run answer") }
+	m.pool.New = func() any { return dir.MAC(purpose) }
 	return m
 }
 

@@ -24,8 +24,11 @@ var (
 		"clusters": regexp.MustCompile(`^(\.tmp-[0-9]+|[0-9a-f]{64}\.json)$`),
 		"scans":    regexp.MustCompile(`^(\.tmp-[0-9]+|[0-9a-f]{32}\.txt)$`),
 		"fanout":   regexp.MustCompile(`^(\.tmp-[0-9]+|[0-9a-f]{64}\.json)$`),
-		// renders/BUILD/XX/: the renderings of a build (renders.go).
-		"renders": regexp.MustCompile(`^(\.tmp-[0-9]+|[0-9a-f]{64})$`),
+		// renders/BUILD/: the packs of a build's renderings (renders.go).
+		"renders": regexp.MustCompile(`^(\.tmp-[0-9]+|[0-9]{20}-[0-9]+\.pack)$`),
+		// renders/BUILD/XX/: a build's renderings as drift kept them before packs,
+		// one file each.
+		"renders-fanout": regexp.MustCompile(`^(\.tmp-[0-9]+|[0-9a-f]{64})$`),
 	}
 	fanoutName = regexp.MustCompile(`^[0-9a-f]{2}$`)
 	buildName  = regexp.MustCompile(`^[0-9a-f]{16}$`)
@@ -114,9 +117,9 @@ func (p *pruner) removeVersion(v string, match func(string, fs.FileInfo) bool) {
 	p.removeIn(v, ownFiles[""], match)
 }
 
-// removeRenders removes the renderings (renders/BUILD/XX/) of the version's
-// directory v that drift wrote and that match, of every build but keep, and the
-// directories left empty.
+// removeRenders removes the renderings (renders/BUILD/, and renders/BUILD/XX/ as
+// drift kept them before packs) of the version's directory v that drift wrote and
+// that match, of every build but keep, and the directories left empty.
 func (p *pruner) removeRenders(v, keep string, match func(string, fs.FileInfo) bool) {
 	base := v + "/renders"
 	builds, err := p.dir.ReadDir(base)
@@ -130,10 +133,10 @@ func (p *pruner) removeRenders(v, keep string, match func(string, fs.FileInfo) b
 		fanout, _ := p.dir.ReadDir(base + "/" + b.Name())
 		for _, f := range fanout {
 			if f.IsDir() && fanoutName.MatchString(f.Name()) {
-				p.removeIn(base+"/"+b.Name()+"/"+f.Name(), ownFiles["renders"], match)
+				p.removeIn(base+"/"+b.Name()+"/"+f.Name(), ownFiles["renders-fanout"], match)
 			}
 		}
-		_ = p.dir.Remove(base + "/" + b.Name())
+		p.removeIn(base+"/"+b.Name(), ownFiles["renders"], match)
 	}
 	_ = p.dir.Remove(base)
 }

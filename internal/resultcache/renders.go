@@ -1,68 +1,145 @@
 package resultcache
 
 import (
-	"bytes"
-	"encoding/hex"
+	"errors"
 	"hash"
 	"io/fs"
 	"path"
 	"sync"
+	"time"
 
 	"github.com/drift-gitops/drift/internal/cachedir"
+	"github.com/drift-gitops/drift/internal/render"
 )
 
-// Renders keeps what targets rendered to between runs (render.Store): one file per
-// render options, named by a keyed hash of them (options may hold substitution
-// variables read from a Secret, which are never written), holding what render.Cache
-// gives it (the git object of every path the rendering read, and the rendering as
-// the render worker sends it). It is never given a rendering that holds a Secret's
-// value (the run's scrubber decides before Keep). A record of another build of
-// drift is no record: each build keeps its own directory, and the first record a
-// build writes removes the other builds'.
+// Renders keeps what targets rendered to between runs (render.Store), in packs as
+// the dry-run answers are kept (pack.go): a run that keeps renderings writes one
+// file, renders/BUILD/TIME-N.pack, holding every rendering it used, those it took
+// from the store as well, so that the newest pack alone serves a run like it and
+// the oldest can go (a store keeps its build's keptPacks newest). A record is keyed
+// by a keyed hash of its render options (options may hold substitution variables
+// read from a Secret, which are never written) and holds what render.Cache gives it
+// (the git object of every path the rendering read, and the rendering as the render
+// worker sends it). It is never given a rendering that holds a Secret's value (the
+// run's scrubber decides before Keep). A record of another build of drift is no
+// record: each build keeps its own directory, and the first pack a build writes
+// removes the other builds'.
 type Renders struct {
 	dir   *cachedir.Dir
-	build string
-	pool  sync.Pool
+	build string // the build's directory name: a hash of its BuildID
+	id    string // BuildID, as packs hold it
+	keyed sync.Pool
+	mac   *recordMAC
+	Now   func() time.Time
 
+	mu     sync.Mutex
+	loaded bool
+	index  map[[32]byte]location
+	packs  []*packFile
 	pruned sync.Once
 }
 
-// rendersMagic starts a record.
-const rendersMagic = "drift-render 2\n"
+// keptPacks is how many packs of its build a store keeps: the runs of a few
+// branches side by side each find theirs.
+const keptPacks = 8
 
 // OpenRenders is the store of renderings in the cache directory dir, for the drift
 // build (BuildID).
 func OpenRenders(dir *cachedir.Dir, build string) *Renders {
-	r := &Renders{dir: dir, build: hashOf(build)[:16]}
-	r.pool.New = func() any { return dir.MAC("render options") }
+	r := &Renders{dir: dir, build: hashOf(build)[:16], id: build, mac: newRecordMAC(dir, "rendering", build), Now: time.Now}
+	r.keyed.New = func() any { return dir.MAC("render options") }
 	return r
 }
 
-// record is the file of the render options spec: renders/BUILD/XX/MAC.
-func (r *Renders) record(spec []byte) string {
-	m := r.pool.Get().(hash.Hash)
-	defer r.pool.Put(m)
+// rel is the directory of the build's packs.
+func (r *Renders) rel() string { return path.Join(versionDir(), "renders", r.build) }
+
+// digest is the keyed hash of render options spec that names its record.
+func (r *Renders) digest(spec []byte) [32]byte {
+	m := r.keyed.Get().(hash.Hash)
+	defer r.keyed.Put(m)
 	m.Reset()
 	m.Write(spec)
-	sum := hex.EncodeToString(m.Sum(nil))
-	return path.Join(versionDir(), "renders", r.build, sum[:2], sum)
+	var d [32]byte
+	copy(d[:], m.Sum(nil))
+	return d
+}
+
+// load reads the index of every pack of the build, once: the newest pack's record
+// of a digest wins.
+func (r *Renders) load() {
+	if r.loaded {
+		return
+	}
+	r.loaded, r.index = true, map[[32]byte]location{}
+	for _, rel := range packsIn(r.dir, r.rel()) {
+		pf, index, err := readPack(r.dir, rel, r.id, r.mac)
+		if err != nil {
+			continue // another build's, pruned since it was listed, or damaged: no records
+		}
+		r.packs = append(r.packs, pf)
+		for d, loc := range index {
+			if _, ok := r.index[d]; !ok {
+				r.index[d] = loc
+			}
+		}
+	}
 }
 
 // Load is what was kept for spec; ok is false when nothing is (or it is not
 // drift's, or not this build's).
 func (r *Renders) Load(spec []byte) (data []byte, ok bool) {
-	raw, err := r.dir.ReadSealed(r.record(spec))
-	if err != nil {
+	r.mu.Lock()
+	r.load()
+	d := r.digest(spec)
+	loc, ok := r.index[d]
+	r.mu.Unlock()
+	if !ok {
 		return nil, false
 	}
-	rest, isRecord := bytes.CutPrefix(raw, []byte(rendersMagic))
-	return rest, isRecord
+	data, err := loc.read(d)
+	return data, err == nil
 }
 
-// Keep keeps data for spec, for the next runs.
-func (r *Renders) Keep(spec []byte, data []byte) error {
+// Keep writes the run's pack of records, then removes the build's packs but the
+// keptPacks newest and, the first time, the other builds' renderings.
+func (r *Renders) Keep(records []render.Record) error {
 	r.pruned.Do(r.prune)
-	return r.dir.WriteSealed(r.record(spec), append([]byte(rendersMagic), data...))
+	if len(records) == 0 {
+		return nil
+	}
+	pw, err := newPackWriter(r.dir, r.rel(), r.id, r.mac)
+	if err != nil {
+		return err
+	}
+	for _, rec := range records {
+		if err := pw.add(r.digest(rec.Spec), rec.Data); err != nil {
+			pw.tmp.Close()
+			return errors.Join(err, r.dir.Remove(r.rel()+"/"+path.Base(pw.tmp.Name())))
+		}
+	}
+	if err := pw.finish(r.Now()); err != nil {
+		return err
+	}
+	packs := packsIn(r.dir, r.rel())
+	if len(packs) > keptPacks {
+		p := &pruner{dir: r.dir}
+		for _, rel := range packs[keptPacks:] {
+			p.remove(rel) // open packs are still read: a removed file stays until closed
+		}
+	}
+	return nil
+}
+
+// Close closes the packs read. The store is not used after.
+func (r *Renders) Close() error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, pf := range r.packs {
+		pf.f.Close()
+	}
+	r.packs, r.index = nil, nil
+	return nil
 }
 
 // prune removes the records of other builds of drift, as drift cache prune

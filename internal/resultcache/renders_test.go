@@ -1,25 +1,30 @@
 package resultcache
 
 import (
+	"bytes"
+	"fmt"
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
+	"time"
+
+	"github.com/drift-gitops/drift/internal/render"
 )
 
 // TestRenderingsAreKeptPerBuildAndPrunedByName: a rendering comes back as it was
-// kept, to the build that kept it only; another build's first
-// record removes the first build's; a record not sealed with the cache's key is no
-// record; prune removes renderings when the cache is too large, and nothing that
-// is not drift's.
+// kept, to the build that kept it only; a run's renderings are one file; a record
+// not sealed with the cache's key is no record; another build's first pack removes
+// the first build's, and the renderings drift kept one file each before packs;
+// prune removes renderings when the cache is too large, and nothing that is not
+// drift's.
 func TestRenderingsAreKeptPerBuildAndPrunedByName(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	one := OpenRenders(cdir(t, dir), "build one")
-	if err := one.Keep([]byte(`{"path":"apps"}`), []byte("rendering")); err != nil {
+	if err := one.Keep([]render.Record{{Spec: []byte(`{"path":"apps"}`), Data: []byte("rendering")}, {Spec: []byte(`{"path":"infra"}`), Data: []byte("infra's")}}); err != nil {
 		t.Fatal(err)
 	}
-	if data, ok := one.Load([]byte(`{"path":"apps"}`)); !ok || string(data) != "rendering" {
+	if data, ok := OpenRenders(cdir(t, dir), "build one").Load([]byte(`{"path":"apps"}`)); !ok || string(data) != "rendering" {
 		t.Errorf("Load: %q %v", data, ok)
 	}
 	if _, ok := one.Load([]byte(`{"path":"other"}`)); ok {
@@ -30,29 +35,38 @@ func TestRenderingsAreKeptPerBuildAndPrunedByName(t *testing.T) {
 	}
 	recs := files(t, filepath.Join(dir, versionDir(), "renders"))
 	if len(recs) != 1 {
-		t.Fatalf("records: %q", recs)
+		t.Fatalf("a run's renderings are not one file: %q", recs)
 	}
 	// A record written by anyone else (not sealed with the key) is no record.
 	data, _ := os.ReadFile(recs[0])
-	if err := os.WriteFile(recs[0], []byte(strings.Replace(string(data), "rendering", "planted!!", 1)), 0o600); err != nil {
+	if err := os.WriteFile(recs[0], bytes.Replace(data, []byte("rendering"), []byte("planted!!"), 1), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if _, ok := one.Load([]byte(`{"path":"apps"}`)); ok {
-		t.Error("a changed record was read")
+	if got, ok := OpenRenders(cdir(t, dir), "build one").Load([]byte(`{"path":"apps"}`)); ok {
+		t.Errorf("a changed record was read: %q", got)
 	}
 
-	// Another build's first record removes the first build's; a file that is not
-	// drift's stays.
+	// Another build's first pack removes the first build's, and its renderings as
+	// drift kept them one file each; a file that is not drift's stays.
+	old := filepath.Join(filepath.Dir(recs[0]), "ab", "ab"+fmt.Sprintf("%062d", 7))
+	if err := os.MkdirAll(filepath.Dir(old), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(old, []byte("a rendering of before"), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	foreign := filepath.Join(filepath.Dir(recs[0]), "notes.txt")
 	if err := os.WriteFile(foreign, []byte("not drift's"), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	two := OpenRenders(cdir(t, dir), "build two")
-	if err := two.Keep([]byte(`{"path":"apps"}`), []byte("rendering two")); err != nil {
+	if err := two.Keep([]render.Record{{Spec: []byte(`{"path":"apps"}`), Data: []byte("rendering two")}}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := os.Stat(recs[0]); !os.IsNotExist(err) {
-		t.Errorf("the first build's record is still there: %v", err)
+	for _, gone := range []string{recs[0], old} {
+		if _, err := os.Stat(gone); !os.IsNotExist(err) {
+			t.Errorf("the first build's %s is still there: %v", gone, err)
+		}
 	}
 	if _, err := os.Stat(foreign); err != nil {
 		t.Errorf("a file drift did not write was removed: %v", err)
@@ -62,10 +76,41 @@ func TestRenderingsAreKeptPerBuildAndPrunedByName(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, ok := two.Load([]byte(`{"path":"apps"}`)); ok || removed != 1 {
+	if _, ok := OpenRenders(cdir(t, dir), "build two").Load([]byte(`{"path":"apps"}`)); ok || removed != 1 {
 		t.Errorf("prune to 0 bytes removed %d files, and the rendering is there: %v", removed, ok)
 	}
 	if _, err := os.Stat(foreign); err != nil {
 		t.Errorf("prune removed a file drift did not write: %v", err)
+	}
+}
+
+// TestTheNewestRenderingsAreKept: of a spec kept by several runs, the newest
+// run's rendering is read, and a build keeps its keptPacks newest packs.
+func TestTheNewestRenderingsAreKept(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	at := time.Unix(1700000000, 0)
+	for i := range keptPacks + 3 {
+		r := OpenRenders(cdir(t, dir), "build")
+		r.Now = func() time.Time { return at.Add(time.Duration(i) * time.Minute) }
+		recs := []render.Record{{Spec: []byte(`{"path":"apps"}`), Data: fmt.Appendf(nil, "run %d", i)}}
+		if i == 0 {
+			recs = append(recs, render.Record{Spec: []byte(`{"path":"first"}`), Data: []byte("first run's")})
+		}
+		if err := r.Keep(recs); err != nil {
+			t.Fatal(err)
+		}
+		r.Close()
+	}
+	r := OpenRenders(cdir(t, dir), "build")
+	defer r.Close()
+	if data, ok := r.Load([]byte(`{"path":"apps"}`)); string(data) != fmt.Sprintf("run %d", keptPacks+2) {
+		t.Errorf("the newest run's rendering is not the one read: %q %v", data, ok)
+	}
+	if data, ok := r.Load([]byte(`{"path":"first"}`)); ok {
+		t.Errorf("the oldest pack is still read: %q", data)
+	}
+	if packs := files(t, filepath.Join(dir, versionDir(), "renders")); len(packs) != keptPacks {
+		t.Errorf("%d packs kept, want %d: %q", len(packs), keptPacks, packs)
 	}
 }

@@ -172,7 +172,7 @@ func Of(srcs ...any) Sources { return func() []any { return srcs } }
 // secret strings' hashes are keyed with dir's key, so that what anyone else wrote
 // there is a miss. secret tells the strings that must never be written in clear.
 func Open(dir *cachedir.Dir, build string, secret func(string) bool) *Store {
-	s := &Store{dir: dir, build: build, mac: newRecordMAC(dir, build), secret: secret, noted: map[string]bool{}, Now: time.Now, Settle: DefaultSettle}
+	s := &Store{dir: dir, build: build, mac: newRecordMAC(dir, "dry-run answer", build), secret: secret, noted: map[string]bool{}, Now: time.Now, Settle: DefaultSettle}
 	s.secretHash.New = func() any { return dir.MAC("secret string") }
 	return s
 }
