@@ -68,12 +68,20 @@ func WorkerMain(stdin io.Reader, stdout, stderr io.Writer) int {
 // applyLimits bounds this process: a small maximum stack so that unbounded recursion
 // dies at once (Go's default is 1 GB, and a stack that size is copied as it grows);
 // a hard memory limit from the OS, with the garbage collector's soft limit below it so
-// the heap is collected hard before the OS says no.
+// the heap is collected hard before the OS says no. Below that limit the collector
+// runs when the heap has grown by workerGCPercent.
 func applyLimits(l Limits) error {
 	debug.SetMaxStack(l.StackBytes)
 	debug.SetMemoryLimit(l.MemoryBytes / 4 * 3)
+	debug.SetGCPercent(workerGCPercent)
 	return limitMemory(l.MemoryBytes)
 }
+
+// workerGCPercent is a render worker's GOGC. A worker's heap is mostly the garbage
+// of renderings it has sent: collected half as often as Go's default (100), `drift
+// targets` over make bench's fleet from an empty cache took 0.91x the wall time and
+// 0.89x the CPU, and its largest worker 15 MiB more (114 MiB).
+const workerGCPercent = 200
 
 // sessionEnv, set in a worker's environment, makes it a session worker
 // (workSession).
