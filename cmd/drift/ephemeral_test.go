@@ -194,6 +194,47 @@ func TestEphemeralCreatesTheNamespaceATargetDeploysInto(t *testing.T) {
 	}
 }
 
+// The namespace a Flux Kustomization that applies a target is in exists wherever
+// kustomize-controller reads it: a home lab whose flux-system namespace Flux's
+// bootstrap made (no file of the repository renders it) previews a change to one
+// app's Kustomization, which the cluster-apps Kustomization renders into
+// flux-system, as that one change, not as every object of cluster-apps refused for
+// want of the namespace.
+func TestEphemeralCreatesTheNamespaceOfWhatAppliesATarget(t *testing.T) {
+	ks := func(name, path, extra string) string {
+		return "apiVersion: kustomize.toolkit.fluxcd.io/v1\nkind: Kustomization\nmetadata: {name: " + name + ", namespace: flux-system}\n" +
+			"spec: {path: " + path + ", prune: true, sourceRef: {kind: GitRepository, name: flux-system}" + extra + "}\n"
+	}
+	r := repo(t, map[string]string{
+		"clusters/main/flux-system/gotk-sync.yaml": "apiVersion: source.toolkit.fluxcd.io/v1\nkind: GitRepository\nmetadata: {name: flux-system, namespace: flux-system}\n" +
+			"spec: {interval: 1m, url: 'https://git.example/fleet', ref: {branch: main}}\n---\n" + ks("flux-system", "./clusters/main", ", interval: 10m"),
+		"clusters/main/apps.yaml": ks("cluster-apps", "./apps", ", interval: 10m"),
+		"apps/kustomization.yaml": "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources: [app-a/ks.yaml, app-b/ks.yaml]\n",
+		"apps/app-a/ks.yaml":      ks("app-a", "./apps/app-a/app", ", interval: 1h, targetNamespace: web"),
+		"apps/app-a/app/cm.yaml":  "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\ndata: {color: blue}\n",
+		"apps/app-b/ks.yaml":      ks("app-b", "./apps/app-b/app", ", interval: 1h, targetNamespace: web"),
+		"apps/app-b/app/cm.yaml":  "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: b}\ndata: {color: blue}\n",
+	})
+	if _, err := r.Git("tag", "base"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.CommitFiles(map[string]string{"apps/app-a/ks.yaml": ks("app-a", "./apps/app-a/app", ", interval: 2h, targetNamespace: web")}, "head"); err != nil {
+		t.Fatal(err)
+	}
+	rep, o := driftJSON(t, "diff", "--repo", r.Dir, "--cluster", "ephemeral", "--base", "base", "--ref", "main")
+	if o.code != 1 || !rep.Complete {
+		t.Fatalf("exit %d, complete %v, want 1 and complete\n%s", o.code, rep.Complete, o.stderr)
+	}
+	want := map[string]string{"Kustomization/app-a": "modify", "Kustomization/app-b": "unchanged"}
+	if got := categories(rep); !equalMaps(got, want) {
+		t.Fatalf("categories = %v\nwant %v", got, want)
+	}
+	apps := targetNamed(rep, "Kustomization/flux-system/cluster-apps")
+	if apps == nil || !strings.Contains(strings.Join(apps.Notes, "\n"), "namespace flux-system is created in the ephemeral server: the Kustomization that applies the target is there") {
+		t.Errorf("cluster-apps does not say it took flux-system to be there: %+v", apps)
+	}
+}
+
 // Custom resources of a CRD the repository does not hold are checked on an ephemeral
 // server given the CRD, from drift.yaml's ephemeral.crds or a live cluster's
 // (--crds-from-context); without it they are unknown kinds.

@@ -3,6 +3,7 @@ package preview
 import (
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 	"sync"
 
@@ -120,11 +121,13 @@ func (r *runner) seedBase(ctx context.Context, cl *cluster, targets, others []*T
 }
 
 // targetNamespaces are the Namespaces the targets deploy into (a target's
-// namespace, a Helm release's) that neither the base nor another target renders:
-// the cluster has them, or the applier could not deploy there, so the ephemeral
-// server gets them too, and each such target says so in a note. Called once the
-// base's scaffolding is known; a head that renders one of them later reports it as
-// an addition (seedHeadScaffolding).
+// namespace, a Helm release's) and those the Flux Kustomization or HelmRelease, or
+// the Argo CD Application, that applies a target is in (its controller reads it
+// there), that neither the base nor another target renders: the cluster has them, or
+// the applier could not deploy there, so the ephemeral server gets them too, and each
+// such target says so in a note. A target the change adds does not vouch for the
+// namespace of what applies it. Called once the base's scaffolding is known; a head
+// that renders one of them later reports it as an addition (seedHeadScaffolding).
 func (r *runner) targetNamespaces(cl *cluster, targets []*Target) []render.Object {
 	var out []render.Object
 	for _, t := range targets {
@@ -132,22 +135,41 @@ func (r *runner) targetNamespaces(cl *cluster, targets []*Target) []render.Objec
 		if t.Spec.Helm.ReleaseNamespace != "" && t.Spec.Renderer == render.RendererHelm {
 			ns = t.Spec.Helm.ReleaseNamespace
 		}
-		if ns == "" {
-			continue
+		why := map[string]string{}
+		if ns != "" {
+			why[ns] = "the target deploys into it"
 		}
-		obj := render.Object{Obj: &unstructured.Unstructured{Object: map[string]any{
-			"apiVersion": "v1", "kind": "Namespace", "metadata": map[string]any{"name": ns}}}, Source: config.FileName}
-		k := obj.ID().Key()
-		if !cl.seeded[k] {
-			out = append(out, obj)
-			cl.seeded[k], cl.assumed[k] = true, true
-			cl.absent[k] = r.base == nil
+		if by, at := applierObject(t); at != "" && at != ns && (r.base == nil || !t.New) {
+			why[at] = "the " + by + " that applies the target is there"
 		}
-		if cl.assumed[k] {
-			t.notes = append(t.notes, fmt.Sprintf("namespace %s is created in the ephemeral server: the target deploys into it and the repository does not render it, so the cluster is taken to have it", ns))
+		for _, ns := range slices.Sorted(maps.Keys(why)) {
+			obj := render.Object{Obj: &unstructured.Unstructured{Object: map[string]any{
+				"apiVersion": "v1", "kind": "Namespace", "metadata": map[string]any{"name": ns}}}, Source: config.FileName}
+			k := obj.ID().Key()
+			if !cl.seeded[k] {
+				out = append(out, obj)
+				cl.seeded[k], cl.assumed[k] = true, true
+				cl.absent[k] = r.base == nil
+			}
+			if cl.assumed[k] {
+				t.notes = append(t.notes, fmt.Sprintf("namespace %s is created in the ephemeral server: %s and the repository does not render it, so the cluster is taken to have it", ns, why[ns]))
+			}
 		}
 	}
 	return out
+}
+
+// applierObject is the kind of the Flux Kustomization or Argo CD Application that
+// applies t, and its namespace ("": none known, or Argo CD's own, which the ephemeral
+// server gets with its CRDs).
+func applierObject(t *Target) (kind, ns string) {
+	switch {
+	case t.Flux != nil:
+		return "Kustomization", t.Flux.Namespace
+	case t.ArgoCD != nil:
+		return "Application", t.ArgoCD.Namespace
+	}
+	return "", ""
 }
 
 // baseBatches renders each target the base defines in the base, as the base defines
