@@ -2,16 +2,13 @@ package app
 
 import (
 	"context"
+	"encoding/base64"
 	"fmt"
 
-	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/client-go/dynamic"
-	"k8s.io/client-go/kubernetes"
 
 	"github.com/drift-gitops/drift/internal/appset"
 	"github.com/drift-gitops/drift/internal/kube"
@@ -19,33 +16,28 @@ import (
 )
 
 // argoClusters reads the Argo CD cluster Secrets of namespace ns from the cluster key
-// names, as an ApplicationSet's clusters generator reads them: a LIST of the Secrets
-// labelled argocd.argoproj.io/secret-type=cluster. Only their name, server, project,
-// labels and annotations are kept; the values of their config (the credentials Argo
-// CD connects with) are given to the scrubber, so that no output ever holds them.
-func (o *Run) argoClusters(ctx context.Context, key plan.ClusterKey, ns string) ([]appset.Cluster, error) {
-	cs, err := o.liveClient(key)
+// names (with diff's --cluster), as an ApplicationSet's clusters generator reads
+// them: a LIST of the Secrets labelled argocd.argoproj.io/secret-type=cluster. Only
+// their name, server, project, labels and annotations are kept; the values of their
+// config (the credentials Argo CD connects with) are given to the scrubber, so that
+// no output ever holds them.
+func (o *Run) argoClusters(ctx context.Context, key plan.ClusterKey, cluster, ns string) ([]appset.Cluster, error) {
+	conn, err := o.connect(ctx, key, cluster)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("cannot connect to %s: %w", key, err)
 	}
-	list, err := cs.CoreV1().Secrets(ns).List(ctx, metav1.ListOptions{LabelSelector: appset.SecretTypeLabel + "=" + appset.ClusterSecretType})
+	c := conn.Clients
+	list, err := kube.Retry(ctx, c, func(ctx context.Context) (*unstructured.UnstructuredList, error) {
+		return c.Dynamic.Resource(secretsGVR).Namespace(ns).List(ctx, metav1.ListOptions{LabelSelector: appset.SecretTypeLabel + "=" + appset.ClusterSecretType})
+	})
 	if err != nil {
 		return nil, fmt.Errorf("cannot list the cluster Secrets in namespace %s of %s (give drift list on Secrets there, or name the clusters in drift.yaml's argocdClusters): %w", ns, key, err)
 	}
 	var out []appset.Cluster
 	for i := range list.Items {
-		s := &list.Items[i]
-		for _, v := range s.Data {
-			o.scrub.AddSecretData(string(v))
-		}
-		for _, v := range s.StringData {
-			o.scrub.AddSecretData(v)
-		}
-		obj, err := runtime.DefaultUnstructuredConverter.ToUnstructured(s)
-		if err != nil {
-			continue
-		}
+		obj := list.Items[i].Object
 		obj["kind"] = "Secret"
+		o.scrubSecretData(obj)
 		if c, ok := appset.ClusterOf(obj); ok {
 			out = append(out, c)
 		}
@@ -53,65 +45,64 @@ func (o *Run) argoClusters(ctx context.Context, key plan.ClusterKey, ns string) 
 	return out, nil
 }
 
-// liveObject reads a ConfigMap or Secret discovery needs from the cluster key names
-// (a Flux substituteFrom or valuesFrom the repository does not hold): nil, nil when
-// it is not there. A Secret's values are given to the scrubber.
-func (o *Run) liveObject(ctx context.Context, key plan.ClusterKey, kind, ns, name string) (*unstructured.Unstructured, error) {
-	cs, err := o.liveClient(key)
-	if err != nil {
-		return nil, err
+var (
+	secretsGVR    = schema.GroupVersionResource{Version: "v1", Resource: "secrets"}
+	configMapsGVR = schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}
+)
+
+// scrubSecretData gives the scrubber every value of a Secret's data (decoded) and
+// stringData, as the API server sends them.
+func (o *Run) scrubSecretData(obj map[string]any) {
+	data, _, _ := unstructured.NestedMap(obj, "data")
+	for _, v := range data {
+		if s, ok := v.(string); ok {
+			if b, err := base64.StdEncoding.DecodeString(s); err == nil {
+				o.scrub.AddSecretData(string(b))
+			}
+		}
 	}
-	var obj runtime.Object
+	strs, _, _ := unstructured.NestedMap(obj, "stringData")
+	for _, v := range strs {
+		if s, ok := v.(string); ok {
+			o.scrub.AddSecretData(s)
+		}
+	}
+}
+
+// liveObject reads a ConfigMap or Secret discovery needs from the cluster key names
+// (a Flux substituteFrom or valuesFrom the repository does not hold), or a Flux
+// source: nil, nil when it is not there. A Secret's values are given to the
+// scrubber.
+func (o *Run) liveObject(ctx context.Context, key plan.ClusterKey, cluster, kind, ns, name string) (*unstructured.Unstructured, error) {
+	var gvr schema.GroupVersionResource
 	switch kind {
 	case "ConfigMap":
-		obj, err = cs.CoreV1().ConfigMaps(ns).Get(ctx, name, metav1.GetOptions{})
+		gvr = configMapsGVR
 	case "Secret":
-		var s *corev1.Secret
-		if s, err = cs.CoreV1().Secrets(ns).Get(ctx, name, metav1.GetOptions{}); err == nil {
-			for _, v := range s.Data {
-				o.scrub.AddSecretData(string(v))
-			}
-			obj = s
-		}
+		gvr = secretsGVR
 	default:
-		return o.liveSource(ctx, key, kind, ns, name)
+		return o.liveSource(ctx, key, cluster, kind, ns, name)
 	}
+	conn, err := o.connect(ctx, key, cluster)
+	if err != nil {
+		return nil, fmt.Errorf("cannot connect to %s: %w", key, err)
+	}
+	c := conn.Clients
+	u, err := kube.Retry(ctx, c, func(ctx context.Context) (*unstructured.Unstructured, error) {
+		return c.Dynamic.Resource(gvr).Namespace(ns).Get(ctx, name, metav1.GetOptions{})
+	})
 	if apierrors.IsNotFound(err) {
 		return nil, nil
 	}
 	if err != nil {
 		return nil, fmt.Errorf("cannot read %s %s/%s from %s (give drift get on it, or add it to the repository): %w", kind, ns, name, key, err)
 	}
-	m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(obj)
-	if err != nil {
-		return nil, err
+	if kind == "Secret" {
+		o.scrubSecretData(u.Object)
 	}
-	u := &unstructured.Unstructured{Object: m}
 	u.SetKind(kind)
 	u.SetAPIVersion("v1")
 	return u, nil
-}
-
-// liveClient is a client of the cluster key names, made once per cluster.
-func (o *Run) liveClient(key plan.ClusterKey) (kubernetes.Interface, error) {
-	o.errMu.Lock()
-	defer o.errMu.Unlock()
-	if cs, ok := o.liveClients[key]; ok {
-		return cs, nil
-	}
-	cfg, err := kube.RESTConfig(kube.FlagsFor(o.cfg.Kube, key.Kubeconfig, key.Context))
-	if err != nil {
-		return nil, fmt.Errorf("cannot connect to %s: %w", key, err)
-	}
-	cs, err := kubernetes.NewForConfig(cfg)
-	if err != nil {
-		return nil, fmt.Errorf("cannot connect to %s: %w", key, err)
-	}
-	if o.liveClients == nil {
-		o.liveClients = map[plan.ClusterKey]kubernetes.Interface{}
-	}
-	o.liveClients[key] = cs
-	return cs, nil
 }
 
 // fluxSources are the Flux source kinds drift reads from a cluster: their resource,
@@ -125,23 +116,24 @@ var fluxSources = map[string]struct {
 	"HelmRepository": {"helmrepositories", []string{"v1", "v1beta2"}},
 }
 
-// liveSource reads a Flux source from the cluster key names, in the newest version
-// the cluster serves; nil, nil when it is not there (or Flux is not installed).
-func (o *Run) liveSource(ctx context.Context, key plan.ClusterKey, kind, ns, name string) (*unstructured.Unstructured, error) {
+// liveSource reads a Flux source from the cluster key names (with diff's --cluster),
+// in the newest version the cluster serves; nil, nil when it is not there (or Flux
+// is not installed).
+func (o *Run) liveSource(ctx context.Context, key plan.ClusterKey, cluster, kind, ns, name string) (*unstructured.Unstructured, error) {
 	src, ok := fluxSources[kind]
 	if !ok {
 		return nil, fmt.Errorf("drift does not read %s objects from the cluster", kind)
 	}
-	cfg, err := kube.RESTConfig(kube.FlagsFor(o.cfg.Kube, key.Kubeconfig, key.Context))
+	conn, err := o.connect(ctx, key, cluster)
 	if err != nil {
 		return nil, fmt.Errorf("cannot connect to %s: %w", key, err)
 	}
-	dyn, err := dynamic.NewForConfig(cfg)
-	if err != nil {
-		return nil, fmt.Errorf("cannot connect to %s: %w", key, err)
-	}
+	c := conn.Clients
 	for _, v := range src.versions {
-		u, err := dyn.Resource(schema.GroupVersionResource{Group: "source.toolkit.fluxcd.io", Version: v, Resource: src.resource}).Namespace(ns).Get(ctx, name, metav1.GetOptions{})
+		gvr := schema.GroupVersionResource{Group: "source.toolkit.fluxcd.io", Version: v, Resource: src.resource}
+		u, err := kube.Retry(ctx, c, func(ctx context.Context) (*unstructured.Unstructured, error) {
+			return c.Dynamic.Resource(gvr).Namespace(ns).Get(ctx, name, metav1.GetOptions{})
+		})
 		switch {
 		case err == nil:
 			return u, nil

@@ -5,7 +5,6 @@ import (
 	"fmt"
 
 	"github.com/drift-gitops/drift/internal/ephemeral"
-	"github.com/drift-gitops/drift/internal/kube"
 	"github.com/drift-gitops/drift/internal/plan"
 	"github.com/drift-gitops/drift/internal/render"
 )
@@ -23,12 +22,11 @@ func (o *Run) ephemeralCRDs(ctx context.Context, m mode, pl *plan.Plan) ([]rende
 	if err != nil || m.crdsFromContext == "" {
 		return crds, err
 	}
-	cfg, err := kube.RESTConfig(kube.FlagsFor(o.cfg.Kube, "", m.crdsFromContext))
+	conn, err := o.connect(ctx, plan.ClusterKey{Context: m.crdsFromContext}, "")
 	if err != nil {
 		return nil, fmt.Errorf("--crds-from-context %s: %w", m.crdsFromContext, err)
 	}
-	o.scrub.AddCredential(cfg.BearerToken, cfg.Password, string(cfg.KeyData))
-	live, err := ephemeral.CRDsFrom(ctx, cfg, "context "+m.crdsFromContext)
+	live, err := ephemeral.CRDsFrom(ctx, conn.Clients, "context "+m.crdsFromContext)
 	if err != nil {
 		return nil, fmt.Errorf("--crds-from-context %s: %w", m.crdsFromContext, err)
 	}

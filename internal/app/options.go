@@ -8,8 +8,6 @@ import (
 	"sync"
 	"time"
 
-	"k8s.io/client-go/kubernetes"
-
 	"github.com/drift-gitops/drift/internal/applier"
 	"github.com/drift-gitops/drift/internal/cachedir"
 	"github.com/drift-gitops/drift/internal/config"
@@ -70,10 +68,10 @@ type Run struct {
 	scanned *resultcache.Scans
 	// disabledRisks are drift.yaml's risks.disable (trusted: from the base).
 	disabledRisks map[string]bool
-	// errMu keeps warnings from servers started side by side whole, and guards
-	// liveClients, the clients of the clusters discovery reads.
-	errMu       sync.Mutex
-	liveClients map[plan.ClusterKey]kubernetes.Interface
+	// errMu keeps warnings from servers started side by side whole.
+	errMu sync.Mutex
+	// conns are the run's connections to live clusters (connect).
+	conns connections
 
 	// files are the previewed ref's files, where annotations find their lines (nil:
 	// the working directory's, for drift report merge).

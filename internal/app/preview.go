@@ -15,17 +15,14 @@ import (
 // ephemeralCluster is --cluster's value for a throwaway local API server.
 const ephemeralCluster = "ephemeral"
 
-// previewDeps connects with kubectl's flags (and diff's --cluster), starts ephemeral
-// servers from drift's assets, shows progress on a terminal, scrubs what it warns
-// and hands each finished result to sink, the run's entry builder.
+// previewDeps connects with kubectl's flags (and diff's --cluster) through the run's
+// connections, starts ephemeral servers from drift's assets, shows progress on a
+// terminal, scrubs what it warns and hands each finished result to sink, the run's
+// entry builder.
 func (o *Run) previewDeps(cache *render.Cache, progress *progress, cluster string, sink preview.Sink, results *resultCache) preview.Deps {
 	deps := preview.Deps{
 		Connect: func(ctx context.Context, key plan.ClusterKey) (*kube.Connection, error) {
-			flags := kube.FlagsFor(o.cfg.Kube, key.Kubeconfig, key.Context)
-			if cluster != "" {
-				flags.ClusterName = &cluster
-			}
-			return o.cfg.Connect(ctx, flags, o.Concurrency, o.scrub.AddCredential)
+			return o.connect(ctx, key, cluster)
 		},
 		StartEphemeral: func(ctx context.Context) (*kube.Connection, func(), error) {
 			return o.cfg.StartEphemeral(ctx, o.cfg.Getenv, o.cache, o.Concurrency)

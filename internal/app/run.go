@@ -216,7 +216,9 @@ func (o *Run) liveArgoClusters(cluster string) func(context.Context, plan.Cluste
 	if cluster == ephemeralCluster {
 		return nil
 	}
-	return o.argoClusters
+	return func(ctx context.Context, key plan.ClusterKey, ns string) ([]appset.Cluster, error) {
+		return o.argoClusters(ctx, key, cluster, ns)
+	}
 }
 
 // liveObjects reads the ConfigMaps and Secrets discovery needs from the live cluster,
@@ -225,7 +227,9 @@ func (o *Run) liveObjects(cluster string) func(context.Context, plan.ClusterKey,
 	if cluster == ephemeralCluster {
 		return nil
 	}
-	return o.liveObject
+	return func(ctx context.Context, key plan.ClusterKey, kind, ns, name string) (*unstructured.Unstructured, error) {
+		return o.liveObject(ctx, key, cluster, kind, ns, name)
+	}
 }
 
 // coverageInput is the plan's coverage of the change as the report takes it.

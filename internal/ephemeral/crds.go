@@ -8,28 +8,33 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/client-go/dynamic"
-	"k8s.io/client-go/rest"
 
+	"github.com/drift-gitops/drift/internal/kube"
 	"github.com/drift-gitops/drift/internal/render"
 )
 
 var crdGVR = schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"}
 
 // CRDsFrom reads a live cluster's CustomResourceDefinitions, to load into ephemeral
-// servers (--crds-from-context): their spec, name, labels and annotations, not what
-// the cluster recorded about them.
-func CRDsFrom(ctx context.Context, cfg *rest.Config, where string) ([]render.Object, error) {
-	dyn, err := dynamic.NewForConfig(cfg)
-	if err != nil {
-		return nil, err
-	}
-	list, err := dyn.Resource(crdGVR).List(ctx, metav1.ListOptions{})
-	if err != nil {
-		return nil, fmt.Errorf("cannot list the CustomResourceDefinitions of %s: %w", where, err)
+// servers (--crds-from-context), page by page through kube's retry policy: their
+// spec, name, labels and annotations, not what the cluster recorded about them.
+func CRDsFrom(ctx context.Context, c *kube.Clients, where string) ([]render.Object, error) {
+	var items []unstructured.Unstructured
+	opts := metav1.ListOptions{Limit: 500}
+	for {
+		page, err := kube.Retry(ctx, c, func(ctx context.Context) (*unstructured.UnstructuredList, error) {
+			return c.Dynamic.Resource(crdGVR).List(ctx, opts)
+		})
+		if err != nil {
+			return nil, fmt.Errorf("cannot list the CustomResourceDefinitions of %s: %w", where, err)
+		}
+		items = append(items, page.Items...)
+		if opts.Continue = page.GetContinue(); opts.Continue == "" {
+			break
+		}
 	}
 	var out []render.Object
-	for _, item := range list.Items {
+	for _, item := range items {
 		obj := &unstructured.Unstructured{Object: map[string]any{
 			"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
 			"metadata": map[string]any{"name": item.GetName()}, "spec": runtime.DeepCopyJSONValue(item.Object["spec"])}}

@@ -1,6 +1,7 @@
 package fidelity
 
 import (
+	"context"
 	"fmt"
 	"testing"
 
@@ -9,7 +10,6 @@ import (
 	helmkube "helm.sh/helm/v3/pkg/kube"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
-	"k8s.io/client-go/kubernetes"
 	"sigs.k8s.io/yaml"
 
 	"github.com/drift-gitops/drift/internal/applier"
@@ -54,7 +54,11 @@ func helmApplier() realApplier {
 			if err != nil {
 				t.Fatal(err)
 			}
-			rel, err := helm.ReadRelease(kubernetes.NewForConfigOrDie(env.Config), clients.Mapper, ns, release)
+			secrets, err := clients.Secrets(context.Background(), ns)
+			if err != nil {
+				t.Fatal(err)
+			}
+			rel, err := helm.ReadRelease(secrets, clients.Mapper, ns, release)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -48,6 +48,8 @@ type Clients struct {
 
 	aggOnce    sync.Once
 	aggregated map[schema.GroupVersion]string
+	// typed are the typed and raw clients (typed.go), made on first use.
+	typed typed
 
 	// down counts requests in a row that failed to connect after their retries (see
 	// Retry).

@@ -131,7 +131,7 @@ func Run(ctx context.Context, deps Deps, opts Options, targets []plan.Target, he
 	r := &runner{deps: deps, opts: opts, head: head, base: base}
 	p, err := r.connect(ctx, targets)
 	if err == nil {
-		r.readHelmReleases(p)
+		r.readHelmReleases(ctx, p)
 		err = r.previewAll(ctx, p)
 		for _, g := range p.groups {
 			g.cluster.wait()

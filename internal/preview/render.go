@@ -8,7 +8,6 @@ import (
 	"sync"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/client-go/kubernetes"
 
 	"github.com/drift-gitops/drift/internal/applier/helm"
 	"github.com/drift-gitops/drift/internal/reason"
@@ -21,7 +20,7 @@ import (
 // release's deployed revision (what the upgrade starts from and renders the next
 // revision of), and its cluster is opened to the chart's lookup, read-only, as helm
 // upgrade's lookup reads the cluster.
-func (r *runner) readHelmReleases(p *Preview) {
+func (r *runner) readHelmReleases(ctx context.Context, p *Preview) {
 	n := 0
 	for _, t := range p.Targets {
 		if !t.Applier.Traits().UpgradesRelease || t.conn == nil || t.Skipped != "" {
@@ -32,10 +31,10 @@ func (r *runner) readHelmReleases(p *Preview) {
 			t.conn.lookupKey = fmt.Sprintf("cluster-%d", n)
 			r.deps.Cache.AllowLookup(t.conn.lookupKey, t.conn.Clients.Config)
 		}
-		cs, err := kubernetes.NewForConfig(t.conn.Clients.Config)
+		owner := t.owner(t.conn)
+		secrets, err := t.conn.Clients.Secrets(ctx, owner.Namespace)
 		if err == nil {
-			owner := t.owner(t.conn)
-			t.helm, err = helm.ReadRelease(cs, t.conn.Clients.Mapper, owner.Namespace, owner.Name)
+			t.helm, err = helm.ReadRelease(secrets, t.conn.Clients.Mapper, owner.Namespace, owner.Name)
 		}
 		if err != nil {
 			t.renderErr = err

@@ -20,7 +20,6 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/client-go/metadata"
 
 	"github.com/drift-gitops/drift/internal/kube"
 	"github.com/drift-gitops/drift/internal/object"
@@ -83,11 +82,7 @@ func ForCluster(ctx context.Context, c *kube.Clients, store *Store) (*Cluster, e
 	cl := &Cluster{store: store, crds: map[schema.GroupResource]string{}, namespaces: map[string]string{}, nsLabels: map[string]labels.Set{},
 		groups: map[string]group{}, nsUnsettled: map[string]bool{},
 		bypassed: map[string]*atomic.Int64{BypassWebhook: {}, BypassNamespace: {}, BypassKind: {}}}
-	mc, err := metadata.NewForConfig(c.Config)
-	if err != nil {
-		return nil, err
-	}
-	lister := &lister{ctx: ctx, c: c, meta: mc}
+	lister := &lister{ctx: ctx, c: c}
 	get := func(gvr schema.GroupVersionResource, ns, name string) (*unstructured.Unstructured, error) {
 		return kube.Retry(ctx, c, func(ctx context.Context) (*unstructured.Unstructured, error) {
 			return c.Dynamic.Resource(gvr).Namespace(ns).Get(ctx, name, metav1.GetOptions{})
@@ -153,9 +148,8 @@ func whoAmI(ctx context.Context, c *kube.Clients) (string, error) {
 
 // lister reads lists of one cluster.
 type lister struct {
-	ctx  context.Context
-	c    *kube.Clients
-	meta metadata.Interface
+	ctx context.Context
+	c   *kube.Clients
 }
 
 // served reports whether the cluster serves the resource.
@@ -187,9 +181,7 @@ func (l *lister) metadata(gvr schema.GroupVersionResource) ([]metav1.PartialObje
 	var out []metav1.PartialObjectMetadata
 	opts := metav1.ListOptions{Limit: 500}
 	for {
-		page, err := kube.Retry(l.ctx, l.c, func(ctx context.Context) (*metav1.PartialObjectMetadataList, error) {
-			return l.meta.Resource(gvr).List(ctx, opts)
-		})
+		page, err := l.c.ListMetadata(l.ctx, gvr, opts)
 		if err != nil {
 			return nil, fmt.Errorf("listing %s: %w", gvr.GroupResource(), err)
 		}

@@ -293,7 +293,7 @@ func TestHelmUpgradePredictionEqualsWhatHelmUpgradeLeaves(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	rel, err := ReadRelease(kubernetes.NewForConfigOrDie(testEnv(t).Config), c.Mapper, ns, "app")
+	rel, err := ReadRelease(kubernetes.NewForConfigOrDie(testEnv(t).Config).CoreV1().Secrets(ns), c.Mapper, ns, "app")
 	if err != nil || rel == nil || rel.Revision != 1 || rel.NextRevision != 2 || len(rel.Objects) != 4 {
 		t.Fatalf("release = %+v, %v", rel, err)
 	}

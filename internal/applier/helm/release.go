@@ -17,7 +17,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
-	"k8s.io/client-go/kubernetes"
+	corev1client "k8s.io/client-go/kubernetes/typed/core/v1"
 	"sigs.k8s.io/yaml"
 
 	"github.com/drift-gitops/drift/internal/object"
@@ -43,10 +43,10 @@ type Release struct {
 // release Secret (sh.helm.release.v1.<name>.v<N>, labels owner=helm, status=deployed),
 // decoded by Helm's own Secret storage driver. It returns nil and no error when the
 // release has no deployed revision: `helm upgrade --install` then installs. mapper
-// tells namespaced kinds, as Helm's resource builder does. Reading needs `list` on
-// Secrets in the release namespace.
-func ReadRelease(cs kubernetes.Interface, mapper meta.RESTMapper, namespace, name string) (*Release, error) {
-	store := storage.Init(driver.NewSecrets(cs.CoreV1().Secrets(namespace)))
+// tells namespaced kinds, as Helm's resource builder does. secrets are the release
+// namespace's Secrets (kube.Clients.Secrets); reading needs `list` on them.
+func ReadRelease(secrets corev1client.SecretInterface, mapper meta.RESTMapper, namespace, name string) (*Release, error) {
+	store := storage.Init(driver.NewSecrets(secrets))
 	rel, err := store.Deployed(name)
 	if errors.Is(err, driver.ErrNoDeployedReleases) {
 		return nil, nil
@@ -73,7 +73,7 @@ func ReadRelease(cs kubernetes.Interface, mapper meta.RESTMapper, namespace, nam
 		}
 	}
 	next := rel.Version + 1
-	history, err := cs.CoreV1().Secrets(namespace).List(context.Background(), metav1.ListOptions{LabelSelector: "owner=helm,name=" + name})
+	history, err := secrets.List(context.Background(), metav1.ListOptions{LabelSelector: "owner=helm,name=" + name})
 	if err != nil {
 		return nil, fmt.Errorf("failed to list the history of Helm release %s in namespace %s: %w", name, namespace, err)
 	}

@@ -1,0 +1,59 @@
+package app
+
+import (
+	"context"
+	"sync"
+
+	"github.com/drift-gitops/drift/internal/kube"
+	"github.com/drift-gitops/drift/internal/plan"
+)
+
+// connections are the run's connections to live clusters, one per cluster, made on
+// first use through Config.Connect: discovery's reads of a cluster, the CRDs
+// --crds-from-context copies and the preview share one, with kube's one retry
+// policy and the connection's credentials told to the scrubber.
+type connections struct {
+	mu sync.Mutex
+	by map[connectionKey]*connection
+}
+
+// connectionKey is a cluster as the run names it: a target's kubeconfig and
+// context, and diff's --cluster (a kubeconfig cluster) when set.
+type connectionKey struct {
+	plan.ClusterKey
+	cluster string
+}
+
+type connection struct {
+	once sync.Once
+	conn *kube.Connection
+	err  error
+}
+
+// connect is the run's connection to the cluster key names, with diff's --cluster
+// cluster ("" none, or ephemeral: that is not a kubeconfig's cluster). ctx bounds
+// every request of the connection, so it is the run's.
+func (o *Run) connect(ctx context.Context, key plan.ClusterKey, cluster string) (*kube.Connection, error) {
+	if cluster == ephemeralCluster {
+		cluster = ""
+	}
+	k := connectionKey{key, cluster}
+	o.conns.mu.Lock()
+	if o.conns.by == nil {
+		o.conns.by = map[connectionKey]*connection{}
+	}
+	c := o.conns.by[k]
+	if c == nil {
+		c = &connection{}
+		o.conns.by[k] = c
+	}
+	o.conns.mu.Unlock()
+	c.once.Do(func() {
+		flags := kube.FlagsFor(o.cfg.Kube, key.Kubeconfig, key.Context)
+		if cluster != "" {
+			flags.ClusterName = &cluster
+		}
+		c.conn, c.err = o.cfg.Connect(ctx, flags, o.Concurrency, o.scrub.AddCredential)
+	})
+	return c.conn, c.err
+}

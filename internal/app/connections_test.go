@@ -1,0 +1,82 @@
+package app
+
+import (
+	"bytes"
+	"context"
+	"strings"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/cli-runtime/pkg/genericclioptions"
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/drift-gitops/drift/internal/kube"
+	"github.com/drift-gitops/drift/internal/plan"
+	"github.com/drift-gitops/drift/internal/testenv"
+)
+
+// TestDiscoveryAndThePreviewShareTheRunsConnection: what discovery reads from a live
+// cluster (an Argo CD cluster Secret, a ConfigMap a Flux substitution names) and
+// what the preview connects to come from one connection per cluster, made through
+// Config.Connect (which tells the scrubber the connection's credentials, and whose
+// clients carry kube's retry policy); the cluster Secret's values reach the scrubber.
+func TestDiscoveryAndThePreviewShareTheRunsConnection(t *testing.T) {
+	env := testenv.StartFor(t)
+	cs := kubernetes.NewForConfigOrDie(env.Config)
+	ctx := context.Background()
+	if _, err := cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "argocd"}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cs.CoreV1().Secrets("argocd").Create(ctx, &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{Name: "prod", Labels: map[string]string{"argocd.argoproj.io/secret-type": "cluster"}},
+		StringData: map[string]string{"name": "prod", "server": "https://prod.example:6443", "config": `{"bearerToken":"tok-8f3e2a9c41"}`}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cs.CoreV1().ConfigMaps("default").Create(ctx, &corev1.ConfigMap{
+		ObjectMeta: metav1.ObjectMeta{Name: "cluster-settings"}, Data: map[string]string{"DOMAIN": "lab.example"}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+
+	var out, errOut bytes.Buffer
+	cfg := NewConfig(&out, &errOut)
+	connects := 0
+	cfg.Connect = func(ctx context.Context, _ *genericclioptions.ConfigFlags, n int, credential func(...string)) (*kube.Connection, error) {
+		connects++
+		c, err := kube.NewClientsWithin(ctx, env.Config, n)
+		if err != nil {
+			return nil, err
+		}
+		return &kube.Connection{Clients: c}, nil
+	}
+	o := &Run{Concurrency: 4}
+	o.cfg = cfg
+	o.scrub = o.newScrubber()
+	key := plan.ClusterKey{Context: "prod"}
+
+	clusters, err := o.argoClusters(ctx, key, "", "argocd")
+	if err != nil || len(clusters) != 1 || clusters[0].Server != "https://prod.example:6443" {
+		t.Fatalf("argoClusters: %v, %+v", err, clusters)
+	}
+	if !o.scrub.Holds(`{"bearerToken":"tok-8f3e2a9c41"}`) {
+		t.Error("the cluster Secret's config is not told to the scrubber")
+	}
+	cm, err := o.liveObject(ctx, key, "", "ConfigMap", "default", "cluster-settings")
+	if err != nil || cm == nil || cm.GetKind() != "ConfigMap" || !strings.Contains(cm.Object["data"].(map[string]any)["DOMAIN"].(string), "lab.example") {
+		t.Fatalf("liveObject: %v, %+v", err, cm)
+	}
+	missing, err := o.liveObject(ctx, key, "", "Secret", "default", "nothing-here")
+	if err != nil || missing != nil {
+		t.Errorf("a missing Secret: %v, %+v", err, missing)
+	}
+	deps := o.previewDeps(nil, nil, "", nil, nil)
+	if _, err := deps.Connect(ctx, key); err != nil {
+		t.Fatal(err)
+	}
+	if connects != 1 {
+		t.Errorf("Config.Connect was called %d times for one cluster, want 1", connects)
+	}
+	if _, err := o.connect(ctx, plan.ClusterKey{Context: "staging"}, ""); err != nil || connects != 2 {
+		t.Errorf("another cluster: %v, %d connections", err, connects)
+	}
+}
