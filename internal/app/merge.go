@@ -12,7 +12,6 @@ import (
 	"github.com/drift-gitops/drift/internal/render"
 	"github.com/drift-gitops/drift/internal/report"
 	"github.com/drift-gitops/drift/internal/report/write"
-	"github.com/drift-gitops/drift/internal/source"
 )
 
 // Merge combines the JSON reports of a run's shards into the run's report, after
@@ -81,14 +80,8 @@ func (o *Diff) merge(ctx context.Context, files []string) error {
 // checkShards plans and renders the run again, as the shards did but without a
 // cluster, and refuses shards that do not match it (report.CheckShards).
 func (o *Diff) checkShards(ctx context.Context, first *report.Report, shards map[string]*report.Report) error {
-	pl, err := plan.Open(plan.Request{
-		Repo: o.Repo, Ref: o.Ref, DefaultRef: first.Kind == report.KindDrift, Base: o.Base, Paths: o.Paths, Names: o.Targets,
-		Config: plan.ConfigSource{File: o.Config, From: o.ConfigFrom, Known: knownNames()}, Overrides: o.overridesFor(o.Cluster), Warnf: o.warnf,
-		NewCache: func(repo *source.Repo) (*render.Cache, error) { return o.renderCache(ctx, repo) },
-		Charts:   o.Charts.fetcher(o.cfg.Getenv, o.cacheDir), Opened: o.openCache,
-		Context: ctx, MaxTargets: o.MaxTargets, Branches: o.branches(), ArgoClusters: o.liveArgoClusters(o.Cluster), LiveObject: o.liveObjects(o.Cluster),
-		Appliers: o.cfg.Appliers,
-	})
+	pl, err := plan.Open(o.planRequest(ctx, mode{base: o.Base, drift: first.Kind == report.KindDrift, configFrom: o.ConfigFrom, cluster: o.Cluster}))
+	o.saveScans()
 	o.saveRenders(pl, false)
 	if pl != nil && pl.Cache != nil {
 		defer pl.Cache.Close() // its render workers end with the run

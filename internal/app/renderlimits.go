@@ -42,9 +42,6 @@ func (o *Run) saveRenders(pl *plan.Plan, say bool) {
 		return
 	}
 	sc := o.scrub
-	if sc == nil {
-		sc = scrub.New() // drift targets, which reports no value
-	}
 	for _, v := range pl.Secrets {
 		sc.AddSecretData(v)
 	}

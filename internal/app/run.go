@@ -55,23 +55,7 @@ func (o *Run) preview(ctx context.Context, m mode) error {
 	ctx, cancel := context.WithTimeoutCause(ctx, o.Timeout, runTimeout(o.Timeout))
 	defer cancel()
 
-	pl, err := plan.Open(plan.Request{
-		Repo: o.Repo, Ref: o.Ref, DefaultRef: m.drift, Base: m.base, Paths: o.Paths, Names: o.Targets,
-		Config: plan.ConfigSource{File: o.Config, From: m.configFrom, Known: knownNames()}, Overrides: o.overridesFor(m.cluster), Warnf: o.warnf,
-		NewCache: func(repo *source.Repo) (*render.Cache, error) {
-			cache, err := o.renderCache(ctx, repo)
-			if err == nil {
-				// On a pull request, Helm's lookup hands templates no Secret data unless
-				// the runner says so: a template the change wrote can transform a value
-				// past any scrubber. Every value it does hand them is scrubbed.
-				cache.Secrets = render.SecretLookup{Reveal: m.base == "" || m.lookupSecrets, Values: o.scrub.AddSecretData}
-			}
-			return cache, err
-		},
-		Charts: o.Charts.fetcher(o.cfg.Getenv, o.cacheDir), Opened: o.openCache,
-		Context: ctx, MaxTargets: o.MaxTargets, Branches: o.branches(), ArgoClusters: o.liveArgoClusters(m.cluster), LiveObject: o.liveObjects(m.cluster),
-		Appliers: o.cfg.Appliers, Scans: o.scans,
-	})
+	pl, err := plan.Open(o.planRequest(ctx, m))
 	o.saveScans()
 	o.saveRenders(pl, true)
 	if pl != nil && pl.Cache != nil {
@@ -119,6 +103,30 @@ func (o *Run) preview(ctx context.Context, m mode) error {
 		o.warnf("the run ended (%v) before it finished: the report holds what was finished, and what was not is not-checked", context.Cause(ctx))
 	}
 	return o.report(outer, ctx, m, pl, entries, pv.Inputs(), pv.Digest())
+}
+
+// planRequest is the one way a command asks for its plan: m says which refs, where
+// drift.yaml is read from, and which cluster discovery may read (none for an
+// ephemeral server, or drift targets). The caller keeps what discovery read
+// (saveScans) and the plan's renderings (saveRenders) once the plan is open.
+func (o *Run) planRequest(ctx context.Context, m mode) plan.Request {
+	return plan.Request{
+		Repo: o.Repo, Ref: o.Ref, DefaultRef: m.drift, Base: m.base, Paths: o.Paths, Names: o.Targets,
+		Config: plan.ConfigSource{File: o.Config, From: m.configFrom, Known: knownNames()}, Overrides: o.overridesFor(m.cluster), Warnf: o.warnf,
+		NewCache: func(repo *source.Repo) (*render.Cache, error) {
+			cache, err := o.renderCache(ctx, repo)
+			if err == nil {
+				// On a pull request, Helm's lookup hands templates no Secret data unless
+				// the runner says so: a template the change wrote can transform a value
+				// past any scrubber. Every value it does hand them is scrubbed.
+				cache.Secrets = render.SecretLookup{Reveal: m.base == "" || m.lookupSecrets, Values: o.scrub.AddSecretData}
+			}
+			return cache, err
+		},
+		Charts: o.Charts.fetcher(o.cfg.Getenv, o.cacheDir), Opened: o.openCache,
+		Context: ctx, MaxTargets: o.MaxTargets, Branches: o.branches(), ArgoClusters: o.liveArgoClusters(m.cluster), LiveObject: o.liveObjects(m.cluster),
+		Appliers: o.cfg.Appliers, Scans: o.scans,
+	}
 }
 
 // cutShort reports a run that ended (ctx: its deadline, a signal) before anything

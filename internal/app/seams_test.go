@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -81,5 +82,20 @@ func TestDiffUnreachableClusterIsAnError(t *testing.T) {
 	}
 	if strings.Contains(strings.ToLower(out.String()), "no changes") {
 		t.Errorf("stdout:\n%s", out.String())
+	}
+}
+
+// drift targets plans as diff does (planRequest): what discovery read of the
+// repository's files is kept in the cache directory for the next run.
+func TestTargetsRemembersWhatDiscoveryRead(t *testing.T) {
+	var out, errOut bytes.Buffer
+	cfg := seamConfig(t, &out, &errOut, func() error { t.Error("Targets connected to a cluster"); return errors.New("no") })
+	o := &Run{Repo: workTree(t), Ref: "HEAD", Output: "text", MaxTargets: 10, RenderLimits: limits}
+	if err := cfg.Targets(context.Background(), o, ""); err != nil {
+		t.Fatalf("%v\n%s", err, errOut.String())
+	}
+	scans, _ := filepath.Glob(filepath.Join(cfg.Getenv("DRIFT_CACHE_DIR"), "*", "*", "scans", "*"))
+	if len(scans) != 1 {
+		t.Errorf("what discovery read was not kept: %q", scans)
 	}
 }

@@ -9,10 +9,8 @@ import (
 	"text/tabwriter"
 
 	"github.com/drift-gitops/drift/internal/plan"
-	"github.com/drift-gitops/drift/internal/render"
 	"github.com/drift-gitops/drift/internal/report"
 	"github.com/drift-gitops/drift/internal/report/write"
-	"github.com/drift-gitops/drift/internal/source"
 )
 
 // targetRow is one target as drift targets lists it.
@@ -38,13 +36,9 @@ func (c *Config) Targets(ctx context.Context, o *Run, base string) error {
 	if o.Output != "text" && o.Output != "json" {
 		return fmt.Errorf("unknown output format %q: use -o text or -o json", o.Output)
 	}
-	pl, err := plan.Open(plan.Request{
-		Repo: o.Repo, Ref: o.Ref, Base: base, Paths: o.Paths, Names: o.Targets, Overrides: o.overridesFor(ephemeralCluster),
-		Config: plan.ConfigSource{File: o.Config, From: plan.ConfigFromHead, Known: knownNames()}, Warnf: o.warnf,
-		NewCache: func(repo *source.Repo) (*render.Cache, error) { return o.renderCache(ctx, repo) },
-		Charts:   o.Charts.fetcher(c.Getenv, o.cacheDir), Opened: o.openCache,
-		Context: ctx, MaxTargets: o.MaxTargets, Branches: o.branches(), Appliers: c.Appliers,
-	})
+	o.scrub = o.newScrubber() // the renderings' secrets, which drift targets never shows
+	pl, err := plan.Open(o.planRequest(ctx, mode{base: base, configFrom: plan.ConfigFromHead, cluster: ephemeralCluster}))
+	o.saveScans()
 	o.saveRenders(pl, false)
 	if pl != nil && pl.Cache != nil {
 		defer pl.Cache.Close() // its render workers end with the run
