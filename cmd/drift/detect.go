@@ -35,7 +35,10 @@ Exit status: 0 no drift, 1 drift, 2 errors (the report is then incomplete).`,
   # Drift of the staging overlay, as JSON
   drift detect --target shop-staging -o json`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error { return cfg.Detect(cmd.Context(), o) },
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			rep, err := cfg.Detect(cmd.Context(), o)
+			return cfg.Publish(cmd.Context(), o, rep, err)
+		},
 	}
 	bindRun(cmd, cfg, o)
 	bindIssues(cmd.Flags(), o)

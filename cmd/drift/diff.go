@@ -36,7 +36,10 @@ Exit status: 0 no changes, 1 changes, 2 errors (the report is then incomplete).`
   # Two targets of drift.yaml by name
   drift diff --target web-prod --target 'api-*'`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error { return cfg.Diff(cmd.Context(), o) },
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			rep, err := cfg.Diff(cmd.Context(), o)
+			return cfg.Publish(cmd.Context(), &o.Run, rep, err)
+		},
 	}
 	bindRun(cmd, cfg, &o.Run)
 	f := cmd.Flags()

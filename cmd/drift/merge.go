@@ -40,7 +40,10 @@ Exit status: 0 no changes, 1 changes, 2 errors (the report is then incomplete).`
   # ...and one job, in the same checkout, merges and comments on the pull request
   drift report merge --base origin/main shard-*.json --github-comment`,
 		Args: cobra.MinimumNArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error { return cfg.Merge(cmd.Context(), o, args) },
+		RunE: func(cmd *cobra.Command, args []string) error {
+			rep, err := cfg.Merge(cmd.Context(), o, args)
+			return cfg.Publish(cmd.Context(), &o.Run, rep, err)
+		},
 	}
 	bindRun(cmd, cfg, &o.Run)
 	f := cmd.Flags()

@@ -3,6 +3,7 @@ package app
 import (
 	"bytes"
 	"context"
+	"errors"
 	"strings"
 	"testing"
 
@@ -78,5 +79,44 @@ func TestDiscoveryAndThePreviewShareTheRunsConnection(t *testing.T) {
 	}
 	if _, err := o.connect(ctx, plan.ClusterKey{Context: "staging"}, ""); err != nil || connects != 2 {
 		t.Errorf("another cluster: %v, %d connections", err, connects)
+	}
+}
+
+// A Go program gets drift diff's report from Config.Diff, with nothing written nor
+// published; Config.Publish then writes it as drift diff does and returns the Exit
+// it calls for.
+func TestDiffReturnsTheReportAndPublishWritesIt(t *testing.T) {
+	env := testenv.StartFor(t)
+	var out, errOut bytes.Buffer
+	cfg := NewConfig(&out, &errOut)
+	cache := t.TempDir()
+	cfg.Getenv = func(k string) string {
+		if k == "DRIFT_CACHE_DIR" {
+			return cache
+		}
+		return ""
+	}
+	cfg.Connect = func(ctx context.Context, _ *genericclioptions.ConfigFlags, n int, _ func(...string)) (*kube.Connection, error) {
+		c, err := kube.NewClientsWithin(ctx, env.Config, n)
+		if err != nil {
+			return nil, err
+		}
+		return &kube.Connection{Clients: c, Namespace: "default"}, nil
+	}
+	o := &Diff{Run: Run{Repo: workTree(t), Output: "text", Concurrency: 4, MaxTargets: 10, RenderLimits: limits, Timeout: 1 << 40, Prune: true,
+		Report: Report{Color: "never", Unified: 3}, Given: func(string) bool { return false }}, ConfigFrom: plan.ConfigFromBase}
+	rep, err := cfg.Diff(context.Background(), o)
+	if err != nil || rep == nil || !rep.Complete || rep.Summary.Add != 1 {
+		t.Fatalf("Diff: %v, %+v\n%s", err, rep, errOut.String())
+	}
+	if out.Len() != 0 {
+		t.Errorf("Diff wrote the report itself:\n%s", out.String())
+	}
+	var exit Exit
+	if err := cfg.Publish(context.Background(), &o.Run, rep, nil); !errors.As(err, &exit) || exit != Changes {
+		t.Errorf("Publish: %v, want exit %d", err, Changes)
+	}
+	if !strings.Contains(out.String(), "ConfigMap default/web") {
+		t.Errorf("Publish did not write the report:\n%s", out.String())
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/drift-gitops/drift/internal/plan"
+	"github.com/drift-gitops/drift/internal/report"
 )
 
 // Diff is what drift diff is told beside what every run is: the base to compare with,
@@ -26,8 +27,9 @@ type Diff struct {
 	LookupSecrets bool
 }
 
-// Diff previews what applying the ref would change in its clusters: drift diff.
-func (c *Config) Diff(ctx context.Context, o *Diff) error {
+// Diff previews what applying the ref would change in its clusters, and returns the
+// report (Publish writes and publishes it): drift diff.
+func (c *Config) Diff(ctx context.Context, o *Diff) (*report.Report, error) {
 	o.cfg = c
 	o.Base = o.gitlabBase(o.Base)
 	return o.run(ctx, c, mode{base: o.Base, cluster: o.Cluster, configFrom: o.ConfigFrom,
@@ -38,9 +40,10 @@ func (c *Config) Diff(ctx context.Context, o *Diff) error {
 // refuses rather than ignores.
 var PullRequestFlags = []string{"github-comment", "github-check", "comment-file", "html-artifact", "gitlab-note", "gitlab-status"}
 
-// Detect reports where the cluster no longer matches the repository: drift diff of
-// the tracked branch against the live clusters, every difference drift.
-func (c *Config) Detect(ctx context.Context, o *Run) error {
+// Detect finds where the cluster no longer matches the repository, and returns the
+// report (Publish writes and publishes it): drift diff of the tracked branch against
+// the live clusters, every difference drift.
+func (c *Config) Detect(ctx context.Context, o *Run) (*report.Report, error) {
 	o.cfg = c
 	for _, name := range PullRequestFlags {
 		if o.given(name) {
@@ -48,7 +51,7 @@ func (c *Config) Detect(ctx context.Context, o *Run) error {
 			if strings.HasPrefix(name, "gitlab-") {
 				what, issue = "a merge request's", "--gitlab-issue"
 			}
-			return fmt.Errorf("--%s is for %s preview (drift diff); drift detect keeps an issue instead (%s)", name, what, issue)
+			return nil, fmt.Errorf("--%s is for %s preview (drift diff); drift detect keeps an issue instead (%s)", name, what, issue)
 		}
 	}
 	return o.run(ctx, c, mode{configFrom: plan.ConfigFromBase, drift: true})

@@ -53,7 +53,7 @@ func TestDetectRefusesAMergeRequestsFlagsNamingGitLabsIssue(t *testing.T) {
 		"gitlab-status":  "--gitlab-status is for a merge request's preview (drift diff); drift detect keeps an issue instead (--gitlab-issue)",
 		"github-comment": "--github-comment is for a pull request's preview (drift diff); drift detect keeps an issue instead (--github-issue)",
 	} {
-		err := testConfig(nil).Detect(context.Background(), &Run{Given: given(flag)})
+		_, err := testConfig(nil).Detect(context.Background(), &Run{Given: given(flag)})
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("--%s: %v", flag, err)
 		}

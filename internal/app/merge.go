@@ -15,40 +15,41 @@ import (
 )
 
 // Merge combines the JSON reports of a run's shards into the run's report, after
-// planning the run again to check them, and writes and publishes it once: drift
-// report merge. o are the flags the shards ran with.
-func (c *Config) Merge(ctx context.Context, o *Diff, files []string) error {
+// planning the run again to check them, and returns it (Publish writes and
+// publishes it once): drift report merge. o are the flags the shards ran with.
+func (c *Config) Merge(ctx context.Context, o *Diff, files []string) (*report.Report, error) {
 	o.cfg = c
 	o.scrub = o.newScrubber()
 	defer o.closeCache()
 	o.Base = o.gitlabBase(o.Base)
-	if err := o.merge(ctx, files); err != nil {
-		return scrubbedError{err: err, scrub: o.scrub}
+	rep, err := o.merge(ctx, files)
+	if err != nil {
+		return nil, scrubbedError{err: err, scrub: o.scrub}
 	}
-	return nil
+	return rep, nil
 }
 
-// merge reads the shards' reports, plans the run again to check them, merges them
-// and finishes as a run does.
-func (o *Diff) merge(ctx context.Context, files []string) error {
+// merge reads the shards' reports, plans the run again to check them, and merges
+// them, judged by the policy as a run is.
+func (o *Diff) merge(ctx context.Context, files []string) (*report.Report, error) {
 	if !slices.Contains(write.Formats, o.Output) {
-		return fmt.Errorf("unknown output format %q: use -o %s", o.Output, strings.Join(write.Formats, ", -o "))
+		return nil, fmt.Errorf("unknown output format %q: use -o %s", o.Output, strings.Join(write.Formats, ", -o "))
 	}
 	if err := o.Report.validate(); err != nil {
-		return err
+		return nil, err
 	}
 	if err := o.preflight(); err != nil {
-		return err
+		return nil, err
 	}
 	shards := map[string]*report.Report{}
 	var first *report.Report
 	for _, name := range files {
 		if _, dup := shards[name]; dup {
-			return fmt.Errorf("%s is given twice", name)
+			return nil, fmt.Errorf("%s is given twice", name)
 		}
 		rep, err := readReport(name)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		shards[name] = rep
 		if first == nil {
@@ -57,10 +58,10 @@ func (o *Diff) merge(ctx context.Context, files []string) error {
 	}
 	rep, err := report.Merge(shards)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if err := o.checkShards(ctx, first, shards); err != nil {
-		return err
+		return nil, err
 	}
 	// Each shard hid the values it knew; the merge knows every Secret the repository
 	// renders (checkShards rendered them all), which a shard by cluster did not.
@@ -74,7 +75,10 @@ func (o *Diff) merge(ctx context.Context, files []string) error {
 	// A merged report holds the diffs, not the objects an external diff program
 	// (KUBECTL_EXTERNAL_DIFF) would compare: the diffs are shown as they are.
 	o.noObjects = true
-	return o.finish(ctx, rep)
+	if err := rep.ApplyPolicy(o.Report.policy(o.GitHub.FailOnDeletes)); err != nil {
+		return nil, err
+	}
+	return rep, nil
 }
 
 // checkShards plans and renders the run again, as the shards did but without a

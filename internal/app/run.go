@@ -32,26 +32,27 @@ type mode struct {
 	lookupSecrets bool
 }
 
-// run renders, previews and reports, and returns an Exit for changes or errors.
-func (o *Run) run(ctx context.Context, cfg *Config, m mode) error {
+// run renders and previews, and returns the report (Publish writes and publishes
+// it), or the error that left no report.
+func (o *Run) run(ctx context.Context, cfg *Config, m mode) (*report.Report, error) {
 	o.cfg = cfg
 	o.scrub = o.newScrubber()
 	defer o.closeCache()
-	if err := o.preview(ctx, m); err != nil {
-		return scrubbedError{err: err, scrub: o.scrub}
+	rep, err := o.preview(ctx, m)
+	if err != nil {
+		return nil, scrubbedError{err: err, scrub: o.scrub}
 	}
-	return nil
+	return rep, nil
 }
 
 // preview is run before its errors are scrubbed.
-func (o *Run) preview(ctx context.Context, m mode) error {
+func (o *Run) preview(ctx context.Context, m mode) (*report.Report, error) {
 	if err := o.validate(m.configFrom); err != nil {
-		return err
+		return nil, err
 	}
 	if err := o.preflight(); err != nil {
-		return err
+		return nil, err
 	}
-	outer := ctx
 	ctx, cancel := context.WithTimeoutCause(ctx, o.Timeout, runTimeout(o.Timeout))
 	defer cancel()
 
@@ -62,7 +63,7 @@ func (o *Run) preview(ctx context.Context, m mode) error {
 		defer pl.Cache.Close() // its render workers end with the run
 	}
 	if err != nil && (pl == nil || ctx.Err() == nil) {
-		return err
+		return nil, err
 	}
 	for _, v := range pl.Secrets {
 		o.scrub.AddSecretData(v)
@@ -70,7 +71,7 @@ func (o *Run) preview(ctx context.Context, m mode) error {
 	if err != nil {
 		// The run ended while discovering or planning: what was found is reported,
 		// nothing of it previewed.
-		return o.cutShort(outer, ctx, m, pl, err, "while its targets were discovered and planned")
+		return o.cutShort(ctx, m, pl, err, "while its targets were discovered and planned")
 	}
 	o.files = pl.Head.FS
 	if use := pl.Config.Use; use != nil {
@@ -85,9 +86,9 @@ func (o *Run) preview(ctx context.Context, m mode) error {
 	popts := o.previewOptions(m)
 	if popts.CRDs, err = o.ephemeralCRDs(ctx, m, pl); err != nil {
 		if ctx.Err() != nil {
-			return o.cutShort(outer, ctx, m, pl, err, "while the clusters' CRDs were read")
+			return o.cutShort(ctx, m, pl, err, "while the clusters' CRDs were read")
 		}
-		return err
+		return nil, err
 	}
 	progress := newProgress(o.cfg.ErrOut, "previewing")
 	entries := o.newBuilder(m.cluster)
@@ -96,13 +97,13 @@ func (o *Run) preview(ctx context.Context, m mode) error {
 	progress.done()
 	results.close()
 	if err != nil {
-		return err
+		return nil, err
 	}
 	defer pv.Stop()
 	if ctx.Err() != nil {
 		o.warnf("the run ended (%v) before it finished: the report holds what was finished, and what was not is not-checked", context.Cause(ctx))
 	}
-	return o.report(outer, ctx, m, pl, entries, pv.Inputs(), pv.Digest())
+	return o.report(ctx, m, pl, entries, pv.Inputs(), pv.Digest())
 }
 
 // planRequest is the one way a command asks for its plan: m says which refs, where
@@ -132,10 +133,10 @@ func (o *Run) planRequest(ctx context.Context, m mode) plan.Request {
 // cutShort reports a run that ended (ctx: its deadline, a signal) before anything
 // was previewed, while doing what when says: every target planned until then is
 // not-checked, and the report is written and published (report).
-func (o *Run) cutShort(outer, ctx context.Context, m mode, pl *plan.Plan, err error, when string) error {
+func (o *Run) cutShort(ctx context.Context, m mode, pl *plan.Plan, err error, when string) (*report.Report, error) {
 	o.warnf("%v: the report names what was found, none of it previewed", err)
 	targets := preview.NotRun(ctx, pl.Targets, o.shard, when)
-	return o.report(outer, ctx, m, pl, o.newBuilder(m.cluster), targets, "")
+	return o.report(ctx, m, pl, o.newBuilder(m.cluster), targets, "")
 }
 
 // reportGrace is how long a run that ended at its deadline or on a signal still has
@@ -143,9 +144,8 @@ func (o *Run) cutShort(outer, ctx context.Context, m mode, pl *plan.Plan, err er
 const reportGrace = 10 * time.Second
 
 // report builds the run's report of the planned targets' inputs (their entries
-// built by entries), then writes and publishes it. A run that ended (ctx: its
-// deadline, a signal) is given reportGrace beyond it, from outer, to do so.
-func (o *Run) report(outer, ctx context.Context, m mode, pl *plan.Plan, entries report.Builder, targets []report.TargetInput, digest string) error {
+// built by entries), judged by the policy.
+func (o *Run) report(ctx context.Context, m mode, pl *plan.Plan, entries report.Builder, targets []report.TargetInput, digest string) (*report.Report, error) {
 	in := report.Input{Ref: pl.Ref, Commit: pl.Head.Commit, Base: m.base, Drift: m.drift, Config: pl.Config.Change,
 		Targets: append(discoveryInput(pl, o.shard), targets...), Cluster: reportCluster(m.cluster)}
 	if pl.Base != nil {
@@ -157,31 +157,50 @@ func (o *Run) report(outer, ctx context.Context, m mode, pl *plan.Plan, entries 
 	}
 	rep, err := report.Build(in, entries)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	if ctx.Err() != nil {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(context.WithoutCancel(outer), reportGrace)
-		defer cancel()
+	if err := rep.ApplyPolicy(o.Report.policy(o.GitHub.FailOnDeletes)); err != nil {
+		return nil, err
 	}
-	return o.finish(ctx, rep)
+	return rep, nil
 }
 
-// Finish writes and publishes a report built elsewhere (read back from JSON) as a run
-// writes and publishes its own, and returns the Exit it calls for.
+// Publish writes and publishes the report an action (Diff, Detect, Merge) returned
+// for o, and returns the Exit the report calls for; err, the action's own, is
+// returned as it is. A run its deadline or a signal ended (ctx done) still has
+// reportGrace to write and publish.
+func (c *Config) Publish(ctx context.Context, o *Run, rep *report.Report, err error) error {
+	if err != nil {
+		return err
+	}
+	o.cfg = c
+	if ctx.Err() != nil {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(context.WithoutCancel(ctx), reportGrace)
+		defer cancel()
+	}
+	if err := o.finish(ctx, rep); err != nil {
+		return scrubbedError{err: err, scrub: o.scrub}
+	}
+	return nil
+}
+
+// Finish writes and publishes a report built elsewhere (read back from JSON), judged
+// by o's policy, as a run writes and publishes its own, and returns the Exit it
+// calls for.
 func (c *Config) Finish(ctx context.Context, o *Run, rep *report.Report) error {
 	o.cfg, o.noObjects = c, true
 	if o.scrub == nil {
 		o.scrub = o.newScrubber()
+	}
+	if err := rep.ApplyPolicy(o.Report.policy(o.GitHub.FailOnDeletes)); err != nil {
+		return err
 	}
 	return o.finish(ctx, rep)
 }
 
 // finish writes and publishes a report, and returns the exit status it calls for.
 func (o *Run) finish(ctx context.Context, rep *report.Report) error {
-	if err := rep.ApplyPolicy(o.Report.policy(o.GitHub.FailOnDeletes)); err != nil {
-		return err
-	}
 	if err := o.write(ctx, rep); err != nil {
 		return err
 	}

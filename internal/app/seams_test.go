@@ -75,7 +75,8 @@ func TestDiffUnreachableClusterIsAnError(t *testing.T) {
 	cfg := seamConfig(t, &out, &errOut, func() error { return errors.New("dial tcp 10.0.0.1:6443: connection refused") })
 	o := &Diff{Run: Run{Repo: workTree(t), Output: "text", Concurrency: 4, MaxTargets: 10, RenderLimits: limits, Timeout: 1 << 40, Prune: true,
 		Report: Report{Color: "never", Unified: 3}, Given: func(string) bool { return false }}, ConfigFrom: plan.ConfigFromBase}
-	err := cfg.Diff(context.Background(), o)
+	rep, err := cfg.Diff(context.Background(), o)
+	err = cfg.Publish(context.Background(), &o.Run, rep, err)
 	var exit Exit
 	if err == nil || (errors.As(err, &exit) && exit != Errors) || !strings.Contains(err.Error(), "connection refused") {
 		t.Fatalf("err %v\nstdout:\n%s\nstderr:\n%s", err, out.String(), errOut.String())
