@@ -15,6 +15,16 @@ import (
 type connections struct {
 	mu sync.Mutex
 	by map[connectionKey]*connection
+	// run bounds every request of the connections (bind): the run's context, not
+	// that of whoever connects first (discovery's ends with discovery).
+	run context.Context
+}
+
+// bind makes run's context the one every connection's requests end with.
+func (c *connections) bind(run context.Context) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.run = run
 }
 
 // connectionKey is a cluster as the run names it: a target's kubeconfig and
@@ -31,8 +41,8 @@ type connection struct {
 }
 
 // connect is the run's connection to the cluster key names, with diff's --cluster
-// cluster ("" none, or ephemeral: that is not a kubeconfig's cluster). ctx bounds
-// every request of the connection, so it is the run's.
+// cluster ("" none, or ephemeral: that is not a kubeconfig's cluster). Its requests
+// end with the context bound to the run's connections (ctx when none is).
 func (o *Run) connect(ctx context.Context, key plan.ClusterKey, cluster string) (*kube.Connection, error) {
 	if cluster == ephemeralCluster {
 		cluster = ""
@@ -46,6 +56,9 @@ func (o *Run) connect(ctx context.Context, key plan.ClusterKey, cluster string) 
 	if c == nil {
 		c = &connection{}
 		o.conns.by[k] = c
+	}
+	if o.conns.run != nil {
+		ctx = o.conns.run
 	}
 	o.conns.mu.Unlock()
 	c.once.Do(func() {

@@ -53,9 +53,14 @@ func TestDiscoveryAndThePreviewShareTheRunsConnection(t *testing.T) {
 	o := &Run{Concurrency: 4}
 	o.cfg = cfg
 	o.scrub = o.newScrubber()
+	o.conns.bind(ctx)
 	key := plan.ClusterKey{Context: "prod"}
 
-	clusters, err := o.argoClusters(ctx, key, "", "argocd")
+	// Discovery connects first, from a context that ends with it (the base's
+	// discovery): the connection lives on with the run's.
+	discovery, endDiscovery := context.WithCancel(ctx)
+	clusters, err := o.argoClusters(discovery, key, "", "argocd")
+	endDiscovery()
 	if err != nil || len(clusters) != 1 || clusters[0].Server != "https://prod.example:6443" {
 		t.Fatalf("argoClusters: %v, %+v", err, clusters)
 	}
@@ -71,8 +76,12 @@ func TestDiscoveryAndThePreviewShareTheRunsConnection(t *testing.T) {
 		t.Errorf("a missing Secret: %v, %+v", err, missing)
 	}
 	deps := o.previewDeps(nil, nil, "", nil, nil)
-	if _, err := deps.Connect(ctx, key); err != nil {
+	conn, err := deps.Connect(ctx, key)
+	if err != nil {
 		t.Fatal(err)
+	}
+	if err := conn.Clients.Reachable(ctx); err != nil {
+		t.Errorf("the preview's connection ended with discovery: %v", err)
 	}
 	if connects != 1 {
 		t.Errorf("Config.Connect was called %d times for one cluster, want 1", connects)

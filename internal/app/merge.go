@@ -84,6 +84,7 @@ func (o *Diff) merge(ctx context.Context, files []string) (*report.Report, error
 // checkShards plans and renders the run again, as the shards did but without a
 // cluster, and refuses shards that do not match it (report.CheckShards).
 func (o *Diff) checkShards(ctx context.Context, first *report.Report, shards map[string]*report.Report) error {
+	o.conns.bind(ctx)
 	pl, err := plan.Open(o.planRequest(ctx, mode{base: o.Base, drift: first.Kind == report.KindDrift, configFrom: o.ConfigFrom, cluster: o.Cluster}))
 	o.saveScans()
 	o.saveRenders(pl, false)

@@ -55,6 +55,7 @@ func (o *Run) preview(ctx context.Context, m mode) (*report.Report, error) {
 	}
 	ctx, cancel := context.WithTimeoutCause(ctx, o.Timeout, runTimeout(o.Timeout))
 	defer cancel()
+	o.conns.bind(ctx)
 
 	pl, err := plan.Open(o.planRequest(ctx, m))
 	o.saveScans()
