@@ -133,7 +133,7 @@ func (o *Run) planRequest(ctx context.Context, m mode) plan.Request {
 
 // cutShort reports a run that ended (ctx: its deadline, a signal) before anything
 // was previewed, while doing what when says: every target planned until then is
-// not-checked, and the report is written and published (report).
+// not-checked in the report it returns (report).
 func (o *Run) cutShort(ctx context.Context, m mode, pl *plan.Plan, err error, when string) (*report.Report, error) {
 	o.warnf("%v: the report names what was found, none of it previewed", err)
 	targets := preview.NotRun(ctx, pl.Targets, o.shard, when)
@@ -175,6 +175,9 @@ func (c *Config) Publish(ctx context.Context, o *Run, rep *report.Report, err er
 		return err
 	}
 	o.cfg = c
+	if o.scrub == nil {
+		o.scrub = o.newScrubber()
+	}
 	if ctx.Err() != nil {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(context.WithoutCancel(ctx), reportGrace)
