@@ -121,9 +121,9 @@ func (r *runner) seedBase(ctx context.Context, cl *cluster, targets, others []*T
 }
 
 // targetNamespaces are the Namespaces the targets deploy into (a target's
-// namespace, a Helm release's) and those the Flux Kustomization or HelmRelease, or
-// the Argo CD Application, that applies a target is in (its controller reads it
-// there), that neither the base nor another target renders: the cluster has them, or
+// namespace, a Helm release's) and those the Flux Kustomization or the Argo CD
+// Application that applies a target is in (its controller reads it there), that
+// neither the base nor another target renders: the cluster has them, or
 // the applier could not deploy there, so the ephemeral server gets them too, and each
 // such target says so in a note. A target the change adds does not vouch for the
 // namespace of what applies it. Called once the base's scaffolding is known; a head

@@ -1,6 +1,7 @@
 package resultcache
 
 import (
+	"bytes"
 	"errors"
 	"hash"
 	"io/fs"
@@ -36,7 +37,9 @@ type Renders struct {
 	loaded bool
 	index  map[[32]byte]location
 	packs  []*packFile
-	pruned sync.Once
+	// fromNewest are the records Load read from the newest pack, as it read them.
+	fromNewest map[[32]byte][]byte
+	pruned     sync.Once
 }
 
 // keptPacks is how many packs of its build a store keeps: the runs of a few
@@ -98,14 +101,24 @@ func (r *Renders) Load(spec []byte) (data []byte, ok bool) {
 		return nil, false
 	}
 	data, err := loc.read(d)
+	if err == nil && loc.pack == r.packs[0] {
+		r.mu.Lock()
+		if r.fromNewest == nil {
+			r.fromNewest = map[[32]byte][]byte{}
+		}
+		r.fromNewest[d] = data
+		r.mu.Unlock()
+	}
 	return data, err == nil
 }
 
 // Keep writes the run's pack of records, then removes the build's packs but the
-// keptPacks newest and, the first time, the other builds' renderings.
+// keptPacks newest and, the first time, the other builds' renderings. Records that
+// are all in the newest pack, as Load read them, are not written again: a run that
+// only took its renderings does not push the other branches' packs out.
 func (r *Renders) Keep(records []render.Record) error {
 	r.pruned.Do(r.prune)
-	if len(records) == 0 {
+	if len(records) == 0 || r.inNewest(records) {
 		return nil
 	}
 	pw, err := newPackWriter(r.dir, r.rel(), r.id, r.mac)
@@ -129,6 +142,18 @@ func (r *Renders) Keep(records []render.Record) error {
 		}
 	}
 	return nil
+}
+
+// inNewest says whether Load read each of records, as it is, from the newest pack.
+func (r *Renders) inNewest(records []render.Record) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, rec := range records {
+		if read, ok := r.fromNewest[r.digest(rec.Spec)]; !ok || !bytes.Equal(read, rec.Data) {
+			return false
+		}
+	}
+	return true
 }
 
 // Close closes the packs read. The store is not used after.

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 	"time"
 
@@ -110,7 +111,27 @@ func TestTheNewestRenderingsAreKept(t *testing.T) {
 	if data, ok := r.Load([]byte(`{"path":"first"}`)); ok {
 		t.Errorf("the oldest pack is still read: %q", data)
 	}
-	if packs := files(t, filepath.Join(dir, versionDir(), "renders")); len(packs) != keptPacks {
+	packs := files(t, filepath.Join(dir, versionDir(), "renders"))
+	if len(packs) != keptPacks {
 		t.Errorf("%d packs kept, want %d: %q", len(packs), keptPacks, packs)
+	}
+
+	// A run that took all its renderings from the newest pack writes none: it does
+	// not push the older packs out.
+	data, _ := r.Load([]byte(`{"path":"apps"}`))
+	if err := r.Keep([]render.Record{{Spec: []byte(`{"path":"apps"}`), Data: data}}); err != nil {
+		t.Fatal(err)
+	}
+	if again := files(t, filepath.Join(dir, versionDir(), "renders")); !slices.Equal(again, packs) {
+		t.Errorf("a run that made nothing wrote a pack: %q, before %q", again, packs)
+	}
+	// A rendering read from the newest pack but made again, differently (what it
+	// read changed), is written.
+	r.Now = func() time.Time { return at.Add(time.Hour) }
+	if err := r.Keep([]render.Record{{Spec: []byte(`{"path":"apps"}`), Data: []byte("made again")}}); err != nil {
+		t.Fatal(err)
+	}
+	if again := files(t, filepath.Join(dir, versionDir(), "renders")); slices.Equal(again, packs) || len(again) != keptPacks {
+		t.Errorf("a run that made a rendering wrote no pack, or kept too many: %q", again)
 	}
 }
