@@ -13,6 +13,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
@@ -86,6 +87,9 @@ func TestTheTypedClientsFollowTheOneRetryPolicy(t *testing.T) {
 	}
 	if err := secrets.Delete(context.TODO(), "sh.helm.release.v1.web.v1", metav1.DeleteOptions{}); !errors.Is(err, kube.ErrReadOnly) {
 		t.Errorf("Delete: %v, want ErrReadOnly", err)
+	}
+	if _, err := secrets.Apply(context.TODO(), corev1ac.Secret("x", "default"), metav1.ApplyOptions{FieldManager: "t"}); !errors.Is(err, kube.ErrReadOnly) {
+		t.Errorf("Apply: %v, want ErrReadOnly", err)
 	}
 
 	page, err := c.ListMetadata(ctx, schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}, metav1.ListOptions{Limit: 500})
