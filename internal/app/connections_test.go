@@ -121,6 +121,9 @@ func TestDiffReturnsTheReportAndPublishWritesIt(t *testing.T) {
 	if out.Len() != 0 {
 		t.Errorf("Diff wrote the report itself:\n%s", out.String())
 	}
+	if err := cfg.Publish(context.Background(), &o.Run, nil, nil); err == nil || out.Len() != 0 {
+		t.Errorf("Publish of no report: %v, wrote %q", err, out.String())
+	}
 	var exit Exit
 	if err := cfg.Publish(context.Background(), &o.Run, rep, nil); !errors.As(err, &exit) || exit != Changes {
 		t.Errorf("Publish: %v, want exit %d", err, Changes)

@@ -2,6 +2,7 @@ package app
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -173,6 +174,9 @@ func (o *Run) report(ctx context.Context, m mode, pl *plan.Plan, entries report.
 func (c *Config) Publish(ctx context.Context, o *Run, rep *report.Report, err error) error {
 	if err != nil {
 		return err
+	}
+	if rep == nil {
+		return errors.New("no report to publish: the action returned neither a report nor an error")
 	}
 	o.cfg = c
 	if o.scrub == nil {
