@@ -13,8 +13,8 @@ import (
 
 	"k8s.io/client-go/tools/clientcmd"
 
-	"github.com/drift-gitops/drift/internal/dryrun"
 	"github.com/drift-gitops/drift/internal/reason"
+	"github.com/drift-gitops/drift/internal/report"
 )
 
 const crdTmpl = `apiVersion: apiextensions.k8s.io/v1
@@ -284,7 +284,7 @@ func TestEphemeralSaysWhenTheBaseCouldNotBeLoaded(t *testing.T) {
 		t.Fatalf("exit %d\n%s", o.code, o.stderr)
 	}
 	web := find(t, rep, "Service", "web")
-	if web.Category != "add" || !slices.ContainsFunc(web.Warnings, func(w dryrun.Message) bool {
+	if web.Category != "add" || !slices.ContainsFunc(web.Warnings, func(w report.Message) bool {
 		return w.Reason == reason.BaseNotLoaded && strings.Contains(w.Message, "70000")
 	}) {
 		t.Errorf("the Service the base could not load: %s, warnings %+v", web.Category, web.Warnings)

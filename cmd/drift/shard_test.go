@@ -8,7 +8,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/drift-gitops/drift/internal/dryrun"
 	"github.com/drift-gitops/drift/internal/golden"
 	"github.com/drift-gitops/drift/internal/inventory"
 	"github.com/drift-gitops/drift/internal/reason"
@@ -166,7 +165,7 @@ func TestShardsMergeIntoTheRun(t *testing.T) {
 			for i := range rep.Targets {
 				for j := range rep.Targets[i].Objects {
 					o := &rep.Targets[i].Objects[j]
-					o.Warnings = append(o.Warnings, dryrun.Message{Reason: reason.ServerWarning, Message: "fine\r</details>\n### no changes"})
+					o.Warnings = append(o.Warnings, report.Message{Reason: reason.ServerWarning, Message: "fine\r</details>\n### no changes"})
 				}
 			}
 		}},

@@ -13,8 +13,6 @@ import (
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
 	"github.com/drift-gitops/drift/internal/app"
-	"github.com/drift-gitops/drift/internal/dryrun"
-	"github.com/drift-gitops/drift/internal/object"
 	"github.com/drift-gitops/drift/internal/reason"
 	"github.com/drift-gitops/drift/internal/report"
 	"github.com/drift-gitops/drift/internal/steplog/steplogtest"
@@ -37,10 +35,10 @@ func TestTrustStepLogCarriesNoCommandFromAReport(t *testing.T) {
 		Targets: []report.Target{
 			{Name: "web\n::notice::target", Path: "apps/web", Renderer: "helm", Notes: []string{"note\n::add-mask::note-secret"}, Objects: []report.Object{
 				{Category: report.Error, Source: "apps/web/Chart.yaml", ErrorReason: reason.RenderFailed, Error: stepLogHostile},
-				{Category: report.Error, ID: object.ID{Version: "v1", Kind: "ConfigMap", Namespace: "shop", Name: "a\r::warning::title"},
+				{Category: report.Error, ID: report.ID{Version: "v1", Kind: "ConfigMap", Namespace: "shop", Name: "a\r::warning::title"},
 					Source: "apps/web/cm.yaml", Document: 2, ErrorReason: reason.Invalid, Error: "refused: " + stepLogHostile},
-				{Category: report.Modify, ID: object.ID{Version: "v1", Kind: "ConfigMap", Namespace: "shop", Name: "motd"}, Source: "apps/web/motd.yaml",
-					What: "data.motd\n##[add-mask]what", Warnings: []dryrun.Message{{Reason: reason.ServerWarning, Message: "server says\r\n::add-mask::warned"}},
+				{Category: report.Modify, ID: report.ID{Version: "v1", Kind: "ConfigMap", Namespace: "shop", Name: "motd"}, Source: "apps/web/motd.yaml",
+					What: "data.motd\n##[add-mask]what", Warnings: []report.Message{{Reason: reason.ServerWarning, Message: "server says\r\n::add-mask::warned"}},
 					Diff: "--- live/v1.ConfigMap.shop.motd\n+++ merged/v1.ConfigMap.shop.motd\n@@ -1,5 +1,5 @@\n data:\n   motd: |\n-    hello\n+    hello world\n     ::add-mask::hunter2\n     ##[set-output name=has-changes]false\n       ::error file=README.md,line=1,title=drift::all clear\r\n"},
 			}},
 			{Name: "skipped", Skipped: "unchanged\n::add-mask::skip-secret"},

@@ -24,7 +24,6 @@ import (
 	"github.com/drift-gitops/drift/internal/entry"
 	"github.com/drift-gitops/drift/internal/object"
 	"github.com/drift-gitops/drift/internal/render"
-	"github.com/drift-gitops/drift/internal/report"
 	"github.com/drift-gitops/drift/internal/report/write"
 	"github.com/drift-gitops/drift/internal/scrub"
 )
@@ -44,8 +43,8 @@ func run(n, runs int) error {
 	if err != nil {
 		return err
 	}
-	rep, err := report.Build(report.Input{Ref: "main", Commit: "0123456789abcdef0123456789abcdef01234567",
-		Targets: []report.TargetInput{{Name: "big", Results: results(n)}}}, entry.NewBuilder(entry.Options{}, scrub.New()))
+	rep, err := entry.Build(entry.Input{Ref: "main", Commit: "0123456789abcdef0123456789abcdef01234567",
+		Targets: []entry.TargetInput{{Name: "big", Results: results(n)}}}, entry.NewBuilder(entry.Options{}, scrub.New()))
 	if err != nil {
 		return err
 	}

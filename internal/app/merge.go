@@ -7,11 +7,14 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/drift-gitops/drift/internal/entry"
 	"github.com/drift-gitops/drift/internal/plan"
+	"github.com/drift-gitops/drift/internal/policy"
 	"github.com/drift-gitops/drift/internal/preview"
 	"github.com/drift-gitops/drift/internal/render"
 	"github.com/drift-gitops/drift/internal/report"
 	"github.com/drift-gitops/drift/internal/report/write"
+	"github.com/drift-gitops/drift/internal/shard"
 )
 
 // Merge combines the JSON reports of a run's shards into the run's report, after
@@ -56,7 +59,7 @@ func (o *Diff) merge(ctx context.Context, files []string) (*report.Report, error
 			first = rep
 		}
 	}
-	rep, err := report.Merge(shards)
+	rep, err := shard.Merge(shards)
 	if err != nil {
 		return nil, err
 	}
@@ -65,7 +68,7 @@ func (o *Diff) merge(ctx context.Context, files []string) (*report.Report, error
 	}
 	// Each shard hid the values it knew; the merge knows every Secret the repository
 	// renders (checkShards rendered them all), which a shard by cluster did not.
-	report.Scrub(o.scrub, rep)
+	entry.Scrub(o.scrub, rep)
 	// Each shard judged itself by drift.yaml's failOn: the whole run is judged by it too.
 	for _, s := range shards {
 		if s.Policy != nil {
@@ -75,14 +78,14 @@ func (o *Diff) merge(ctx context.Context, files []string) (*report.Report, error
 	// A merged report holds the diffs, not the objects an external diff program
 	// (KUBECTL_EXTERNAL_DIFF) would compare: the diffs are shown as they are.
 	o.noObjects = true
-	if err := rep.ApplyPolicy(o.Report.policy(o.GitHub.FailOnDeletes)); err != nil {
+	if err := policy.Apply(rep, o.Report.policy(o.GitHub.FailOnDeletes)); err != nil {
 		return nil, err
 	}
 	return rep, nil
 }
 
 // checkShards plans and renders the run again, as the shards did but without a
-// cluster, and refuses shards that do not match it (report.CheckShards).
+// cluster, and refuses shards that do not match it (shard.Check).
 func (o *Diff) checkShards(ctx context.Context, first *report.Report, shards map[string]*report.Report) error {
 	o.conns.bind(ctx)
 	pl, err := plan.Open(o.planRequest(ctx, mode{base: o.Base, drift: first.Kind == report.KindDrift, configFrom: o.ConfigFrom, cluster: o.Cluster}))
@@ -111,7 +114,7 @@ func (o *Diff) checkShards(ctx context.Context, first *report.Report, shards map
 			o.scrub.AddSecrets(obj.Get())
 		}
 	})
-	return report.CheckShards(shards, planned)
+	return shard.Check(shards, planned)
 }
 
 // shortCommit is a commit's first 12 digits, or "none".

@@ -41,7 +41,7 @@ func (o *Run) previewDeps(cache *render.Cache, progress *progress, cluster strin
 }
 
 // newBuilder is the run's one entry builder, over the run's scrubber, with what the
-// report may show: the preview hands it each result as it finishes, and report.Build
+// report may show: the preview hands it each result as it finishes, and entry.Build
 // gets every entry from it.
 func (o *Run) newBuilder(cluster string) *entry.Builder {
 	return entry.NewBuilder(entry.Options{ShowSecrets: o.ShowSecrets, DisabledRisks: o.disabledRisks, Unified: &o.Report.Unified,

@@ -8,7 +8,9 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/drift-gitops/drift/internal/appset"
+	"github.com/drift-gitops/drift/internal/entry"
 	"github.com/drift-gitops/drift/internal/plan"
+	"github.com/drift-gitops/drift/internal/policy"
 	"github.com/drift-gitops/drift/internal/preview"
 	"github.com/drift-gitops/drift/internal/render"
 	"github.com/drift-gitops/drift/internal/report"
@@ -147,8 +149,8 @@ const reportGrace = 10 * time.Second
 
 // report builds the run's report of the planned targets' inputs (their entries
 // built by entries), judged by the policy.
-func (o *Run) report(ctx context.Context, m mode, pl *plan.Plan, entries report.Builder, targets []report.TargetInput, digest string) (*report.Report, error) {
-	in := report.Input{Ref: pl.Ref, Commit: pl.Head.Commit, Base: m.base, Drift: m.drift, Config: pl.Config.Change,
+func (o *Run) report(ctx context.Context, m mode, pl *plan.Plan, entries *entry.Builder, targets []entry.TargetInput, digest string) (*report.Report, error) {
+	in := entry.Input{Ref: pl.Ref, Commit: pl.Head.Commit, Base: m.base, Drift: m.drift, Config: pl.Config.Change,
 		Targets: append(discoveryInput(pl, o.shard), targets...), Cluster: reportCluster(m.cluster)}
 	if pl.Base != nil {
 		in.BaseCommit = pl.Base.Commit
@@ -157,11 +159,11 @@ func (o *Run) report(ctx context.Context, m mode, pl *plan.Plan, entries report.
 	if o.shard.Sharded() {
 		in.Shard = &report.Shard{Index: o.shard.Index, Count: o.shard.Count, Plan: digest, By: o.shard.By()}
 	}
-	rep, err := report.Build(in, entries)
+	rep, err := entry.Build(in, entries)
 	if err != nil {
 		return nil, err
 	}
-	if err := rep.ApplyPolicy(o.Report.policy(o.GitHub.FailOnDeletes)); err != nil {
+	if err := policy.Apply(rep, o.Report.policy(o.GitHub.FailOnDeletes)); err != nil {
 		return nil, err
 	}
 	return rep, nil
@@ -201,7 +203,7 @@ func (c *Config) Finish(ctx context.Context, o *Run, rep *report.Report) error {
 	if o.scrub == nil {
 		o.scrub = o.newScrubber()
 	}
-	if err := rep.ApplyPolicy(o.Report.policy(o.GitHub.FailOnDeletes)); err != nil {
+	if err := policy.Apply(rep, o.Report.policy(o.GitHub.FailOnDeletes)); err != nil {
 		return err
 	}
 	return o.finish(ctx, rep)
@@ -234,15 +236,15 @@ func (o *Run) finish(ctx context.Context, rep *report.Report) error {
 // discoveryInput is the report's entry for the files that look like Argo CD or Flux
 // objects but cannot be read: errors, so the run is incomplete (none: nil). Of a
 // sharded run, the first shard reports them.
-func discoveryInput(pl *plan.Plan, shard plan.Shard) []report.TargetInput {
+func discoveryInput(pl *plan.Plan, shard plan.Shard) []entry.TargetInput {
 	if len(pl.DiscoveryFailures) == 0 {
 		return nil
 	}
-	in := report.TargetInput{Name: "discovery", Path: "."}
+	in := entry.TargetInput{Name: "discovery", Path: "."}
 	if shard.Owns(0) {
 		in.Failures = pl.DiscoveryFailures
 	}
-	return []report.TargetInput{in}
+	return []entry.TargetInput{in}
 }
 
 // liveArgoClusters reads Argo CD's cluster Secrets from the live cluster, unless the

@@ -35,7 +35,7 @@ type Options struct {
 
 // Builder builds a run's entries over the run's one scrubber. The run makes one
 // Builder: the preview hands it each result as it finishes (Take) and drops the
-// objects, and report.Build gets every target's entries from it, those taken and
+// objects, and Build gets every target's entries from it, those taken and
 // those of what is left, so every entry is built by the same builder and scrubbed of
 // every value the run's scrubber knows.
 //
@@ -73,7 +73,7 @@ func (b *Builder) Scrubber() *scrub.Scrubber { return b.sc }
 
 // Prepare tells the scrubber a target's names, which the report shows anyway, and
 // the values of its Secrets and masked fields on every side its results hold.
-func (b *Builder) Prepare(ti report.TargetInput) {
+func (b *Builder) Prepare(ti TargetInput) {
 	b.sc.AddPublic(ti.Name)
 	rs := b.compile(ti.Rules)
 	for _, r := range append(ti.AllResults(), ti.Elsewhere...) {
@@ -114,9 +114,9 @@ func (b *Builder) Sensitive(id object.ID, rules config.Rules) bool {
 // target's name and rules and that one result (in Results, or in Split when the
 // target tells the change apart from drift), and keeps them for Entries. It reports
 // whether it did: the caller may then drop the result's objects and counts it in
-// report.TargetInput.Taken. A result whose entry cannot be built is not taken: kept
-// whole, report.Build says why.
-func (b *Builder) Take(in report.TargetInput, i int) bool {
+// TargetInput.Taken. A result whose entry cannot be built is not taken: kept
+// whole, Build says why.
+func (b *Builder) Take(in TargetInput, i int) bool {
 	b.mu.Lock()
 	t := b.taken[in.Name]
 	if t == nil {
@@ -138,7 +138,7 @@ func (b *Builder) Take(in report.TargetInput, i int) bool {
 // previews finished, in the order of the target's results, then those of
 // ti.Results and ti.Split; drift holds the drift already in the cluster, when the
 // target splits the stories.
-func (b *Builder) Entries(ti report.TargetInput) (objects, drift []report.Object, err error) {
+func (b *Builder) Entries(ti TargetInput) (objects, drift []report.Object, err error) {
 	var out built
 	if ti.Taken > 0 {
 		b.mu.Lock()
@@ -168,7 +168,7 @@ func (b *Builder) Entries(ti report.TargetInput) (objects, drift []report.Object
 
 // entries appends the entries of a target input's results and splits (not of its
 // failures, kept objects or notes), in their order.
-func (b *Builder) entries(ti report.TargetInput, rs *rules, out *built) error {
+func (b *Builder) entries(ti TargetInput, rs *rules, out *built) error {
 	split := ti.Split != nil
 	add := func(r dryrun.Result, sd report.Sides, story string) error {
 		o, err := b.build(r, rs, sd, story)

@@ -1,7 +1,6 @@
 package entry
 
 import (
-	"bytes"
 	"strings"
 	"testing"
 
@@ -15,91 +14,6 @@ import (
 	"github.com/drift-gitops/drift/internal/report/reporttest"
 	"github.com/drift-gitops/drift/internal/scrub"
 )
-
-// streamed builds in's report as preview.Run feeds a builder: every target prepared,
-// then each result taken, in order, and the report built from what is left by the
-// same builder.
-func streamed(t *testing.T, in report.Input, b *Builder) *report.Report {
-	t.Helper()
-	for _, ti := range in.Targets {
-		b.Prepare(ti)
-	}
-	for i, ti := range in.Targets {
-		left := ti
-		left.Results, left.Split = nil, nil
-		for j, r := range ti.Results {
-			one := report.TargetInput{Name: ti.Name, Rules: ti.Rules, Results: []dryrun.Result{r}}
-			if !b.Take(one, j) {
-				t.Fatalf("%s: result %d not taken", ti.Name, j)
-			}
-			left.Taken++
-		}
-		for j, sp := range ti.Split {
-			one := report.TargetInput{Name: ti.Name, Rules: ti.Rules, Split: []report.Split{sp}}
-			if !b.Take(one, len(ti.Results)+j) {
-				t.Fatalf("%s: split %d not taken", ti.Name, j)
-			}
-			left.Taken++
-		}
-		in.Targets[i] = left
-	}
-	rep, err := report.Build(in, b)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return rep
-}
-
-func jsonOf(t *testing.T, rep *report.Report) string {
-	t.Helper()
-	var b bytes.Buffer
-	if err := report.WriteJSON(&b, rep); err != nil {
-		t.Fatal(err)
-	}
-	for _, tg := range rep.Targets {
-		for _, o := range append(tg.Objects, tg.Drift...) {
-			b.WriteString(o.FromYAML + o.ToYAML)
-		}
-	}
-	return b.String()
-}
-
-// TestTakenEntriesAreTheEntriesOfWholeResults: entries built one result at a time, as
-// the preview finishes them, make the report whole results make, byte for byte, and
-// a Secret's value quoted by an object taken before it is scrubbed all the same.
-func TestTakenEntriesAreTheEntriesOfWholeResults(t *testing.T) {
-	t.Parallel()
-	in := reporttest.SampleInput(t)
-	quote := "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: quote, namespace: shop}\ndata: {copy: s3cr3t-new}\n"
-	in.Targets[0].Results = append([]dryrun.Result{reporttest.Result(t, "shop/quote.yaml", 1, quote, "", quote)}, in.Targets[0].Results...)
-	cm := func(color string) string {
-		return "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: settings, namespace: split}\ndata: {color: " + color + "}\n"
-	}
-	base := reporttest.Result(t, "cm.yaml", 1, cm("blue"), cm("red"), cm("blue"))
-	in.Targets = append(in.Targets, report.TargetInput{Name: "split", Split: []report.Split{{Head: reporttest.Result(t, "cm.yaml", 1, cm("green"), cm("red"), cm("green")), Base: &base}}})
-
-	whole := jsonOf(t, build(t, in, Options{}))
-	got := jsonOf(t, streamed(t, in, NewBuilder(Options{}, scrub.New())))
-	if got != whole {
-		t.Errorf("the taken entries make another report:\n%s\nwhole:\n%s", got, whole)
-	}
-	if strings.Contains(got, "s3cr3t-new") || !strings.Contains(got, "+++ head/v1.ConfigMap.split.settings") {
-		t.Errorf("a Secret's value leaks, or the split's entries are missing:\n%s", got)
-	}
-}
-
-// TestAReportIsRefusedFromAnotherBuilderThanTheOneTheResultsWentTo: the entries of
-// taken results are the taking builder's; another builder says so rather than leave
-// them out.
-func TestAReportIsRefusedFromAnotherBuilderThanTheOneTheResultsWentTo(t *testing.T) {
-	t.Parallel()
-	in := reporttest.SampleInput(t)
-	in.Targets[0].Results, in.Targets[0].Taken = nil, 3
-	_, err := report.Build(in, NewBuilder(Options{}, scrub.New()))
-	if err == nil || !strings.Contains(err.Error(), "target shop: 3 of its objects were taken") || !strings.Contains(err.Error(), "the builder the preview fed") {
-		t.Fatalf("got %v", err)
-	}
-}
 
 // TestJQIsCompiledOncePerRun: the same expression in the rules of two targets is
 // compiled once, and one that does not parse is an error of each object it selects.
@@ -174,7 +88,7 @@ func TestUnchangedYAMLOnlyWhenAsked(t *testing.T) {
 		return dryrun.Result{ID: object.IDOf(m), Object: render.Object{Obj: m}, Live: cm(live), Merged: m}
 	}
 	for _, keep := range []bool{false, true} {
-		in := report.Input{Targets: []report.TargetInput{{Name: "t", Results: []dryrun.Result{result("a", "a"), result("a", "b")}}}}
+		in := Input{Targets: []TargetInput{{Name: "t", Results: []dryrun.Result{result("a", "a"), result("a", "b")}}}}
 		rep := build(t, in, Options{UnchangedYAML: keep})
 		same, changed := rep.Targets[0].Objects[0], rep.Targets[0].Objects[1]
 		if same.Category != report.Unchanged || changed.Category != report.Modify {
@@ -207,7 +121,7 @@ func TestPrepareReadsOnlySecretsAndMaskedObjects(t *testing.T) {
 	sec := mk("Secret", "sec", map[string]any{"password": "c2VjcmV0LXZhbHVlLTU2Nzg="})
 	rules := config.Rules{Mask: []config.MaskRule{{Selector: config.Selector{Kind: "ConfigMap", Name: "masked"}, Paths: []string{"/data/token"}}}}
 	sc := scrub.New()
-	NewBuilder(Options{}, sc).Prepare(report.TargetInput{Name: "t", Rules: rules, Results: []dryrun.Result{plain, masked, sec}})
+	NewBuilder(Options{}, sc).Prepare(TargetInput{Name: "t", Rules: rules, Results: []dryrun.Result{plain, masked, sec}})
 	if plain.Object.Decoded() {
 		t.Error("an unmasked ConfigMap was decoded to learn its values")
 	}

@@ -16,19 +16,19 @@ import (
 
 // build makes one result's line of the report: sd names the sides its diff compares,
 // story the story it tells when the report splits them. Its messages are scrubbed
-// later, with the rest of the report (report.Build).
+// later, with the rest of the report (Build).
 func (b *Builder) build(r dryrun.Result, rs *rules, sd report.Sides, story string) (report.Object, error) {
-	o := report.NewObject(r.ID, r.Object.Source, r.Object.Doc)
+	o := report.NewObject(report.ID(r.ID), r.Object.Source, r.Object.Doc)
 	o.Sides, o.Inventory, o.Story = sd, r.Inventory, story
 	for _, n := range r.Object.Notes {
-		o.Warnings = append(o.Warnings, dryrun.Message{Reason: n.Reason, Message: n.Message})
+		o.Warnings = append(o.Warnings, report.Message{Reason: n.Reason, Message: n.Message})
 	}
 	for _, w := range r.Warnings {
-		o.Warnings = append(o.Warnings, dryrun.Message{Reason: w.Reason, Message: w.Message})
+		o.Warnings = append(o.Warnings, report.Message{Reason: w.Reason, Message: w.Message})
 	}
 	if r.Err != nil {
 		o.Category, o.Error, o.ErrorReason = report.Error, r.Err.Message, r.Err.Reason
-		o.Risks = risk.Evaluate(risk.Change{ID: o.ID, Category: report.Error, ErrorReason: string(r.Err.Reason)}, b.opts.DisabledRisks)
+		o.Risks = risks(risk.Evaluate(risk.Change{ID: r.ID, Category: report.Error, ErrorReason: string(r.Err.Reason)}, b.opts.DisabledRisks))
 		return o, nil
 	}
 	live, merged, err := b.sides(r, rs)
@@ -89,8 +89,20 @@ func (b *Builder) build(r dryrun.Result, rs *rules, sd report.Sides, story strin
 		o.Diff = "--- " + sd.From + "/" + o.File + "\n+++ " + sd.To + "/" + o.File +
 			"\n\\ encrypted with SOPS and not decrypted: its encrypted document changes; its values are not compared\n"
 	}
-	o.Risks = risk.Evaluate(risk.Change{ID: o.ID, Category: o.Category, Live: objectOf(live), Merged: objectOf(merged), CustomResources: r.CustomResources}, b.opts.DisabledRisks)
+	o.Risks = risks(risk.Evaluate(risk.Change{ID: r.ID, Category: o.Category, Live: objectOf(live), Merged: objectOf(merged), CustomResources: r.CustomResources}, b.opts.DisabledRisks))
 	return o, nil
+}
+
+// risks are the findings of the risk rules as the report holds them.
+func risks(findings []risk.Finding) []report.Risk {
+	if findings == nil {
+		return nil
+	}
+	out := make([]report.Risk, len(findings))
+	for i, f := range findings {
+		out[i] = report.Risk(f)
+	}
+	return out
 }
 
 // sides are the two sides of a result as the report shows them: normalized, values

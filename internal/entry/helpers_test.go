@@ -10,9 +10,9 @@ import (
 )
 
 // build builds in's report with a builder of its own, as a run that streams nothing.
-func build(t *testing.T, in report.Input, opts Options) *report.Report {
+func build(t *testing.T, in Input, opts Options) *report.Report {
 	t.Helper()
-	rep, err := report.Build(in, NewBuilder(opts, scrub.New()))
+	rep, err := Build(in, NewBuilder(opts, scrub.New()))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -22,6 +22,6 @@ func build(t *testing.T, in report.Input, opts Options) *report.Report {
 // buildOne is the entry of one result of a target with rules.
 func buildOne(t *testing.T, r dryrun.Result, rules config.Rules) report.Object {
 	t.Helper()
-	rep := build(t, report.Input{Targets: []report.TargetInput{{Name: "t", Results: []dryrun.Result{r}, Rules: rules}}}, Options{})
+	rep := build(t, Input{Targets: []TargetInput{{Name: "t", Results: []dryrun.Result{r}, Rules: rules}}}, Options{})
 	return rep.Targets[0].Objects[0]
 }

@@ -137,7 +137,7 @@ func TestTrimKeepsWhatTheReportReads(t *testing.T) {
 	for _, rules := range []config.Rules{{}, {Ignore: []config.IgnoreRule{{Selector: config.Selector{Kind: "Deployment"}, Managers: []string{"hpa-*"}}}}} {
 		whole := buildOne(t, reporttest.Result(t, "web.yaml", 1, rendered, hpaLive, merged), rules)
 		r := reporttest.Result(t, "web.yaml", 1, rendered, hpaLive, merged)
-		report.Trim(rules, &r)
+		Trim(rules, &r)
 		if r.Merged.GetManagedFields() != nil {
 			t.Errorf("the prediction keeps its managedFields")
 		}

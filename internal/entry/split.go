@@ -16,7 +16,7 @@ import (
 //   - the drift is the live object against the base's prediction (live/ → base/);
 //   - an object the base does not render, or whose base preview failed, is diffed
 //     against the live object (live/ → head/), the failure said in a warning.
-func stories(s report.Split) (change dryrun.Result, sd report.Sides, drift *dryrun.Result) {
+func stories(s Split) (change dryrun.Result, sd report.Sides, drift *dryrun.Result) {
 	head, base := s.Head, s.Base
 	switch {
 	case head.Err != nil:

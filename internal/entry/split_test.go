@@ -31,7 +31,7 @@ func TestSplitMarksBothPredictionsOfANewServiceAndNamesChangesDiffedAgainstLive(
 	newSvc := dryrun.Result{Object: render.Object{Obj: splitObj(t, svc)}, ID: object.IDOf(splitObj(t, svc)), Merged: predicted("10.0.0.9")}
 	baseSvc := dryrun.Result{Object: render.Object{Obj: splitObj(t, svc)}, ID: newSvc.ID, Merged: predicted("10.0.0.44")}
 	adopted := dryrun.Result{Object: render.Object{Obj: splitObj(t, cm)}, ID: object.IDOf(splitObj(t, cm)), Live: splitObj(t, cm), Merged: splitObj(t, cm)}
-	change, sd, drift := stories(report.Split{Head: newSvc, Base: &baseSvc})
+	change, sd, drift := stories(Split{Head: newSvc, Base: &baseSvc})
 	for side, u := range map[string]*unstructured.Unstructured{"base": change.Live, "head": change.Merged} {
 		if ip, _, _ := unstructured.NestedString(u.Object, "spec", "clusterIP"); ip != "(allocated)" {
 			t.Errorf("%s prediction's clusterIP = %q, want (allocated)", side, ip)
@@ -40,7 +40,7 @@ func TestSplitMarksBothPredictionsOfANewServiceAndNamesChangesDiffedAgainstLive(
 	if sd != report.SidesChange || drift == nil {
 		t.Errorf("a new Service in both: sides %v, drift %v; want base/head and a drift story", sd, drift)
 	}
-	if _, sd, drift := stories(report.Split{Head: adopted}); sd != report.SidesChangeLive || drift != nil {
+	if _, sd, drift := stories(Split{Head: adopted}); sd != report.SidesChangeLive || drift != nil {
 		t.Errorf("an object only the head renders, live already: sides %v, drift %v; want live/head and no drift story", sd, drift)
 	}
 }

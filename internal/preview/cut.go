@@ -5,8 +5,8 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/drift-gitops/drift/internal/entry"
 	"github.com/drift-gitops/drift/internal/plan"
-	"github.com/drift-gitops/drift/internal/report"
 )
 
 // cutShort marks the targets the run's end (ctx: --timeout, a signal) left
@@ -50,9 +50,9 @@ func endedBy(ctx context.Context) string {
 // (a deadline or a signal while discovering or planning them, said by while): each
 // one not skipped is an error, not-checked. Of a sharded run, each target is
 // reported by the shard that owns it.
-func NotRun(ctx context.Context, targets []plan.Target, shard plan.Shard, while string) []report.TargetInput {
+func NotRun(ctx context.Context, targets []plan.Target, shard plan.Shard, while string) []entry.TargetInput {
 	clusters := plan.Clusters(targets)
-	out := make([]report.TargetInput, 0, len(targets))
+	out := make([]entry.TargetInput, 0, len(targets))
 	for i, pt := range targets {
 		t := newTarget(pt)
 		t.shard, t.ownsTarget = shard, shard.Owns(i)

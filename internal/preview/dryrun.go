@@ -11,6 +11,7 @@ import (
 	"github.com/drift-gitops/drift/internal/applier"
 	"github.com/drift-gitops/drift/internal/applier/helm"
 	"github.com/drift-gitops/drift/internal/dryrun"
+	"github.com/drift-gitops/drift/internal/entry"
 	"github.com/drift-gitops/drift/internal/object"
 	"github.com/drift-gitops/drift/internal/prune"
 	"github.com/drift-gitops/drift/internal/reason"
@@ -78,11 +79,11 @@ func (r *runner) tellOthers(p *Preview, s *stream) {
 			others = append(others, t)
 		}
 	}
-	inputs := make([]report.TargetInput, len(others))
+	inputs := make([]entry.TargetInput, len(others))
 	var wg sync.WaitGroup
 	for i, t := range others {
 		wg.Go(func() { // side by side: the renderer batches them
-			inputs[i] = report.TargetInput{Name: t.Name, Rules: t.Rules}
+			inputs[i] = entry.TargetInput{Name: t.Name, Rules: t.Rules}
 			res, err := r.renderIn(r.head, t, nil)
 			if err != nil {
 				return
@@ -261,7 +262,7 @@ func (r *runner) leftBehind(ctx context.Context, t *Target) {
 	var left []string
 	for _, o := range base.Objects {
 		if id := o.ID(); !inHead[defaulted(id, ns)] && !handled[nameOf(id)] {
-			left = append(left, report.Object{ID: id}.Title())
+			left = append(left, report.Object{ID: report.ID(id)}.Title())
 		}
 	}
 	if len(left) == 0 {

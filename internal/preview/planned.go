@@ -3,7 +3,7 @@ package preview
 import (
 	"github.com/drift-gitops/drift/internal/plan"
 	"github.com/drift-gitops/drift/internal/render"
-	"github.com/drift-gitops/drift/internal/report"
+	"github.com/drift-gitops/drift/internal/shard"
 	"github.com/drift-gitops/drift/internal/source"
 )
 
@@ -12,13 +12,13 @@ import (
 // shards of a run split among themselves, for drift report merge to check their
 // reports against. Skipped and refused targets render nothing. seen, when set, is
 // told every object rendered.
-func Planned(cache *render.Cache, targets []plan.Target, head *source.Snapshot, seen func(render.Object)) []report.PlannedTarget {
+func Planned(cache *render.Cache, targets []plan.Target, head *source.Snapshot, seen func(render.Object)) []shard.PlannedTarget {
 	r := &runner{deps: Deps{Cache: cache}, head: head}
-	out := make([]report.PlannedTarget, 0, len(targets))
+	out := make([]shard.PlannedTarget, 0, len(targets))
 	clusters := plan.Clusters(targets)
 	for _, pt := range targets {
 		t := newTarget(pt)
-		planned := report.PlannedTarget{Name: pt.Name, Cluster: clusters[pt.Cluster]}
+		planned := shard.PlannedTarget{Name: pt.Name, Cluster: clusters[pt.Cluster]}
 		if pt.Skipped == "" && pt.Refused == "" {
 			if err := head.CheckPaths([]string{t.Spec.Path}); err == nil {
 				if res, err := r.renderIn(head, t, nil); err == nil {
@@ -26,7 +26,7 @@ func Planned(cache *render.Cache, targets []plan.Target, head *source.Snapshot, 
 						if seen != nil {
 							seen(o)
 						}
-						planned.Objects = append(planned.Objects, report.PlannedObject{
+						planned.Objects = append(planned.Objects, shard.PlannedObject{
 							Group: o.ID().Group, Kind: o.ID().Kind, Name: o.Name(), Source: o.Source, Document: o.Doc})
 					}
 				}

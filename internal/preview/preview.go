@@ -15,11 +15,11 @@ import (
 
 	"github.com/drift-gitops/drift/internal/applier"
 	"github.com/drift-gitops/drift/internal/config"
+	"github.com/drift-gitops/drift/internal/entry"
 	"github.com/drift-gitops/drift/internal/kube"
 	"github.com/drift-gitops/drift/internal/object"
 	"github.com/drift-gitops/drift/internal/plan"
 	"github.com/drift-gitops/drift/internal/render"
-	"github.com/drift-gitops/drift/internal/report"
 	"github.com/drift-gitops/drift/internal/resultcache"
 	"github.com/drift-gitops/drift/internal/source"
 )
@@ -69,7 +69,7 @@ type Sink interface {
 	// Prepare tells the sink a target's names and the values its results hold: every
 	// target's name first, then each previewed target's input once its first round
 	// is done.
-	Prepare(in report.TargetInput)
+	Prepare(in entry.TargetInput)
 	// Sensitive reports whether the sink must know an object's previewed values
 	// before it takes any result.
 	Sensitive(id object.ID, rules config.Rules) bool
@@ -77,7 +77,7 @@ type Sink interface {
 	// rules and that one result (in Results, or in Split when the target tells the
 	// change apart from drift). It reports whether it took it; the preview then drops
 	// the result's objects.
-	Take(in report.TargetInput, i int) bool
+	Take(in entry.TargetInput, i int) bool
 }
 
 // Options say how to preview.
@@ -166,8 +166,8 @@ func (p *Preview) Stop() {
 }
 
 // Inputs are the targets' parts of the report, in the order they were planned.
-func (p *Preview) Inputs() []report.TargetInput {
-	out := make([]report.TargetInput, 0, len(p.Targets))
+func (p *Preview) Inputs() []entry.TargetInput {
+	out := make([]entry.TargetInput, 0, len(p.Targets))
 	for _, t := range p.Targets {
 		out = append(out, t.input())
 	}

@@ -16,12 +16,12 @@ import (
 
 	"github.com/drift-gitops/drift/internal/applier/appliers"
 	"github.com/drift-gitops/drift/internal/dryrun"
+	"github.com/drift-gitops/drift/internal/entry"
 	"github.com/drift-gitops/drift/internal/gitfixture"
 	"github.com/drift-gitops/drift/internal/kube"
 	"github.com/drift-gitops/drift/internal/plan"
 	"github.com/drift-gitops/drift/internal/reason"
 	"github.com/drift-gitops/drift/internal/render"
-	"github.com/drift-gitops/drift/internal/report"
 	"github.com/drift-gitops/drift/internal/testenv"
 )
 
@@ -94,7 +94,7 @@ func TestPreviewRunsTargetsOnTheirClusters(t *testing.T) {
 	if connects[plan.ClusterKey{}] != 1 || connects[plan.ClusterKey{Context: "far"}] != 1 {
 		t.Errorf("connected %v, want each cluster once", connects)
 	}
-	in := map[string]report.TargetInput{}
+	in := map[string]entry.TargetInput{}
 	for _, ti := range p.Inputs() {
 		in[ti.Name] = ti
 	}
@@ -140,7 +140,7 @@ func TestPreviewRunsTargetsOnTheirClusters(t *testing.T) {
 	}
 }
 
-func baseMerged(s report.Split) *unstructured.Unstructured {
+func baseMerged(s entry.Split) *unstructured.Unstructured {
 	if s.Base == nil {
 		return &unstructured.Unstructured{Object: map[string]any{}}
 	}

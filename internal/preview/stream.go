@@ -7,7 +7,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/drift-gitops/drift/internal/dryrun"
-	"github.com/drift-gitops/drift/internal/report"
+	"github.com/drift-gitops/drift/internal/entry"
 )
 
 // stream sends the planned objects and, with a sink, hands each object's result to
@@ -55,7 +55,7 @@ func (s *stream) name(targets []*Target) {
 		return
 	}
 	for _, t := range targets {
-		s.sink.Prepare(report.TargetInput{Name: t.Name})
+		s.sink.Prepare(entry.TargetInput{Name: t.Name})
 	}
 }
 
@@ -159,7 +159,7 @@ func (s *stream) options(t *Target, opts dryrun.Options, skip func(int) bool, ta
 		s.deps.Progress(s.done, s.total)
 	}
 	opts.Finished = func(i int, r *dryrun.Result) {
-		report.Trim(t.Rules, r)
+		entry.Trim(t.Rules, r)
 		t.addShared(i)
 		t.previewed[i] = true
 		if !take || s.sink == nil {
@@ -189,11 +189,11 @@ const maxQueued = 256
 // result holds. A result the sink does not take is kept whole for the report.
 func (s *stream) take(t *Target, i int) {
 	r := &t.Results[i]
-	in := report.TargetInput{Name: t.Name, Rules: t.Rules}
+	in := entry.TargetInput{Name: t.Name, Rules: t.Rules}
 	var base *dryrun.Result
 	if t.BasePredictions != nil {
 		base = t.BasePredictions[i]
-		in.Split = []report.Split{{Head: *r, Base: base}}
+		in.Split = []entry.Split{{Head: *r, Base: base}}
 	} else {
 		in.Results = []dryrun.Result{*r}
 	}

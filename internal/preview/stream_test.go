@@ -123,7 +123,7 @@ func TestStreamedEntriesMakeTheSameReport(t *testing.T) {
 			t.Fatal(err)
 		}
 		t.Cleanup(p.Stop)
-		rep, err := report.Build(report.Input{Targets: p.Inputs()}, b)
+		rep, err := entry.Build(entry.Input{Targets: p.Inputs()}, b)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -232,7 +232,7 @@ func TestAClustersObjectsAreSentWhileAnotherClusterStillRenders(t *testing.T) {
 	if held.gaveUp.Load() {
 		t.Error("target b's files were read only after 20 seconds: no object was previewed while it rendered")
 	}
-	rep, err := report.Build(report.Input{Targets: p.Inputs()}, b)
+	rep, err := entry.Build(entry.Input{Targets: p.Inputs()}, b)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,11 +9,11 @@ import (
 	"github.com/drift-gitops/drift/internal/applier/helm"
 	"github.com/drift-gitops/drift/internal/config"
 	"github.com/drift-gitops/drift/internal/dryrun"
+	"github.com/drift-gitops/drift/internal/entry"
 	"github.com/drift-gitops/drift/internal/plan"
 	"github.com/drift-gitops/drift/internal/prune"
 	"github.com/drift-gitops/drift/internal/reason"
 	"github.com/drift-gitops/drift/internal/render"
-	"github.com/drift-gitops/drift/internal/report"
 )
 
 // Target is a planned target as it goes through the preview.
@@ -170,13 +170,13 @@ func (t *Target) completeSpec(spec render.Spec, cl *cluster) render.Spec {
 }
 
 // input is the target's part of the report: of a shard, only its share.
-func (t *Target) input() report.TargetInput { return t.inputOf(nil) }
+func (t *Target) input() entry.TargetInput { return t.inputOf(nil) }
 
 // inputOf is input with the results that pending names given by their identity
 // alone (TargetInput.Pending): what the sink is told of objects whose previews may
 // still be running (their other fields are being written).
-func (t *Target) inputOf(pending func(i int) bool) report.TargetInput {
-	in := report.TargetInput{Name: t.Name, Path: displayRepoPath(t.Spec.Path), Renderer: t.Spec.Renderer,
+func (t *Target) inputOf(pending func(i int) bool) entry.TargetInput {
+	in := entry.TargetInput{Name: t.Name, Path: displayRepoPath(t.Spec.Path), Renderer: t.Spec.Renderer,
 		Context: t.Cluster.Context, Applier: string(t.Applier.Name()), Skipped: t.Skipped, NotPreviewed: t.NotPreviewed, Rules: t.Rules}
 	for i := range t.Results {
 		if pending != nil && pending(i) {
@@ -197,13 +197,13 @@ func (t *Target) inputOf(pending func(i int) bool) report.TargetInput {
 		case i < len(t.taken) && t.taken[i]:
 			in.Taken++
 		case t.BasePredictions != nil:
-			in.Split = append(in.Split, report.Split{Head: head, Base: base})
+			in.Split = append(in.Split, entry.Split{Head: head, Base: base})
 		default:
 			in.Results = append(in.Results, head)
 		}
 	}
 	if t.BasePredictions != nil && in.Split == nil {
-		in.Split = []report.Split{}
+		in.Split = []entry.Split{}
 	}
 	if !t.ownsTarget && t.shard.Sharded() {
 		return in
@@ -241,7 +241,7 @@ func (t *Target) inputOf(pending func(i int) bool) report.TargetInput {
 		in.Failures = append(in.Failures, t.Pruned.Failures...)
 		in.Notes = append(in.Notes, t.Pruned.Notes...)
 		for _, k := range t.Pruned.Kept {
-			in.Kept = append(in.Kept, report.KeptInput{ID: k.ID, Inventory: k.Inventory, Reason: k.Reason})
+			in.Kept = append(in.Kept, entry.KeptInput{ID: k.ID, Inventory: k.Inventory, Reason: k.Reason})
 		}
 	}
 	return in

@@ -5,7 +5,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/drift-gitops/drift/internal/object"
 	"github.com/drift-gitops/drift/internal/reason"
 	"github.com/drift-gitops/drift/internal/report"
 	"github.com/drift-gitops/drift/internal/steplog"
@@ -67,10 +66,10 @@ func TestAnnotationsPassTheStepLogWhole(t *testing.T) {
 
 func annotated() *report.Report {
 	return &report.Report{Summary: report.Summary{Error: 2}, Targets: []report.Target{{Name: "web", Objects: []report.Object{
-		{Category: report.Error, ID: object.ID{Version: "v1", Kind: "ConfigMap", Namespace: "shop", Name: "a"}, Source: "apps/web,1.yaml", Document: 2,
+		{Category: report.Error, ID: report.ID{Version: "v1", Kind: "ConfigMap", Namespace: "shop", Name: "a"}, Source: "apps/web,1.yaml", Document: 2,
 			Error: "bad: 100%\n::error::forged", ErrorReason: reason.Invalid},
 		{Category: report.Error, Source: "apps/broken.yaml", Error: "malformed YAML", ErrorReason: reason.Malformed},
-		{Category: report.Modify, ID: object.ID{Version: "v1", Kind: "ConfigMap", Namespace: "shop", Name: "b"}, Source: "apps/b.yaml"},
+		{Category: report.Modify, ID: report.ID{Version: "v1", Kind: "ConfigMap", Namespace: "shop", Name: "b"}, Source: "apps/b.yaml"},
 	}}}}
 }
 

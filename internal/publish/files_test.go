@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/drift-gitops/drift/internal/github"
+	"github.com/drift-gitops/drift/internal/policy"
 	"github.com/drift-gitops/drift/internal/publish/forge"
 	"github.com/drift-gitops/drift/internal/report/write"
 )
@@ -22,7 +23,7 @@ func TestOutputsAreAppendedInTheActionsFormat(t *testing.T) {
 	h.env["GITHUB_OUTPUT"] = out
 	jsonReport := h.path("report.json")
 	rep := preview(t, added("a", nil), modified("b", map[string]string{"v": "1"}, map[string]string{"v": "2"}), deleted("c"), failed("d", "denied"))
-	if err := rep.ApplyPolicy([]string{"delete"}); err != nil {
+	if err := policy.Apply(rep, []string{"delete"}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := h.publish(t, rep, Options{Outputs: true, JSONReport: jsonReport, HTMLReport: "report.html"}); err != nil {

@@ -67,18 +67,18 @@ func failed(name, msg string) dryrun.Result {
 // preview is the report of a pull request's preview of one target, web.
 func preview(t *testing.T, results ...dryrun.Result) *report.Report {
 	t.Helper()
-	return build(t, report.Input{Ref: "refs/pull/7/merge", Commit: headSHA, Targets: []report.TargetInput{{Name: "web", Results: results}}})
+	return build(t, entry.Input{Ref: "refs/pull/7/merge", Commit: headSHA, Targets: []entry.TargetInput{{Name: "web", Results: results}}})
 }
 
 // driftCheck is the report of drift detect on one target, web.
 func driftCheck(t *testing.T, results ...dryrun.Result) *report.Report {
 	t.Helper()
-	return build(t, report.Input{Ref: "main", Commit: headSHA, Drift: true, Targets: []report.TargetInput{{Name: "web", Results: results}}})
+	return build(t, entry.Input{Ref: "main", Commit: headSHA, Drift: true, Targets: []entry.TargetInput{{Name: "web", Results: results}}})
 }
 
-func build(t *testing.T, in report.Input) *report.Report {
+func build(t *testing.T, in entry.Input) *report.Report {
 	t.Helper()
-	rep, err := report.Build(in, entry.NewBuilder(entry.Options{}, scrub.New()))
+	rep, err := entry.Build(in, entry.NewBuilder(entry.Options{}, scrub.New()))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -171,10 +171,10 @@ func (unreachable) RoundTrip(*http.Request) (*http.Response, error) {
 }
 
 // reportInput is a preview of targets with one added object each.
-func reportInput(targets ...string) report.Input {
-	in := report.Input{Ref: "refs/pull/7/merge", Commit: headSHA}
+func reportInput(targets ...string) entry.Input {
+	in := entry.Input{Ref: "refs/pull/7/merge", Commit: headSHA}
 	for _, name := range targets {
-		in.Targets = append(in.Targets, report.TargetInput{Name: name, Results: []dryrun.Result{added(name+"-settings", nil)}})
+		in.Targets = append(in.Targets, entry.TargetInput{Name: name, Results: []dryrun.Result{added(name+"-settings", nil)}})
 	}
 	return in
 }

@@ -224,11 +224,11 @@ func TestNoSecretValueReachesGitLab(t *testing.T) {
 	}
 	sc := scrub.New()
 	sc.AddCredential(glToken)
-	in := report.Input{Ref: "refs/merge-requests/7/head", Commit: headSHA, Targets: []report.TargetInput{{Name: "web", Results: []dryrun.Result{
+	in := entry.Input{Ref: "refs/merge-requests/7/head", Commit: headSHA, Targets: []entry.TargetInput{{Name: "web", Results: []dryrun.Result{
 		result(secret(value), secret("old-password-value"), secret(value)),
 		failed("cm", "server said: password "+value+" rejected, token "+glToken),
 	}}}}
-	rep, err := report.Build(in, entry.NewBuilder(entry.Options{}, sc))
+	rep, err := entry.Build(in, entry.NewBuilder(entry.Options{}, sc))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -191,7 +191,7 @@ func (r *run) review(ctx context.Context, site review, marker string) error {
 }
 
 // checkFails says whether the check fails: the report is incomplete, or it fails
-// the policy the run was given (report.ApplyPolicy), as the exit code does.
+// the policy the run was given (policy.Apply), as the exit code does.
 func checkFails(rep *report.Report) bool {
 	return !rep.Complete || rep.PolicyFailed()
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/drift-gitops/drift/internal/dryrun"
 	"github.com/drift-gitops/drift/internal/github"
 	"github.com/drift-gitops/drift/internal/github/githubtest"
+	"github.com/drift-gitops/drift/internal/policy"
 	"github.com/drift-gitops/drift/internal/publish/forge"
 	"github.com/drift-gitops/drift/internal/report"
 )
@@ -88,7 +89,7 @@ func TestCheckConclusion(t *testing.T) {
 			h := newHarness(t, 3)
 			rep := c.rep(t)
 			if c.failOnDeletes {
-				if err := rep.ApplyPolicy([]string{"delete"}); err != nil {
+				if err := policy.Apply(rep, []string{"delete"}); err != nil {
 					t.Fatal(err)
 				}
 			}

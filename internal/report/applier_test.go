@@ -8,6 +8,7 @@ import (
 
 	"github.com/drift-gitops/drift/internal/dryrun"
 	"github.com/drift-gitops/drift/internal/entry"
+	"github.com/drift-gitops/drift/internal/entry/entrytest"
 	"github.com/drift-gitops/drift/internal/reason"
 	"github.com/drift-gitops/drift/internal/report"
 	"github.com/drift-gitops/drift/internal/report/reporttest"
@@ -26,8 +27,8 @@ func TestApplierMismatchIsCountedAndAnIgnoredAbsentObjectIsUnchanged(t *testing.
 	mismatched.Warnings = []dryrun.Message{{Reason: reason.ApplierMismatch, Message: "managed by kustomize-controller"}}
 	ignored := reporttest.Result(t, "b.yaml", 1, cm("b", "k: v"), "", "")
 	ignored.Warnings = []dryrun.Message{{Reason: reason.NotApplied, Message: "flux sends nothing for this object"}}
-	in := report.Input{Targets: []report.TargetInput{{Name: "shop", Applier: "kubectl", Results: []dryrun.Result{mismatched, ignored}}}}
-	rep := build(t, in, entry.Options{})
+	in := entry.Input{Targets: []entry.TargetInput{{Name: "shop", Applier: "kubectl", Results: []dryrun.Result{mismatched, ignored}}}}
+	rep := entrytest.Build(t, in, entry.Options{})
 	if s := rep.Summary; s.ApplierMismatch != 1 || s.Unchanged != 2 || s.Changes() != 0 {
 		t.Fatalf("summary %+v, want 2 unchanged, 1 applier mismatch, no changes", s)
 	}

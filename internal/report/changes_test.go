@@ -8,13 +8,13 @@ import (
 	"testing"
 
 	"github.com/drift-gitops/drift/internal/entry"
+	"github.com/drift-gitops/drift/internal/entry/entrytest"
 	"github.com/drift-gitops/drift/internal/golden"
-	"github.com/drift-gitops/drift/internal/report/reporttest"
 	"github.com/drift-gitops/drift/internal/report/write"
 )
 
 func TestGoldenChangesReport(t *testing.T) {
-	rep := build(t, reporttest.SampleInput(t), entry.Options{})
+	rep := entrytest.Build(t, entrytest.SampleInput(t), entry.Options{})
 	var out bytes.Buffer
 	if err := write.Changes(&out, rep, write.ChangesOptions{}); err != nil {
 		t.Fatal(err)
@@ -25,36 +25,11 @@ func TestGoldenChangesReport(t *testing.T) {
 	}
 }
 
-func TestPolicy(t *testing.T) {
-	rep := build(t, reporttest.SampleInput(t), entry.Options{})
-	rep.Complete, rep.Summary.Error = true, 0 // judged as if complete
-	for _, c := range []struct {
-		failOn []string
-		failed bool
-		note   string
-	}{
-		{nil, false, ""},
-		{[]string{"delete"}, false, ""},
-		{[]string{"risk"}, true, "Policy failed (fail on risk): 1 risky object."},
-		{[]string{"change", "risk", "risk"}, true, "Policy failed (fail on risk, change): 1 risky object, 3 changes."},
-	} {
-		if err := rep.ApplyPolicy(c.failOn); err != nil {
-			t.Fatal(err)
-		}
-		if rep.PolicyFailed() != c.failed || rep.PolicyNote() != c.note {
-			t.Errorf("fail on %v: failed=%v note=%q", c.failOn, rep.PolicyFailed(), rep.PolicyNote())
-		}
-	}
-	if err := rep.ApplyPolicy([]string{"risky"}); err == nil || !strings.Contains(err.Error(), "error, risk, delete, change") {
-		t.Errorf("an unknown value: %v", err)
-	}
-}
-
 // TestUserMarkdownTemplate: a user's template redefines a part of the layout (here
 // the summary line) over the built-in one, within the same budget; a broken one is an
 // error naming the flag and the template.
 func TestUserMarkdownTemplate(t *testing.T) {
-	rep := build(t, reporttest.BudgetInput(t, 30), entry.Options{})
+	rep := entrytest.Build(t, entrytest.BudgetInput(t, 30), entry.Options{})
 	file := filepath.Join(t.TempDir(), "mine.tmpl")
 	if err := os.WriteFile(file, []byte(`{{define "line"}}* {{.Category}} {{code .Title}}{{range .Risks}} RISK {{.Rule}}{{end}}
 {{end}}`), 0o644); err != nil {

@@ -1,11 +1,6 @@
 package report
 
-import (
-	"fmt"
-
-	"github.com/drift-gitops/drift/internal/config"
-	"github.com/drift-gitops/drift/internal/unified"
-)
+import "fmt"
 
 // DefaultContext is the diffs' lines of context by default, as diff -u.
 const DefaultContext = 3
@@ -21,16 +16,6 @@ type ConfigChange struct {
 	NotApplied []string `json:"notApplied,omitempty"`
 	// Diff is the file's unified diff, base to head.
 	Diff string `json:"diff"`
-}
-
-// configChange returns the report's note on the configuration, nil when the file is
-// the same on both sides and nothing was left out.
-func configChange(in *config.Change) *ConfigChange {
-	if in == nil || (in.Base == in.Head && len(in.NotApplied) == 0) {
-		return nil
-	}
-	return &ConfigChange{File: in.File, TrustedFrom: in.TrustedFrom, NotApplied: in.NotApplied,
-		Diff: unified.Diff(in.Base, in.Head, "base/"+in.File, "head/"+in.File, DefaultContext)}
 }
 
 // Lead is the first sentence of the report's paragraph on the configuration, each

@@ -70,11 +70,11 @@ type CoverageInput struct {
 	Outside, Deploys bool
 }
 
-// coverage is the report's coverage of the files the change touches (nil: the run
-// has no base, the change touches no file, or the run ended before it was worked
-// out).
-func coverage(in []CoverageInput, hasBase bool) *Coverage {
-	if !hasBase || len(in) == 0 {
+// NewCoverage is the report's coverage of the files the change touches, before
+// Settle resolves it against the targets (nil: the change touches no file, or the
+// run ended before it was worked out).
+func NewCoverage(in []CoverageInput) *Coverage {
+	if len(in) == 0 {
 		return nil
 	}
 	c := &Coverage{Files: []CoveredFile{}}
@@ -272,7 +272,7 @@ func (f CoveredFile) Readers(quote func(string) string) string {
 // targets, which previews nothing: a target planned to be previewed counts as
 // previewed).
 func CoverageOf(in []CoverageInput, targets []Target) *Coverage {
-	rep := &Report{Targets: targets, Coverage: coverage(in, true)}
+	rep := &Report{Targets: targets, Coverage: NewCoverage(in)}
 	resolveCoverage(rep)
 	return rep.Coverage
 }

@@ -16,13 +16,13 @@ func TestCoverageOfFilesInTargetsWithErrors(t *testing.T) {
 			{Name: "kust", Renderer: "kustomize", Objects: []Object{failed, ok}},
 			{Name: "other", Skipped: "its source is another repository", NotPreviewed: true},
 		},
-		Coverage: coverage([]CoverageInput{
+		Coverage: NewCoverage([]CoverageInput{
 			{Path: "app/notes.jsonnet", Readers: []string{"plain"}},
 			{Path: "app/patch.yaml", Readers: []string{"kust"}},
 			{Path: "app/broken.yaml", Readers: []string{"plain"}},
 			{Path: "app/cm.yaml", Readers: []string{"kust"}},
 			{Path: "other/x.yaml", Readers: []string{"other"}},
-		}, true),
+		}),
 	}
 	resolveCoverage(rep)
 	want := map[string]string{

@@ -1,6 +1,6 @@
 // Package report is a run's report: the drift.report/v1 model every writer renders
-// (internal/report/write), built from the targets' entries (Build, over the run's one
-// Builder, entry.Builder, which scrubs every message of every value the run's
-// scrubber knows), judged by a policy, written as and read back from JSON, and merged
-// from the shards of a run split across runners.
+// (internal/report/write), with types of its own for what the engine fills in, what
+// it derives from its targets (Settle), the policy's outcome, and its JSON written
+// and read back. It imports no engine package: internal/entry builds a report,
+// internal/policy judges one, internal/shard merges shards' reports.
 package report

@@ -7,10 +7,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
-	"github.com/drift-gitops/drift/internal/dryrun"
-	"github.com/drift-gitops/drift/internal/object"
 	"github.com/drift-gitops/drift/internal/reason"
-	"github.com/drift-gitops/drift/internal/risk"
 )
 
 // SchemaVersion names the JSON report format. Fields may be added; none change meaning.
@@ -107,10 +104,41 @@ type Target struct {
 	Drift []Object `json:"drift,omitempty"`
 }
 
+// ID is an object's identity as the report names it: its group, version, kind,
+// namespace (empty for a cluster-scoped object) and name. It has object.ID's fields,
+// so either converts to the other.
+type ID struct {
+	Group     string `json:"group"`
+	Version   string `json:"version"`
+	Kind      string `json:"kind"`
+	Namespace string `json:"namespace"`
+	Name      string `json:"name"`
+}
+
+// less orders identities by group, kind, namespace, name and version, as
+// object.Less does.
+func less(a, b ID) bool {
+	return slices.Compare([]string{a.Group, a.Kind, a.Namespace, a.Name, a.Version},
+		[]string{b.Group, b.Kind, b.Namespace, b.Name, b.Version}) < 0
+}
+
+// Risk is one thing a reviewer must not miss about an object's change: the rule
+// that found it and what it says (docs/report.md#risks).
+type Risk struct {
+	Rule    string `json:"rule"`
+	Message string `json:"message"`
+}
+
+// Message is a warning on an object: a stable reason and what it says.
+type Message struct {
+	Reason  reason.Reason `json:"reason"`
+	Message string        `json:"message"`
+}
+
 // Kept is an object an inventory lists, that the change no longer renders, and that
 // will not be deleted because the inventory does not own it.
 type Kept struct {
-	object.ID
+	ID
 	Inventory string `json:"inventory"`
 	Reason    string `json:"reason"`
 }
@@ -119,7 +147,7 @@ type Kept struct {
 type Object struct {
 	Category string `json:"category"`
 	// ID is the object's identity (empty for a file that did not render).
-	object.ID
+	ID
 	// Source is the file the object came from, relative to the repository root.
 	Source string `json:"source"`
 	// Document is the 1-based YAML document index in Source (0 when unknown).
@@ -135,10 +163,10 @@ type Object struct {
 	What    string        `json:"what,omitempty"`
 	Changes []FieldChange `json:"changes,omitempty"`
 	// Risks are what a reviewer must not miss (docs/report.md#risks).
-	Risks []risk.Finding `json:"risks,omitempty"`
-	Diff  string         `json:"diff,omitempty"`
+	Risks []Risk `json:"risks,omitempty"`
+	Diff  string `json:"diff,omitempty"`
 	// Warnings never stop the preview; each has a stable reason.
-	Warnings []dryrun.Message `json:"warnings"`
+	Warnings []Message `json:"warnings"`
 	// Error is the reason the object could not be previewed, with ErrorReason.
 	Error       string        `json:"error"`
 	ErrorReason reason.Reason `json:"errorReason,omitempty"`
@@ -155,15 +183,15 @@ type Object struct {
 
 // NewObject is an object's line as it starts: its identity and where it came from,
 // no warnings yet, kubectl diff's file name, diffed live against merged.
-func NewObject(id object.ID, source string, doc int) Object {
+func NewObject(id ID, source string, doc int) Object {
 	return Object{ID: id,
-		Source: source, Document: doc, Warnings: []dryrun.Message{}, File: kubectlName(id), Sides: SidesApply}
+		Source: source, Document: doc, Warnings: []Message{}, File: kubectlName(id), Sides: SidesApply}
 }
 
 // kubectlName is kubectl diff's file name for an object: its apiVersion with "/" as
 // ".", kind, namespace and name joined by dots, the namespace empty for a
 // cluster-scoped object: apps.v1.Deployment.shop.web, v1.Namespace..production.
-func kubectlName(id object.ID) string {
+func kubectlName(id ID) string {
 	group := ""
 	if id.Group != "" {
 		group = id.Group + "."
@@ -244,7 +272,7 @@ func (k Kept) Title() string {
 
 // warned reports whether the object carries a warning with reason.
 func (o Object) warned(r reason.Reason) bool {
-	return slices.ContainsFunc(o.Warnings, func(w dryrun.Message) bool { return w.Reason == r })
+	return slices.ContainsFunc(o.Warnings, func(w Message) bool { return w.Reason == r })
 }
 
 // Shown is s as a report line may hold it (shown): as it is when every character

@@ -7,26 +7,15 @@ import (
 	"testing"
 
 	"github.com/drift-gitops/drift/internal/entry"
+	"github.com/drift-gitops/drift/internal/entry/entrytest"
 	"github.com/drift-gitops/drift/internal/golden"
 	"github.com/drift-gitops/drift/internal/report"
 	"github.com/drift-gitops/drift/internal/report/reporttest"
 	"github.com/drift-gitops/drift/internal/report/write"
-	"github.com/drift-gitops/drift/internal/scrub"
 )
 
-// build builds in's report as a run that streams nothing: one builder over a new
-// scrubber.
-func build(t *testing.T, in report.Input, opts entry.Options) *report.Report {
-	t.Helper()
-	rep, err := report.Build(in, entry.NewBuilder(opts, scrub.New()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return rep
-}
-
 func TestGoldenReports(t *testing.T) {
-	rep := build(t, reporttest.SampleInput(t), entry.Options{})
+	rep := entrytest.Build(t, entrytest.SampleInput(t), entry.Options{})
 	var text, color, md, js bytes.Buffer
 	if err := write.Text(&text, rep, write.TextOptions{ShowUnchanged: true}); err != nil {
 		t.Fatal(err)
@@ -56,7 +45,7 @@ func TestGoldenReports(t *testing.T) {
 		t.Fatalf("summary = %+v complete=%v", rep.Summary, rep.Complete)
 	}
 	// Same input, byte-identical output.
-	rep2 := build(t, reporttest.SampleInput(t), entry.Options{})
+	rep2 := entrytest.Build(t, entrytest.SampleInput(t), entry.Options{})
 	var js2 bytes.Buffer
 	_ = report.WriteJSON(&js2, rep2)
 	if !bytes.Equal(js.Bytes(), js2.Bytes()) {
@@ -69,7 +58,7 @@ func TestGoldenReports(t *testing.T) {
 }
 
 func TestShowSecretsLeavesValues(t *testing.T) {
-	rep := build(t, reporttest.SampleInput(t), entry.Options{ShowSecrets: true})
+	rep := entrytest.Build(t, entrytest.SampleInput(t), entry.Options{ShowSecrets: true})
 	var js bytes.Buffer
 	_ = report.WriteJSON(&js, rep)
 	if !strings.Contains(js.String(), reporttest.B64("s3cr3t-new")) {
@@ -81,7 +70,7 @@ func TestShowSecretsLeavesValues(t *testing.T) {
 // the risky object's diff is kept before larger ones, and what does not fit is named
 // with a pointer to the full report; the summary-only variant has no objects.
 func TestGoldenBudgetedMarkdown(t *testing.T) {
-	rep := build(t, reporttest.BudgetInput(t, 12), entry.Options{})
+	rep := entrytest.Build(t, entrytest.BudgetInput(t, 12), entry.Options{})
 	var full, budget, summary bytes.Buffer
 	if err := write.Markdown(&full, rep, write.MarkdownOptions{}); err != nil {
 		t.Fatal(err)
@@ -115,7 +104,7 @@ func TestGoldenBudgetedMarkdown(t *testing.T) {
 // comment names as many as half its budget holds, and never drops an error's or a
 // risky object's line.
 func TestBudgetKeepsErrorsAndRisksAmongThousands(t *testing.T) {
-	rep := build(t, reporttest.BudgetInput(t, 3000), entry.Options{})
+	rep := entrytest.Build(t, entrytest.BudgetInput(t, 3000), entry.Options{})
 	var md bytes.Buffer
 	if err := write.Markdown(&md, rep, write.MarkdownOptions{MaxBytes: 65536}); err != nil {
 		t.Fatal(err)

@@ -2,6 +2,7 @@ package report_test
 
 import (
 	"bytes"
+	"github.com/drift-gitops/drift/internal/entry/entrytest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -18,8 +19,8 @@ import (
 func TestClusterScopedObjectsAreDumpedAndHeadedWithAnEmptyNamespace(t *testing.T) {
 	t.Parallel()
 	ns := "apiVersion: v1\nkind: Namespace\nmetadata: {name: production}\n"
-	in := report.Input{Targets: []report.TargetInput{{Name: "t", Results: []dryrun.Result{reporttest.Result(t, "ns.yaml", 1, ns, "", ns)}}}}
-	rep := build(t, in, entry.Options{})
+	in := entry.Input{Targets: []entry.TargetInput{{Name: "t", Results: []dryrun.Result{reporttest.Result(t, "ns.yaml", 1, ns, "", ns)}}}}
+	rep := entrytest.Build(t, in, entry.Options{})
 	if d := rep.Targets[0].Objects[0].Diff; !strings.Contains(d, "+++ merged/v1.Namespace..production\n") {
 		t.Fatalf("diff not headed with kubectl's name:\n%s", d)
 	}
@@ -35,7 +36,7 @@ func TestClusterScopedObjectsAreDumpedAndHeadedWithAnEmptyNamespace(t *testing.T
 // splitInput is a split target: a ConfigMap the pull request changes and the cluster
 // has drifted on, and a Service diffed against the live object because the base's
 // preview failed.
-func splitInput(t *testing.T) report.Input {
+func splitInput(t *testing.T) entry.Input {
 	cm := func(data string) string {
 		return "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: settings, namespace: shop}\ndata: {" + data + "}\n"
 	}
@@ -47,13 +48,13 @@ func splitInput(t *testing.T) report.Input {
 	svcHead := reporttest.Result(t, "svc.yaml", 1, svc("81"), svc("80"), svc("81"))
 	svcBase := reporttest.Result(t, "svc.yaml", 1, svc("80"), svc("80"), "")
 	svcBase.Err = &dryrun.Message{Reason: reason.Timeout, Message: "timed out"}
-	return report.Input{Base: "main", Targets: []report.TargetInput{{Name: "shop",
-		Split: []report.Split{{Head: head, Base: &base}, {Head: svcHead, Base: &svcBase}}}}}
+	return entry.Input{Base: "main", Targets: []entry.TargetInput{{Name: "shop",
+		Split: []entry.Split{{Head: head, Base: &base}, {Head: svcHead, Base: &svcBase}}}}}
 }
 
 func TestSplitDiffsAreHeadedByWhatTheyCompare(t *testing.T) {
 	t.Parallel()
-	rep := build(t, splitInput(t), entry.Options{})
+	rep := entrytest.Build(t, splitInput(t), entry.Options{})
 	tg := rep.Targets[0]
 	heads := map[string]string{
 		tg.Objects[0].Kind: tg.Objects[0].Diff, tg.Objects[1].Kind: tg.Objects[1].Diff, "drift": tg.Drift[0].Diff}
@@ -87,7 +88,7 @@ func TestSplitDiffsAreHeadedByWhatTheyCompare(t *testing.T) {
 
 func TestExternalDiffRunsOnEachPairOfSides(t *testing.T) {
 	t.Parallel()
-	rep := build(t, splitInput(t), entry.Options{})
+	rep := entrytest.Build(t, splitInput(t), entry.Options{})
 	var out bytes.Buffer
 	if err := write.ExternalDiff(t.Context(), "diff -r", write.Run, rep, &out, os.Stderr); err != nil {
 		t.Fatal(err)
@@ -105,19 +106,19 @@ func service(meta, spec string) string {
 
 // ephemeralInput is what two runs on fresh ephemeral servers seeded with the same base
 // give: the same objects, with the identity and allocations of each seeding.
-func ephemeralInput(t *testing.T, uid, ts, ip, nodePort string) report.Input {
+func ephemeralInput(t *testing.T, uid, ts, ip, nodePort string) entry.Input {
 	meta := ", uid: " + uid + ", creationTimestamp: '" + ts + "', labels: {app: web}"
 	live := service(meta, "type: NodePort, clusterIP: "+ip+", clusterIPs: ["+ip+"], ports: [{port: 80, nodePort: "+nodePort+"}]")
 	merged := service(meta, "type: NodePort, clusterIP: "+ip+", clusterIPs: ["+ip+"], ports: [{port: 80, nodePort: "+nodePort+"}, {port: 81, nodePort: 3"+nodePort[1:]+"}]")
 	rendered := service(", labels: {app: web}", "type: NodePort, ports: [{port: 80}, {port: 81}]")
-	return report.Input{Ref: "HEAD", Base: "main", Cluster: report.ClusterEphemeral,
-		Targets: []report.TargetInput{{Name: "t", Results: []dryrun.Result{reporttest.Result(t, "svc.yaml", 1, rendered, live, merged)}}}}
+	return entry.Input{Ref: "HEAD", Base: "main", Cluster: report.ClusterEphemeral,
+		Targets: []entry.TargetInput{{Name: "t", Results: []dryrun.Result{reporttest.Result(t, "svc.yaml", 1, rendered, live, merged)}}}}
 }
 
 func TestEphemeralRunsAreByteIdenticalAcrossSeedings(t *testing.T) {
 	t.Parallel()
-	render := func(in report.Input) string {
-		rep := build(t, in, entry.Options{Ephemeral: in.Cluster == report.ClusterEphemeral})
+	render := func(in entry.Input) string {
+		rep := entrytest.Build(t, in, entry.Options{Ephemeral: in.Cluster == report.ClusterEphemeral})
 		var text, md, js bytes.Buffer
 		_ = write.Text(&text, rep, write.TextOptions{ShowUnchanged: true})
 		_ = write.Markdown(&md, rep, write.MarkdownOptions{})

@@ -4,8 +4,11 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/drift-gitops/drift/internal/reason"
 )
 
 // Line is the one-line summary: "2 to add, 1 to modify, 0 to delete, 3 unchanged, 1 error".
@@ -213,4 +216,77 @@ func FirstLine(s string, most int) string {
 		s = string(r[:most-1]) + "…"
 	}
 	return s
+}
+
+// Settle works out what a report derives from its targets once they are whole:
+// each target's objects and drift in order, the summary's counts, whether each
+// file the change touches was previewed, and whether the report is complete.
+// Building a report and merging shards' reports end with it.
+func (r *Report) Settle() {
+	for i := range r.Targets {
+		sortObjects(r.Targets[i].Objects)
+		sortObjects(r.Targets[i].Drift)
+	}
+	resolveCoverage(r)
+	r.Summary = r.Counted()
+	r.Complete = r.complete()
+}
+
+// Counted is the summary the report's targets and coverage give: what Settle
+// records, and what a shard's report must hold.
+func (r *Report) Counted() Summary {
+	var s Summary
+	for _, t := range r.Targets {
+		s.add(t.Objects)
+	}
+	s.NotPreviewed = notPreviewed(r.Targets)
+	s.NotCovered = notCovered(r.Coverage)
+	return s
+}
+
+// Count counts one object of category into the summary.
+func (s *Summary) Count(category string) {
+	switch category {
+	case Add:
+		s.Add++
+	case Modify:
+		s.Modify++
+	case Unchanged:
+		s.Unchanged++
+	case Delete:
+		s.Delete++
+	case Error:
+		s.Error++
+	}
+}
+
+// add counts objects into the summary.
+func (s *Summary) add(objs []Object) {
+	for _, o := range objs {
+		s.Count(o.Category)
+		if o.warned(reason.ApplierMismatch) {
+			s.ApplierMismatch++
+		}
+		if len(o.Risks) > 0 {
+			s.Risky++
+		}
+	}
+}
+
+// sortObjects orders objects by identity; unreadable documents (no identity) come
+// first, by file and document.
+func sortObjects(objs []Object) {
+	sort.SliceStable(objs, func(i, j int) bool {
+		a, b := objs[i], objs[j]
+		if (a.Kind == "") != (b.Kind == "") {
+			return a.Kind == ""
+		}
+		if a.ID != b.ID {
+			return less(a.ID, b.ID)
+		}
+		if a.Source != b.Source {
+			return a.Source < b.Source
+		}
+		return a.Document < b.Document
+	})
 }

@@ -10,8 +10,8 @@ import (
 	"testing"
 
 	"github.com/drift-gitops/drift/internal/entry"
+	"github.com/drift-gitops/drift/internal/entry/entrytest"
 	"github.com/drift-gitops/drift/internal/report"
-	"github.com/drift-gitops/drift/internal/report/reporttest"
 	"github.com/drift-gitops/drift/internal/report/write"
 	"github.com/drift-gitops/drift/internal/report/write/trusttest"
 )
@@ -22,7 +22,7 @@ import (
 // the target that previewed it, and the incomplete note names the file.
 func TestCoverageAsGitHubRendersIt(t *testing.T) {
 	bin := trusttest.GFM(t)
-	rep := build(t, reporttest.SampleInput(t), entry.Options{})
+	rep := build(t, entrytest.SampleInput(t), entry.Options{})
 	var md bytes.Buffer
 	if err := write.Markdown(&md, rep, write.MarkdownOptions{MaxBytes: 65536}); err != nil {
 		t.Fatal(err)
@@ -58,7 +58,7 @@ func TestCoverageAsGitHubRendersIt(t *testing.T) {
 // read by nothing marked.
 func TestCoverageInABrowser(t *testing.T) {
 	browser := chromium(t)
-	rep := build(t, reporttest.SampleInput(t), entry.Options{})
+	rep := build(t, entrytest.SampleInput(t), entry.Options{})
 	var buf bytes.Buffer
 	if err := write.HTML(&buf, rep); err != nil {
 		t.Fatal(err)
@@ -89,7 +89,7 @@ func TestCoverageInABrowser(t *testing.T) {
 // saying how many more and where they are; within the budget. The job summary
 // lists them all.
 func TestCoverageUnderACommentsBudget(t *testing.T) {
-	in := reporttest.SampleInput(t)
+	in := entrytest.SampleInput(t)
 	in.Coverage, in.Targets[0].Renderer = nil, "plain"
 	for i := 0; i < 150; i++ {
 		in.Coverage = append(in.Coverage, report.CoverageInput{Path: fmt.Sprintf("overlays/o%03d/role.yaml", i), Deploys: true},

@@ -6,7 +6,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/drift-gitops/drift/internal/object"
 	"github.com/drift-gitops/drift/internal/report"
 	"github.com/drift-gitops/drift/internal/report/reporttest"
 	"github.com/drift-gitops/drift/internal/report/write"
@@ -18,9 +17,9 @@ import (
 func TestDumpRefusesFileNamesThatAreNotOneElement(t *testing.T) {
 	t.Parallel()
 	hostile := []string{"v1.ConfigMap.shop.x/../../../escaped", "..", "v1.ConfigMap.shop.a\x00b", "v1.ConfigMap.shop.a\nb", `v1.ConfigMap.shop.x\..\..\escaped`}
-	objs := []report.Object{{Category: report.Add, ID: object.ID{Kind: "ConfigMap", Name: "healthy"}, Source: "cm.yaml", ToYAML: "a: 1\n", File: "v1.ConfigMap.shop.healthy"}}
+	objs := []report.Object{{Category: report.Add, ID: report.ID{Kind: "ConfigMap", Name: "healthy"}, Source: "cm.yaml", ToYAML: "a: 1\n", File: "v1.ConfigMap.shop.healthy"}}
 	for _, f := range hostile {
-		objs = append(objs, report.Object{Category: report.Modify, ID: object.ID{Kind: "ConfigMap", Name: f}, Source: "bad.yaml", FromYAML: "a: 1\n", ToYAML: "a: 2\n", File: f})
+		objs = append(objs, report.Object{Category: report.Modify, ID: report.ID{Kind: "ConfigMap", Name: f}, Source: "bad.yaml", FromYAML: "a: 1\n", ToYAML: "a: 2\n", File: f})
 	}
 	parent := t.TempDir()
 	dir := filepath.Join(parent, "a", "dump")
@@ -49,7 +48,7 @@ func TestDumpDoesNotFollowSymlinksOut(t *testing.T) {
 	if err := os.Symlink(outside, filepath.Join(dir, "merged")); err != nil {
 		t.Fatal(err)
 	}
-	o := report.Object{Category: report.Add, ID: object.ID{Kind: "ConfigMap", Name: "web"}, Source: "cm.yaml", ToYAML: "a: 1\n", File: "v1.ConfigMap.shop.web"}
+	o := report.Object{Category: report.Add, ID: report.ID{Kind: "ConfigMap", Name: "web"}, Source: "cm.yaml", ToYAML: "a: 1\n", File: "v1.ConfigMap.shop.web"}
 	err := write.Dump(dir, &report.Report{Targets: []report.Target{{Name: "t", Objects: []report.Object{o}}}})
 	if err == nil {
 		t.Fatal("Dump wrote through a symlink that leaves its directory")

@@ -10,9 +10,9 @@ import (
 
 // build builds in's report as a run that streams nothing: one builder over a new
 // scrubber.
-func build(t *testing.T, in report.Input, opts entry.Options) *report.Report {
+func build(t *testing.T, in entry.Input, opts entry.Options) *report.Report {
 	t.Helper()
-	rep, err := report.Build(in, entry.NewBuilder(opts, scrub.New()))
+	rep, err := entry.Build(in, entry.NewBuilder(opts, scrub.New()))
 	if err != nil {
 		t.Fatal(err)
 	}

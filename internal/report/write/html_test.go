@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/drift-gitops/drift/internal/entry"
+	"github.com/drift-gitops/drift/internal/entry/entrytest"
 	"github.com/drift-gitops/drift/internal/report/reporttest"
 	"github.com/drift-gitops/drift/internal/report/write"
 )
@@ -75,7 +76,7 @@ func visible(page string) []string {
 // Secret value or external URL in the page.
 func TestHTMLReportInABrowser(t *testing.T) {
 	browser := chromium(t)
-	rep := build(t, reporttest.SampleInput(t), entry.Options{})
+	rep := build(t, entrytest.SampleInput(t), entry.Options{})
 	var buf bytes.Buffer
 	if err := write.HTML(&buf, rep); err != nil {
 		t.Fatal(err)

@@ -10,15 +10,15 @@ import (
 	"testing"
 
 	"github.com/drift-gitops/drift/internal/entry"
+	"github.com/drift-gitops/drift/internal/entry/entrytest"
 	"github.com/drift-gitops/drift/internal/report"
-	"github.com/drift-gitops/drift/internal/report/reporttest"
 	"github.com/drift-gitops/drift/internal/report/write"
 )
 
 // TestReportWritesEachFormatAsItsWriter: Report is the format's own writer, with the
 // options it is given.
 func TestReportWritesEachFormatAsItsWriter(t *testing.T) {
-	rep := build(t, reporttest.SampleInput(t), entry.Options{})
+	rep := build(t, entrytest.SampleInput(t), entry.Options{})
 	var text, color, md, js bytes.Buffer
 	_ = write.Text(&text, rep, write.TextOptions{ShowUnchanged: true})
 	_ = write.Text(&color, rep, write.TextOptions{Color: true})
@@ -77,7 +77,7 @@ func (p *program) run(ctx context.Context, c write.Command) error {
 // sides, with kubectl's arguments; exit status 1 (differences) is success, others
 // fail; without changes it runs nothing.
 func TestReportHandsDiffsToTheExternalProgram(t *testing.T) {
-	rep := build(t, reporttest.SampleInput(t), entry.Options{})
+	rep := build(t, entrytest.SampleInput(t), entry.Options{})
 	var out, stderr bytes.Buffer
 	p := &program{status: 1}
 	opts := write.Options{ExternalDiff: "meld -x $(touch pwned) --opt=1", Stderr: &stderr, Exec: p.run}

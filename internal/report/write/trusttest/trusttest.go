@@ -18,11 +18,8 @@ import (
 
 	"golang.org/x/net/html"
 
-	"github.com/drift-gitops/drift/internal/dryrun"
-	"github.com/drift-gitops/drift/internal/object"
 	"github.com/drift-gitops/drift/internal/reason"
 	"github.com/drift-gitops/drift/internal/report"
-	"github.com/drift-gitops/drift/internal/risk"
 )
 
 // Mark marks every hostile string: wherever it shows in a rendered report, it must be
@@ -66,12 +63,12 @@ func Report() *report.Report {
 		Policy: &report.Policy{FailOn: []string{"error", "risk"}, Failed: true, Because: []string{"2 errors", "2 risky objects"}},
 	}
 	for i := 0; i < 2; i++ {
-		id := func() object.ID {
-			return object.ID{Group: "apps", Version: "v1", Kind: "Deployment", Namespace: "shop " + next(), Name: "web@PWNteam#42 " + next()}
+		id := func() report.ID {
+			return report.ID{Group: "apps", Version: "v1", Kind: "Deployment", Namespace: "shop " + next(), Name: "web@PWNteam#42 " + next()}
 		}
 		// One object's every part of its identity is hostile (a custom resource's).
-		odd := object.ID{Group: "x.example " + next(), Version: "v1 " + next(), Kind: "Widget " + next(), Namespace: next(), Name: next()}
-		obj := func(category string, id object.ID) report.Object {
+		odd := report.ID{Group: "x.example " + next(), Version: "v1 " + next(), Kind: "Widget " + next(), Namespace: next(), Name: next()}
+		obj := func(category string, id report.ID) report.Object {
 			o := report.NewObject(id, "apps/"+next(), 2)
 			o.Category, o.FromYAML, o.ToYAML, o.File = category, next(), next(), next()
 			return o
@@ -81,9 +78,9 @@ func Report() *report.Report {
 			Notes: []string{next()}, Kept: []report.Kept{{ID: id(), Inventory: next(), Reason: next()}}}
 		failed := obj(report.Error, id())
 		failed.Error, failed.ErrorReason = next(), reason.Invalid
-		failed.Warnings = []dryrun.Message{{Reason: reason.ServerWarning, Message: next()}}
+		failed.Warnings = []report.Message{{Reason: reason.ServerWarning, Message: next()}}
 		modified := obj(report.Modify, odd)
-		modified.What, modified.Risks = next(), []risk.Finding{{Rule: "image-latest", Message: next()}}
+		modified.What, modified.Risks = next(), []report.Risk{{Rule: "image-latest", Message: next()}}
 		modified.Changes = []report.FieldChange{{Path: "spec.template.spec.containers[0].image " + next(), Op: report.OpChange, Before: next(), After: next()}}
 		modified.Diff = "--- live\n+++ merged\n@@ -1,2 +1,2 @@\n-  image: " + next() + "\n+  image: " + next() + "\n     ```` " + next() + "\n"
 		added := obj(report.Add, id())
@@ -93,7 +90,7 @@ func Report() *report.Report {
 		t.Objects = []report.Object{failed, modified, added, deleted, obj(report.Unchanged, id())}
 		drift := obj(report.Modify, id())
 		drift.Story, drift.What, drift.Diff, drift.Sides = report.StoryDrift, next(), " "+next()+"\n", report.SidesDrift
-		drift.Warnings = []dryrun.Message{{Reason: reason.ApplierMismatch, Message: next()}}
+		drift.Warnings = []report.Message{{Reason: reason.ApplierMismatch, Message: next()}}
 		t.Drift = []report.Object{drift}
 		rep.Targets = append(rep.Targets, t)
 	}
@@ -122,7 +119,7 @@ func Report() *report.Report {
 var ownFields = []string{
 	"Report.SchemaVersion", "Report.Kind", "CoveredFile.Status", "Report.Commit", "Report.BaseCommit", "Report.Cluster",
 	"Shard.Plan", "Shard.By", "Policy.FailOn", "Policy.Because", "Target.Renderer", "Target.Applier",
-	"Object.Category", "Object.Story", "Object.ErrorReason", "Message.Reason", "Finding.Rule",
+	"Object.Category", "Object.Story", "Object.ErrorReason", "Message.Reason", "Risk.Rule",
 	"FieldChange.Op", "Sides.From", "Sides.To",
 }
 

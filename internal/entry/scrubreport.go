@@ -1,23 +1,20 @@
-package report
+package entry
 
 import (
-	"strconv"
-	"strings"
-	"unicode"
-
+	"github.com/drift-gitops/drift/internal/report"
 	"github.com/drift-gitops/drift/internal/scrub"
 )
 
 // Scrub scrubs a report already built (drift report merge's, of shards each of which
 // knew only its own values) as Build scrubs one: idempotent, what is hidden stays
 // hidden.
-func Scrub(s *scrub.Scrubber, rep *Report) { scrubReport(s, rep) }
+func Scrub(s *scrub.Scrubber, rep *report.Report) { scrubReport(s, rep) }
 
 // scrubReport scrubs every message of the report: errors, warnings, notes, reasons,
 // what changed and the configuration's diff, and the objects' YAML and diffs again
 // line by line. Objects' values were scrubbed as their entries were built.
-func scrubReport(s *scrub.Scrubber, rep *Report) {
-	msg := func(text string) string { return lineText(s.Scrub(text)) }
+func scrubReport(s *scrub.Scrubber, rep *report.Report) {
+	msg := func(text string) string { return report.LineText(s.Scrub(text)) }
 	for i := range rep.Targets {
 		t := &rep.Targets[i]
 		t.Skipped = msg(t.Skipped)
@@ -27,7 +24,7 @@ func scrubReport(s *scrub.Scrubber, rep *Report) {
 		for j := range t.Kept {
 			t.Kept[j].Reason = msg(t.Kept[j].Reason)
 		}
-		for _, objs := range [][]Object{t.Objects, t.Drift} {
+		for _, objs := range [][]report.Object{t.Objects, t.Drift} {
 			for j := range objs {
 				o := &objs[j]
 				o.Error = msg(o.Error)
@@ -54,30 +51,4 @@ func scrubReport(s *scrub.Scrubber, rep *Report) {
 			c.NotApplied[i] = msg(c.NotApplied[i])
 		}
 	}
-}
-
-// lineText is a message with every control character but newline and tab written as
-// its Go escape (a carriage return as \r, a terminal escape as \x1b), and the
-// Unicode line and paragraph separators too: what a chart's fail message or a
-// server's answer holds can then neither end a line where a reader (a terminal, the
-// Actions runner, a markdown renderer) does not expect it nor move the cursor.
-// drift report merge refuses a shard's report holding any of them.
-func lineText(s string) string {
-	if !strings.ContainsFunc(s, escapedRune) {
-		return s
-	}
-	var b strings.Builder
-	for _, r := range s {
-		if escapedRune(r) {
-			q := strconv.QuoteRune(r)
-			b.WriteString(q[1 : len(q)-1])
-			continue
-		}
-		b.WriteRune(r)
-	}
-	return b.String()
-}
-
-func escapedRune(r rune) bool {
-	return (unicode.IsControl(r) && r != '\n' && r != '\t') || r == '\u2028' || r == '\u2029'
 }

@@ -1,4 +1,4 @@
-package report
+package shard
 
 import (
 	"fmt"
@@ -7,6 +7,7 @@ import (
 	"unicode"
 
 	"github.com/drift-gitops/drift/internal/reason"
+	"github.com/drift-gitops/drift/internal/report"
 )
 
 // PlannedTarget is what one target of a run renders, in plan order, as drift report
@@ -36,7 +37,7 @@ func (p PlannedObject) String() string {
 // CD or Flux objects but cannot be read.
 const discoveryTarget = "discovery"
 
-// CheckShards refuses shards' reports that a merge must not believe: the objects
+// Check refuses shards' reports that a merge must not believe: the objects
 // they report must cover what the run renders (planned, in plan order, as the merge
 // planned it) exactly once, each from the shard that owns it; what belongs to a
 // whole target (its failures, what pruning deletes or keeps, its notes) only from
@@ -45,7 +46,7 @@ const discoveryTarget = "discovery"
 // control character, a diff line that is not one). A target whose owner reports it
 // failed as a whole, with no object from any shard, was not previewed: its objects
 // are not asked for (the report is incomplete anyway).
-func CheckShards(shards map[string]*Report, planned []PlannedTarget) error {
+func Check(shards map[string]*report.Report, planned []PlannedTarget) error {
 	byIndex := map[int]string{}
 	count := 0
 	for name, rep := range shards {
@@ -56,13 +57,7 @@ func CheckShards(shards map[string]*Report, planned []PlannedTarget) error {
 		if err := checkText(rep); err != nil {
 			return fmt.Errorf("%s: refused: %w", name, err)
 		}
-		var sum Summary
-		for _, t := range rep.Targets {
-			sum.add(t.Objects)
-		}
-		sum.NotPreviewed = notPreviewed(rep.Targets)
-		sum.NotCovered = notCovered(rep.Coverage)
-		if sum != rep.Summary {
+		if sum := rep.Counted(); sum != rep.Summary {
 			return fmt.Errorf("%s: refused: its summary %+v is not the count of its objects %+v", name, rep.Summary, sum)
 		}
 	}
@@ -71,15 +66,15 @@ func CheckShards(shards map[string]*Report, planned []PlannedTarget) error {
 	for _, rep := range shards {
 		byCluster = rep.Shard.By == "cluster"
 	}
-	targetsOf := func(shard int) map[string]*Target {
-		m := map[string]*Target{}
+	targetsOf := func(shard int) map[string]*report.Target {
+		m := map[string]*report.Target{}
 		rep := shards[byIndex[shard]]
 		for i := range rep.Targets {
 			m[rep.Targets[i].Name] = &rep.Targets[i]
 		}
 		return m
 	}
-	reports := map[int]map[string]*Target{}
+	reports := map[int]map[string]*report.Target{}
 	for i := 1; i <= count; i++ {
 		if byIndex[i] == "" {
 			return fmt.Errorf("shard %d/%d is missing: merge the reports of all %d shards", i, count, count)
@@ -105,7 +100,7 @@ func CheckShards(shards map[string]*Report, planned []PlannedTarget) error {
 		for s := 1; s <= count; s++ {
 			t := reports[s][pt.Name]
 			for _, o := range t.Objects {
-				if o.Kind == "" && o.Category == Error && s == ownerOfTarget {
+				if o.Kind == "" && o.Category == report.Error && s == ownerOfTarget {
 					failedWhole = true
 				}
 				if o.Kind != "" && o.Inventory == "" {
@@ -139,7 +134,7 @@ func CheckShards(shards map[string]*Report, planned []PlannedTarget) error {
 }
 
 // sameTargets refuses a shard whose targets are not the run's.
-func sameTargets(name string, got map[string]*Target, planned []PlannedTarget) error {
+func sameTargets(name string, got map[string]*report.Target, planned []PlannedTarget) error {
 	want := map[string]bool{discoveryTarget: true}
 	for _, pt := range planned {
 		want[pt.Name] = true
@@ -160,11 +155,11 @@ func sameTargets(name string, got map[string]*Target, planned []PlannedTarget) e
 // the target as a whole, which may name a rendered object, such as a broken
 // inventory), anything else of a target it does not own (deletions, failures), and
 // an object reported twice.
-func checkTargetShard(name string, s int, ownsTarget bool, t *Target, planned []PlannedObject, owner func(i int) int) error {
+func checkTargetShard(name string, s int, ownsTarget bool, t *report.Target, planned []PlannedObject, owner func(i int) int) error {
 	if !ownsTarget && (len(t.Kept) > 0 || len(t.Notes) > 0) {
 		return fmt.Errorf("%s: refused: it reports what pruning keeps or notes of target %s, which another shard owns", name, t.Name)
 	}
-	for _, list := range [][]Object{t.Objects, t.Drift} {
+	for _, list := range [][]report.Object{t.Objects, t.Drift} {
 		seen := map[int]bool{}
 		for _, o := range list {
 			i := -1
@@ -173,11 +168,11 @@ func checkTargetShard(name string, s int, ownsTarget bool, t *Target, planned []
 			}
 			switch {
 			case i >= 0 && owner(i) == s:
-				if o.Category != Error && seen[i] {
+				if o.Category != report.Error && seen[i] {
 					return fmt.Errorf("%s: refused: it reports %s of target %s twice", name, o.Title(), t.Name)
 				}
-				seen[i] = seen[i] || o.Category != Error
-			case ownsTarget && (o.Category == Error || o.Inventory != ""):
+				seen[i] = seen[i] || o.Category != report.Error
+			case ownsTarget && (o.Category == report.Error || o.Inventory != ""):
 				// What the target as a whole failed on, or what applying it deletes.
 			case i >= 0:
 				return fmt.Errorf("%s: refused: it reports %s of target %s, which shard %d previews", name, o.Title(), t.Name, owner(i))
@@ -192,7 +187,7 @@ func checkTargetShard(name string, s int, ownsTarget bool, t *Target, planned []
 // matches reports whether a report's object is a rendered one: the same group,
 // kind and name from the same document (an object that could not be read has only
 // its document).
-func matches(o Object, p PlannedObject) bool {
+func matches(o report.Object, p PlannedObject) bool {
 	if o.Source != p.Source || o.Document != p.Document {
 		return false
 	}
@@ -200,15 +195,15 @@ func matches(o Object, p PlannedObject) bool {
 }
 
 // reported reports whether objs (a target's, of one shard) hold p.
-func reported(objs []Object, p PlannedObject) bool {
-	return slices.ContainsFunc(objs, func(o Object) bool { return o.Inventory == "" && matches(o, p) })
+func reported(objs []report.Object, p PlannedObject) bool {
+	return slices.ContainsFunc(objs, func(o report.Object) bool { return o.Inventory == "" && matches(o, p) })
 }
 
 // categories are the categories drift reports.
-var categories = []string{Add, Modify, Unchanged, Delete, Error}
+var categories = []string{report.Add, report.Modify, report.Unchanged, report.Delete, report.Error}
 
 // checkText refuses what no report drift writes holds.
-func checkText(rep *Report) error {
+func checkText(rep *report.Report) error {
 	known := reason.All()
 	for _, t := range rep.Targets {
 		if err := checkPlain("target name", t.Name, false); err != nil {
@@ -224,23 +219,23 @@ func checkText(rep *Report) error {
 				return err
 			}
 		}
-		for _, list := range [][]Object{t.Objects, t.Drift} {
+		for _, list := range [][]report.Object{t.Objects, t.Drift} {
 			for _, o := range list {
 				if !slices.Contains(categories, o.Category) {
 					return fmt.Errorf("target %s: category %q is not one drift reports", t.Name, o.Category)
 				}
 				switch {
-				case o.Category == Unchanged && o.Diff != "":
+				case o.Category == report.Unchanged && o.Diff != "":
 					return fmt.Errorf("target %s: %s is unchanged but has a diff", t.Name, o.Title())
-				case o.Category == Modify && o.Diff == "":
+				case o.Category == report.Modify && o.Diff == "":
 					return fmt.Errorf("target %s: %s is modified but has no diff", t.Name, o.Title())
-				case o.Category == Error && o.Error == "":
+				case o.Category == report.Error && o.Error == "":
 					return fmt.Errorf("target %s: %s is an error without a message", t.Name, o.Title())
 				}
 				if o.ErrorReason != "" && !slices.Contains(known, o.ErrorReason) {
 					return fmt.Errorf("target %s: reason %q is not one drift reports", t.Name, o.ErrorReason)
 				}
-				if o.Story != "" && o.Story != StoryChange && o.Story != StoryDrift {
+				if o.Story != "" && o.Story != report.StoryChange && o.Story != report.StoryDrift {
 					return fmt.Errorf("target %s: story %q is not one drift reports", t.Name, o.Story)
 				}
 				for _, f := range []string{o.Group, o.Version, o.Kind, o.Namespace, o.Name, o.Source} {
@@ -295,7 +290,7 @@ func diffLines(what, diff string) error {
 			}
 			continue
 		}
-		return fmt.Errorf("%s's diff has the line %q, which is not a unified diff's", what, FirstLine(l, 40))
+		return fmt.Errorf("%s's diff has the line %q, which is not a unified diff's", what, report.FirstLine(l, 40))
 	}
 	return nil
 }

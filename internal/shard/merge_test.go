@@ -1,4 +1,4 @@
-package report_test
+package shard_test
 
 import (
 	"bytes"
@@ -8,15 +8,17 @@ import (
 
 	"github.com/drift-gitops/drift/internal/dryrun"
 	"github.com/drift-gitops/drift/internal/entry"
+	"github.com/drift-gitops/drift/internal/entry/entrytest"
 	"github.com/drift-gitops/drift/internal/golden"
 	"github.com/drift-gitops/drift/internal/report"
 	"github.com/drift-gitops/drift/internal/report/reporttest"
+	"github.com/drift-gitops/drift/internal/shard"
 )
 
 // shardsOf builds the reports of n shards of in as drift --shard splits a run: the
 // i-th object of all targets to shard i mod n, each target's failures to the shard
 // of its index, the rest of each shard's objects handed in as Elsewhere.
-func shardsOf(t *testing.T, in report.Input, n int) map[string]*report.Report {
+func shardsOf(t *testing.T, in entry.Input, n int) map[string]*report.Report {
 	t.Helper()
 	out := map[string]*report.Report{}
 	for s := 1; s <= n; s++ {
@@ -40,7 +42,7 @@ func shardsOf(t *testing.T, in report.Input, n int) map[string]*report.Report {
 			}
 			sin.Targets = append(sin.Targets, st)
 		}
-		rep := build(t, sin, entry.Options{})
+		rep := entrytest.Build(t, sin, entry.Options{})
 		var buf bytes.Buffer
 		if err := report.WriteJSON(&buf, rep); err != nil {
 			t.Fatal(err)
@@ -59,13 +61,13 @@ func shardsOf(t *testing.T, in report.Input, n int) map[string]*report.Report {
 // another shard previews, as in the whole run.
 func TestMergedShardsAreTheRun(t *testing.T) {
 	t.Parallel()
-	in := reporttest.SampleInput(t)
+	in := entrytest.SampleInput(t)
 	leaky := "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: leaky, namespace: shop}\ndata: {copy: s3cr3t-new}\n"
 	in.Targets[0].Results = append(in.Targets[0].Results, reporttest.Result(t, "shop/leaky.yaml", 1, leaky, "", leaky))
-	in.Targets = append(in.Targets, report.TargetInput{Name: "other", Notes: []string{"a note"}, Results: []dryrun.Result{
+	in.Targets = append(in.Targets, entry.TargetInput{Name: "other", Notes: []string{"a note"}, Results: []dryrun.Result{
 		reporttest.Result(t, "other/a.yaml", 1, "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a, namespace: other}\n", "", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a, namespace: other}\n"),
 	}})
-	whole := build(t, in, entry.Options{})
+	whole := entrytest.Build(t, in, entry.Options{})
 	var want bytes.Buffer
 	if err := report.WriteJSON(&want, whole); err != nil {
 		t.Fatal(err)
@@ -74,7 +76,7 @@ func TestMergedShardsAreTheRun(t *testing.T) {
 		t.Fatal("the whole run's report leaks the Secret's value")
 	}
 	for _, n := range []int{1, 2, 3, 7} {
-		merged, err := report.Merge(shardsOf(t, in, n))
+		merged, err := shard.Merge(shardsOf(t, in, n))
 		if err != nil {
 			t.Fatalf("%d shards: %v", n, err)
 		}
@@ -91,7 +93,7 @@ func TestMergedShardsAreTheRun(t *testing.T) {
 // Merge refuses what is not the shards of one run, saying which files and why.
 func TestMergeRefusesMixedShards(t *testing.T) {
 	t.Parallel()
-	in := reporttest.SampleInput(t)
+	in := entrytest.SampleInput(t)
 	cases := map[string]struct {
 		change func(map[string]*report.Report)
 		want   string
@@ -107,7 +109,7 @@ func TestMergeRefusesMixedShards(t *testing.T) {
 	for name, c := range cases {
 		shards := shardsOf(t, in, 3)
 		c.change(shards)
-		if _, err := report.Merge(shards); err == nil || !strings.Contains(err.Error(), c.want) {
+		if _, err := shard.Merge(shards); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s: got %v, want %q", name, err, c.want)
 		}
 	}

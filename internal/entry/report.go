@@ -1,4 +1,4 @@
-package report
+package entry
 
 import (
 	"fmt"
@@ -7,9 +7,9 @@ import (
 	"github.com/drift-gitops/drift/internal/config"
 	"github.com/drift-gitops/drift/internal/dryrun"
 	"github.com/drift-gitops/drift/internal/object"
-	"github.com/drift-gitops/drift/internal/reason"
 	"github.com/drift-gitops/drift/internal/render"
-	"github.com/drift-gitops/drift/internal/scrub"
+	"github.com/drift-gitops/drift/internal/report"
+	"github.com/drift-gitops/drift/internal/unified"
 )
 
 // Input is everything a report is built from.
@@ -26,10 +26,10 @@ type Input struct {
 	// part from the base.
 	Config *config.Change
 	// Shard, when set, marks a shard's report (drift diff --shard).
-	Shard *Shard
+	Shard *report.Shard
 	// Coverage are the files the change touches, with what reads them (a run with a
 	// base: Base or BaseCommit set).
-	Coverage []CoverageInput
+	Coverage []report.CoverageInput
 }
 
 // TargetInput is one target's dry-run results and render failures.
@@ -92,40 +92,23 @@ func (ti TargetInput) AllResults() []dryrun.Result {
 	return out
 }
 
-// Builder builds the entries of a run's objects over the run's one scrubber
-// (entry.Builder). The run makes one, feeds it as the preview finishes objects, and
-// hands the same one to Build.
-type Builder interface {
-	// Prepare tells the scrubber a target's names, which the report shows anyway,
-	// and the values of its Secrets and masked fields.
-	Prepare(ti TargetInput)
-	// Entries are the entries of a target's objects: those it took as their
-	// previews finished (ti.Taken of them), then those of ti.Results and ti.Split,
-	// in their order; drift holds the drift already in the cluster, when the target
-	// splits the stories.
-	Entries(ti TargetInput) (objects, drift []Object, err error)
-	// Scrubber is the run's scrubber, which knows every value of the run once every
-	// target is prepared.
-	Scrubber() *scrub.Scrubber
-}
-
 // Build makes the report of a run: b, the run's one builder, is told every target
 // (Prepare) before it gives any target's entries, the ones it built as previews
 // finished and those of what is left; render failures, kept objects and notes are
 // added here. Every message, diff and dumped object is scrubbed of every value of
 // every Secret and masked field of the run, in whatever object's message it is
 // quoted.
-func Build(in Input, b Builder) (*Report, error) {
+func Build(in Input, b *Builder) (*report.Report, error) {
 	for _, ti := range in.Targets {
 		b.Prepare(ti)
 	}
-	rep := &Report{SchemaVersion: SchemaVersion, Ref: in.Ref, Commit: in.Commit, Cluster: in.Cluster,
-		Base: in.Base, BaseCommit: in.BaseCommit, Targets: []Target{}, Config: configChange(in.Config), Shard: in.Shard}
+	rep := &report.Report{SchemaVersion: report.SchemaVersion, Ref: in.Ref, Commit: in.Commit, Cluster: in.Cluster,
+		Base: in.Base, BaseCommit: in.BaseCommit, Targets: []report.Target{}, Config: configChange(in.Config), Shard: in.Shard}
 	if in.Drift {
-		rep.Kind = KindDrift
+		rep.Kind = report.KindDrift
 	}
 	for _, ti := range in.Targets {
-		t := Target{Name: ti.Name, Path: ti.Path, Renderer: ti.Renderer, Context: ti.Context, Applier: ti.Applier, Skipped: ti.Skipped, NotPreviewed: ti.NotPreviewed, Objects: []Object{}}
+		t := report.Target{Name: ti.Name, Path: ti.Path, Renderer: ti.Renderer, Context: ti.Context, Applier: ti.Applier, Skipped: ti.Skipped, NotPreviewed: ti.NotPreviewed, Objects: []report.Object{}}
 		for _, f := range ti.Failures {
 			t.Objects = append(t.Objects, fromFailure(f))
 		}
@@ -135,84 +118,43 @@ func Build(in Input, b Builder) (*Report, error) {
 		}
 		t.Objects = append(t.Objects, objects...)
 		t.Drift = append(t.Drift, drift...)
-		sortObjects(t.Objects)
-		sortObjects(t.Drift)
 		for _, k := range ti.Kept {
-			t.Kept = append(t.Kept, Kept{ID: k.ID,
+			t.Kept = append(t.Kept, report.Kept{ID: report.ID(k.ID),
 				Inventory: k.Inventory, Reason: k.Reason})
 		}
 		t.Notes = append(t.Notes, ti.Notes...)
-		rep.Summary.add(t.Objects)
 		rep.Targets = append(rep.Targets, t)
 	}
 	sort.SliceStable(rep.Targets, func(i, j int) bool { return rep.Targets[i].Name < rep.Targets[j].Name })
 	scrubReport(b.Scrubber(), rep)
-	rep.Coverage = coverage(in.Coverage, in.Base != "" || in.BaseCommit != "")
-	resolveCoverage(rep)
-	rep.Summary.NotPreviewed = notPreviewed(rep.Targets)
-	rep.Summary.NotCovered = notCovered(rep.Coverage)
-	rep.Complete = rep.complete()
+	if in.Base != "" || in.BaseCommit != "" {
+		rep.Coverage = report.NewCoverage(in.Coverage)
+	}
+	rep.Settle()
 	return rep, nil
 }
 
-// Count counts one object of category into the summary.
-func (s *Summary) Count(category string) {
-	switch category {
-	case Add:
-		s.Add++
-	case Modify:
-		s.Modify++
-	case Unchanged:
-		s.Unchanged++
-	case Delete:
-		s.Delete++
-	case Error:
-		s.Error++
-	}
-}
-
-// add counts objects into the summary.
-func (s *Summary) add(objs []Object) {
-	for _, o := range objs {
-		s.Count(o.Category)
-		if o.warned(reason.ApplierMismatch) {
-			s.ApplierMismatch++
-		}
-		if len(o.Risks) > 0 {
-			s.Risky++
-		}
-	}
-}
-
 // fromFailure is the error entry of what did not render or could not be read.
-func fromFailure(f render.Failure) Object {
-	var o Object
+func fromFailure(f render.Failure) report.Object {
+	var o report.Object
 	if f.ID != nil {
-		o = NewObject(*f.ID, f.Source, f.Doc)
+		o = report.NewObject(report.ID(*f.ID), f.Source, f.Doc)
 	} else {
-		o = Object{Source: f.Source, Document: f.Doc, Warnings: []dryrun.Message{}}
+		o = report.Object{Source: f.Source, Document: f.Doc, Warnings: []report.Message{}}
 	}
-	o.Category, o.Error, o.ErrorReason = Error, f.Message, f.Reason
+	o.Category, o.Error, o.ErrorReason = report.Error, f.Message, f.Reason
 	if f.Doc > 0 && f.Item > 0 {
 		o.Error = fmt.Sprintf("item %d: %s", f.Item, f.Message)
 	}
 	return o
 }
 
-// sortObjects orders objects by identity; unreadable documents (no identity) come
-// first, by file and document.
-func sortObjects(objs []Object) {
-	sort.SliceStable(objs, func(i, j int) bool {
-		a, b := objs[i], objs[j]
-		if (a.Kind == "") != (b.Kind == "") {
-			return a.Kind == ""
-		}
-		if a.ID != b.ID {
-			return object.Less(a.ID, b.ID)
-		}
-		if a.Source != b.Source {
-			return a.Source < b.Source
-		}
-		return a.Document < b.Document
-	})
+// configChange returns the report's note on the configuration, nil when the file is
+// the same on both sides and nothing was left out.
+func configChange(in *config.Change) *report.ConfigChange {
+	if in == nil || (in.Base == in.Head && len(in.NotApplied) == 0) {
+		return nil
+	}
+	return &report.ConfigChange{File: in.File, TrustedFrom: in.TrustedFrom, NotApplied: in.NotApplied,
+		Diff: unified.Diff(in.Base, in.Head, "base/"+in.File, "head/"+in.File, report.DefaultContext)}
 }

@@ -1,4 +1,4 @@
-package report
+package entry
 
 import "github.com/drift-gitops/drift/internal/dryrun"
 

@@ -1,10 +1,11 @@
-package report_test
+package entry_test
 
 import (
 	"bytes"
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"github.com/drift-gitops/drift/internal/entry/entrytest"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -103,7 +104,7 @@ func TestEveryFormOfEveryTypeIsScrubbedFromOtherObjects(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
 			quoted := strings.Join(c.forms, " | ")
-			rep := build(t, report.Input{Targets: []report.TargetInput{
+			rep := entrytest.Build(t, entry.Input{Targets: []entry.TargetInput{
 				{Name: "a", Results: []dryrun.Result{secretResult("s", map[string]any{"v": c.value})}},
 				{Name: "b", Results: []dryrun.Result{quoting(t, quoted)}},
 			}}, entry.Options{})
@@ -144,7 +145,7 @@ func TestShortValuesAndLiteralsAreMaskedButNotScrubbedEverywhere(t *testing.T) {
 	live := "apiVersion: v1\nkind: Secret\nmetadata: {name: s, namespace: shop}\ndata: {a: " + b64std("abc") + ", b: " + b64std("true") + ", c: " + b64std("-----BEGIN KEY-----\nMIIEpAIBAAKCAQEA7\n}\n-----END KEY-----") + "}\n"
 	sec := reporttest.Result(t, "s.yaml", 1, "apiVersion: v1\nkind: Secret\nmetadata: {name: s, namespace: shop}\n", live, strings.Replace(live, b64std("abc"), b64std("abd"), 1))
 	cm := quoting(t, "abc is a word, true is a word, } is a line, -----BEGIN KEY----- says what follows")
-	rep := build(t, report.Input{Targets: []report.TargetInput{{Name: "t", Results: []dryrun.Result{sec, cm}}}}, entry.Options{})
+	rep := entrytest.Build(t, entry.Input{Targets: []entry.TargetInput{{Name: "t", Results: []dryrun.Result{sec, cm}}}}, entry.Options{})
 	if msg := find(rep, "ConfigMap").Error; !strings.HasSuffix(msg, "abc is a word, true is a word, } is a line, -----BEGIN KEY----- says what follows") {
 		t.Errorf("short values and literals were scrubbed from another object: %q", msg)
 	}
@@ -165,7 +166,7 @@ func TestMaskedValuesAreScrubbedFromOtherObjects(t *testing.T) {
 	cm.Merged = cm.Object.Get()
 	rules := config.Rules{Mask: []config.MaskRule{{Selector: config.Selector{Kind: "Deployment"}, Paths: []string{"/spec/template/metadata/annotations"}}}}
 	other := quoting(t, jsonEscaped("line-one-of-it\nline-two-of-it")+" and "+b64std("line-one-of-it\nline-two-of-it")+" and pin 8675309123 and line-two-of-it")
-	rep := build(t, report.Input{Targets: []report.TargetInput{{Name: "a", Results: []dryrun.Result{cm}, Rules: rules}, {Name: "b", Results: []dryrun.Result{other}}}}, entry.Options{})
+	rep := entrytest.Build(t, entry.Input{Targets: []entry.TargetInput{{Name: "a", Results: []dryrun.Result{cm}, Rules: rules}, {Name: "b", Results: []dryrun.Result{other}}}}, entry.Options{})
 	out := everything(t, rep)
 	for _, leak := range []string{"line-one-of-it", "line-two-of-it", "8675309123", b64std("line-one-of-it\nline-two-of-it")} {
 		if strings.Contains(out, leak) {
@@ -189,7 +190,7 @@ func TestAValueFoldedOrChangedInAnotherObjectStaysHiddenAndTheChangeShows(t *tes
 	live := strings.ReplaceAll(strings.ReplaceAll(cmYAML, "LONG", "x"), "VALUE", "old-secret-value")
 	merged := strings.ReplaceAll(strings.ReplaceAll(cmYAML, "LONG", long), "VALUE", "new-secret-value")
 	cm := reporttest.Result(t, "cm.yaml", 1, merged, live, merged)
-	rep := build(t, report.Input{Targets: []report.TargetInput{{Name: "t", Results: []dryrun.Result{sec, cm}}}}, entry.Options{})
+	rep := entrytest.Build(t, entry.Input{Targets: []entry.TargetInput{{Name: "t", Results: []dryrun.Result{sec, cm}}}}, entry.Options{})
 	out := everything(t, rep)
 	for _, w := range append(words, "old-secret-value", "new-secret-value") {
 		if strings.Contains(out, w) {
@@ -205,11 +206,11 @@ func TestAValueFoldedOrChangedInAnotherObjectStaysHiddenAndTheChangeShows(t *tes
 // values are byte-identical.
 func TestScrubbedReportsAreDeterministic(t *testing.T) {
 	t.Parallel()
-	in := report.Input{Targets: []report.TargetInput{{Name: "a", Results: []dryrun.Result{secretResult("s", map[string]any{"v": "hunter2-password", "n": int64(98765432123)})}},
+	in := entry.Input{Targets: []entry.TargetInput{{Name: "a", Results: []dryrun.Result{secretResult("s", map[string]any{"v": "hunter2-password", "n": int64(98765432123)})}},
 		{Name: "b", Results: []dryrun.Result{quoting(t, "hunter2-password 98765432123")}}}}
 	var js [2]bytes.Buffer
 	for i := range js {
-		rep := build(t, in, entry.Options{})
+		rep := entrytest.Build(t, in, entry.Options{})
 		_ = report.WriteJSON(&js[i], rep)
 	}
 	if !bytes.Equal(js[0].Bytes(), js[1].Bytes()) {
@@ -223,7 +224,7 @@ func TestCredentialsHandedInAreScrubbedEvenWithShowSecrets(t *testing.T) {
 	t.Parallel()
 	sc := scrub.New()
 	sc.AddCredential("ghp_credential0123456789")
-	rep, err := report.Build(report.Input{Targets: []report.TargetInput{{Name: "b", Results: []dryrun.Result{quoting(t, "token ghp_credential0123456789 in "+b64std("x-access-token:ghp_credential0123456789"))}}}},
+	rep, err := entry.Build(entry.Input{Targets: []entry.TargetInput{{Name: "b", Results: []dryrun.Result{quoting(t, "token ghp_credential0123456789 in "+b64std("x-access-token:ghp_credential0123456789"))}}}},
 		entry.NewBuilder(entry.Options{ShowSecrets: true}, sc))
 	if err != nil {
 		t.Fatal(err)
@@ -242,7 +243,7 @@ func TestAValueThatNamesAnObjectOfTheRunIsNotScrubbed(t *testing.T) {
 	cm := reporttest.Result(t, "cm.yaml", 1, "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: web, namespace: shop}\ndata: {a: b}\n", "", "")
 	cm.Merged = cm.Object.Get()
 	other := quoting(t, "user shop, password correct-horse-9")
-	rep := build(t, report.Input{Targets: []report.TargetInput{{Name: "t", Results: []dryrun.Result{sec, cm, other}}}}, entry.Options{})
+	rep := entrytest.Build(t, entry.Input{Targets: []entry.TargetInput{{Name: "t", Results: []dryrun.Result{sec, cm, other}}}}, entry.Options{})
 	c := rep.Targets[0].Objects[1]
 	if c.Name != "web" || !strings.Contains(c.Diff, "+++ merged/v1.ConfigMap.shop.web") || !strings.Contains(c.Diff, "namespace: shop") {
 		t.Errorf("the namespace is scrubbed:\n%s", c.Diff)
