@@ -2,8 +2,9 @@ package github
 
 import (
 	"net/http"
-	"strconv"
 	"time"
+
+	"github.com/drift-gitops/drift/internal/publish/forge"
 )
 
 // bearer sets token as GitHub reads it (forge.Transport.Authorize); nil for none.
@@ -24,16 +25,15 @@ func rateLimited(resp *http.Response) (time.Duration, bool) {
 	if resp.StatusCode != http.StatusForbidden && resp.StatusCode != http.StatusTooManyRequests {
 		return 0, false
 	}
-	if s, err := strconv.Atoi(resp.Header.Get("Retry-After")); err == nil && s >= 0 {
-		return time.Duration(s) * time.Second, true
+	// The reset time counts only when no requests remain.
+	exhausted, reset := resp.Header.Get("X-RateLimit-Remaining") == "0", ""
+	if exhausted {
+		reset = "X-RateLimit-Reset"
 	}
-	if resp.Header.Get("X-RateLimit-Remaining") == "0" {
-		if reset, err := strconv.ParseInt(resp.Header.Get("X-RateLimit-Reset"), 10, 64); err == nil {
-			return max(time.Until(time.Unix(reset, 0)), 0) + time.Second, true
-		}
-		return time.Minute, true
+	if wait, ok := forge.RateLimitWait(resp.Header, reset); ok {
+		return wait, true
 	}
-	if resp.StatusCode == http.StatusTooManyRequests {
+	if exhausted || resp.StatusCode == http.StatusTooManyRequests {
 		return time.Minute, true
 	}
 	return 0, false

@@ -2,8 +2,9 @@ package gitlab
 
 import (
 	"net/http"
-	"strconv"
 	"time"
+
+	"github.com/drift-gitops/drift/internal/publish/forge"
 )
 
 // privateToken sets token as GitLab reads it (forge.Transport.Authorize); nil for
@@ -31,11 +32,8 @@ func withoutRateLimitLimit(resp *http.Response) { resp.Header.Del("RateLimit-Lim
 func retryAfter(resp *http.Response, try int) (time.Duration, bool) {
 	switch resp.StatusCode {
 	case http.StatusTooManyRequests:
-		if s, err := strconv.Atoi(resp.Header.Get("Retry-After")); err == nil && s >= 0 {
-			return time.Duration(s) * time.Second, true
-		}
-		if reset, err := strconv.ParseInt(resp.Header.Get("RateLimit-Reset"), 10, 64); err == nil {
-			return max(time.Until(time.Unix(reset, 0)), 0) + time.Second, true
+		if wait, ok := forge.RateLimitWait(resp.Header, "RateLimit-Reset"); ok {
+			return wait, true
 		}
 		return time.Minute, true
 	case http.StatusBadGateway, http.StatusServiceUnavailable, http.StatusGatewayTimeout:

@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -110,6 +111,20 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 			return nil, err
 		}
 	}
+}
+
+// RateLimitWait is how long a rate-limited answer asks to wait: Retry-After's
+// seconds, else until the Unix time in the reset header (GitHub's
+// X-RateLimit-Reset, GitLab's RateLimit-Reset) and a second more; false when the
+// answer says neither.
+func RateLimitWait(h http.Header, reset string) (time.Duration, bool) {
+	if s, err := strconv.Atoi(h.Get("Retry-After")); err == nil && s >= 0 {
+		return time.Duration(s) * time.Second, true
+	}
+	if at, err := strconv.ParseInt(h.Get(reset), 10, 64); err == nil {
+		return max(time.Until(time.Unix(at, 0)), 0) + time.Second, true
+	}
+	return 0, false
 }
 
 // Sleep waits d, or until ctx ends.
