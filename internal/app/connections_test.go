@@ -14,6 +14,7 @@ import (
 
 	"github.com/drift-gitops/drift/internal/kube"
 	"github.com/drift-gitops/drift/internal/plan"
+	"github.com/drift-gitops/drift/internal/preview"
 	"github.com/drift-gitops/drift/internal/testenv"
 )
 
@@ -75,8 +76,14 @@ func TestDiscoveryAndThePreviewShareTheRunsConnection(t *testing.T) {
 	if err != nil || missing != nil {
 		t.Errorf("a missing Secret: %v, %+v", err, missing)
 	}
-	deps := o.previewDeps(nil, nil, "", nil, nil)
-	conn, err := deps.Connect(ctx, key)
+	live, ok := o.previewDeps(nil, nil, "", nil, nil).Clusters.(preview.Live)
+	if !ok {
+		t.Fatalf("without --cluster ephemeral the run's clusters are %T, want preview.Live", o.previewDeps(nil, nil, "", nil, nil).Clusters)
+	}
+	if _, ok := o.clusters(ephemeralCluster).(preview.Ephemeral); !ok {
+		t.Errorf("with --cluster ephemeral the run's clusters are %T, want preview.Ephemeral", o.clusters(ephemeralCluster))
+	}
+	conn, err := live.Connect(ctx, key)
 	if err != nil {
 		t.Fatal(err)
 	}

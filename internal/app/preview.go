@@ -15,18 +15,12 @@ import (
 // ephemeralCluster is --cluster's value for a throwaway local API server.
 const ephemeralCluster = "ephemeral"
 
-// previewDeps connects with kubectl's flags (and diff's --cluster) through the run's
-// connections, starts ephemeral servers from drift's assets, shows progress on a
+// previewDeps previews on the run's clusters (clusters), shows progress on a
 // terminal, scrubs what it warns and hands each finished result to sink, the run's
 // entry builder.
 func (o *Run) previewDeps(cache *render.Cache, progress *progress, cluster string, sink preview.Sink, results *resultCache) preview.Deps {
 	deps := preview.Deps{
-		Connect: func(ctx context.Context, key plan.ClusterKey) (*kube.Connection, error) {
-			return o.connect(ctx, key, cluster)
-		},
-		StartEphemeral: func(ctx context.Context) (*kube.Connection, func(), error) {
-			return o.cfg.StartEphemeral(ctx, o.cfg.Getenv, o.cache, o.Concurrency)
-		},
+		Clusters: o.clusters(cluster),
 		Cache:    cache,
 		Appliers: o.cfg.Appliers,
 		Progress: progress.update,
@@ -38,6 +32,20 @@ func (o *Run) previewDeps(cache *render.Cache, progress *progress, cluster strin
 		deps.Results, deps.Opened = results.forCluster, results.opened
 	}
 	return deps
+}
+
+// clusters are the run's clusters, chosen once by diff's --cluster: a throwaway
+// server per cluster started from drift's assets (ephemeral), else the live
+// clusters, opened with kubectl's flags through the run's connections.
+func (o *Run) clusters(cluster string) preview.Clusters {
+	if cluster == ephemeralCluster {
+		return preview.Ephemeral{Start: func(ctx context.Context) (*kube.Connection, func(), error) {
+			return o.cfg.StartEphemeral(ctx, o.cfg.Getenv, o.cache, o.Concurrency)
+		}}
+	}
+	return preview.Live{Connect: func(ctx context.Context, key plan.ClusterKey) (*kube.Connection, error) {
+		return o.connect(ctx, key, cluster)
+	}}
 }
 
 // newBuilder is the run's one entry builder, over the run's scrubber, with what the
@@ -63,7 +71,6 @@ func (o *Run) previewOptions(m mode) preview.Options {
 		ForceConflicts: o.ForceConflicts,
 		Prune:          o.Prune,
 		SplitDrift:     m.splitDrift,
-		Ephemeral:      m.cluster == ephemeralCluster,
 		FieldManager:   o.FieldManager,
 		Shard:          o.shard,
 		CopySecrets:    m.base == "" || m.lookupSecrets,

@@ -2,38 +2,21 @@ package preview
 
 import (
 	"context"
-	"fmt"
-	"github.com/drift-gitops/drift/internal/controllercrds"
 	"sync"
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/drift-gitops/drift/internal/kube"
-	"github.com/drift-gitops/drift/internal/object"
 	"github.com/drift-gitops/drift/internal/plan"
 	"github.com/drift-gitops/drift/internal/resultcache"
 )
 
-// cluster is a cluster of the run, live or ephemeral.
+// cluster is a cluster of the run, as its Clusters gave it.
 type cluster struct {
 	*kube.Connection
-	// absent lists objects the server holds only so others can be previewed.
-	absent map[object.Key]bool
-	// seeded lists what an ephemeral server was loaded with; assumed, the targets'
-	// namespaces it was given though nothing renders them.
-	seeded  map[object.Key]bool
-	assumed map[object.Key]bool
-	// unloaded says, by object, why an ephemeral server refused the base's version
-	// of it.
-	unloaded map[object.Key]string
-	// shipped is what an ephemeral server is given of drift's copies of the
-	// controllers' CRDs.
-	shipped controllercrds.Serving
-	// installedBy says, by namespace, why an ephemeral server was given a namespace
-	// a controller runs in (controllercrds.Serving.Namespaces).
-	installedBy map[string]string
-	// stop releases the cluster (stops an ephemeral server); nil for live clusters.
-	stop func()
+	// seeding is what a throwaway server was loaded with (Ephemeral); empty for a
+	// live cluster.
+	seeding
 	// lookupKey names the cluster to the render cache when a Helm target's lookup
 	// reads it (the helm applier); "" until then.
 	lookupKey string
@@ -64,9 +47,8 @@ type clusterGroup struct {
 	others []*Target
 }
 
-// connect groups the targets to preview by cluster and connects to each cluster (or
-// starts an ephemeral server, loaded with the base). One unreachable cluster of
-// several does not hide the others: its targets are errors.
+// connect groups the targets to preview by cluster and has the run's Clusters open
+// each (a live cluster, or a throwaway server loaded with the base).
 func (r *runner) connect(ctx context.Context, targets []plan.Target) (*Preview, error) {
 	p := &Preview{}
 	byKey := map[plan.ClusterKey]*clusterGroup{}
@@ -98,27 +80,7 @@ func (r *runner) connect(ctx context.Context, targets []plan.Target) (*Preview, 
 			g.others = append(g.others, rt)
 		}
 	}
-	if r.opts.Ephemeral {
-		return p, r.startEphemerals(ctx, p)
-	}
-	for _, g := range p.groups {
-		conn, err := r.deps.Connect(ctx, g.key)
-		if err != nil {
-			if len(p.groups) == 1 {
-				return p, err
-			}
-			for _, t := range g.targets {
-				t.connErr = fmt.Errorf("%s: %w", g.key, err)
-			}
-			continue
-		}
-		g.cluster = &cluster{Connection: conn}
-		for _, t := range g.targets {
-			t.conn = g.cluster
-		}
-		r.prepareCluster(ctx, g.cluster)
-	}
-	return p, nil
+	return p, r.deps.Clusters.open(ctx, r, p)
 }
 
 // prepareCluster starts reading, while the targets render, what previewing on a live

@@ -14,16 +14,14 @@ import (
 // objects' turn. Targets that were skipped, refused, failed or previewed (their
 // objects the deadline cut off are each not-checked, internal/dryrun) are left as
 // they are.
-func (p *Preview) cutShort(ctx context.Context, ephemeral bool) {
+func (p *Preview) cutShort(ctx context.Context, clusters Clusters) {
 	for _, t := range p.Targets {
 		if t.Skipped != "" || t.Refused != "" || t.connErr != nil || t.renderErr != nil || t.cut != "" {
 			continue
 		}
 		switch {
-		case t.conn == nil && ephemeral:
-			t.cut = notPreviewed(ctx, "while the ephemeral server was started and loaded")
 		case t.conn == nil:
-			t.cut = notPreviewed(ctx, "while connecting to its cluster")
+			t.cut = notPreviewed(ctx, clusters.opening())
 		case t.Rendered == nil:
 			t.cut = notPreviewed(ctx, "while rendering it")
 		case len(t.Results) < len(t.Rendered.Objects):

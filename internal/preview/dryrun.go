@@ -125,10 +125,8 @@ func (r *runner) previewCluster(ctx context.Context, g *clusterGroup, s *stream)
 	if g.cluster == nil {
 		return nil
 	}
-	if r.opts.Ephemeral {
-		if err := r.seedHeadScaffolding(ctx, g.cluster, g.targets); err != nil {
-			return err
-		}
+	if err := r.deps.Clusters.ready(ctx, r, g); err != nil {
+		return err
 	}
 	var objs []render.Object
 	var targets []*Target
@@ -147,7 +145,7 @@ func (r *runner) previewCluster(ctx context.Context, g *clusterGroup, s *stream)
 	for _, t := range targets {
 		r.findDeletes(ctx, t)
 		r.leftBehind(ctx, t)
-		if r.base != nil && r.opts.SplitDrift && !r.opts.Ephemeral {
+		if r.base != nil && r.opts.SplitDrift && !r.deps.Clusters.Ephemeral() {
 			r.splitDrift(ctx, t)
 		}
 		s.count(t)

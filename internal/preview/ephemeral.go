@@ -15,24 +15,55 @@ import (
 	"github.com/drift-gitops/drift/internal/controllercrds"
 	"github.com/drift-gitops/drift/internal/dryrun"
 	"github.com/drift-gitops/drift/internal/ephemeral"
+	"github.com/drift-gitops/drift/internal/kube"
 	"github.com/drift-gitops/drift/internal/object"
 	"github.com/drift-gitops/drift/internal/render"
 )
 
-// startEphemerals starts one ephemeral server per cluster, all at once, and loads
-// each with its targets' base.
-func (r *runner) startEphemerals(ctx context.Context, p *Preview) error {
+// Ephemeral is one throwaway API server per cluster of the run, each started by
+// Start and loaded, for real, with what its targets' base renders (seedBase); before
+// its dry runs it gets the Namespaces and CRDs only the head has
+// (seedHeadScaffolding). Seeding is this provider's job: the rest of the preview is
+// a live cluster's.
+type Ephemeral struct {
+	// Start starts a throwaway API server; stop releases it.
+	Start func(ctx context.Context) (conn *kube.Connection, stop func(), err error)
+}
+
+// seeding is what a throwaway server was loaded with, and how.
+type seeding struct {
+	// absent lists objects the server holds only so others can be previewed.
+	absent map[object.Key]bool
+	// seeded lists what the server was loaded with; assumed, the targets'
+	// namespaces it was given though nothing renders them.
+	seeded  map[object.Key]bool
+	assumed map[object.Key]bool
+	// unloaded says, by object, why the server refused the base's version of it.
+	unloaded map[object.Key]string
+	// shipped is what the server is given of drift's copies of the controllers'
+	// CRDs.
+	shipped controllercrds.Serving
+	// installedBy says, by namespace, why the server was given a namespace a
+	// controller runs in (controllercrds.Serving.Namespaces).
+	installedBy map[string]string
+	// stop stops the server.
+	stop func()
+}
+
+// open starts one server per cluster, all at once, and loads each with its
+// targets' base.
+func (e Ephemeral) open(ctx context.Context, r *runner, p *Preview) error {
 	g := &errgroup.Group{}
 	for _, grp := range p.groups {
 		g.Go(func() error {
-			conn, stop, err := r.deps.StartEphemeral(ctx)
+			conn, stop, err := e.Start(ctx)
 			if err != nil {
 				return err
 			}
 			if r.opts.Namespace != "" {
 				conn.Namespace = r.opts.Namespace
 			}
-			cl := &cluster{Connection: conn, absent: map[object.Key]bool{}, seeded: map[object.Key]bool{}, assumed: map[object.Key]bool{}, unloaded: map[object.Key]string{}, installedBy: map[string]string{}, stop: stop}
+			cl := &cluster{Connection: conn, seeding: seeding{absent: map[object.Key]bool{}, seeded: map[object.Key]bool{}, assumed: map[object.Key]bool{}, unloaded: map[object.Key]string{}, installedBy: map[string]string{}, stop: stop}}
 			grp.cluster = cl
 			for _, t := range grp.targets {
 				t.conn = cl
@@ -42,6 +73,15 @@ func (r *runner) startEphemerals(ctx context.Context, p *Preview) error {
 	}
 	return g.Wait()
 }
+
+// ready loads the Namespaces and CRDs only g's rendered head has.
+func (Ephemeral) ready(ctx context.Context, r *runner, g *clusterGroup) error {
+	return r.seedHeadScaffolding(ctx, g.cluster, g.targets)
+}
+
+func (Ephemeral) opening() string { return "while the ephemeral server was started and loaded" }
+
+func (Ephemeral) Ephemeral() bool { return true }
 
 // scaffoldOpts load Namespaces and CRDs no target's applier owns, as the default
 // applier applies them.

@@ -30,7 +30,7 @@ func TestAFluxTargetWithoutKustomizationIsBuiltAsFluxBuildsIt(t *testing.T) {
 		t.Fatal(err)
 	}
 	targets, snaps := planned(t, r.Dir, drift, "HEAD")
-	deps := Deps{Connect: connectLive(t, "default"), Cache: &render.Cache{}, Appliers: appliers.All()}
+	deps := Deps{Clusters: Live{Connect: connectLive(t, "default")}, Cache: &render.Cache{}, Appliers: appliers.All()}
 	p, err := Run(context.Background(), deps, Options{Concurrency: 4}, targets, snaps[0], nil)
 	if err != nil {
 		t.Fatal(err)

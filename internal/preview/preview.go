@@ -27,11 +27,8 @@ import (
 // Deps are what a preview needs from outside it, passed in, as helm's
 // action.Configuration is to its actions.
 type Deps struct {
-	// Connect opens the live cluster key names.
-	Connect func(ctx context.Context, key plan.ClusterKey) (*kube.Connection, error)
-	// StartEphemeral starts a throwaway API server (Options.Ephemeral); stop
-	// releases it.
-	StartEphemeral func(ctx context.Context) (conn *kube.Connection, stop func(), err error)
+	// Clusters gives the run its clusters: Live or Ephemeral.
+	Clusters Clusters
 	// Cache renders the targets (in render workers, under the run's limits).
 	Cache *render.Cache
 	// Appliers are the run's appliers: the default one loads an ephemeral server's
@@ -95,8 +92,6 @@ type Options struct {
 	// SplitDrift tells a pull request's change apart from drift already in the
 	// cluster (a base on a live cluster).
 	SplitDrift bool
-	// Ephemeral previews on throwaway API servers loaded with the base.
-	Ephemeral bool
 	// FieldManager is the manager an ephemeral server's scaffolding is loaded with.
 	FieldManager string
 	// Namespace is an ephemeral server's default namespace ("" for default).
@@ -128,6 +123,9 @@ func Run(ctx context.Context, deps Deps, opts Options, targets []plan.Target, he
 	if deps.Secrets == nil {
 		deps.Secrets = func(...*unstructured.Unstructured) {}
 	}
+	if deps.Clusters == nil {
+		return nil, fmt.Errorf("no clusters to preview on: set Deps.Clusters")
+	}
 	r := &runner{deps: deps, opts: opts, head: head, base: base}
 	p, err := r.connect(ctx, targets)
 	if err == nil {
@@ -143,7 +141,7 @@ func Run(ctx context.Context, deps Deps, opts Options, targets []plan.Target, he
 		if err != nil {
 			r.deps.Warnf("%v", err)
 		}
-		p.cutShort(ctx, opts.Ephemeral)
+		p.cutShort(ctx, deps.Clusters)
 		return p, nil
 	}
 	if err != nil {

@@ -73,7 +73,7 @@ func TestPreviewRunsTargetsOnTheirClusters(t *testing.T) {
 	var mu sync.Mutex
 	connects := map[plan.ClusterKey]int{}
 	deps := Deps{
-		Connect: func(ctx context.Context, key plan.ClusterKey) (*kube.Connection, error) {
+		Clusters: Live{Connect: func(ctx context.Context, key plan.ClusterKey) (*kube.Connection, error) {
 			mu.Lock()
 			connects[key]++
 			mu.Unlock()
@@ -82,7 +82,7 @@ func TestPreviewRunsTargetsOnTheirClusters(t *testing.T) {
 			}
 			clients, err := kube.NewClients(shared.Env(t).Config, 4)
 			return &kube.Connection{Clients: clients, Namespace: ns, RequestTimeout: kube.DefaultRequestTimeout}, err
-		},
+		}},
 		Cache:    &render.Cache{},
 		Appliers: appliers.All(),
 	}

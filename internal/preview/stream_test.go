@@ -102,12 +102,12 @@ func TestStreamedEntriesMakeTheSameReport(t *testing.T) {
 		t.Helper()
 		b := entry.NewBuilder(entry.Options{}, scrub.New())
 		deps := Deps{
-			Connect: func(ctx context.Context, key plan.ClusterKey) (*kube.Connection, error) {
+			Clusters: Live{Connect: func(ctx context.Context, key plan.ClusterKey) (*kube.Connection, error) {
 				if key.Context == "far" {
 					return nil, errors.New("dial tcp: no route to host")
 				}
 				return connectLive(t, ns)(ctx, key)
-			},
+			}},
 			Cache:    &render.Cache{},
 			Appliers: appliers.All(),
 		}
@@ -218,7 +218,7 @@ func TestAClustersObjectsAreSentWhileAnotherClusterStillRenders(t *testing.T) {
 	var once sync.Once
 	b := entry.NewBuilder(entry.Options{}, scrub.New())
 	deps := Deps{
-		Connect:  connectLive(t, ns),
+		Clusters: Live{Connect: connectLive(t, ns)},
 		Cache:    &render.Cache{},
 		Appliers: appliers.All(),
 		Progress: func(done, total int) { once.Do(func() { close(held.release) }) },
