@@ -2,6 +2,7 @@ package report
 
 import (
 	"encoding/json"
+	"fmt"
 	"io"
 )
 
@@ -11,4 +12,17 @@ func WriteJSON(w io.Writer, rep *Report) error {
 	enc.SetIndent("", "  ")
 	enc.SetEscapeHTML(false)
 	return enc.Encode(rep)
+}
+
+// Read reads a JSON report drift wrote.
+func Read(r io.Reader) (*Report, error) {
+	var rep Report
+	dec := json.NewDecoder(r)
+	if err := dec.Decode(&rep); err != nil {
+		return nil, fmt.Errorf("not a drift JSON report: %w", err)
+	}
+	if rep.SchemaVersion != SchemaVersion {
+		return nil, fmt.Errorf("not a drift JSON report of schema %s (schemaVersion %q)", SchemaVersion, rep.SchemaVersion)
+	}
+	return &rep, nil
 }

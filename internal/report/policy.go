@@ -8,7 +8,8 @@ import (
 // Policy is what a run was asked to fail on (--fail-on, drift.yaml's failOn) and what
 // of it the report holds.
 type Policy struct {
-	// FailOn are the conditions asked for, in config.FailOnValues' order (policy.Apply records them).
+	// FailOn are the conditions asked for, in config.FailOnValues' order
+	// (internal/policy records them).
 	FailOn []string `json:"failOn"`
 	// Failed is true when the report meets one of them; Because says which, with the
 	// counts ("2 risky objects").

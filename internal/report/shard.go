@@ -1,11 +1,5 @@
 package report
 
-import (
-	"encoding/json"
-	"fmt"
-	"io"
-)
-
 // Shard marks the report of one shard of a run split across runners (drift diff
 // --shard I/N): its share of the objects, which shard.Merge combines with the other
 // shards' into the report one run gives.
@@ -20,17 +14,4 @@ type Shard struct {
 	// By is how the run is split: "cluster" (drift diff --shard-by cluster), each
 	// cluster's targets previewed whole by one shard; by object when empty.
 	By string `json:"by,omitempty"`
-}
-
-// Read reads a JSON report drift wrote.
-func Read(r io.Reader) (*Report, error) {
-	var rep Report
-	dec := json.NewDecoder(r)
-	if err := dec.Decode(&rep); err != nil {
-		return nil, fmt.Errorf("not a drift JSON report: %w", err)
-	}
-	if rep.SchemaVersion != SchemaVersion {
-		return nil, fmt.Errorf("not a drift JSON report of schema %s (schemaVersion %q)", SchemaVersion, rep.SchemaVersion)
-	}
-	return &rep, nil
 }
