@@ -152,7 +152,7 @@ func crashMessage(runErr error, state *os.ProcessState, stderr string, templated
 	case outOfMemory(stderr, state, l.MemoryBytes):
 		return reason.TooLarge, fmt.Sprintf("rendering needed more than %s of memory (--render-memory) and was stopped%s; raise the limit if this target is real", limitSize(l.MemoryBytes), hint)
 	}
-	if sig := killedBy(state); sig != "" {
+	if sig := subprocess.KilledBy(state); sig != "" {
 		return reason.RenderFailed, fmt.Sprintf("the render worker was killed by signal %s (by the system's out-of-memory killer?)", sig)
 	}
 	line := firstLine(stderr, "fatal error:", "panic:", "drift render worker:")
@@ -171,7 +171,7 @@ func outOfMemory(stderr string, state *os.ProcessState, max int64) bool {
 			return true
 		}
 	}
-	return maxRSS(state) >= max/4*3
+	return subprocess.MaxRSS(state) >= max/4*3
 }
 
 // firstLine is the first line of s that starts with one of prefixes, cut short.
@@ -227,7 +227,7 @@ func (w *Isolated) command(ctx context.Context, req []byte) (*exec.Cmd, error) {
 	if dir := os.Getenv("GOCOVERDIR"); dir != "" {
 		cmd.Env = append(cmd.Env, "GOCOVERDIR="+dir)
 	}
-	dieWithParent(cmd)
+	subprocess.DieWithParent(cmd)
 	if req != nil {
 		cmd.Stdin = bytes.NewReader(req)
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/drift-gitops/drift/internal/appset"
 	"github.com/drift-gitops/drift/internal/reason"
 	"github.com/drift-gitops/drift/internal/source"
+	"github.com/drift-gitops/drift/internal/subprocess"
 )
 
 const (
@@ -74,7 +75,7 @@ func applyLimits(l Limits) error {
 	debug.SetMaxStack(l.StackBytes)
 	debug.SetMemoryLimit(l.MemoryBytes / 4 * 3)
 	debug.SetGCPercent(workerGCPercent)
-	return limitMemory(l.MemoryBytes)
+	return subprocess.LimitMemory(l.MemoryBytes)
 }
 
 // workerGCPercent is a render worker's GOGC. A worker's heap is mostly the garbage

@@ -1,7 +1,9 @@
 // Package subprocess runs drift's own helper processes: the drift binary executed
 // again with a role named in its environment. Work that must not take drift down with
 // it (rendering a target under limits) or that must outlive nothing (the guardian of
-// an ephemeral control plane) runs this way.
+// an ephemeral control plane) runs this way. It also holds what the operating system
+// does for such a process: a memory limit it sets on itself (LimitMemory), dying with
+// drift (DieWithParent), and how it ended (MaxRSS, KilledBy).
 package subprocess
 
 import (

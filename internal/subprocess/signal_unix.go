@@ -1,14 +1,14 @@
 //go:build unix
 
-package render
+package subprocess
 
 import (
 	"os"
 	"syscall"
 )
 
-// killedBy names the signal that ended a process, "" if none did.
-func killedBy(state *os.ProcessState) string {
+// KilledBy names the signal that ended a process, "" if none did.
+func KilledBy(state *os.ProcessState) string {
 	if state == nil {
 		return ""
 	}
