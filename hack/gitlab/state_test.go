@@ -141,7 +141,7 @@ func TestAMergeRequestsCommittedCacheIsNeverDriftsState(t *testing.T) {
 	blob := gitBlobID(libApp)
 	files := map[string]string{"apps/web.yaml": cm("web", "green"), "argocd/lib.yaml": libApp}
 	// The memo as the released drift reads it: its build's id, this work tree's path.
-	scans := resultcache.OpenScans(theirs.Sub("dryrun"), resultcache.BuildIDOf(info), repo.Dir)
+	scans := resultcache.OpenScans(theirs.Sub("dryrun"), resultcache.BuildIDOf(info, bin), repo.Dir)
 	scans.Remember(blob, 2) // discover.ScanPlain: names no Argo CD group
 	if err := scans.Save(); err != nil {
 		t.Fatal(err)

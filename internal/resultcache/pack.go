@@ -5,10 +5,12 @@ import (
 	"bytes"
 	"crypto/hmac"
 	"crypto/sha256"
+	"debug/elf"
 	"encoding/binary"
 	"errors"
 	"fmt"
 	"hash"
+	"io"
 	"os"
 	"path"
 	"path/filepath"
@@ -54,25 +56,73 @@ const (
 )
 
 // BuildID names the drift that writes answers: its version and the commit it was
-// built from. A pack written by another build is not read, since what an answer
-// holds may differ between builds.
+// built from, and for a build that knows no commit (built outside a git checkout,
+// or with -buildvcs=false) its executable's Go build ID, which changes with any
+// change to its code. A pack written by another build is not read, since what an
+// answer holds may differ between builds.
 func BuildID() string {
 	info, ok := debug.ReadBuildInfo()
 	if !ok {
 		return "unknown"
 	}
-	return BuildIDOf(info)
+	exe, _ := os.Executable()
+	return BuildIDOf(info, exe)
 }
 
-// BuildIDOf is BuildID of the drift whose build information is info.
-func BuildIDOf(info *debug.BuildInfo) string {
+// BuildIDOf is BuildID of the drift whose build information is info and whose
+// executable is exe.
+func BuildIDOf(info *debug.BuildInfo, exe string) string {
 	id := info.Main.Version
+	commit := false
 	for _, s := range info.Settings {
 		if s.Key == "vcs.revision" || s.Key == "vcs.modified" || s.Key == "-ldflags" {
 			id += " " + s.Key + "=" + s.Value
+			commit = commit || s.Key == "vcs.revision"
+		}
+	}
+	if !commit {
+		if b := goBuildID(exe); b != "" {
+			id += " buildid=" + b
 		}
 	}
 	return id
+}
+
+// goBuildID is the Go build ID of the executable at path ("" when it has none that
+// can be read): in an ELF file its .note.go.buildid note, elsewhere the string the
+// linker writes at the start of the text, as go tool buildid reads them.
+func goBuildID(path string) string {
+	if path == "" {
+		return ""
+	}
+	if f, err := elf.Open(path); err == nil {
+		defer f.Close()
+		if s := f.Section(".note.go.buildid"); s != nil {
+			// namesz, descsz, type, then the name "Go\0\0" and the ID.
+			if data, err := s.Data(); err == nil && len(data) > 16 {
+				size := f.ByteOrder.Uint32(data[4:8])
+				if string(data[12:16]) == "Go\x00\x00" && int(size) <= len(data)-16 {
+					return string(data[16 : 16+size])
+				}
+			}
+		}
+		return ""
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	head := make([]byte, 64<<10)
+	n, _ := io.ReadFull(f, head)
+	const prefix, suffix = "\xff Go build ID: \"", "\"\n \xff"
+	if i := bytes.Index(head[:n], []byte(prefix)); i >= 0 {
+		rest := head[i+len(prefix) : n]
+		if j := bytes.Index(rest, []byte(suffix)); j >= 0 {
+			return string(rest[:j])
+		}
+	}
+	return ""
 }
 
 // location is where a pack holds one answer.
