@@ -5,7 +5,7 @@ import (
 	"os"
 
 	"github.com/drift-gitops/drift/internal/ephemeral"
-	"github.com/drift-gitops/drift/internal/render"
+	"github.com/drift-gitops/drift/internal/render/worker"
 	"github.com/drift-gitops/drift/internal/subprocess"
 )
 
@@ -16,7 +16,7 @@ func subprocessMain() (code int, ok bool) {
 	case "":
 		return 0, false
 	case subprocess.RoleRender:
-		return render.WorkerMain(os.Stdin, os.Stdout, os.Stderr), true
+		return worker.Main(os.Stdin, os.Stdout, os.Stderr), true
 	case subprocess.RoleReaper:
 		return ephemeral.ReaperMain(os.Args[1:]), true
 	default:

@@ -9,6 +9,7 @@ import (
 
 	"github.com/drift-gitops/drift/internal/plan"
 	"github.com/drift-gitops/drift/internal/render"
+	"github.com/drift-gitops/drift/internal/render/worker"
 	"github.com/drift-gitops/drift/internal/resultcache"
 	"github.com/drift-gitops/drift/internal/scrub"
 	"github.com/drift-gitops/drift/internal/source"
@@ -24,7 +25,7 @@ func (o *Run) renderCache(ctx context.Context, repo *source.Repo) (*render.Cache
 	}
 	// DRIFT_RENDER_REUSE=off renders every target in both refs, to check that taking
 	// a rendering from the other ref changes nothing (Cache.Equivalent).
-	c := &render.Cache{Isolated: render.NewIsolated(ctx, repo.Root, l), RenderBoth: o.cfg.Getenv("DRIFT_RENDER_REUSE") == "off"}
+	c := &render.Cache{Worker: worker.New(ctx, repo.Root, l), RenderBoth: o.cfg.Getenv("DRIFT_RENDER_REUSE") == "off"}
 	if !o.NoCache && !c.RenderBoth && o.cache != nil {
 		c.Store = resultcache.OpenRenders(o.cache.Sub(resultCacheDir), resultcache.BuildID())
 	}

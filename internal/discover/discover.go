@@ -696,7 +696,7 @@ func (d *discovery) prefetch(ctx context.Context, ts []Target) {
 		return
 	}
 	// All asked for at once: the run's renderer bounds its workers and renders what
-	// waits in batches (render.Isolated).
+	// waits in batches (render/worker.Pool).
 	var wg sync.WaitGroup
 	for _, spec := range specs {
 		wg.Go(func() {

@@ -78,9 +78,9 @@ func (r *runner) startRenders(ctx context.Context, p *Preview) *renders {
 	}
 	close(next)
 	// Many at once: the renderer bounds its workers (GOMAXPROCS) and renders what
-	// waits in batches (render.Isolated); in this process (tests), GOMAXPROCS.
+	// waits in batches (render/worker.Pool); in this process (tests), GOMAXPROCS.
 	concurrency := runtime.GOMAXPROCS(0)
-	if r.deps.Cache != nil && r.deps.Cache.Isolated != nil {
+	if r.deps.Cache != nil && r.deps.Cache.Worker != nil {
 		concurrency = maxRendersWaiting
 	}
 	for range min(concurrency, len(todo)) {

@@ -25,7 +25,7 @@ import (
 // refuses a document deeper than this, naming it (readDocument), and every object it
 // reads crosses the render wire, decodes in Object.Get and can be sent; an object
 // deeper than this that reaches the wire all the same is a failure of its own
-// (decodeResponse), never its target's.
+// (DecodeResponse), never its target's.
 const maxNesting = 10000
 
 // tooDeepMessage says that what (a document, an object) nests deeper than maxNesting.

@@ -102,11 +102,11 @@ func TestADocumentNestedDeeperThanJSONReadsIsAFailureOfItsOwn(t *testing.T) {
 			t.Errorf("%s: the list at the limit is not read whole", o.Where())
 		}
 	}
-	data, err := encodeResponse(workResponse{Result: res})
+	data, err := EncodeResponse(WorkResponse{Result: res})
 	if err != nil {
 		t.Fatal(err)
 	}
-	sent, err := decodeResponse(data)
+	sent, err := DecodeResponse(data)
 	if err != nil {
 		t.Fatalf("the objects the reader read do not cross the wire: %v", err)
 	}
@@ -166,7 +166,7 @@ func TestATooDeepDocumentFailsAloneInEveryRenderer(t *testing.T) {
 			"v1.ConfigMap.good@chart/templates/good.yaml document 1\nv1.ConfigMap.limit@chart/templates/limit.yaml document 1"},
 	}
 	// Side by side, as a run asks: the targets go to the workers in one batch.
-	cache := &Cache{Isolated: NewIsolated(context.Background(), root, DefaultLimits())}
+	cache := &Cache{Worker: NewTestWorker(context.Background(), root, DefaultLimits())}
 	results := make([]*Result, len(cases))
 	var wg sync.WaitGroup
 	for i, tc := range cases {

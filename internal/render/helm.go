@@ -290,7 +290,7 @@ func chartFiles(fsys fs.FS, dir string) ([]*loader.BufferedFile, error) {
 				continue
 			}
 			if info.Size() > DefaultMaxFileBytes {
-				return fmt.Errorf("%s is %s, over the %s limit", joinRepo(dir, name), sizeOf(info.Size()), size(DefaultMaxFileBytes))
+				return fmt.Errorf("%s is %s, over the %s limit", joinRepo(dir, name), SizeOf(info.Size()), size(DefaultMaxFileBytes))
 			}
 			data, err := fs.ReadFile(fsys, joinRepo(dir, name))
 			if err != nil {

@@ -87,7 +87,7 @@ func TestHelmLookupReadsTheLiveClusterOnlyWhenAllowed(t *testing.T) {
 	}
 	var told []any
 	var toldMu sync.Mutex
-	cache := &Cache{Isolated: NewIsolated(ctx, root, DefaultLimits()), Secrets: SecretLookup{Reveal: true, Values: func(v ...any) {
+	cache := &Cache{Worker: NewTestWorker(ctx, root, DefaultLimits()), Secrets: SecretLookup{Reveal: true, Values: func(v ...any) {
 		toldMu.Lock()
 		defer toldMu.Unlock()
 		told = append(told, v...)
@@ -118,7 +118,7 @@ func TestHelmLookupReadsTheLiveClusterOnlyWhenAllowed(t *testing.T) {
 	}
 
 	// A pull request's run: lookup finds the Secret, without its data.
-	hidden := &Cache{Isolated: NewIsolated(ctx, root, DefaultLimits())}
+	hidden := &Cache{Worker: NewTestWorker(ctx, root, DefaultLimits())}
 	hidden.AllowLookup("test", env.Config)
 	spec := Spec{Path: "charts/grafana", Renderer: RendererHelm, Helm: HelmOptions{ReleaseName: "grafana", ReleaseNamespace: ns, Lookup: "test", Revision: 2}}
 	res, err := hidden.Render(commit, nil, spec)

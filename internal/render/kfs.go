@@ -169,7 +169,7 @@ func (k *kustFS) ReadFile(p string) ([]byte, error) {
 		return nil, err
 	}
 	if info.Size() > DefaultMaxFileBytes {
-		return nil, fmt.Errorf("%s is %s, over the %s limit", name, sizeOf(info.Size()), size(DefaultMaxFileBytes))
+		return nil, fmt.Errorf("%s is %s, over the %s limit", name, SizeOf(info.Size()), size(DefaultMaxFileBytes))
 	}
 	return fs.ReadFile(k.fsys, name)
 }

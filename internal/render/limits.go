@@ -43,8 +43,8 @@ func DefaultLimits() Limits {
 		OutputBytes: DefaultOutputBytes, Objects: DefaultObjects}
 }
 
-// orDefaults fills the limits left zero with the defaults.
-func (l Limits) orDefaults() Limits {
+// OrDefaults fills the limits left zero with the defaults.
+func (l Limits) OrDefaults() Limits {
 	d := DefaultLimits()
 	if l.Timeout <= 0 {
 		l.Timeout = d.Timeout
@@ -64,9 +64,9 @@ func (l Limits) orDefaults() Limits {
 	return l
 }
 
-// targetName names the target for messages: "helm chart charts/web". The renderer
+// TargetName names the target for messages: "helm chart charts/web". The renderer
 // is known (Cache fills it in).
-func targetName(spec Spec) string {
+func TargetName(spec Spec) string {
 	dir := displayDir(cleanDir(spec.Path))
 	switch spec.Renderer {
 	case RendererHelm:
@@ -77,9 +77,9 @@ func targetName(spec Spec) string {
 	return "path " + dir
 }
 
-// targetSource is where a failure of the whole target is reported: the chart's
+// TargetSource is where a failure of the whole target is reported: the chart's
 // Chart.yaml for Helm, else the target's path.
-func targetSource(spec Spec) string {
+func TargetSource(spec Spec) string {
 	if spec.Renderer == RendererHelm {
 		return joinRepo(cleanDir(spec.Path), "Chart.yaml")
 	}
@@ -95,9 +95,9 @@ func capObjects(res *Result, spec Spec, max int) {
 	}
 	n := len(res.Objects)
 	res.Objects = nil
-	res.Failures = append(res.Failures, Failure{Source: targetSource(spec), Reason: reason.TooLarge,
+	res.Failures = append(res.Failures, Failure{Source: TargetSource(spec), Reason: reason.TooLarge,
 		Message: fmt.Sprintf("%s renders %d objects, over the limit of %d per target (--render-max-objects): split the target, or raise the limit if this is real",
-			targetName(spec), n, max)})
+			TargetName(spec), n, max)})
 }
 
 // checkHelmOutput refuses a Helm rendering whose templates wrote more than max bytes
@@ -133,16 +133,16 @@ type outputError struct {
 
 func (e *outputError) Error() string {
 	return fmt.Sprintf("templates rendered %s, over the %s limit per target (--render-max-output); the largest is %s with %s",
-		sizeOf(e.total), limitSize(e.max), e.template, sizeOf(e.size))
+		SizeOf(e.total), LimitSize(e.max), e.template, SizeOf(e.size))
 }
 
-// limitSize writes a limit as its flag is written: 64 MiB, 1 GiB.
-func limitSize(n int64) string {
+// LimitSize writes a limit as its flag is written: 64 MiB, 1 GiB.
+func LimitSize(n int64) string {
 	if n >= 1<<30 && n%(1<<30) == 0 {
 		return fmt.Sprintf("%d GiB", n>>30)
 	}
 	if n >= 1<<20 && n%(1<<20) == 0 {
 		return fmt.Sprintf("%d MiB", n>>20)
 	}
-	return sizeOf(n)
+	return SizeOf(n)
 }

@@ -19,17 +19,17 @@ import (
 	"github.com/drift-gitops/drift/internal/kube"
 )
 
-// lookupEndpoint is where a render worker's `lookup` reads the cluster: drift's
+// LookupEndpoint is where a render worker's `lookup` reads the cluster: drift's
 // read-only proxy on loopback, and the token it asks for. It travels in the work
 // request, never in the worker's environment.
-type lookupEndpoint struct {
+type LookupEndpoint struct {
 	URL   string
 	Token string
 }
 
-// config is the worker's connection for Helm's engine: the proxy, no credentials of
+// Config is the worker's connection for Helm's engine: the proxy, no credentials of
 // drift's.
-func (e *lookupEndpoint) config() *rest.Config {
+func (e *LookupEndpoint) Config() *rest.Config {
 	if e == nil {
 		return nil
 	}
@@ -44,11 +44,11 @@ type lookupCluster struct {
 	// hidden counts the Secrets handed to templates without their data.
 	hidden atomic.Int64
 	once   sync.Once
-	ep     *lookupEndpoint
+	ep     *LookupEndpoint
 	err    error
 }
 
-func (l *lookupCluster) endpoint(ctx context.Context) (*lookupEndpoint, error) {
+func (l *lookupCluster) endpoint(ctx context.Context) (*LookupEndpoint, error) {
 	l.once.Do(func() {
 		secrets := l.secrets
 		secrets.hidden = &l.hidden
@@ -72,12 +72,12 @@ type SecretLookup struct {
 
 // startLookupProxy serves the cluster of cfg to render workers through kube's
 // read-only proxy (kube.ReadOnlyProxy), Secrets handed on as secrets says.
-func startLookupProxy(ctx context.Context, cfg *rest.Config, secrets SecretLookup) (*lookupEndpoint, error) {
+func startLookupProxy(ctx context.Context, cfg *rest.Config, secrets SecretLookup) (*LookupEndpoint, error) {
 	url, token, err := kube.ReadOnlyProxy(ctx, cfg, secrets.filter)
 	if err != nil {
 		return nil, err
 	}
-	return &lookupEndpoint{URL: url, Token: token}, nil
+	return &LookupEndpoint{URL: url, Token: token}, nil
 }
 
 // maxSecretResponse bounds a response holding Secrets that the proxy reads whole.

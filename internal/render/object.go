@@ -109,11 +109,11 @@ func (o Object) Decoded() bool { return o.decoded() != nil }
 // read; the error is the failure the wire makes of an object it cannot carry. Tests
 // use it to check that a reader decodes no object it need not.
 func Hold(o Object) (Object, error) {
-	data, err := encodeResponse(workResponse{Result: &Result{Objects: []Object{o}}})
+	data, err := EncodeResponse(WorkResponse{Result: &Result{Objects: []Object{o}}})
 	if err != nil {
 		return Object{}, err
 	}
-	resp, err := decodeResponse(data)
+	resp, err := DecodeResponse(data)
 	if err != nil {
 		return Object{}, err
 	}

@@ -232,7 +232,7 @@ func (w *walker) file(name string, size int64) {
 	w.seen[real] = true
 	if size > int64(w.opts.MaxFileBytes) {
 		w.fail(Failure{Source: name, Reason: reason.TooLarge,
-			Message: fmt.Sprintf("file is %s, over the %s limit: not read", sizeOf(size), sizeOf(int64(w.opts.MaxFileBytes)))})
+			Message: fmt.Sprintf("file is %s, over the %s limit: not read", SizeOf(size), SizeOf(int64(w.opts.MaxFileBytes)))})
 		return
 	}
 	data, err := fs.ReadFile(w.fsys, name)
@@ -354,7 +354,8 @@ func notAnObject(doc []byte, maxDocument int) bool {
 	return apiVersion == "" || kind == ""
 }
 
-func sizeOf(n int64) string { return size(int(n)) }
+// SizeOf writes a size in bytes as a message says it: 12 MiB.
+func SizeOf(n int64) string { return size(int(n)) }
 
 // markDuplicates turns every object whose identity (group, kind, namespace, name) is
 // written more than once into a failure that names the other places.

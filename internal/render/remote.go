@@ -57,8 +57,8 @@ func (c *Cache) fetchChart(spec Spec) (Spec, *Result) {
 			Message: ref.String() + ": no chart repository is allowed: list it in charts.allow of drift.yaml (read from the base branch)"}}}
 	}
 	ctx := context.Background()
-	if c.Isolated != nil {
-		ctx = c.Isolated.ctx
+	if c.Worker != nil {
+		ctx = c.Worker.Context()
 	}
 	fc, err := c.Charts.FetchChart(ctx, *ref)
 	if err != nil {

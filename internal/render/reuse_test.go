@@ -11,6 +11,7 @@ import (
 	"github.com/drift-gitops/drift/internal/cachedir"
 	"github.com/drift-gitops/drift/internal/gitfixture"
 	"github.com/drift-gitops/drift/internal/render"
+	"github.com/drift-gitops/drift/internal/render/worker"
 	"github.com/drift-gitops/drift/internal/resultcache"
 	"github.com/drift-gitops/drift/internal/source"
 )
@@ -119,7 +120,7 @@ func kustomizeSpec(dir string) render.Spec {
 // that reads a changed file is rendered in each, and differs.
 func TestARenderingTheChangeDoesNotTouchIsTakenFromTheOtherRef(t *testing.T) {
 	repo, first, second := reuseRepo(t)
-	c := &render.Cache{Isolated: render.NewIsolated(context.Background(), repo.Root, render.Limits{})}
+	c := &render.Cache{Worker: worker.New(context.Background(), repo.Root, render.Limits{})}
 	changed, _ := changedBetween(t, repo)(first.Commit, second.Commit)
 	c.Equivalent(first.Commit, second.Commit, changed)
 
@@ -150,7 +151,7 @@ func TestARenderingTheChangeDoesNotTouchIsTakenFromTheOtherRef(t *testing.T) {
 	}
 
 	// RenderBoth renders every spec in both.
-	both := &render.Cache{Isolated: render.NewIsolated(context.Background(), repo.Root, render.Limits{}), RenderBoth: true}
+	both := &render.Cache{Worker: worker.New(context.Background(), repo.Root, render.Limits{}), RenderBoth: true}
 	both.Equivalent(first.Commit, second.Commit, changed)
 	x, _ := both.RenderSnapshot(second, kustomizeSpec("b"))
 	y, _ := both.RenderSnapshot(first, kustomizeSpec("b"))
@@ -172,7 +173,7 @@ func TestAKeptRenderingIsTakenWhereNothingItReadChanged(t *testing.T) {
 	}
 	defer remove()
 	run := func() *render.Cache {
-		return &render.Cache{Isolated: render.NewIsolated(context.Background(), repo.Root, render.Limits{}),
+		return &render.Cache{Worker: worker.New(context.Background(), repo.Root, render.Limits{}),
 			Store: resultcache.OpenRenders(dir, "test build"), InputID: inputIDs(repo)}
 	}
 	holdsSecret := func(res *render.Result, encoded []byte) bool {
@@ -201,7 +202,7 @@ func TestAKeptRenderingIsTakenWhereNothingItReadChanged(t *testing.T) {
 	if taken, _ := c.Save(holdsSecret); taken != 1 {
 		t.Errorf("second run: %d renderings taken, want 1 (b's)", taken)
 	}
-	fresh := &render.Cache{Isolated: render.NewIsolated(context.Background(), repo.Root, render.Limits{})}
+	fresh := &render.Cache{Worker: worker.New(context.Background(), repo.Root, render.Limits{})}
 	for d, v := range got {
 		res, err := fresh.RenderSnapshot(second, kustomizeSpec(d))
 		if err != nil {
@@ -235,7 +236,7 @@ func TestAKeptRenderingIsTakenWhereNothingItReadChanged(t *testing.T) {
 	c.Close()
 
 	// Another build of drift reads none of it.
-	other := &render.Cache{Isolated: render.NewIsolated(context.Background(), repo.Root, render.Limits{}),
+	other := &render.Cache{Worker: worker.New(context.Background(), repo.Root, render.Limits{}),
 		Store: resultcache.OpenRenders(dir, "another build"), InputID: inputIDs(repo)}
 	if _, err := other.RenderSnapshot(second, kustomizeSpec("b")); err != nil {
 		t.Fatal(err)

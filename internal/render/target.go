@@ -148,15 +148,15 @@ func Detect(fsys fs.FS, p string) string {
 }
 
 // Render renders one target in this process, with the default limits on output and
-// objects; the limits on memory, stack and time need a worker (Isolated). An error
+// objects; the limits on memory, stack and time need a worker (Worker). An error
 // means the target could not be attempted at all (its path is missing); what fails
 // while rendering is in the result's Failures.
 func Render(fsys fs.FS, spec Spec) (*Result, error) {
-	return renderWith(fsys, spec, DefaultLimits(), nil)
+	return RenderWith(fsys, spec, DefaultLimits(), nil)
 }
 
-// renderWith renders; lookup is the connection for a Helm target's lookup, if any.
-func renderWith(fsys fs.FS, spec Spec, limits Limits, lookup *rest.Config) (*Result, error) {
+// RenderWith renders; lookup is the connection for a Helm target's lookup, if any.
+func RenderWith(fsys fs.FS, spec Spec, limits Limits, lookup *rest.Config) (*Result, error) {
 	if len(spec.Overlay) > 0 {
 		fsys = overlayFS{FS: fsys, files: spec.Overlay}
 	}
@@ -165,7 +165,7 @@ func renderWith(fsys fs.FS, spec Spec, limits Limits, lookup *rest.Config) (*Res
 	switch spec.Renderer {
 	case "":
 		// plan decides every target's renderer (plan.Resolve); render never does.
-		return &Result{Failures: []Failure{{Source: targetSource(spec), Reason: reason.RenderFailed,
+		return &Result{Failures: []Failure{{Source: TargetSource(spec), Reason: reason.RenderFailed,
 			Message: "no renderer was decided for this target: this is a bug in drift, please report it"}}}, nil
 	case RendererPlain:
 		res, err = Plain(fsys, Options{Paths: []string{spec.Path}, Directory: spec.Directory, ObjectsOnly: spec.ObjectsOnly})
@@ -188,12 +188,31 @@ func renderWith(fsys fs.FS, spec Spec, limits Limits, lookup *rest.Config) (*Res
 	return res, err
 }
 
+// Worker renders specs out of drift's process, each in a render worker under the
+// run's limits: internal/render/worker's Pool.
+type Worker interface {
+	// Render renders spec in the snapshot of commit ("" for the work tree) on its
+	// own, its Helm lookup reading the cluster through lookup.
+	Render(commit string, spec Spec, lookup *LookupEndpoint) (*Result, error)
+	// Queue renders spec in the snapshot of commit in a batch with the other specs
+	// waiting.
+	Queue(commit string, spec Spec) (*Result, error)
+	// Expand expands an ApplicationSet; what names it in messages. A worker that
+	// gave no answer is a *WorkerFailure.
+	Expand(commit string, req appset.Request, what string) (*appset.Result, error)
+	// Context is the run's, which ends the workers.
+	Context() context.Context
+	// Close ends the workers.
+	Close()
+}
+
 // Cache renders each (snapshot, spec) once per run, however many targets ask for it,
 // and lets targets render in parallel.
 type Cache struct {
-	// Isolated, when set, renders in render workers under its limits; otherwise
-	// rendering runs in this process (package tests).
-	Isolated *Isolated
+	// Worker, when set, renders in render workers under its limits
+	// (internal/render/worker); otherwise rendering runs in this process (package
+	// tests).
+	Worker Worker
 
 	// Charts fetches the charts of chart repositories and registries (nil: none may
 	// be fetched).
@@ -251,11 +270,11 @@ func (c *Cache) AllowLookup(cluster string, cfg *rest.Config) {
 
 // Expand expands an ApplicationSet of the snapshot of commit ("" for the work tree),
 // whose files are fsys, in a render worker under the run's limits (in this process
-// without Isolated, for package tests); what names it in messages. A worker that
+// without Worker, for package tests); what names it in messages. A worker that
 // gave no answer is a *WorkerFailure.
 func (c *Cache) Expand(commit string, fsys fs.FS, req appset.Request, what string) (*appset.Result, error) {
-	if c.Isolated != nil {
-		return c.Isolated.expand(commit, req, what)
+	if c.Worker != nil {
+		return c.Worker.Expand(commit, req, what)
 	}
 	return appset.Generate(context.Background(), fsys, req)
 }
@@ -465,7 +484,7 @@ func (c *Cache) fromStore(commit string, spec Spec, js []byte) (*Result, []byte)
 	if !ok || !maps.Equal(now, stored.Objects) {
 		return nil, nil
 	}
-	resp, err := decodeResponse(wire)
+	resp, err := DecodeResponse(wire)
 	if err != nil || resp.Result == nil || len(resp.Result.Failures) > 0 || !slices.Equal(inputKeys(resp.Result.Inputs), keys) {
 		return nil, nil
 	}
@@ -507,7 +526,7 @@ func (c *Cache) Save(holds func(res *Result, encoded []byte) bool) (taken, kept 
 		if !ok {
 			continue
 		}
-		wire, err := encodeResponse(workResponse{Result: k.res})
+		wire, err := EncodeResponse(WorkResponse{Result: k.res})
 		if err != nil || holds(k.res, wire) {
 			continue
 		}
@@ -530,11 +549,11 @@ func (c *Cache) RenderSnapshot(snap *source.Snapshot, spec Spec) (*Result, error
 	return c.Render(snap.Commit, snap.FS, spec)
 }
 
-// Close ends the render workers (Isolated.Close) and closes Store when it can be
+// Close ends the render workers (Worker.Close) and closes Store when it can be
 // closed, once the run renders nothing more.
 func (c *Cache) Close() {
-	if c.Isolated != nil {
-		c.Isolated.Close()
+	if c.Worker != nil {
+		c.Worker.Close()
 	}
 	if closer, ok := c.Store.(io.Closer); ok {
 		closer.Close()
@@ -630,18 +649,18 @@ func (c *Cache) Render(commit string, fsys fs.FS, spec Spec) (*Result, error) {
 				c.keep(commit, nil, spec, js, e.res)
 			}
 		}()
-		if c.Isolated != nil {
-			var ep *lookupEndpoint
+		if c.Worker != nil {
+			var ep *LookupEndpoint
 			if lookup != nil {
-				if ep, e.err = lookup.endpoint(c.Isolated.ctx); e.err != nil {
+				if ep, e.err = lookup.endpoint(c.Worker.Context()); e.err != nil {
 					return
 				}
 			}
 			if ep != nil {
-				e.res, e.err = c.Isolated.render(commit, spec, ep)
+				e.res, e.err = c.Worker.Render(commit, spec, ep)
 				return
 			}
-			e.res, e.err = c.Isolated.renderQueued(commit, spec)
+			e.res, e.err = c.Worker.Queue(commit, spec)
 			return
 		}
 		var cfg *rest.Config
@@ -652,9 +671,9 @@ func (c *Cache) Render(commit string, fsys fs.FS, spec Spec) (*Result, error) {
 				e.err = err
 				return
 			}
-			cfg = ep.config()
+			cfg = ep.Config()
 		}
-		e.res, e.err = renderWith(fsys, spec, DefaultLimits(), cfg)
+		e.res, e.err = RenderWith(fsys, spec, DefaultLimits(), cfg)
 	})
 	return e.res, e.err
 }

@@ -17,8 +17,8 @@ import (
 	"github.com/drift-gitops/drift/internal/reason"
 )
 
-// workRequest is what drift sends a render worker on stdin.
-type workRequest struct {
+// WorkRequest is what drift sends a render worker on stdin.
+type WorkRequest struct {
 	// Root is the repository's work tree root; the worker opens the repository there.
 	Root string
 	// Commit is the snapshot's commit, "" for the work tree.
@@ -26,7 +26,7 @@ type workRequest struct {
 	Spec   Spec
 	Limits Limits
 	// Lookup is drift's read-only proxy for a Helm target's lookup, or nil.
-	Lookup *lookupEndpoint
+	Lookup *LookupEndpoint
 	// AppSet, when set, asks for an ApplicationSet's expansion instead of a rendering.
 	AppSet *appset.Request
 	// Batch, when set, asks for the rendering of each of these specs instead of Spec,
@@ -34,11 +34,11 @@ type workRequest struct {
 	Batch []Spec
 }
 
-// workResponse is what a render worker writes on stdout.
-type workResponse struct {
+// WorkResponse is what a render worker writes on stdout.
+type WorkResponse struct {
 	// Result is encoded whole but for its objects, so fields added to it travel
 	// without a change here; its objects follow it, each on its own
-	// (encodeResponse).
+	// (EncodeResponse).
 	Result *Result
 	// Err is Render's error: the target could not be attempted (for an
 	// ApplicationSet, why it cannot be expanded).
@@ -49,10 +49,10 @@ type workResponse struct {
 
 var registerGob sync.Once
 
-// encodeRequest writes a request in gob, which keeps the Go type of every inline Helm
+// EncodeRequest writes a request in gob, which keeps the Go type of every inline Helm
 // value (int stays int, 1.0 stays float64): a template prints and compares them as
 // the in-process rendering would.
-func encodeRequest(req workRequest) ([]byte, error) {
+func EncodeRequest(req WorkRequest) ([]byte, error) {
 	registerValueTypes()
 	var buf bytes.Buffer
 	if err := gob.NewEncoder(&buf).Encode(req); err != nil {
@@ -61,9 +61,9 @@ func encodeRequest(req workRequest) ([]byte, error) {
 	return buf.Bytes(), nil
 }
 
-func decodeRequest(r io.Reader) (workRequest, error) {
+func DecodeRequest(r io.Reader) (WorkRequest, error) {
 	registerValueTypes()
-	var req workRequest
+	var req WorkRequest
 	err := gob.NewDecoder(r).Decode(&req)
 	return req, err
 }
@@ -93,7 +93,7 @@ func registerValueTypes() {
 // failure naming it, in its place, and one that drift cannot read (nested deeper than
 // maxNesting, which encoding/json's json.Valid and Object.Get's decoder refuse)
 // becomes a failure naming it when it arrives; the other objects cross as they are.
-func encodeResponse(resp workResponse) ([]byte, error) {
+func EncodeResponse(resp WorkResponse) ([]byte, error) {
 	var objs []Object
 	if resp.Result != nil && len(resp.Result.Objects) > 0 {
 		res := *resp.Result
@@ -171,8 +171,8 @@ func appendPart(b, p []byte) []byte {
 	return append(binary.AppendUvarint(b, uint64(len(p))), p...)
 }
 
-func decodeResponse(data []byte) (workResponse, error) {
-	var resp workResponse
+func DecodeResponse(data []byte) (WorkResponse, error) {
+	var resp WorkResponse
 	r := wireReader{data: data}
 	if err := json.Unmarshal(r.part(), &resp); err != nil {
 		return resp, err

@@ -32,11 +32,11 @@ func TestAResponseCrossesTheWireWhole(t *testing.T) {
 		Notes:    []string{"a note"},
 		Inputs:   Inputs{Trees: []string{"apps"}},
 	}
-	data, err := encodeResponse(workResponse{Result: res})
+	data, err := EncodeResponse(WorkResponse{Result: res})
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, err := decodeResponse(data)
+	got, err := DecodeResponse(data)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -46,12 +46,12 @@ func TestAResponseCrossesTheWireWhole(t *testing.T) {
 	if len(res.Objects) != 3 {
 		t.Errorf("the result sent was modified: %d objects", len(res.Objects))
 	}
-	for _, resp := range []workResponse{{Err: "cannot render"}, {Result: &Result{Failures: res.Failures}}} {
-		data, err := encodeResponse(resp)
+	for _, resp := range []WorkResponse{{Err: "cannot render"}, {Result: &Result{Failures: res.Failures}}} {
+		data, err := EncodeResponse(resp)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got, err := decodeResponse(data); err != nil || !reflect.DeepEqual(got, resp) {
+		if got, err := DecodeResponse(data); err != nil || !reflect.DeepEqual(got, resp) {
 			t.Errorf("got %#v, %v; want %#v", got, err, resp)
 		}
 	}
@@ -86,13 +86,13 @@ func decodedResult(t *testing.T, r *Result) *Result {
 // decodes to, and a dropped copy holds nothing.
 func TestAnObjectFromTheWireIsDecodedWhenRead(t *testing.T) {
 	t.Parallel()
-	data, err := encodeResponse(workResponse{Result: &Result{Objects: []Object{{Obj: &unstructured.Unstructured{Object: map[string]any{
+	data, err := EncodeResponse(WorkResponse{Result: &Result{Objects: []Object{{Obj: &unstructured.Unstructured{Object: map[string]any{
 		"apiVersion": "v1", "kind": "ConfigMap", "metadata": map[string]any{"name": "a", "labels": map[string]any{"x/<y>": "1"}},
 		"binaryData": map[string]any{"k": "AA=="}}}, Source: "a.yaml", Doc: 1}}}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	resp, err := decodeResponse(data)
+	resp, err := DecodeResponse(data)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -126,16 +126,16 @@ func TestAnObjectFromTheWireIsDecodedWhenRead(t *testing.T) {
 // (a worker that died while writing) is an error, never fewer objects.
 func TestACutResponseIsAnError(t *testing.T) {
 	t.Parallel()
-	data, err := encodeResponse(workResponse{Result: &Result{Objects: configMaps(3)}})
+	data, err := EncodeResponse(WorkResponse{Result: &Result{Objects: configMaps(3)}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	for n := range len(data) {
-		if got, err := decodeResponse(data[:n]); err == nil {
+		if got, err := DecodeResponse(data[:n]); err == nil {
 			t.Fatalf("the first %d of %d bytes decode to %+v without an error", n, len(data), got.Result)
 		}
 	}
-	if _, err := decodeResponse(append(data[:len(data):len(data)], 0)); err == nil {
+	if _, err := DecodeResponse(append(data[:len(data):len(data)], 0)); err == nil {
 		t.Errorf("a byte past the objects decodes without an error")
 	}
 }
@@ -159,11 +159,11 @@ func TestAnObjectTheWireCannotCarryIsAFailureOfItsOwn(t *testing.T) {
 		},
 		Failures: []Failure{{Source: "e.yaml", Doc: 1, Reason: reason.Malformed, Message: "malformed YAML"}},
 	}
-	data, err := encodeResponse(workResponse{Result: res})
+	data, err := EncodeResponse(WorkResponse{Result: res})
 	if err != nil {
 		t.Fatalf("one object's problem failed the whole answer: %v", err)
 	}
-	got, err := decodeResponse(data)
+	got, err := DecodeResponse(data)
 	if err != nil {
 		t.Fatalf("one object's problem failed the whole answer: %v", err)
 	}
@@ -182,5 +182,24 @@ func TestAnObjectTheWireCannotCarryIsAFailureOfItsOwn(t *testing.T) {
 	}
 	if len(res.Objects) != 4 || len(res.Failures) != 1 {
 		t.Errorf("the result sent was modified: %d objects, %d failures", len(res.Objects), len(res.Failures))
+	}
+}
+
+// TestInlineValuesKeepTheirGoTypesOnTheWayToTheWorker: a template tells int from
+// float64 (kindOf, and printing 1e+06 against 1000000), so the request keeps them.
+func TestInlineValuesKeepTheirGoTypesOnTheWayToTheWorker(t *testing.T) {
+	t.Parallel()
+	values := map[string]any{"i": 1000000, "f": 1.0, "u": uint64(1 << 63), "s": "1", "n": nil, "b": true,
+		"m": map[string]any{"l": []any{1, 1.5, map[string]any{}}}}
+	data, err := EncodeRequest(WorkRequest{Spec: Spec{Helm: HelmOptions{Values: values}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	req, err := DecodeRequest(strings.NewReader(string(data)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(req.Spec.Helm.Values, values) {
+		t.Errorf("values = %#v, want %#v", req.Spec.Helm.Values, values)
 	}
 }

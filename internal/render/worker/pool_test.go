@@ -1,4 +1,4 @@
-package render
+package worker
 
 import (
 	"context"
@@ -13,6 +13,7 @@ import (
 
 	"github.com/drift-gitops/drift/internal/gitfixture"
 	"github.com/drift-gitops/drift/internal/reason"
+	"github.com/drift-gitops/drift/internal/render"
 	"github.com/drift-gitops/drift/internal/source"
 )
 
@@ -45,6 +46,15 @@ spec:
     kinds: {{ kindOf .Values.count }} {{ kindOf .Values.ratio }} {{ kindOf .Values.huge }} {{ kindOf (index .Values.list 0) }}
 `
 
+// webOptions render testdata/platform's chart as the render package's tests do.
+var webOptions = render.HelmOptions{
+	ReleaseName: "web", ReleaseNamespace: "web",
+	ValuesFiles: []string{"values-common.yaml", "values-prod.yaml"},
+	Values:      map[string]any{"cache": map[string]any{"maxMemory": "256mb"}},
+	KubeVersion: "v1.36.3",
+	APIVersions: []string{"v1", "apps/v1", "example.com/v1", "example.com/v1/Widget"},
+}
+
 // platformRepo is a git repository holding testdata/platform, with a template of
 // numbers added to its chart, committed, and the work tree edited after the commit.
 func platformRepo(t *testing.T) (root, commit string) {
@@ -54,7 +64,7 @@ func platformRepo(t *testing.T) (root, commit string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := repo.CommitTree("../../testdata/platform", "platform"); err != nil {
+	if _, err := repo.CommitTree("../../../testdata/platform", "platform"); err != nil {
 		t.Fatal(err)
 	}
 	if commit, err = repo.CommitFiles(map[string]string{"charts/web/templates/numbers.yaml": numbers}, "numbers"); err != nil {
@@ -80,15 +90,15 @@ func TestWorkerResultsAreTheInProcessResultsExactly(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	iso := NewIsolated(context.Background(), root, DefaultLimits())
+	iso := New(context.Background(), root, render.DefaultLimits())
 	for _, tc := range []struct {
 		name, ref string
-		spec      Spec
+		spec      render.Spec
 	}{
-		{name: "helm, commit", ref: commit, spec: Spec{Path: "charts/web", Renderer: RendererHelm, Helm: opts}},
-		{name: "helm, work tree", ref: "", spec: Spec{Path: "charts/web", Renderer: RendererHelm, Helm: opts}},
-		{name: "kustomize", ref: commit, spec: Spec{Path: "apps/shop/overlays/prod", Renderer: RendererKustomize}},
-		{name: "plain", ref: commit, spec: Spec{Path: "platform", Renderer: RendererPlain}},
+		{name: "helm, commit", ref: commit, spec: render.Spec{Path: "charts/web", Renderer: render.RendererHelm, Helm: opts}},
+		{name: "helm, work tree", ref: "", spec: render.Spec{Path: "charts/web", Renderer: render.RendererHelm, Helm: opts}},
+		{name: "kustomize", ref: commit, spec: render.Spec{Path: "apps/shop/overlays/prod", Renderer: render.RendererKustomize}},
+		{name: "plain", ref: commit, spec: render.Spec{Path: "platform", Renderer: render.RendererPlain}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
@@ -96,21 +106,21 @@ func TestWorkerResultsAreTheInProcessResultsExactly(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			want, err := Render(snap.FS, tc.spec)
+			want, err := render.Render(snap.FS, tc.spec)
 			if err != nil {
 				t.Fatal(err)
 			}
 			if len(want.Objects) == 0 || len(want.Failures) != 0 {
 				t.Fatalf("in-process: %d objects, failures %v", len(want.Objects), want.Failures)
 			}
-			got, err := iso.Render(snapshotCommit(snap), tc.spec)
+			got, err := iso.Render(snapshotCommit(snap), tc.spec, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if !reflect.DeepEqual(decodedResult(t, got), want) {
+			if !reflect.DeepEqual(decoded(got), want) {
 				t.Errorf("worker result differs from the in-process one:\n got %#v\nwant %#v", got, want)
 			}
-			if tc.spec.Renderer != RendererHelm {
+			if tc.spec.Renderer != render.RendererHelm {
 				return
 			}
 			var spec map[string]any
@@ -133,23 +143,15 @@ func TestWorkerResultsAreTheInProcessResultsExactly(t *testing.T) {
 
 func snapshotCommit(s *source.Snapshot) string { return s.Commit }
 
-// TestInlineValuesKeepTheirGoTypesOnTheWayToTheWorker: a template tells int from
-// float64 (kindOf, and printing 1e+06 against 1000000), so the request keeps them.
-func TestInlineValuesKeepTheirGoTypesOnTheWayToTheWorker(t *testing.T) {
-	t.Parallel()
-	values := map[string]any{"i": 1000000, "f": 1.0, "u": uint64(1 << 63), "s": "1", "n": nil, "b": true,
-		"m": map[string]any{"l": []any{1, 1.5, map[string]any{}}}}
-	data, err := encodeRequest(workRequest{Spec: Spec{Helm: HelmOptions{Values: values}}})
-	if err != nil {
-		t.Fatal(err)
+// decoded is r with each object decoded, as an in-process rendering holds it (the
+// render package's tests check the identity the wire carries).
+func decoded(r *render.Result) *render.Result {
+	out := *r
+	out.Objects = make([]render.Object, len(r.Objects))
+	for i, o := range r.Objects {
+		out.Objects[i] = render.Object{Obj: o.Get(), Source: o.Source, Doc: o.Doc, Item: o.Item, Notes: o.Notes}
 	}
-	req, err := decodeRequest(strings.NewReader(string(data)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !reflect.DeepEqual(req.Spec.Helm.Values, values) {
-		t.Errorf("values = %#v, want %#v", req.Spec.Helm.Values, values)
-	}
+	return &out
 }
 
 // bombRepo commits a chart per template, and a plain target beside them.
@@ -186,12 +188,12 @@ func TestWorkerLimitsEndTheTargetWithAFailureNamingIt(t *testing.T) {
 	})
 	// Generous time for all but the endless loop: these run side by side on a small
 	// machine, each collecting garbage hard near its memory limit.
-	limits := Limits{MemoryBytes: 1 << 30, Timeout: 5 * time.Minute, OutputBytes: 200_000}
+	limits := render.Limits{MemoryBytes: 1 << 30, Timeout: 5 * time.Minute, OutputBytes: 200_000}
 	short := limits
 	short.Timeout = 2 * time.Second
 	for _, tc := range []struct {
 		chart, want string
-		limits      Limits
+		limits      render.Limits
 	}{
 		{chart: "recursion", want: "recursion deeper than the 64 MiB stack limit", limits: limits},
 		{chart: "memory", want: "more than 1 GiB of memory (--render-memory)", limits: limits},
@@ -201,7 +203,7 @@ func TestWorkerLimitsEndTheTargetWithAFailureNamingIt(t *testing.T) {
 	} {
 		t.Run(tc.chart, func(t *testing.T) {
 			t.Parallel()
-			res, err := NewIsolated(context.Background(), root, tc.limits).Render(commit, Spec{Path: "charts/" + tc.chart, Renderer: RendererHelm, Helm: HelmOptions{ReleaseName: "x"}})
+			res, err := New(context.Background(), root, tc.limits).Render(commit, render.Spec{Path: "charts/" + tc.chart, Renderer: render.RendererHelm, Helm: render.HelmOptions{ReleaseName: "x"}}, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -221,7 +223,7 @@ func TestWorkerLimitsEndTheTargetWithAFailureNamingIt(t *testing.T) {
 			}
 		})
 	}
-	res, err := NewIsolated(context.Background(), root, limits).Render(commit, Spec{Path: "plain", Renderer: RendererPlain})
+	res, err := New(context.Background(), root, limits).Render(commit, render.Spec{Path: "plain", Renderer: render.RendererPlain}, nil)
 	if err != nil || len(res.Objects) != 1 || len(res.Failures) != 0 {
 		t.Errorf("plain target beside the bombs: %v, %v", res, err)
 	}
@@ -245,14 +247,14 @@ func TestTargetsRenderInBatchesEachWithItsOwnLimits(t *testing.T) {
 	root, commit := bombRepo(t, charts)
 	// The time limit leaves the recursion room to reach the stack limit on a busy
 	// machine (it took over 3s under CI's load) and still stops the endless loop.
-	iso := NewIsolated(context.Background(), root, Limits{MemoryBytes: 1 << 30, Timeout: 12 * time.Second, OutputBytes: 200_000})
-	cache := &Cache{Isolated: iso}
+	iso := New(context.Background(), root, render.Limits{MemoryBytes: 1 << 30, Timeout: 12 * time.Second, OutputBytes: 200_000})
+	cache := &render.Cache{Worker: iso}
 	names := slices.Sorted(maps.Keys(charts))
-	results := make([]*Result, len(names))
+	results := make([]*render.Result, len(names))
 	var wg sync.WaitGroup
 	for i, name := range names {
 		wg.Go(func() {
-			res, err := cache.Render(commit, nil, Spec{Path: "charts/" + name, Renderer: RendererHelm, Helm: HelmOptions{ReleaseName: "r-" + name}})
+			res, err := cache.Render(commit, nil, render.Spec{Path: "charts/" + name, Renderer: render.RendererHelm, Helm: render.HelmOptions{ReleaseName: "r-" + name}})
 			if err != nil {
 				t.Errorf("%s: %v", name, err)
 			}

@@ -1,4 +1,4 @@
-package render
+package worker
 
 import (
 	"encoding/binary"
@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/drift-gitops/drift/internal/reason"
+	"github.com/drift-gitops/drift/internal/render"
 )
 
 // Targets wait in a queue and render in batches: a worker renders up to maxBatch
@@ -38,26 +39,26 @@ const gather = 5 * time.Millisecond
 // queued is a target waiting for, or in, a batch.
 type queued struct {
 	commit string
-	spec   Spec
-	res    *Result
+	spec   render.Spec
+	res    *render.Result
 	err    error
 	done   chan struct{}
 }
 
-func (q *queued) finish(res *Result, err error) {
+func (q *queued) finish(res *render.Result, err error) {
 	q.res, q.err = res, err
 	close(q.done)
 }
 
-// batches is the queue of an Isolated.
+// batches is the queue of an Pool.
 type batches struct {
 	mu      sync.Mutex
 	queue   []*queued
 	running int
 }
 
-// renderQueued renders spec, from the snapshot of commit, in a batch.
-func (w *Isolated) renderQueued(commit string, spec Spec) (*Result, error) {
+// Queue renders spec, from the snapshot of commit, in a batch.
+func (w *Pool) Queue(commit string, spec render.Spec) (*render.Result, error) {
 	q := &queued{commit: commit, spec: spec, done: make(chan struct{})}
 	w.batches.mu.Lock()
 	w.batches.queue = append(w.batches.queue, q)
@@ -72,7 +73,7 @@ func (w *Isolated) renderQueued(commit string, spec Spec) (*Result, error) {
 
 // drain renders batches from the queue until it is empty: each the targets of the
 // oldest one's snapshot, at most maxBatch and the queue's share of the workers.
-func (w *Isolated) drain() {
+func (w *Pool) drain() {
 	// Targets are asked for side by side: the first batch waits a moment for the
 	// others (a worker takes tens of milliseconds to start).
 	time.Sleep(gather)
@@ -101,12 +102,12 @@ func (w *Isolated) drain() {
 
 // runBatch renders a batch in one worker, and what the worker did not finish as
 // the package comment says.
-func (w *Isolated) runBatch(batch []*queued) {
-	specs := make([]Spec, len(batch))
+func (w *Pool) runBatch(batch []*queued) {
+	specs := make([]render.Spec, len(batch))
 	for i, q := range batch {
 		specs[i] = q.spec
 	}
-	next, failed, err := w.runFrames(workRequest{Root: w.root, Commit: batch[0].commit, Batch: specs, Limits: w.limits}, func(i int, resp workResponse) {
+	next, failed, err := w.runFrames(render.WorkRequest{Root: w.root, Commit: batch[0].commit, Batch: specs, Limits: w.limits}, func(i int, resp render.WorkResponse) {
 		batch[i].finish(responseResult(batch[i].spec, resp))
 	})
 	switch {
@@ -119,7 +120,7 @@ func (w *Isolated) runBatch(batch []*queued) {
 		return
 	case failed == nil || failed.Reason == reason.RenderFailed && w.ctx.Err() == nil:
 		// A crash: the target it was rendering alone, to be sure it was this one.
-		batch[next].finish(w.render(batch[next].commit, batch[next].spec, nil))
+		batch[next].finish(w.Render(batch[next].commit, batch[next].spec, nil))
 	default:
 		// Out of time or output, or the run ended: the target's own failure.
 		batch[next].finish(failedResult(batch[next].spec, failed), nil)
@@ -133,8 +134,8 @@ func (w *Isolated) runBatch(batch []*queued) {
 // got, in order; next is how many came. failed says why the worker stopped before
 // the end (nil with next short: it crashed or its answer broke off); err is drift's
 // own failure to start it.
-func (w *Isolated) runFrames(r workRequest, got func(i int, resp workResponse)) (next int, failed *WorkerFailure, err error) {
-	req, err := encodeRequest(r)
+func (w *Pool) runFrames(r render.WorkRequest, got func(i int, resp render.WorkResponse)) (next int, failed *render.WorkerFailure, err error) {
+	req, err := render.EncodeRequest(r)
 	if err != nil {
 		return 0, nil, err
 	}
@@ -167,7 +168,7 @@ func (w *Isolated) runFrames(r workRequest, got func(i int, resp workResponse)) 
 			if _, err := io.ReadFull(s.stdout, data); err != nil {
 				break
 			}
-			resp, err := decodeResponse(data)
+			resp, err := render.DecodeResponse(data)
 			if err != nil {
 				break
 			}
@@ -195,18 +196,18 @@ func (w *Isolated) runFrames(r workRequest, got func(i int, resp workResponse)) 
 	<-s.done
 	switch {
 	case overflowed:
-		return next, &WorkerFailure{Reason: reason.TooLarge, Message: fmt.Sprintf("the rendering wrote more than %s (--render-max-output): split the target, or raise the limit if this is real",
-			limitSize(w.limits.OutputBytes))}, nil
+		return next, &render.WorkerFailure{Reason: reason.TooLarge, Message: fmt.Sprintf("the rendering wrote more than %s (--render-max-output): split the target, or raise the limit if this is real",
+			render.LimitSize(w.limits.OutputBytes))}, nil
 	case w.ctx.Err() != nil:
-		return next, &WorkerFailure{Reason: reason.RenderFailed, Message: "rendering stopped: the run ended (--timeout, or drift was interrupted)"}, nil
+		return next, &render.WorkerFailure{Reason: reason.RenderFailed, Message: "rendering stopped: the run ended (--timeout, or drift was interrupted)"}, nil
 	case timedOut:
-		return next, w.timeoutFailure(r.Batch[next].Renderer == RendererHelm), nil
+		return next, w.timeoutFailure(r.Batch[next].Renderer == render.RendererHelm), nil
 	}
 	// A crash: the target is rendered again alone, which tells what ended it.
 	return next, nil, nil
 }
 
-// sessions are the session workers (workSession) an Isolated keeps between batches:
+// sessions are the session workers (workSession) an Pool keeps between batches:
 // a batch takes an idle one or starts one, and gives it back when the worker
 // answered all of it. One that failed (a crash, out of time or output) is ended.
 type sessions struct {
@@ -233,7 +234,7 @@ func (s *session) kill() {
 
 // take is an idle worker that has waited less than half of idleExit (so it is
 // still there), or a new one.
-func (ss *sessions) take(w *Isolated) (*session, error) {
+func (ss *sessions) take(w *Pool) (*session, error) {
 	ss.mu.Lock()
 	for len(ss.idle) > 0 {
 		s := ss.idle[len(ss.idle)-1]
@@ -302,31 +303,31 @@ func (ss *sessions) put(s *session) {
 
 // timeoutFailure is a target's failure when it ran out of time; templated hints
 // that templates may loop.
-func (w *Isolated) timeoutFailure(templated bool) *WorkerFailure {
+func (w *Pool) timeoutFailure(templated bool) *render.WorkerFailure {
 	hint := ""
 	if templated {
 		hint = " (a template that loops without end?)"
 	}
-	return &WorkerFailure{Reason: reason.TooLarge, Message: fmt.Sprintf("rendering took longer than %s (--render-timeout) and was stopped%s; raise the limit if this target is real",
+	return &render.WorkerFailure{Reason: reason.TooLarge, Message: fmt.Sprintf("rendering took longer than %s (--render-timeout) and was stopped%s; raise the limit if this target is real",
 		w.limits.Timeout, hint)}
 }
 
 // failedResult is the result of a target whose worker gave no answer.
-func failedResult(spec Spec, failed *WorkerFailure) *Result {
+func failedResult(spec render.Spec, failed *render.WorkerFailure) *render.Result {
 	// What a rendering that did not finish read is unknown: its inputs are the whole
 	// repository, so --base never skips it as unchanged.
-	return &Result{Failures: []Failure{{Source: targetSource(spec), Reason: failed.Reason,
-		Message: targetName(spec) + ": " + failed.Message}}, Inputs: Inputs{Trees: []string{""}}}
+	return &render.Result{Failures: []render.Failure{{Source: render.TargetSource(spec), Reason: failed.Reason,
+		Message: render.TargetName(spec) + ": " + failed.Message}}, Inputs: render.Inputs{Trees: []string{""}}}
 }
 
 // responseResult is the result a worker's response gives a target.
-func responseResult(spec Spec, resp workResponse) (*Result, error) {
+func responseResult(spec render.Spec, resp render.WorkResponse) (*render.Result, error) {
 	switch {
 	case resp.Err != "":
 		return nil, errors.New(resp.Err)
 	case resp.Result == nil:
-		return &Result{Failures: []Failure{{Source: targetSource(spec), Reason: reason.RenderFailed,
-			Message: targetName(spec) + ": the render worker answered nothing: this is a bug in drift, please report it"}}, Inputs: Inputs{Trees: []string{""}}}, nil
+		return &render.Result{Failures: []render.Failure{{Source: render.TargetSource(spec), Reason: reason.RenderFailed,
+			Message: render.TargetName(spec) + ": the render worker answered nothing: this is a bug in drift, please report it"}}, Inputs: render.Inputs{Trees: []string{""}}}, nil
 	}
 	return resp.Result, nil
 }

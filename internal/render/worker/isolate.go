@@ -1,4 +1,4 @@
-package render
+package worker
 
 import (
 	"bytes"
@@ -13,6 +13,7 @@ import (
 
 	"github.com/drift-gitops/drift/internal/appset"
 	"github.com/drift-gitops/drift/internal/reason"
+	"github.com/drift-gitops/drift/internal/render"
 	"github.com/drift-gitops/drift/internal/subprocess"
 )
 
@@ -25,14 +26,14 @@ const (
 	stderrBytes = 16 << 10
 )
 
-// Isolated renders every target in its own render worker (WorkerMain), under
-// Limits, so a target that recurses without end, eats the memory or loops forever
+// Pool renders every target in its own render worker (Main), under
+// render.Limits, so a target that recurses without end, eats the memory or loops forever
 // ends as a failure of that target and never takes drift and its report down.
-type Isolated struct {
+type Pool struct {
 	// ctx ends every worker when the run ends.
 	ctx    context.Context
 	root   string
-	limits Limits
+	limits render.Limits
 	// batches are the targets waiting to render in batches, and sessions the
 	// workers that render them (batch.go).
 	batches  batches
@@ -41,27 +42,26 @@ type Isolated struct {
 	workers atomic.Int64
 }
 
-// NewIsolated returns a renderer for the repository whose work tree is at root.
+// New returns a pool of render workers for the repository whose work tree is at
+// root (render.Cache's Worker).
 // Workers started through it end when ctx does.
-func NewIsolated(ctx context.Context, root string, limits Limits) *Isolated {
-	return &Isolated{ctx: ctx, root: root, limits: limits.orDefaults()}
+func New(ctx context.Context, root string, limits render.Limits) *Pool {
+	return &Pool{ctx: ctx, root: root, limits: limits.OrDefaults()}
 }
 
 // Close ends the render workers kept between batches and waits for them. A render
 // after Close starts a new one.
-func (w *Isolated) Close() { w.sessions.close() }
+func (w *Pool) Close() { w.sessions.close() }
 
-// Render renders spec from the snapshot of commit ("" for the work tree). The spec's
-// renderer must be known.
-func (w *Isolated) Render(commit string, spec Spec) (*Result, error) {
-	return w.render(commit, spec, nil)
-}
+// Context is the run's context, which ends every worker.
+func (w *Pool) Context() context.Context { return w.ctx }
 
-// render renders in a worker; lookup, when not nil, is where the worker's `lookup`
-// reads the cluster.
-func (w *Isolated) render(commit string, spec Spec, lookup *lookupEndpoint) (*Result, error) {
-	resp, failed, err := w.run(workRequest{Root: w.root, Commit: commit, Spec: spec, Limits: w.limits, Lookup: lookup},
-		targetName(spec), spec.Renderer == RendererHelm)
+// Render renders spec from the snapshot of commit ("" for the work tree) in a worker
+// of its own; lookup, when not nil, is where the worker's `lookup` reads the cluster.
+// The spec's renderer must be known.
+func (w *Pool) Render(commit string, spec render.Spec, lookup *render.LookupEndpoint) (*render.Result, error) {
+	resp, failed, err := w.run(render.WorkRequest{Root: w.root, Commit: commit, Spec: spec, Limits: w.limits, Lookup: lookup},
+		render.TargetName(spec), spec.Renderer == render.RendererHelm)
 	switch {
 	case err != nil:
 		return nil, err
@@ -71,11 +71,11 @@ func (w *Isolated) render(commit string, spec Spec, lookup *lookupEndpoint) (*Re
 	return responseResult(spec, resp)
 }
 
-// expand expands an ApplicationSet in a worker, under the same limits as a
+// Expand expands an ApplicationSet in a worker, under the same limits as a
 // rendering: a template that loops, eats the memory or writes without end is a
-// *WorkerFailure naming it.
-func (w *Isolated) expand(commit string, req appset.Request, what string) (*appset.Result, error) {
-	resp, failed, err := w.run(workRequest{Root: w.root, Commit: commit, AppSet: &req, Limits: w.limits}, what, true)
+// *render.WorkerFailure naming it.
+func (w *Pool) Expand(commit string, req appset.Request, what string) (*appset.Result, error) {
+	resp, failed, err := w.run(render.WorkRequest{Root: w.root, Commit: commit, AppSet: &req, Limits: w.limits}, what, true)
 	switch {
 	case err != nil:
 		return nil, err
@@ -83,27 +83,18 @@ func (w *Isolated) expand(commit string, req appset.Request, what string) (*apps
 		failed.Message = what + ": " + failed.Message
 		return nil, failed
 	case resp.Err != "":
-		return nil, &WorkerFailure{Reason: reason.Refused, Message: what + ": " + resp.Err}
+		return nil, &render.WorkerFailure{Reason: reason.Refused, Message: what + ": " + resp.Err}
 	case resp.AppSet == nil:
-		return nil, &WorkerFailure{Reason: reason.RenderFailed, Message: what + ": the render worker answered nothing: this is a bug in drift, please report it"}
+		return nil, &render.WorkerFailure{Reason: reason.RenderFailed, Message: what + ": the render worker answered nothing: this is a bug in drift, please report it"}
 	}
 	return resp.AppSet, nil
 }
 
-// WorkerFailure is why a render worker gave no answer: it ran out of time, memory or
-// stack, wrote too much, or the run ended.
-type WorkerFailure struct {
-	Reason  reason.Reason
-	Message string
-}
-
-func (f *WorkerFailure) Error() string { return f.Message }
-
 // run runs one request in a worker. failed says why the worker gave no answer
 // (what names the work in messages; templated hints that templates may loop); err
 // is drift's own failure to start it.
-func (w *Isolated) run(r workRequest, what string, templated bool) (resp workResponse, failed *WorkerFailure, err error) {
-	req, err := encodeRequest(r)
+func (w *Pool) run(r render.WorkRequest, what string, templated bool) (resp render.WorkResponse, failed *render.WorkerFailure, err error) {
+	req, err := render.EncodeRequest(r)
 	if err != nil {
 		return resp, nil, err
 	}
@@ -118,13 +109,13 @@ func (w *Isolated) run(r workRequest, what string, templated bool) (resp workRes
 	cmd.Stdout, cmd.Stderr = stdout, stderr
 	cmd.WaitDelay = 5 * time.Second
 	runErr := cmd.Run()
-	fail := func(why reason.Reason, format string, args ...any) (workResponse, *WorkerFailure, error) {
-		return resp, &WorkerFailure{Reason: why, Message: fmt.Sprintf(format, args...)}, nil
+	fail := func(why reason.Reason, format string, args ...any) (render.WorkResponse, *render.WorkerFailure, error) {
+		return resp, &render.WorkerFailure{Reason: why, Message: fmt.Sprintf(format, args...)}, nil
 	}
 	switch {
 	case stdout.overflowed:
 		return fail(reason.TooLarge, "the rendering wrote more than %s (--render-max-output): split the target, or raise the limit if this is real",
-			limitSize(w.limits.OutputBytes))
+			render.LimitSize(w.limits.OutputBytes))
 	case w.ctx.Err() != nil:
 		return fail(reason.RenderFailed, "rendering stopped: the run ended (--timeout, or drift was interrupted)")
 	case errors.Is(ctx.Err(), context.DeadlineExceeded):
@@ -133,7 +124,7 @@ func (w *Isolated) run(r workRequest, what string, templated bool) (resp workRes
 		why, msg := crashMessage(runErr, cmd.ProcessState, stderr.String(), templated, w.limits)
 		return fail(why, "%s", msg)
 	}
-	if resp, err = decodeResponse(stdout.Bytes()); err != nil {
+	if resp, err = render.DecodeResponse(stdout.Bytes()); err != nil {
 		return fail(reason.RenderFailed, "the render worker's answer cannot be read (%v): this is a bug in drift, please report it", err)
 	}
 	return resp, nil, nil
@@ -141,16 +132,16 @@ func (w *Isolated) run(r workRequest, what string, templated bool) (resp workRes
 
 // crashMessage tells what ended a worker, from the Go runtime's words on its stderr
 // (never the rendered content: the runtime prints its own messages and stack frames).
-func crashMessage(runErr error, state *os.ProcessState, stderr string, templated bool, l Limits) (why reason.Reason, msg string) {
+func crashMessage(runErr error, state *os.ProcessState, stderr string, templated bool, l render.Limits) (why reason.Reason, msg string) {
 	hint := ""
 	if templated {
 		hint = " (a template that loops, writes or calls itself without end?)"
 	}
 	switch {
 	case strings.Contains(stderr, "stack exceeds") || strings.Contains(stderr, "fatal error: stack overflow"):
-		return reason.TooLarge, fmt.Sprintf("recursion deeper than the %s stack limit%s", limitSize(int64(l.StackBytes)), hint)
+		return reason.TooLarge, fmt.Sprintf("recursion deeper than the %s stack limit%s", render.LimitSize(int64(l.StackBytes)), hint)
 	case outOfMemory(stderr, state, l.MemoryBytes):
-		return reason.TooLarge, fmt.Sprintf("rendering needed more than %s of memory (--render-memory) and was stopped%s; raise the limit if this target is real", limitSize(l.MemoryBytes), hint)
+		return reason.TooLarge, fmt.Sprintf("rendering needed more than %s of memory (--render-memory) and was stopped%s; raise the limit if this target is real", render.LimitSize(l.MemoryBytes), hint)
 	}
 	if sig := subprocess.KilledBy(state); sig != "" {
 		return reason.RenderFailed, fmt.Sprintf("the render worker was killed by signal %s (by the system's out-of-memory killer?)", sig)
@@ -217,7 +208,7 @@ func (b *cappedBuffer) Write(p []byte) (int, error) {
 // command is a render worker reading req, stopped with ctx. The worker reads content
 // the pull request's author wrote: it gets none of drift's environment (the GitHub
 // token, cloud credentials), only its role, and dies with drift.
-func (w *Isolated) command(ctx context.Context, req []byte) (*exec.Cmd, error) {
+func (w *Pool) command(ctx context.Context, req []byte) (*exec.Cmd, error) {
 	cmd, err := subprocess.Command(ctx, subprocess.RoleRender)
 	if err != nil {
 		return nil, err

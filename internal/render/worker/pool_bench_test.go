@@ -1,10 +1,12 @@
-package render
+package worker
 
 import (
 	"context"
+	"path"
 	"testing"
 
 	"github.com/drift-gitops/drift/internal/gitfixture"
+	"github.com/drift-gitops/drift/internal/render"
 	"github.com/drift-gitops/drift/internal/source"
 )
 
@@ -14,15 +16,15 @@ import (
 func BenchmarkRenderWorker(b *testing.B) {
 	for _, repo := range []struct {
 		name, dir string
-		specs     []Spec
+		specs     []render.Spec
 	}{
-		{name: "platform", dir: "../../testdata/platform", specs: []Spec{
-			{Path: "platform", Renderer: RendererPlain},
-			{Path: "apps/shop/overlays/prod", Renderer: RendererKustomize},
-			{Path: "apps/shop/overlays/staging", Renderer: RendererKustomize},
-			{Path: "charts/web", Renderer: RendererHelm, Helm: webOptions},
+		{name: "platform", dir: "../../../testdata/platform", specs: []render.Spec{
+			{Path: "platform", Renderer: render.RendererPlain},
+			{Path: "apps/shop/overlays/prod", Renderer: render.RendererKustomize},
+			{Path: "apps/shop/overlays/staging", Renderer: render.RendererKustomize},
+			{Path: "charts/web", Renderer: render.RendererHelm, Helm: webOptions},
 		}},
-		{name: "demo", dir: "../../testdata/demo/head", specs: []Spec{{Path: "", Renderer: RendererPlain}}},
+		{name: "demo", dir: "../../../testdata/demo/head", specs: []render.Spec{{Path: "", Renderer: render.RendererPlain}}},
 	} {
 		r, err := gitfixture.Init(b.TempDir())
 		if err != nil {
@@ -40,19 +42,19 @@ func BenchmarkRenderWorker(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		iso := NewIsolated(context.Background(), r.Dir, DefaultLimits())
+		iso := New(context.Background(), r.Dir, render.DefaultLimits())
 		for _, spec := range repo.specs {
-			name := repo.name + "/" + spec.Renderer + "/" + cleanDir(spec.Path)
+			name := repo.name + "/" + spec.Renderer + "/" + path.Clean("/"+spec.Path)
 			b.Run(name+"/in-process", func(b *testing.B) {
 				for b.Loop() {
-					if _, err := Render(snap.FS, spec); err != nil {
+					if _, err := render.Render(snap.FS, spec); err != nil {
 						b.Fatal(err)
 					}
 				}
 			})
 			b.Run(name+"/worker", func(b *testing.B) {
 				for b.Loop() {
-					if _, err := iso.Render(commit, spec); err != nil {
+					if _, err := iso.Render(commit, spec, nil); err != nil {
 						b.Fatal(err)
 					}
 				}

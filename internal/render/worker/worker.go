@@ -1,4 +1,4 @@
-package render
+package worker
 
 import (
 	"bytes"
@@ -12,6 +12,7 @@ import (
 
 	"github.com/drift-gitops/drift/internal/appset"
 	"github.com/drift-gitops/drift/internal/reason"
+	"github.com/drift-gitops/drift/internal/render"
 	"github.com/drift-gitops/drift/internal/source"
 	"github.com/drift-gitops/drift/internal/subprocess"
 )
@@ -26,22 +27,22 @@ const (
 	exitOrphaned = 3
 )
 
-// WorkerMain is the render worker's main: drift executed again (internal/subprocess)
+// Main is the render worker's main: drift executed again (internal/subprocess)
 // to render one target under limits. What no Go program survives — a stack overflow,
 // running out of memory — then ends the worker, and drift reports that target as a
 // failure and goes on with the others. The request comes on stdin, the response goes
 // to stdout; stderr is for the Go runtime's own last words, which drift reads to tell
 // what happened.
-func WorkerMain(stdin io.Reader, stdout, stderr io.Writer) int {
+func Main(stdin io.Reader, stdout, stderr io.Writer) int {
 	if os.Getenv(sessionEnv) != "" {
 		return workSession(stdin, stdout, stderr)
 	}
-	req, err := decodeRequest(io.LimitReader(stdin, maxRequestBytes))
+	req, err := render.DecodeRequest(io.LimitReader(stdin, maxRequestBytes))
 	if err != nil {
 		fmt.Fprintf(stderr, "drift render worker: cannot read the request: %v\n", err)
 		return 2
 	}
-	limits := req.Limits.orDefaults()
+	limits := req.Limits.OrDefaults()
 	if err := applyLimits(limits); err != nil {
 		fmt.Fprintf(stderr, "drift render worker: cannot set its limits: %v\n", err)
 		return 2
@@ -71,7 +72,7 @@ func WorkerMain(stdin io.Reader, stdout, stderr io.Writer) int {
 // a hard memory limit from the OS, with the garbage collector's soft limit below it so
 // the heap is collected hard before the OS says no. Below that limit the collector
 // runs when the heap has grown by workerGCPercent.
-func applyLimits(l Limits) error {
+func applyLimits(l render.Limits) error {
 	debug.SetMaxStack(l.StackBytes)
 	debug.SetMemoryLimit(l.MemoryBytes / 4 * 3)
 	debug.SetGCPercent(workerGCPercent)
@@ -128,7 +129,7 @@ func workSession(stdin io.Reader, stdout, stderr io.Writer) int {
 	}()
 	snaps := map[string]*snapshotOrFailure{}
 	var orphaned *time.Timer
-	var limits Limits
+	var limits render.Limits
 	for {
 		var data []byte
 		var ok bool
@@ -146,13 +147,13 @@ func workSession(stdin io.Reader, stdout, stderr io.Writer) int {
 				return 0
 			}
 		}
-		req, err := decodeRequest(bytes.NewReader(data))
+		req, err := render.DecodeRequest(bytes.NewReader(data))
 		if err != nil {
 			fmt.Fprintf(stderr, "drift render worker: cannot read the request: %v\n", err)
 			return 2
 		}
 		if orphaned == nil {
-			limits = req.Limits.orDefaults()
+			limits = req.Limits.OrDefaults()
 			if err := applyLimits(limits); err != nil {
 				fmt.Fprintf(stderr, "drift render worker: cannot set its limits: %v\n", err)
 				return 2
@@ -180,29 +181,29 @@ func workSession(stdin io.Reader, stdout, stderr io.Writer) int {
 // snapshotOrFailure is a session worker's opened snapshot, or why it cannot be.
 type snapshotOrFailure struct {
 	snap    *source.Snapshot
-	failure *Result
+	failure *render.Result
 }
 
 // workBatch renders each spec of a batch, writing a frame as each is done; started
 // restarts the time limit for the next one.
-func workBatch(req workRequest, limits Limits, stdout, stderr io.Writer, started func()) int {
+func workBatch(req render.WorkRequest, limits render.Limits, stdout, stderr io.Writer, started func()) int {
 	snap, failure := openSnapshot(req)
 	return renderBatch(req, snap, failure, limits, stdout, stderr, started)
 }
 
 // renderBatch is workBatch with the snapshot opened (or failure saying why not).
-func renderBatch(req workRequest, snap *source.Snapshot, failure *Result, limits Limits, stdout, stderr io.Writer, started func()) int {
+func renderBatch(req render.WorkRequest, snap *source.Snapshot, failure *render.Result, limits render.Limits, stdout, stderr io.Writer, started func()) int {
 	for _, spec := range req.Batch {
 		started()
-		resp := workResponse{Result: failure}
+		resp := render.WorkResponse{Result: failure}
 		if failure == nil {
-			if res, err := renderWith(snap.FS, spec, limits, nil); err != nil {
-				resp = workResponse{Err: err.Error()}
+			if res, err := render.RenderWith(snap.FS, spec, limits, nil); err != nil {
+				resp = render.WorkResponse{Err: err.Error()}
 			} else {
-				resp = workResponse{Result: res}
+				resp = render.WorkResponse{Result: res}
 			}
 		} else {
-			resp.Result = &Result{Failures: []Failure{{Source: targetSource(spec), Reason: failure.Failures[0].Reason, Message: failure.Failures[0].Message}}}
+			resp.Result = &render.Result{Failures: []render.Failure{{Source: render.TargetSource(spec), Reason: failure.Failures[0].Reason, Message: failure.Failures[0].Message}}}
 		}
 		data, err := encodeLimited(resp, spec, limits.OutputBytes)
 		if err == nil {
@@ -217,9 +218,9 @@ func renderBatch(req workRequest, snap *source.Snapshot, failure *Result, limits
 }
 
 // openSnapshot opens the request's snapshot; the failure says why it cannot.
-func openSnapshot(req workRequest) (*source.Snapshot, *Result) {
-	failed := func(format string, args ...any) *Result {
-		return &Result{Failures: []Failure{{Source: targetSource(req.Spec), Reason: reason.RenderFailed, Message: fmt.Sprintf(format, args...)}}}
+func openSnapshot(req render.WorkRequest) (*source.Snapshot, *render.Result) {
+	failed := func(format string, args ...any) *render.Result {
+		return &render.Result{Failures: []render.Failure{{Source: render.TargetSource(req.Spec), Reason: reason.RenderFailed, Message: fmt.Sprintf(format, args...)}}}
 	}
 	repo, err := source.Open(req.Root)
 	if err != nil {
@@ -233,38 +234,38 @@ func openSnapshot(req workRequest) (*source.Snapshot, *Result) {
 }
 
 // work opens the snapshot and renders the spec.
-func work(req workRequest, limits Limits) workResponse {
+func work(req render.WorkRequest, limits render.Limits) render.WorkResponse {
 	snap, failure := openSnapshot(req)
 	if failure != nil {
-		return workResponse{Result: failure}
+		return render.WorkResponse{Result: failure}
 	}
 	if req.AppSet != nil {
 		// The time limit is drift's to enforce (it kills the worker); the context
 		// is for the expansion's own loops.
 		res, err := appset.Generate(context.Background(), snap.FS, *req.AppSet)
 		if err != nil {
-			return workResponse{Err: err.Error()}
+			return render.WorkResponse{Err: err.Error()}
 		}
-		return workResponse{AppSet: res}
+		return render.WorkResponse{AppSet: res}
 	}
-	res, err := renderWith(snap.FS, req.Spec, limits, req.Lookup.config())
+	res, err := render.RenderWith(snap.FS, req.Spec, limits, req.Lookup.Config())
 	if err != nil {
-		return workResponse{Err: err.Error()}
+		return render.WorkResponse{Err: err.Error()}
 	}
-	return workResponse{Result: res}
+	return render.WorkResponse{Result: res}
 }
 
 // encodeLimited encodes a response, and when the encoded objects exceed max, sends
 // the failures, notes and inputs without the objects, with a too-large failure.
-func encodeLimited(resp workResponse, spec Spec, max int64) ([]byte, error) {
-	data, err := encodeResponse(resp)
+func encodeLimited(resp render.WorkResponse, spec render.Spec, max int64) ([]byte, error) {
+	data, err := render.EncodeResponse(resp)
 	if err != nil || int64(len(data)) <= max || resp.Result == nil {
 		return data, err
 	}
 	res := *resp.Result
 	res.Objects = nil
-	res.Failures = append(append([]Failure{}, res.Failures...), Failure{Source: targetSource(spec), Reason: reason.TooLarge,
+	res.Failures = append(append([]render.Failure{}, res.Failures...), render.Failure{Source: render.TargetSource(spec), Reason: reason.TooLarge,
 		Message: fmt.Sprintf("%s renders %d objects taking %s, over the %s limit per target (--render-max-output): split the target, or raise the limit if this is real",
-			targetName(spec), len(resp.Result.Objects), sizeOf(int64(len(data))), limitSize(max))})
-	return encodeResponse(workResponse{Result: &res, Err: resp.Err})
+			render.TargetName(spec), len(resp.Result.Objects), render.SizeOf(int64(len(data))), render.LimitSize(max))})
+	return render.EncodeResponse(render.WorkResponse{Result: &res, Err: resp.Err})
 }

@@ -1,0 +1,8 @@
+// Package worker renders targets out of drift's process: each in a render worker
+// (drift executed again, internal/subprocess) under render.Limits, so that a target
+// that recurses without end, eats the memory or loops forever ends as a failure of
+// that target and never takes drift and its report down. Pool is the parent's side:
+// starting workers, batching the targets waiting (batch.go) and reading how a
+// worker ended (isolate.go); Main is the worker's (worker.go). Requests and answers
+// cross in render's wire format (render.EncodeRequest, render.EncodeResponse).
+package worker
