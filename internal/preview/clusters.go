@@ -59,4 +59,5 @@ func (Live) ready(context.Context, *runner, *clusterGroup) error { return nil }
 
 func (Live) opening() string { return "while connecting to its cluster" }
 
+// Ephemeral: live clusters are not throwaway ones.
 func (Live) Ephemeral() bool { return false }

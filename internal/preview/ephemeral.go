@@ -23,8 +23,8 @@ import (
 // Ephemeral is one throwaway API server per cluster of the run, each started by
 // Start and loaded, for real, with what its targets' base renders (seedBase); before
 // its dry runs it gets the Namespaces and CRDs only the head has
-// (seedHeadScaffolding). Seeding is this provider's job: the rest of the preview is
-// a live cluster's.
+// (seedHeadScaffolding). Seeding is this provider's job; once seeded, the server is
+// previewed on as a live cluster is.
 type Ephemeral struct {
 	// Start starts a throwaway API server; stop releases it.
 	Start func(ctx context.Context) (conn *kube.Connection, stop func(), err error)
@@ -81,6 +81,7 @@ func (Ephemeral) ready(ctx context.Context, r *runner, g *clusterGroup) error {
 
 func (Ephemeral) opening() string { return "while the ephemeral server was started and loaded" }
 
+// Ephemeral: the servers are throwaway ones.
 func (Ephemeral) Ephemeral() bool { return true }
 
 // scaffoldOpts load Namespaces and CRDs no target's applier owns, as the default
