@@ -155,7 +155,8 @@ func Render(fsys fs.FS, spec Spec) (*Result, error) {
 	return RenderWith(fsys, spec, DefaultLimits(), nil)
 }
 
-// RenderWith renders; lookup is the connection for a Helm target's lookup, if any.
+// RenderWith renders spec in this process under limits (a render worker's rendering);
+// lookup is the connection for a Helm target's lookup, if any.
 func RenderWith(fsys fs.FS, spec Spec, limits Limits, lookup *rest.Config) (*Result, error) {
 	if len(spec.Overlay) > 0 {
 		fsys = overlayFS{FS: fsys, files: spec.Overlay}
