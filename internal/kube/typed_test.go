@@ -75,20 +75,20 @@ func TestTheTypedClientsFollowTheOneRetryPolicy(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	list, err := secrets.List(context.TODO(), metav1.ListOptions{LabelSelector: "owner=helm"})
+	list, err := secrets.List(t.Context(), metav1.ListOptions{LabelSelector: "owner=helm"})
 	if err != nil || len(list.Items) != 1 {
 		t.Fatalf("List: %v, %+v", err, list)
 	}
-	if _, err := secrets.Get(context.TODO(), "sh.helm.release.v1.web.v1", metav1.GetOptions{}); err != nil {
+	if _, err := secrets.Get(t.Context(), "sh.helm.release.v1.web.v1", metav1.GetOptions{}); err != nil {
 		t.Fatalf("Get: %v", err)
 	}
-	if _, err := secrets.Create(context.TODO(), &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "x"}}, metav1.CreateOptions{}); !errors.Is(err, kube.ErrReadOnly) {
+	if _, err := secrets.Create(t.Context(), &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "x"}}, metav1.CreateOptions{}); !errors.Is(err, kube.ErrReadOnly) {
 		t.Errorf("Create: %v, want ErrReadOnly", err)
 	}
-	if err := secrets.Delete(context.TODO(), "sh.helm.release.v1.web.v1", metav1.DeleteOptions{}); !errors.Is(err, kube.ErrReadOnly) {
+	if err := secrets.Delete(t.Context(), "sh.helm.release.v1.web.v1", metav1.DeleteOptions{}); !errors.Is(err, kube.ErrReadOnly) {
 		t.Errorf("Delete: %v, want ErrReadOnly", err)
 	}
-	if _, err := secrets.Apply(context.TODO(), corev1ac.Secret("x", "default"), metav1.ApplyOptions{FieldManager: "t"}); !errors.Is(err, kube.ErrReadOnly) {
+	if _, err := secrets.Apply(t.Context(), corev1ac.Secret("x", "default"), metav1.ApplyOptions{FieldManager: "t"}); !errors.Is(err, kube.ErrReadOnly) {
 		t.Errorf("Apply: %v, want ErrReadOnly", err)
 	}
 

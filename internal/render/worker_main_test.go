@@ -7,16 +7,13 @@ import (
 
 	"github.com/drift-gitops/drift/internal/render"
 	"github.com/drift-gitops/drift/internal/render/worker"
-	"github.com/drift-gitops/drift/internal/subprocess"
 )
 
 // TestMain lets the test binary double as a render worker (worker.Pool re-executes
 // the running binary, which is this one under go test), and gives the package's
 // own tests their pool.
 func TestMain(m *testing.M) {
-	if subprocess.Role() == subprocess.RoleRender {
-		os.Exit(worker.Main(os.Stdin, os.Stdout, os.Stderr))
-	}
+	worker.Serve()
 	render.NewTestWorker = func(ctx context.Context, root string, limits render.Limits) render.Worker {
 		return worker.New(ctx, root, limits)
 	}

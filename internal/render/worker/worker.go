@@ -269,3 +269,13 @@ func encodeLimited(resp render.WorkResponse, spec render.Spec, max int64) ([]byt
 			render.TargetName(spec), len(resp.Result.Objects), render.SizeOf(int64(len(data))), render.LimitSize(max))})
 	return render.EncodeResponse(render.WorkResponse{Result: &res, Err: resp.Err})
 }
+
+// Serve runs this process as a render worker, and exits, when it was started as one
+// (subprocess.RoleRender); otherwise it returns. A test binary whose tests render
+// through a Pool calls it first in its TestMain: the Pool re-executes the running
+// binary, which is that test binary under go test.
+func Serve() {
+	if subprocess.Role() == subprocess.RoleRender {
+		os.Exit(Main(os.Stdin, os.Stdout, os.Stderr))
+	}
+}
