@@ -1,8 +1,6 @@
 package entry
 
 import (
-	"fmt"
-	"slices"
 	"sync"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -34,49 +32,66 @@ type Options struct {
 }
 
 // Builder builds a run's entries over the run's one scrubber. The run makes one
-// Builder: the preview hands it each result as it finishes (Take) and drops the
-// objects, and Build gets every target's entries from it, those taken and
-// those of what is left, so every entry is built by the same builder and scrubbed of
-// every value the run's scrubber knows.
+// Builder: the preview hands it each result as it finishes (Take) and keeps the
+// entries it gets back in place of the result, and Build builds the entries of what
+// is left with the same builder, so that every entry is scrubbed of every value the
+// run's scrubber knows.
 //
-// An entry is scrubbed of the values the scrubber knows when it is built: every
-// target must be prepared (Prepare), with the previews of its Secrets and masked
-// objects (Sensitive), before the first result is taken.
+// An entry is scrubbed of the values the scrubber knows when it is built: the
+// builder must have learnt every target's names and the values of its Secrets and
+// masked objects (Learn, Sensitive) before the first result is taken.
 type Builder struct {
 	opts Options
 	sc   *scrub.Scrubber
 	jq   jqCache
 
 	mu sync.Mutex
-	// taken are the entries built from results taken as their previews finished, by
-	// target name.
-	taken map[string]*taken
+	// rules are the targets' compiled rules, by target name, for Take.
+	rules map[string]*rules
 }
 
-// taken are one target's entries built ahead, by index of the target's results.
-type taken struct {
-	rules   *rules
-	entries map[int]built
-}
-
-// built are the entries of one result: its change, and the drift already there.
-type built struct{ objects, drift []report.Object }
+// Built are the entries of one object's result, built as its preview finished
+// (Builder.Take): its change, and the drift already there.
+type Built struct{ objects, drift []report.Object }
 
 // NewBuilder returns a run's builder over sc, the run's scrubber, which it tells the
 // values of every Secret and masked field of the run.
 func NewBuilder(opts Options, sc *scrub.Scrubber) *Builder {
-	return &Builder{opts: opts, sc: sc, taken: map[string]*taken{}}
+	return &Builder{opts: opts, sc: sc, rules: map[string]*rules{}}
 }
 
 // Scrubber is the run's scrubber.
 func (b *Builder) Scrubber() *scrub.Scrubber { return b.sc }
 
-// Prepare tells the scrubber a target's names, which the report shows anyway, and
-// the values of its Secrets and masked fields on every side its results hold.
-func (b *Builder) Prepare(ti TargetInput) {
-	b.sc.AddPublic(ti.Name)
-	rs := b.compile(ti.Rules)
-	for _, r := range append(ti.AllResults(), ti.Elsewhere...) {
+// Known is what a builder must know of one target before it builds any entry of
+// the run: the names the report shows anyway, and the results whose Secrets' and
+// masked fields' values it scrubs from every entry.
+type Known struct {
+	Target string
+	Rules  config.Rules
+	// Names are the objects whose names the report may show: those whose results
+	// come later (still previewed), those kept from pruning.
+	Names []object.ID
+	// Results are the results whose names and secret values are the run's.
+	Results []dryrun.Result
+}
+
+// Known is what the input tells a builder: every result it holds, another shard's
+// included, and the names of what pruning keeps.
+func (ti TargetInput) Known() Known {
+	k := Known{Target: ti.Name, Rules: ti.Rules, Results: append(ti.AllResults(), ti.Elsewhere...)}
+	for _, kept := range ti.Kept {
+		k.Names = append(k.Names, kept.ID)
+	}
+	return k
+}
+
+// Learn tells the scrubber a target's names, which the report shows anyway, and the
+// values of its Secrets and masked fields on every side its results hold.
+func (b *Builder) Learn(k Known) {
+	b.sc.AddPublic(k.Target)
+	rs := b.compile(k.Rules)
+	for _, r := range k.Results {
 		b.sc.AddPublic(r.ID.Name, r.ID.Namespace)
 		if !b.opts.ShowSecrets {
 			// Only a rendered Secret or masked object holds values to learn: no other
@@ -92,15 +107,12 @@ func (b *Builder) Prepare(ti TargetInput) {
 			}
 		}
 	}
-	for _, k := range ti.Kept {
-		b.sc.AddPublic(k.ID.Name, k.ID.Namespace)
-	}
-	for _, id := range ti.Pending {
+	for _, id := range k.Names {
 		b.sc.AddPublic(id.Name, id.Namespace)
 	}
 }
 
-// Sensitive reports whether the scrubber must know an object's previewed values
+// Sensitive reports whether the builder must know an object's previewed values
 // before any entry is built: a Secret's, or an object's whose fields a mask rule
 // masks. Other objects' values are never scrubbed from elsewhere.
 func (b *Builder) Sensitive(id object.ID, rules config.Rules) bool {
@@ -110,55 +122,48 @@ func (b *Builder) Sensitive(id object.ID, rules config.Rules) bool {
 	return (id.Group == "" && id.Kind == "Secret") || rules.Masks(id.Group, id.Kind, id.Namespace, id.Name)
 }
 
-// Take builds the entries of a target's i-th object from in, which holds the
-// target's name and rules and that one result (in Results, or in Split when the
-// target tells the change apart from drift), and keeps them for Entries. It reports
-// whether it did: the caller may then drop the result's objects and counts it in
-// TargetInput.Taken. A result whose entry cannot be built is not taken: kept
-// whole, Build says why.
-func (b *Builder) Take(in TargetInput, i int) bool {
-	b.mu.Lock()
-	t := b.taken[in.Name]
-	if t == nil {
-		t = &taken{rules: b.compile(in.Rules), entries: map[int]built{}}
-		b.taken[in.Name] = t
-	}
-	b.mu.Unlock()
-	var out built
-	if err := b.entries(in, t.rules, &out); err != nil {
-		return false
-	}
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	t.entries[i] = out
-	return true
+// One is one object's result, handed to Take as its preview finishes.
+type One struct {
+	Target string
+	Rules  config.Rules
+	Head   dryrun.Result
+	// Split says the target tells the change apart from drift (TargetInput.Split):
+	// Base is then the base's prediction, nil when it has none.
+	Split bool
+	Base  *dryrun.Result
 }
 
-// Entries are the entries of a target's objects: the ti.Taken ones taken as their
-// previews finished, in the order of the target's results, then those of
-// ti.Results and ti.Split; drift holds the drift already in the cluster, when the
-// target splits the stories.
+// Take builds the entries of one result. It reports whether it did: the caller then
+// keeps the entries in place of the result (TargetInput.Built) and may drop the
+// result's objects. A result whose entry cannot be built is not taken: kept whole,
+// Build says why.
+func (b *Builder) Take(o One) (Built, bool) {
+	b.mu.Lock()
+	rs := b.rules[o.Target]
+	if rs == nil {
+		rs = b.compile(o.Rules)
+		b.rules[o.Target] = rs
+	}
+	b.mu.Unlock()
+	in := TargetInput{Name: o.Target, Rules: o.Rules, Results: []dryrun.Result{o.Head}}
+	if o.Split {
+		in.Results, in.Split = nil, []Split{{Head: o.Head, Base: o.Base}}
+	}
+	var out Built
+	if err := b.entries(in, rs, &out); err != nil {
+		return Built{}, false
+	}
+	return out, true
+}
+
+// Entries are the entries of a target's objects: those built as their previews
+// finished (ti.Built), then those of ti.Results and ti.Split; drift holds the drift
+// already in the cluster, when the target splits the stories.
 func (b *Builder) Entries(ti TargetInput) (objects, drift []report.Object, err error) {
-	var out built
-	if ti.Taken > 0 {
-		b.mu.Lock()
-		t := b.taken[ti.Name]
-		var at []int
-		if t != nil {
-			for i := range t.entries {
-				at = append(at, i)
-			}
-		}
-		if len(at) != ti.Taken {
-			b.mu.Unlock()
-			return nil, nil, fmt.Errorf("target %s: %d of its objects were taken as their previews finished, but this builder holds %d: the report must be built by the builder the preview fed", ti.Name, ti.Taken, len(at))
-		}
-		slices.Sort(at)
-		for _, i := range at {
-			out.objects = append(out.objects, t.entries[i].objects...)
-			out.drift = append(out.drift, t.entries[i].drift...)
-		}
-		b.mu.Unlock()
+	var out Built
+	for _, e := range ti.Built {
+		out.objects = append(out.objects, e.objects...)
+		out.drift = append(out.drift, e.drift...)
 	}
 	if err := b.entries(ti, b.compile(ti.Rules), &out); err != nil {
 		return nil, nil, err
@@ -168,7 +173,7 @@ func (b *Builder) Entries(ti TargetInput) (objects, drift []report.Object, err e
 
 // entries appends the entries of a target input's results and splits (not of its
 // failures, kept objects or notes), in their order.
-func (b *Builder) entries(ti TargetInput, rs *rules, out *built) error {
+func (b *Builder) entries(ti TargetInput, rs *rules, out *Built) error {
 	split := ti.Split != nil
 	add := func(r dryrun.Result, sd report.Sides, story string) error {
 		o, err := b.build(r, rs, sd, story)

@@ -103,10 +103,10 @@ func TestUnchangedYAMLOnlyWhenAsked(t *testing.T) {
 	}
 }
 
-// TestPrepareReadsOnlySecretsAndMaskedObjects: learning a target's values decodes the
+// TestLearnReadsOnlySecretsAndMaskedObjects: learning a target's values decodes the
 // rendered objects that hold some (a Secret, an object a mask rule masks) and leaves
 // every other one as the render worker sent it.
-func TestPrepareReadsOnlySecretsAndMaskedObjects(t *testing.T) {
+func TestLearnReadsOnlySecretsAndMaskedObjects(t *testing.T) {
 	mk := func(kind, name string, data map[string]any) dryrun.Result {
 		u := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": kind,
 			"metadata": map[string]any{"name": name, "namespace": "default"}, "data": data}}
@@ -121,7 +121,7 @@ func TestPrepareReadsOnlySecretsAndMaskedObjects(t *testing.T) {
 	sec := mk("Secret", "sec", map[string]any{"password": "c2VjcmV0LXZhbHVlLTU2Nzg="})
 	rules := config.Rules{Mask: []config.MaskRule{{Selector: config.Selector{Kind: "ConfigMap", Name: "masked"}, Paths: []string{"/data/token"}}}}
 	sc := scrub.New()
-	NewBuilder(Options{}, sc).Prepare(TargetInput{Name: "t", Rules: rules, Results: []dryrun.Result{plain, masked, sec}})
+	NewBuilder(Options{}, sc).Learn(TargetInput{Name: "t", Rules: rules, Results: []dryrun.Result{plain, masked, sec}}.Known())
 	if plain.Object.Decoded() {
 		t.Error("an unmasked ConfigMap was decoded to learn its values")
 	}

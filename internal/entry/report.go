@@ -58,18 +58,14 @@ type TargetInput struct {
 	// prediction to compare with (what pruning deletes), diffed against the live
 	// object.
 	Split []Split
-	// Taken counts the target's objects whose results the run's Builder took as their
-	// previews finished (preview.Run streams them): the Builder holds their entries,
-	// and they are in neither Results nor Split.
-	Taken int
+	// Built are the entries of the target's objects built as their previews
+	// finished (Builder.Take), in the order of its results: those results are in
+	// neither Results nor Split.
+	Built []Built
 	// Elsewhere are the target's objects another shard previews (drift --shard): not
 	// reported here, but their names and values are the run's, so that this shard's
 	// part is scrubbed as a whole run's report is.
 	Elsewhere []dryrun.Result
-	// Pending are the identities of the target's objects whose results come later,
-	// one by one (preview streams them): told first, so that their names are the
-	// run's before any entry is built.
-	Pending []object.ID
 }
 
 // KeptInput is a prune candidate an inventory lists that is not deleted.
@@ -80,7 +76,7 @@ type KeptInput struct {
 }
 
 // AllResults are every result the target's report is made of that it still holds
-// (not those Taken).
+// (not those Built).
 func (ti TargetInput) AllResults() []dryrun.Result {
 	out := append([]dryrun.Result{}, ti.Results...)
 	for _, s := range ti.Split {
@@ -92,15 +88,15 @@ func (ti TargetInput) AllResults() []dryrun.Result {
 	return out
 }
 
-// Build makes the report of a run: b, the run's one builder, is told every target
-// (Prepare) before it gives any target's entries, the ones it built as previews
-// finished and those of what is left; render failures, kept objects and notes are
+// Build makes the report of a run: b, the run's one builder, learns every target
+// (Learn) before it builds the entries of what is left, beside those it built as
+// previews finished (TargetInput.Built); render failures, kept objects and notes are
 // added here. Every message, diff and dumped object is scrubbed of every value of
 // every Secret and masked field of the run, in whatever object's message it is
 // quoted.
 func Build(in Input, b *Builder) (*report.Report, error) {
 	for _, ti := range in.Targets {
-		b.Prepare(ti)
+		b.Learn(ti.Known())
 	}
 	rep := &report.Report{SchemaVersion: report.SchemaVersion, Ref: in.Ref, Commit: in.Commit, Cluster: in.Cluster,
 		Base: in.Base, BaseCommit: in.BaseCommit, Targets: []report.Target{}, Config: configChange(in.Config), Shard: in.Shard}

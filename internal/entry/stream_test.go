@@ -13,30 +13,30 @@ import (
 	"github.com/drift-gitops/drift/internal/scrub"
 )
 
-// streamed builds in's report as preview.Run feeds a builder: every target prepared,
-// then each result taken, in order, and the report built from what is left by the
-// same builder.
+// streamed builds in's report as preview.Run feeds a builder: every target learnt,
+// then each result taken, in order, its entries kept in its place, and the report
+// built from what is left by the same builder.
 func streamed(t *testing.T, in entry.Input, b *entry.Builder) *report.Report {
 	t.Helper()
 	for _, ti := range in.Targets {
-		b.Prepare(ti)
+		b.Learn(ti.Known())
 	}
 	for i, ti := range in.Targets {
 		left := ti
 		left.Results, left.Split = nil, nil
 		for j, r := range ti.Results {
-			one := entry.TargetInput{Name: ti.Name, Rules: ti.Rules, Results: []dryrun.Result{r}}
-			if !b.Take(one, j) {
+			built, ok := b.Take(entry.One{Target: ti.Name, Rules: ti.Rules, Head: r})
+			if !ok {
 				t.Fatalf("%s: result %d not taken", ti.Name, j)
 			}
-			left.Taken++
+			left.Built = append(left.Built, built)
 		}
 		for j, sp := range ti.Split {
-			one := entry.TargetInput{Name: ti.Name, Rules: ti.Rules, Split: []entry.Split{sp}}
-			if !b.Take(one, len(ti.Results)+j) {
+			built, ok := b.Take(entry.One{Target: ti.Name, Rules: ti.Rules, Head: sp.Head, Split: true, Base: sp.Base})
+			if !ok {
 				t.Fatalf("%s: split %d not taken", ti.Name, j)
 			}
-			left.Taken++
+			left.Built = append(left.Built, built)
 		}
 		in.Targets[i] = left
 	}
@@ -82,18 +82,5 @@ func TestTakenEntriesAreTheEntriesOfWholeResults(t *testing.T) {
 	}
 	if strings.Contains(got, "s3cr3t-new") || !strings.Contains(got, "+++ head/v1.ConfigMap.split.settings") {
 		t.Errorf("a Secret's value leaks, or the split's entries are missing:\n%s", got)
-	}
-}
-
-// TestAReportIsRefusedFromAnotherBuilderThanTheOneTheResultsWentTo: the entries of
-// taken results are the taking builder's; another builder says so rather than leave
-// them out.
-func TestAReportIsRefusedFromAnotherBuilderThanTheOneTheResultsWentTo(t *testing.T) {
-	t.Parallel()
-	in := entrytest.SampleInput(t)
-	in.Targets[0].Results, in.Targets[0].Taken = nil, 3
-	_, err := entry.Build(in, entry.NewBuilder(entry.Options{}, scrub.New()))
-	if err == nil || !strings.Contains(err.Error(), "target shop: 3 of its objects were taken") || !strings.Contains(err.Error(), "the builder the preview fed") {
-		t.Fatalf("got %v", err)
 	}
 }

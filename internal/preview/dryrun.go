@@ -27,12 +27,13 @@ import (
 //     share, what pruning deletes and the names of the run are known;
 //  2. pruning and Helm's deletions are read, and the base's predictions of what the
 //     pull request changes (split);
-//  3. Secrets and masked objects are previewed, and the sink told every value;
+//  3. Secrets and masked objects are previewed, and the sink told every value
+//     (the cluster arrives at the run's secretsFirst gate);
 //  4. the rest is previewed, each object's result handed to the sink as soon as its
 //     dry run returns and its objects dropped then (with deps.Sink; without, the
 //     results are kept whole for the report). Results are taken once every cluster
-//     has passed step 3, since any Secret of the run is scrubbed from every entry;
-//     what returns before waits (a bounded queue: maxQueued).
+//     has passed step 3 (the gate is open), since any Secret of the run is scrubbed
+//     from every entry; what returns before waits (a bounded queue: maxQueued).
 //
 // Steps 3 and 4 share one pool of --concurrency workers per cluster (dryrun.Batch):
 // step 4's first objects go out as soon as step 3's last ones have, so the cluster
@@ -48,8 +49,7 @@ func (r *runner) previewAll(ctx context.Context, p *Preview) error {
 		rendered.Wait()
 	}
 	r.number(p)
-	s := newStream(r.deps, len(p.groups)+1)
-	s.name(p.Targets)
+	s := newStream(r.deps, len(p.groups))
 	errs := make([]error, len(p.groups))
 	var wg sync.WaitGroup
 	wg.Go(func() { r.tellOthers(p, s) })
@@ -64,13 +64,22 @@ func (r *runner) previewAll(ctx context.Context, p *Preview) error {
 	return errors.Join(errs...)
 }
 
-// tellOthers tells the sink the targets of the clusters another shard previews (by
-// cluster) as they render without a cluster (Helm's default capabilities), then
-// arrives: their objects' names are the run's, and their Secrets' values are
-// scrubbed from this shard's report as from the whole run's.
+// tellOthers arrives at the gate for what no cluster of this runner previews: every
+// target's name, which the report shows anyway, those skipped or not reached
+// included, and, sharded by cluster, the targets of the clusters another shard
+// previews, as they render without a cluster (Helm's default capabilities): their
+// objects' names are the run's, and their Secrets' values are scrubbed from this
+// shard's report as from the whole run's.
 func (r *runner) tellOthers(p *Preview, s *stream) {
-	defer s.arrive()
-	if !r.opts.Shard.ByCluster || s.sink == nil {
+	if s.sink == nil {
+		return
+	}
+	known := make([]entry.Known, 0, len(p.Targets))
+	for _, t := range p.Targets {
+		known = append(known, entry.Known{Target: t.Name})
+	}
+	defer func() { s.arrive(known, nil) }()
+	if !r.opts.Shard.ByCluster {
 		return
 	}
 	var others []*Target
@@ -79,24 +88,22 @@ func (r *runner) tellOthers(p *Preview, s *stream) {
 			others = append(others, t)
 		}
 	}
-	inputs := make([]entry.TargetInput, len(others))
+	elsewhere := make([]entry.Known, len(others))
 	var wg sync.WaitGroup
 	for i, t := range others {
 		wg.Go(func() { // side by side: the renderer batches them
-			inputs[i] = entry.TargetInput{Name: t.Name, Rules: t.Rules}
+			elsewhere[i] = entry.Known{Target: t.Name, Rules: t.Rules}
 			res, err := r.renderIn(r.head, t, nil)
 			if err != nil {
 				return
 			}
 			for _, o := range res.Objects {
-				inputs[i].Elsewhere = append(inputs[i].Elsewhere, dryrun.Result{ID: o.ID(), Object: o})
+				elsewhere[i].Results = append(elsewhere[i].Results, dryrun.Result{ID: o.ID(), Object: o})
 			}
 		})
 	}
 	wg.Wait()
-	for _, in := range inputs {
-		s.sink.Prepare(in)
-	}
+	known = append(known, elsewhere...)
 }
 
 // number gives each target its share of a sharded run: the number of its first
@@ -119,7 +126,7 @@ func (r *runner) previewCluster(ctx context.Context, g *clusterGroup, s *stream)
 	arrived := false
 	defer func() {
 		if !arrived {
-			s.arrive()
+			s.arrive(nil, nil)
 		}
 	}()
 	if g.cluster == nil {
@@ -164,9 +171,8 @@ func (r *runner) previewCluster(ctx context.Context, g *clusterGroup, s *stream)
 	}
 	b.Send(ctx, func(round int) {
 		if round == 0 {
-			s.prepare(targets)
 			arrived = true
-			s.arrive(targets...)
+			s.arrive(s.sent(targets))
 		}
 	})
 	for _, t := range targets {

@@ -48,33 +48,31 @@ type Deps struct {
 	// cluster's first round is done): the cache may store answers from then on.
 	Opened func()
 	// Sink, when set, takes each object's result as soon as its preview is done, and
-	// the objects are dropped then (Inputs counts them as Taken). Without it, results
-	// are kept whole.
+	// the objects are dropped then (Inputs hold the entries it built, Built).
+	// Without it, results are kept whole.
 	Sink Sink
 }
 
 // Sink takes a run's results as their previews finish (entry.Builder builds each
-// object's report entry then), so that a run of 10,000 objects holds their entries,
-// not 20,000 decoded objects until the end. Whatever it takes must be built into
-// the report by the sink itself.
+// object's report entries then), so that a run of 10,000 objects holds their
+// entries, not 20,000 decoded objects until the end.
 //
 // A sink may scrub what it takes of values it must know first: each cluster's
 // objects are sent in two rounds, first those Sensitive says it must know, then the
 // rest, and nothing is taken before every cluster has sent its first round and the
-// sink was told every target's values (Prepare).
+// sink learnt every target's names and values (secretsFirst).
 type Sink interface {
-	// Prepare tells the sink a target's names and the values its results hold: every
-	// target's name first, then each previewed target's input once its first round
-	// is done.
-	Prepare(in entry.TargetInput)
+	// Learn tells the sink what it must know of a target before it takes any result:
+	// every target's name, then each previewed target's names and values once its
+	// first round is sent.
+	Learn(k entry.Known)
 	// Sensitive reports whether the sink must know an object's previewed values
 	// before it takes any result.
 	Sensitive(id object.ID, rules config.Rules) bool
-	// Take takes the result of a target's i-th object: in holds the target's name and
-	// rules and that one result (in Results, or in Split when the target tells the
-	// change apart from drift). It reports whether it took it; the preview then drops
-	// the result's objects.
-	Take(in entry.TargetInput, i int) bool
+	// Take takes one object's result and returns the entries it built of it. It
+	// reports whether it took it; the preview then keeps the entries in place of the
+	// result and drops the result's objects.
+	Take(o entry.One) (entry.Built, bool)
 }
 
 // Options say how to preview.

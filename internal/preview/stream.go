@@ -10,52 +10,118 @@ import (
 	"github.com/drift-gitops/drift/internal/entry"
 )
 
+// secretsFirst holds back every entry of a run until the sink knows every value it
+// scrubs: the names of every target and object, and the values of every Secret and
+// masked object the run previews. Each party of the run (each cluster, once its
+// first round is sent, and the one that tells the targets no cluster here
+// previews) arrives once with what it knows; the last to arrive opens the gate.
+// Results handed to the sink before then wait.
+//
+// arrive is the one place the sink is told anything during a preview.
+type secretsFirst struct {
+	sink Sink
+	// opens is called once the gate opens (Deps.Opened).
+	opens func()
+
+	mu sync.Mutex
+	// waiting counts the parties yet to arrive; open is set once none is.
+	waiting int
+	open    bool
+	// held are the takes the parties brought, run when the gate opens; queue those
+	// handed in before it opened.
+	held, queue []func()
+	// opened is broadcast when the gate opens (on mu).
+	opened *sync.Cond
+}
+
+// maxQueued bounds the results that wait, whole, for the gate to open.
+const maxQueued = 256
+
+func newSecretsFirst(sink Sink, opens func(), parties int) *secretsFirst {
+	g := &secretsFirst{sink: sink, opens: opens, waiting: parties}
+	g.opened = sync.NewCond(&g.mu)
+	return g
+}
+
+// arrive tells the sink what a party knows (a cluster that failed arrives knowing
+// nothing) and brings held, the takes of its results that needed the gate open
+// (its first round's). The last to arrive opens the gate: it runs every party's
+// held takes and those queued, side by side.
+func (g *secretsFirst) arrive(known []entry.Known, held []func()) {
+	for _, k := range known {
+		g.sink.Learn(k)
+	}
+	g.mu.Lock()
+	g.held = append(g.held, held...)
+	if g.waiting--; g.waiting > 0 {
+		g.mu.Unlock()
+		return
+	}
+	g.open = true
+	g.opened.Broadcast()
+	if g.opens != nil {
+		g.opens()
+	}
+	todo := append(g.held, g.queue...)
+	g.held, g.queue = nil, nil
+	g.mu.Unlock()
+	w := &errgroup.Group{}
+	w.SetLimit(runtime.GOMAXPROCS(0))
+	for _, take := range todo {
+		w.Go(func() error { take(); return nil })
+	}
+	_ = w.Wait()
+}
+
+// take runs take, which hands a result to the sink, now when the gate is open, else
+// once it opens. The queue holds whole results: past maxQueued, the caller (a dry
+// run's worker) waits for the gate to open.
+func (g *secretsFirst) take(take func()) {
+	g.mu.Lock()
+	if g.open {
+		g.mu.Unlock()
+		take()
+		return
+	}
+	g.queue = append(g.queue, take)
+	for !g.open && len(g.queue) >= maxQueued {
+		g.opened.Wait()
+	}
+	g.mu.Unlock()
+}
+
 // stream sends the planned objects and, with a sink, hands each object's result to
-// it as soon as its preview is done, then drops the live object and the prediction.
+// it as soon as its preview is done, through the run's secretsFirst gate, then keeps
+// the entries the sink built in place of the result and drops its objects.
 //
 // The sink may need to know values before it takes anything (Sink.Sensitive), so
 // each cluster's objects are sent in two rounds: first Secrets and masked objects,
-// then the rest. Results are taken once every cluster has sent its first round and
-// told the sink its values and names (arrive); results that return before then wait
-// in a queue.
+// then the rest. A cluster arrives at the gate once its first round is sent.
 type stream struct {
 	deps Deps
 	// sink is nil without streaming: everything is sent in the first round and kept.
 	sink Sink
+	gate *secretsFirst
 
 	mu          sync.Mutex
 	done, total int
-	// waiting counts the clusters yet to arrive; open is set once none is.
-	waiting int
-	open    bool
-	// arrived are the targets whose first round is done; queue the objects of the
-	// second round that returned before the stream opened.
-	arrived []*Target
-	queue   []queued
-	// opened is broadcast when the stream opens (on mu).
-	opened *sync.Cond
 }
 
-// queued is an object whose result waits for the stream to open.
-type queued struct {
-	t *Target
-	i int
-}
-
+// newStream is the stream of a run whose targets are previewed on clusters
+// clusters, one party each at the gate, beside the party that tells the targets no
+// cluster here previews (tellOthers).
 func newStream(deps Deps, clusters int) *stream {
-	s := &stream{deps: deps, sink: deps.Sink, waiting: clusters}
-	s.opened = sync.NewCond(&s.mu)
+	s := &stream{deps: deps, sink: deps.Sink}
+	if s.sink != nil {
+		s.gate = newSecretsFirst(s.sink, deps.Opened, clusters+1)
+	}
 	return s
 }
 
-// name tells the sink every target's name, which the report shows anyway, those
-// skipped or not reached included, before any result is taken.
-func (s *stream) name(targets []*Target) {
-	if s.sink == nil {
-		return
-	}
-	for _, t := range targets {
-		s.sink.Prepare(entry.TargetInput{Name: t.Name})
+// arrive brings what a party knows to the gate, with the takes it holds.
+func (s *stream) arrive(known []entry.Known, held []func()) {
+	if s.gate != nil {
+		s.gate.arrive(known, held)
 	}
 }
 
@@ -72,52 +138,25 @@ func (s *stream) count(t *Target) {
 	s.total += n
 }
 
-// prepare tells the sink the targets' names and the values they hold once their
-// first round is done: rendered Secrets, what pruning deletes, the base's
-// predictions, the live Secrets and masked objects. The second round's objects,
-// whose previews may be running, are told by their identity and rendered object
-// only: the sink reads no other value of theirs (Sink.Sensitive).
-func (s *stream) prepare(targets []*Target) {
+// sent is what a cluster brings to the gate once its targets' first round is sent:
+// what the sink must know of them (their names, the values they hold: rendered
+// Secrets, what pruning deletes, the base's predictions, the live Secrets and
+// masked objects) and the takes of the first round's results. The second round's
+// objects, whose previews may be running, are known by their identity and rendered
+// object only: the sink reads no other value of theirs (Sink.Sensitive).
+func (s *stream) sent(targets []*Target) (known []entry.Known, held []func()) {
 	if s.sink == nil {
-		return
+		return nil, nil
 	}
 	for _, t := range targets {
-		s.sink.Prepare(t.inputOf(func(i int) bool { return t.owns(i) && !s.sink.Sensitive(t.Results[i].ID, t.Rules) }))
-	}
-}
-
-// arrive records that a cluster's first round is done and prepared (a cluster that
-// failed arrives with no targets). The last to arrive opens the stream: it hands
-// the sink the first rounds' results and those queued.
-func (s *stream) arrive(targets ...*Target) {
-	s.mu.Lock()
-	s.arrived = append(s.arrived, targets...)
-	if s.waiting--; s.waiting > 0 || s.sink == nil {
-		s.mu.Unlock()
-		return
-	}
-	s.open = true
-	s.opened.Broadcast()
-	if s.deps.Opened != nil {
-		s.deps.Opened()
-	}
-	todo := s.queue
-	s.queue = nil
-	for _, t := range s.arrived {
+		known = append(known, t.known(func(i int) bool { return t.owns(i) && !s.sink.Sensitive(t.Results[i].ID, t.Rules) }))
 		for i := range t.Results {
-			// Sensitive first: the second round writes the other objects' flags.
 			if s.sink.Sensitive(t.Results[i].ID, t.Rules) && t.previewed != nil && t.previewed[i] {
-				todo = append(todo, queued{t, i})
+				held = append(held, func() { s.take(t, i) })
 			}
 		}
 	}
-	s.mu.Unlock()
-	g := &errgroup.Group{}
-	g.SetLimit(runtime.GOMAXPROCS(0))
-	for _, q := range todo {
-		g.Go(func() error { s.take(q.t, q.i); return nil })
-	}
-	_ = g.Wait()
+	return known, held
 }
 
 // sensitive names, by index, what the first round does not send: another shard's
@@ -140,7 +179,7 @@ func (s *stream) rest(t *Target) func(int) bool {
 func (s *stream) options(t *Target, opts dryrun.Options, skip func(int) bool, take bool) dryrun.Options {
 	if t.previewed == nil {
 		t.previewed = make([]bool, len(t.Results))
-		t.taken = make([]bool, len(t.Results))
+		t.built = make([]*entry.Built, len(t.Results))
 	}
 	opts.Skip = skip
 	if s.sink != nil {
@@ -162,45 +201,29 @@ func (s *stream) options(t *Target, opts dryrun.Options, skip func(int) bool, ta
 		entry.Trim(t.Rules, r)
 		t.addShared(i)
 		t.previewed[i] = true
-		if !take || s.sink == nil {
-			return
+		if take && s.sink != nil {
+			s.gate.take(func() { s.take(t, i) })
 		}
-		s.mu.Lock()
-		if !s.open {
-			s.queue = append(s.queue, queued{t, i})
-			// The queue holds whole results: past maxQueued, the worker waits for the
-			// stream to open (every cluster's first round is done or failed).
-			for !s.open && len(s.queue) >= maxQueued {
-				s.opened.Wait()
-			}
-			s.mu.Unlock()
-			return
-		}
-		s.mu.Unlock()
-		s.take(t, i)
 	}
 	return opts
 }
 
-// maxQueued bounds the results that wait, whole, for the stream to open.
-const maxQueued = 256
-
-// take hands the sink the target's i-th result and, when it took it, drops what the
-// result holds. A result the sink does not take is kept whole for the report.
+// take hands the sink the target's i-th result and, when it took it, keeps the
+// entries it built in place of the result and drops what the result holds. A
+// result the sink does not take is kept whole for the report.
 func (s *stream) take(t *Target, i int) {
 	r := &t.Results[i]
-	in := entry.TargetInput{Name: t.Name, Rules: t.Rules}
+	one := entry.One{Target: t.Name, Rules: t.Rules, Head: *r}
 	var base *dryrun.Result
 	if t.BasePredictions != nil {
 		base = t.BasePredictions[i]
-		in.Split = []entry.Split{{Head: *r, Base: base}}
-	} else {
-		in.Results = []dryrun.Result{*r}
+		one.Split, one.Base = true, base
 	}
-	if !s.sink.Take(in, i) {
+	built, ok := s.sink.Take(one)
+	if !ok {
 		return
 	}
-	t.taken[i] = true
+	t.built[i] = &built
 	// Its objects go: the prediction, the live one, the rendered one (the target's
 	// copy of its rendering holds the same, renderIn).
 	r.Live, r.Merged = nil, nil

@@ -51,10 +51,11 @@ type Target struct {
 	// shared are the warnings of objects another target deploys to the same
 	// cluster, by index, added once each one's preview is done (nil: none).
 	shared []*dryrun.Message
-	// previewed marks, by index, the objects whose preview ran; taken those the sink
-	// took as they returned (streaming), whose objects were dropped.
+	// previewed marks, by index, the objects whose preview ran; built holds the
+	// entries of those the sink took as they returned (streaming), whose objects
+	// were dropped.
 	previewed []bool
-	taken     []bool
+	built     []*entry.Built
 
 	// shard is the run's share this runner previews: first numbers the target's
 	// first object among all targets' objects, and ownsTarget says whether the
@@ -169,21 +170,33 @@ func (t *Target) completeSpec(spec render.Spec, cl *cluster) render.Spec {
 	return spec
 }
 
+// known is what the sink must know of the target once its first round is sent:
+// every result its input holds, and the identity alone of those that pending
+// names, whose previews may still be running (their other fields are being
+// written).
+func (t *Target) known(pending func(i int) bool) entry.Known {
+	k := t.inputOf(pending).Known()
+	for i := range t.Results {
+		if !pending(i) {
+			continue
+		}
+		k.Names = append(k.Names, t.Results[i].ID)
+		if b := t.BasePredictions; b != nil && b[i] != nil && b[i] != &t.Results[i] {
+			k.Names = append(k.Names, b[i].ID)
+		}
+	}
+	return k
+}
+
 // input is the target's part of the report: of a shard, only its share.
 func (t *Target) input() entry.TargetInput { return t.inputOf(nil) }
 
-// inputOf is input with the results that pending names given by their identity
-// alone (TargetInput.Pending): what the sink is told of objects whose previews may
-// still be running (their other fields are being written).
-func (t *Target) inputOf(pending func(i int) bool) entry.TargetInput {
+// inputOf is input without the results that leave names.
+func (t *Target) inputOf(leave func(i int) bool) entry.TargetInput {
 	in := entry.TargetInput{Name: t.Name, Path: displayRepoPath(t.Spec.Path), Renderer: t.Spec.Renderer,
 		Context: t.Cluster.Context, Applier: string(t.Applier.Name()), Skipped: t.Skipped, NotPreviewed: t.NotPreviewed, Rules: t.Rules}
 	for i := range t.Results {
-		if pending != nil && pending(i) {
-			in.Pending = append(in.Pending, t.Results[i].ID)
-			if b := t.BasePredictions; b != nil && b[i] != nil && b[i] != &t.Results[i] {
-				in.Pending = append(in.Pending, b[i].ID)
-			}
+		if leave != nil && leave(i) {
 			continue
 		}
 		head := t.Results[i]
@@ -194,8 +207,8 @@ func (t *Target) inputOf(pending func(i int) bool) entry.TargetInput {
 		switch {
 		case !t.owns(i):
 			in.Elsewhere = append(in.Elsewhere, head)
-		case i < len(t.taken) && t.taken[i]:
-			in.Taken++
+		case i < len(t.built) && t.built[i] != nil:
+			in.Built = append(in.Built, *t.built[i])
 		case t.BasePredictions != nil:
 			in.Split = append(in.Split, entry.Split{Head: head, Base: base})
 		default:
