@@ -92,6 +92,13 @@ func TestShardsMergeIntoTheRun(t *testing.T) {
 			t.Errorf("%d shards merged: stderr %s", n, merged.stderr)
 		}
 	}
+	// A merged report holds the diffs, not the objects an external diff program
+	// compares: its text shows drift's diffs, and the program is never run.
+	t.Setenv("KUBECTL_EXTERNAL_DIFF", "no-such-diff-program-xyz")
+	merged := drift(t, "report", "merge", "--repo", r.Dir, "--ref", "pr", "--base", "main", filepath.Join(dir, "1-of-2.json"), filepath.Join(dir, "2-of-2.json"))
+	if merged.code != whole.code || !strings.Contains(merged.stdout, "--- live/") || strings.Contains(merged.stdout, "KUBECTL_EXTERNAL_DIFF") || strings.Contains(merged.stderr, "no-such-diff-program-xyz") {
+		t.Errorf("merged with an external diff program set: exit %d\n%s\n%s", merged.code, merged.stdout, merged.stderr)
+	}
 
 	// Shards merged, not believed: each forged shard is refused, saying why.
 	merge := func(files ...string) outcome {

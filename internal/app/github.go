@@ -1,13 +1,16 @@
 package app
 
 import (
+	"cmp"
 	"context"
+	"io/fs"
 	"os"
 	"strings"
 
 	"github.com/drift-gitops/drift/internal/github"
 	"github.com/drift-gitops/drift/internal/publish"
 	"github.com/drift-gitops/drift/internal/report"
+	"github.com/drift-gitops/drift/internal/source"
 	"github.com/drift-gitops/drift/internal/steplog"
 )
 
@@ -57,10 +60,7 @@ func (o *Run) publish(ctx context.Context, rep *report.Report) error {
 	if len(o.Targets) > 0 {
 		opts.CheckName = "drift (" + strings.Join(o.Targets, ", ") + ")"
 	}
-	files := o.files
-	if files == nil {
-		files = os.DirFS(".")
-	}
+	files := o.reportFiles(rep)
 	return publish.Run(ctx, rep, opts, publish.Deps{
 		Getenv:       o.cfg.Getenv,
 		Stderr:       o.cfg.ErrOut,
@@ -68,4 +68,17 @@ func (o *Run) publish(ctx context.Context, rep *report.Report) error {
 		Warn:         func(msg string) { o.warnf("%s", msg) },
 		DocumentLine: publish.DocumentLines(files),
 	})
+}
+
+// reportFiles are the files of the commit the report previews, where annotations
+// find their lines: read again from the repository (the work tree for a run of
+// it), or, where the repository does not have them (drift report merge on a
+// runner that holds only the reports), the working directory's.
+func (o *Run) reportFiles(rep *report.Report) fs.FS {
+	if repo, err := source.Open(cmp.Or(o.Repo, ".")); err == nil {
+		if snap, err := repo.Snapshot(rep.Commit); err == nil && (rep.Commit != "" || rep.Ref == "") {
+			return snap.FS
+		}
+	}
+	return os.DirFS(".")
 }

@@ -70,15 +70,13 @@ func (o *Diff) merge(ctx context.Context, files []string) (*report.Report, error
 	// renders (checkShards rendered them all), which a shard by cluster did not.
 	entry.Scrub(o.scrub, rep)
 	// Each shard judged itself by drift.yaml's failOn: the whole run is judged by it too.
+	var failOn []string
 	for _, s := range shards {
 		if s.Policy != nil {
-			o.Report.configFailOn = append(o.Report.configFailOn, s.Policy.FailOn...)
+			failOn = append(failOn, s.Policy.FailOn...)
 		}
 	}
-	// A merged report holds the diffs, not the objects an external diff program
-	// (KUBECTL_EXTERNAL_DIFF) would compare: the diffs are shown as they are.
-	o.noObjects = true
-	if err := policy.Apply(rep, o.Report.policy(o.GitHub.FailOnDeletes)); err != nil {
+	if err := policy.Apply(rep, o.Report.policy(failOn, o.GitHub.FailOnDeletes)); err != nil {
 		return nil, err
 	}
 	return rep, nil
@@ -88,7 +86,7 @@ func (o *Diff) merge(ctx context.Context, files []string) (*report.Report, error
 // cluster, and refuses shards that do not match it (shard.Check).
 func (o *Diff) checkShards(ctx context.Context, first *report.Report, shards map[string]*report.Report) error {
 	o.conns.bind(ctx)
-	pl, err := plan.Open(o.planRequest(ctx, mode{base: o.Base, drift: first.Kind == report.KindDrift, configFrom: o.ConfigFrom, cluster: o.Cluster}))
+	pl, err := plan.Open(ctx, o.planRequest(ctx, mode{base: o.Base, drift: first.Kind == report.KindDrift, configFrom: o.ConfigFrom, cluster: o.Cluster}))
 	o.saveScans()
 	o.saveRenders(pl, false)
 	if pl != nil && pl.Cache != nil {

@@ -2,7 +2,6 @@ package app
 
 import (
 	"fmt"
-	"io/fs"
 	"slices"
 	"strings"
 	"sync"
@@ -66,20 +65,10 @@ type Run struct {
 	removeCache func()
 	// scanned is what discovery remembers of the repository's files (scans).
 	scanned *resultcache.Scans
-	// disabledRisks are drift.yaml's risks.disable (trusted: from the base).
-	disabledRisks map[string]bool
 	// errMu keeps warnings from servers started side by side whole.
 	errMu sync.Mutex
 	// conns are the run's connections to live clusters (connect).
 	conns connections
-
-	// files are the previewed ref's files, where annotations find their lines (nil:
-	// the working directory's, for drift report merge).
-	files fs.FS
-
-	// noObjects marks a report read back from JSON (drift report merge): it has the
-	// diffs but not the objects KUBECTL_EXTERNAL_DIFF compares.
-	noObjects bool
 
 	// scrub removes credentials, Secret and masked values from everything the run
 	// writes: the report, warnings, errors.

@@ -34,7 +34,7 @@ func (o *Run) write(ctx context.Context, rep *report.Report) error {
 		file, out = f, f
 	}
 	externalDiff := o.cfg.Getenv(write.ExternalDiffEnv)
-	if o.noObjects {
+	if !holdsObjects(rep) {
 		externalDiff = ""
 	}
 	err := write.Report(ctx, out, rep, write.Options{
@@ -110,4 +110,19 @@ func writeHTML(name string, rep *report.Report) error {
 		err = fmt.Errorf("failed to write --html file: %w", cerr)
 	}
 	return err
+}
+
+// holdsObjects reports whether the report holds the objects of its changes, which
+// an external diff program (KUBECTL_EXTERNAL_DIFF) compares: a report read back
+// from JSON (drift report merge, drift report) holds only the diffs, which are then
+// shown as they are. A run's report holds both sides of every change it counts.
+func holdsObjects(rep *report.Report) bool {
+	for _, t := range rep.Targets {
+		for _, o := range t.Objects {
+			if o.FromYAML != "" || o.ToYAML != "" {
+				return true
+			}
+		}
+	}
+	return false
 }

@@ -49,10 +49,11 @@ func (o *Run) clusters(cluster string) preview.Clusters {
 }
 
 // newBuilder is the run's one entry builder, over the run's scrubber, with what the
-// report may show: the preview hands it each result as it finishes, and entry.Build
-// gets every entry from it.
-func (o *Run) newBuilder(cluster string) *entry.Builder {
-	return entry.NewBuilder(entry.Options{ShowSecrets: o.ShowSecrets, DisabledRisks: o.disabledRisks, Unified: &o.Report.Unified,
+// report may show (the risks pl's trusted drift.yaml disables among them): the
+// preview hands it each result as it finishes, and entry.Build builds the rest
+// with it.
+func (o *Run) newBuilder(cluster string, pl *plan.Plan) *entry.Builder {
+	return entry.NewBuilder(entry.Options{ShowSecrets: o.ShowSecrets, DisabledRisks: pl.Config.DisabledRisks(), Unified: &o.Report.Unified,
 		Ephemeral: reportCluster(cluster) == report.ClusterEphemeral, UnchangedYAML: o.Dump != "" || o.cfg.Getenv(write.ExternalDiffEnv) != ""}, o.scrub)
 }
 

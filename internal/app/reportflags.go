@@ -17,8 +17,6 @@ type Report struct {
 	MarkdownTemplate string
 	HTML             string
 	HTMLArtifact     string
-	// configFailOn is drift.yaml's failOn (trusted: from the base on a pull request).
-	configFailOn []string
 }
 
 // colorModes are --color's values.
@@ -38,9 +36,10 @@ func (r *Report) validate() error {
 	return nil
 }
 
-// policy is what the run fails on: drift.yaml's failOn, --fail-on, and --fail-on-deletes.
-func (r *Report) policy(failOnDeletes bool) []string {
-	out := append(append([]string(nil), r.configFailOn...), r.FailOn...)
+// policy is what the run fails on: configFailOn (drift.yaml's failOn, trusted: from
+// the base on a pull request), --fail-on, and --fail-on-deletes.
+func (r *Report) policy(configFailOn []string, failOnDeletes bool) []string {
+	out := append(append([]string(nil), configFailOn...), r.FailOn...)
 	if failOnDeletes {
 		out = append(out, "delete")
 	}

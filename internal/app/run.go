@@ -60,7 +60,7 @@ func (o *Run) preview(ctx context.Context, m mode) (*report.Report, error) {
 	defer cancel()
 	o.conns.bind(ctx)
 
-	pl, err := plan.Open(o.planRequest(ctx, m))
+	pl, err := plan.Open(ctx, o.planRequest(ctx, m))
 	o.saveScans()
 	o.saveRenders(pl, true)
 	if pl != nil && pl.Cache != nil {
@@ -77,16 +77,6 @@ func (o *Run) preview(ctx context.Context, m mode) (*report.Report, error) {
 		// nothing of it previewed.
 		return o.cutShort(ctx, m, pl, err, "while its targets were discovered and planned")
 	}
-	o.files = pl.Head.FS
-	if use := pl.Config.Use; use != nil {
-		o.Report.configFailOn = use.FailOn
-		if use.Risks != nil {
-			o.disabledRisks = map[string]bool{}
-			for _, r := range use.Risks.Disable {
-				o.disabledRisks[r] = true
-			}
-		}
-	}
 	popts := o.previewOptions(m)
 	if popts.CRDs, err = o.ephemeralCRDs(ctx, m, pl); err != nil {
 		if ctx.Err() != nil {
@@ -95,7 +85,7 @@ func (o *Run) preview(ctx context.Context, m mode) (*report.Report, error) {
 		return nil, err
 	}
 	progress := newProgress(o.cfg.ErrOut, "previewing")
-	entries := o.newBuilder(m.cluster)
+	entries := o.newBuilder(m.cluster, pl)
 	results := o.newResultCache()
 	pv, err := preview.Run(ctx, o.previewDeps(pl.Cache, progress, m.cluster, entries, results), popts, pl.Targets, pl.Head, pl.Base)
 	progress.done()
@@ -129,7 +119,7 @@ func (o *Run) planRequest(ctx context.Context, m mode) plan.Request {
 			return cache, err
 		},
 		Charts: o.Charts.fetcher(o.cfg.Getenv, o.cacheDir), Opened: o.openCache,
-		Context: ctx, MaxTargets: o.MaxTargets, Branches: o.branches(), ArgoClusters: o.liveArgoClusters(m.cluster), LiveObject: o.liveObjects(m.cluster),
+		MaxTargets: o.MaxTargets, Branches: o.branches(), ArgoClusters: o.liveArgoClusters(m.cluster), LiveObject: o.liveObjects(m.cluster),
 		Appliers: o.cfg.Appliers, Scans: o.scans,
 	}
 }
@@ -140,7 +130,7 @@ func (o *Run) planRequest(ctx context.Context, m mode) plan.Request {
 func (o *Run) cutShort(ctx context.Context, m mode, pl *plan.Plan, err error, when string) (*report.Report, error) {
 	o.warnf("%v: the report names what was found, none of it previewed", err)
 	targets := preview.NotRun(ctx, pl.Targets, o.shard, when)
-	return o.report(ctx, m, pl, o.newBuilder(m.cluster), targets, "")
+	return o.report(ctx, m, pl, o.newBuilder(m.cluster, pl), targets, "")
 }
 
 // reportGrace is how long a run that ended at its deadline or on a signal still has
@@ -163,7 +153,7 @@ func (o *Run) report(ctx context.Context, m mode, pl *plan.Plan, entries *entry.
 	if err != nil {
 		return nil, err
 	}
-	if err := policy.Apply(rep, o.Report.policy(o.GitHub.FailOnDeletes)); err != nil {
+	if err := policy.Apply(rep, o.Report.policy(pl.Config.FailOn(), o.GitHub.FailOnDeletes)); err != nil {
 		return nil, err
 	}
 	return rep, nil
@@ -199,11 +189,11 @@ func (c *Config) Publish(ctx context.Context, o *Run, rep *report.Report, err er
 // by o's policy, as a run writes and publishes its own, and returns the Exit it
 // calls for.
 func (c *Config) Finish(ctx context.Context, o *Run, rep *report.Report) error {
-	o.cfg, o.noObjects = c, true
+	o.cfg = c
 	if o.scrub == nil {
 		o.scrub = o.newScrubber()
 	}
-	if err := policy.Apply(rep, o.Report.policy(o.GitHub.FailOnDeletes)); err != nil {
+	if err := policy.Apply(rep, o.Report.policy(nil, o.GitHub.FailOnDeletes)); err != nil {
 		return err
 	}
 	return o.finish(ctx, rep)

@@ -102,3 +102,24 @@ func configIn(snap *source.Snapshot, name string, known config.Known) ([]byte, *
 	}
 	return data, cfg, nil
 }
+
+// FailOn is the failOn of the drift.yaml the run uses (nil: none).
+func (c *Config) FailOn() []string {
+	if c == nil || c.Use == nil {
+		return nil
+	}
+	return c.Use.FailOn
+}
+
+// DisabledRisks are the risk rules the drift.yaml the run uses switches off
+// (risks.disable; nil: none).
+func (c *Config) DisabledRisks() map[string]bool {
+	if c == nil || c.Use == nil || c.Use.Risks == nil {
+		return nil
+	}
+	out := map[string]bool{}
+	for _, r := range c.Use.Risks.Disable {
+		out[r] = true
+	}
+	return out
+}

@@ -47,7 +47,7 @@ func TestAPullRequestCannotIgnoreWhatItChanges(t *testing.T) {
 		t.Fatal(err)
 	}
 	open := func(from string) map[string]Target {
-		p, err := Open(Request{Repo: g.Dir, Ref: "change", Base: "main", Config: ConfigSource{From: from}, Appliers: appliers.All(),
+		p, err := Open(t.Context(), Request{Repo: g.Dir, Ref: "change", Base: "main", Config: ConfigSource{From: from}, Appliers: appliers.All(),
 			NewCache: func(*source.Repo) (*render.Cache, error) { return &render.Cache{}, nil }})
 		if err != nil {
 			t.Fatal(err)

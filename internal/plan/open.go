@@ -51,8 +51,6 @@ type Request struct {
 	// Charts returns what fetches charts from the repositories the trusted
 	// configuration allows (nil: no chart is fetched).
 	Charts func(allow []string) render.ChartFetcher
-	// Context ends discovery (the run's --timeout, a signal); nil: never.
-	Context context.Context
 	// MaxTargets bounds the targets discovery makes (0: discover.DefaultMaxTargets).
 	MaxTargets int
 	// ArgoClusters reads the Argo CD cluster Secrets of a namespace from the cluster
@@ -95,15 +93,10 @@ type Plan struct {
 }
 
 // Open opens the repository, the ref and the base, reads drift.yaml and plans the
-// targets. When the run ends (Request.Context: its deadline, a signal) while it
-// discovers or plans them, Open returns, beside the error, the plan of what it had
-// found: its Targets, none of them previewed, and DiscoveryFailures saying where
-// discovery stopped.
-func Open(req Request) (*Plan, error) {
-	ctx := req.Context
-	if ctx == nil {
-		ctx = context.Background()
-	}
+// targets. When ctx ends (the run's --timeout, a signal) while it discovers or plans
+// them, Open returns, beside the error, the plan of what it had found: its Targets,
+// none of them previewed, and DiscoveryFailures saying where discovery stopped.
+func Open(ctx context.Context, req Request) (*Plan, error) {
 	repo, err := source.Open(req.Repo)
 	if err != nil {
 		return nil, err

@@ -47,7 +47,7 @@ func TestOpenPlansAndSelectsByChange(t *testing.T) {
 		}
 	}
 
-	p, err := Open(req())
+	p, err := Open(t.Context(), req())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -64,22 +64,22 @@ func TestOpenPlansAndSelectsByChange(t *testing.T) {
 
 	named := req()
 	named.Names = []string{"db-*"}
-	if _, err := Open(named); err == nil || !strings.Contains(err.Error(), "names no target; the targets are: api, web") {
+	if _, err := Open(t.Context(), named); err == nil || !strings.Contains(err.Error(), "names no target; the targets are: api, web") {
 		t.Errorf("--target db-*: %v", err)
 	}
 	noBase := req()
 	noBase.Base = "gone"
-	if _, err := Open(noBase); err == nil || !strings.HasPrefix(err.Error(), "--base: ") {
+	if _, err := Open(t.Context(), noBase); err == nil || !strings.HasPrefix(err.Error(), "--base: ") {
 		t.Errorf("--base gone: %v", err)
 	}
 	paths := req()
 	paths.Paths = []string{"other"}
-	if p, err := Open(paths); err != nil || len(p.Targets) != 1 || p.Targets[0].Name != "other" {
+	if p, err := Open(t.Context(), paths); err != nil || len(p.Targets) != 1 || p.Targets[0].Name != "other" {
 		t.Errorf("a path asked for is the one target: %v %+v", err, p)
 	}
 	missing := req()
 	missing.Paths = []string{"nowhere"}
-	if _, err := Open(missing); err == nil || !strings.Contains(err.Error(), "nowhere") {
+	if _, err := Open(t.Context(), missing); err == nil || !strings.Contains(err.Error(), "nowhere") {
 		t.Errorf("a path the ref does not hold: %v", err)
 	}
 }
@@ -94,7 +94,7 @@ func TestOpenDefaultRef(t *testing.T) {
 	if _, err := g.CommitFiles(map[string]string{"cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\n"}, "one"); err != nil {
 		t.Fatal(err)
 	}
-	p, err := Open(Request{Repo: g.Dir, DefaultRef: true, Appliers: appliers.All(), NewCache: func(*source.Repo) (*render.Cache, error) { return &render.Cache{}, nil }})
+	p, err := Open(t.Context(), Request{Repo: g.Dir, DefaultRef: true, Appliers: appliers.All(), NewCache: func(*source.Repo) (*render.Cache, error) { return &render.Cache{}, nil }})
 	if err != nil {
 		t.Fatal(err)
 	}
