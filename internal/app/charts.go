@@ -19,11 +19,11 @@ type Charts struct {
 
 // fetcher returns what fetches charts from the repositories allow lists (the trusted
 // configuration's charts.allow), into the charts of drift's cache directory (cache,
-// opened once the repository is: plan.Request.Opened).
-func (c *Charts) fetcher(getenv func(string) string, cache func() *cachedir.Dir) func(allow []string) render.ChartFetcher {
+// opened once the repository is: openPlan).
+func (c *Charts) fetcher(getenv func(string) string, cache *cachedir.Dir) func(allow []string) render.ChartFetcher {
 	return func(allow []string) render.ChartFetcher {
 		return chartFetcher{chartrepo.New(chartrepo.Options{
-			Allow: allow, Cache: cache().Sub("charts"), Offline: c.Offline, ResolveRanges: c.ResolveRanges,
+			Allow: allow, Cache: cache.Sub("charts"), Offline: c.Offline, ResolveRanges: c.ResolveRanges,
 			RepositoryConfig: cmp.Or(c.RepositoryConfig, getenv("HELM_REPOSITORY_CONFIG")),
 			RegistryConfig:   cmp.Or(c.RegistryConfig, getenv("HELM_REGISTRY_CONFIG")),
 		})}

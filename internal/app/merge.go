@@ -8,7 +8,6 @@ import (
 	"strings"
 
 	"github.com/drift-gitops/drift/internal/entry"
-	"github.com/drift-gitops/drift/internal/plan"
 	"github.com/drift-gitops/drift/internal/policy"
 	"github.com/drift-gitops/drift/internal/preview"
 	"github.com/drift-gitops/drift/internal/render"
@@ -86,12 +85,8 @@ func (o *Diff) merge(ctx context.Context, files []string) (*report.Report, error
 // cluster, and refuses shards that do not match it (shard.Check).
 func (o *Diff) checkShards(ctx context.Context, first *report.Report, shards map[string]*report.Report) error {
 	o.conns.bind(ctx)
-	pl, err := plan.Open(ctx, o.planRequest(ctx, mode{base: o.Base, drift: first.Kind == report.KindDrift, configFrom: o.ConfigFrom, cluster: o.Cluster}))
-	o.saveScans()
-	o.saveRenders(pl, false)
-	if pl != nil && pl.Cache != nil {
-		defer pl.Cache.Close() // its render workers end with the run
-	}
+	pl, done, err := o.openPlan(ctx, mode{base: o.Base, drift: first.Kind == report.KindDrift, configFrom: o.ConfigFrom, cluster: o.Cluster}, false)
+	defer done()
 	if err != nil {
 		return fmt.Errorf("planning the run again to check its shards: %w", err)
 	}

@@ -13,7 +13,6 @@ import (
 	"github.com/drift-gitops/drift/internal/plan"
 	"github.com/drift-gitops/drift/internal/render"
 	"github.com/drift-gitops/drift/internal/report/write"
-	"github.com/drift-gitops/drift/internal/resultcache"
 	"github.com/drift-gitops/drift/internal/risk"
 	"github.com/drift-gitops/drift/internal/scrub"
 )
@@ -63,8 +62,6 @@ type Run struct {
 	// removeCache removes it when it is the run's own temporary one.
 	cache       *cachedir.Dir
 	removeCache func()
-	// scanned is what discovery remembers of the repository's files (scans).
-	scanned *resultcache.Scans
 	// errMu keeps warnings from servers started side by side whole.
 	errMu sync.Mutex
 	// conns are the run's connections to live clusters (connect).

@@ -12,7 +12,6 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 
 	"github.com/drift-gitops/drift/internal/cachedir"
-	"github.com/drift-gitops/drift/internal/discover"
 	"github.com/drift-gitops/drift/internal/kube"
 	"github.com/drift-gitops/drift/internal/resultcache"
 	"github.com/drift-gitops/drift/internal/source"
@@ -52,9 +51,6 @@ func (o *Run) closeCache() {
 		o.removeCache = nil
 	}
 }
-
-// cacheDir is drift's cache directory, once the run opened it.
-func (o *Run) cacheDir() *cachedir.Dir { return o.cache }
 
 // OpenCache opens drift's cache directory for a command that reads no repository
 // (drift setup, drift cache prune), refused when it is inside the git work tree of
@@ -101,23 +97,13 @@ func (o *Run) newResultCache() *resultCache {
 	return &resultCache{o: o, store: store}
 }
 
-// scans is what discovery remembers of the files of the run's repository (none with
-// --no-cache): what reading each file's text found, by its content's git object id.
-func (o *Run) scans(repo *source.Repo) discover.Scans {
+// openScans is what discovery remembers of the files of the run's repository (none
+// with --no-cache): what reading each file's text found, by its content's git object id.
+func (o *Run) openScans(repo *source.Repo) *resultcache.Scans {
 	if o.NoCache {
 		return nil
 	}
-	o.scanned = resultcache.OpenScans(o.cache.Sub(resultCacheDir), resultcache.BuildID(), repo.Root)
-	return o.scanned
-}
-
-// saveScans keeps what discovery read for the next run. A cache directory that
-// cannot be written is said once, by the dry-run cache (resultcache.Store): the
-// next run only reads every file again.
-func (o *Run) saveScans() {
-	if o.scanned != nil {
-		_ = o.scanned.Save()
-	}
+	return resultcache.OpenScans(o.cache.Sub(resultCacheDir), resultcache.BuildID(), repo.Root)
 }
 
 // forCluster reads what keys the cluster's answers; nil, said once, when it cannot.

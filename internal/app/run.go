@@ -60,12 +60,8 @@ func (o *Run) preview(ctx context.Context, m mode) (*report.Report, error) {
 	defer cancel()
 	o.conns.bind(ctx)
 
-	pl, err := plan.Open(ctx, o.planRequest(ctx, m))
-	o.saveScans()
-	o.saveRenders(pl, true)
-	if pl != nil && pl.Cache != nil {
-		defer pl.Cache.Close() // its render workers end with the run
-	}
+	pl, done, err := o.openPlan(ctx, m, true)
+	defer done()
 	if err != nil && (pl == nil || ctx.Err() == nil) {
 		return nil, err
 	}
@@ -100,28 +96,52 @@ func (o *Run) preview(ctx context.Context, m mode) (*report.Report, error) {
 	return o.report(ctx, m, pl, entries, pv.Inputs(), pv.Digest())
 }
 
-// planRequest is the one way a command asks for its plan: m says which refs, where
-// drift.yaml is read from, and which cluster discovery may read (none for an
-// ephemeral server, or drift targets). The caller keeps what discovery read
-// (saveScans) and the plan's renderings (saveRenders) once the plan is open.
-func (o *Run) planRequest(ctx context.Context, m mode) plan.Request {
-	return plan.Request{
-		Repo: o.Repo, Ref: o.Ref, DefaultRef: m.drift, Base: m.base, Paths: o.Paths, Names: o.Targets,
-		Config: plan.ConfigSource{File: o.Config, From: m.configFrom, Known: knownNames()}, Overrides: o.overridesFor(m.cluster), Warnf: o.warnf,
-		NewCache: func(repo *source.Repo) (*render.Cache, error) {
-			cache, err := o.renderCache(ctx, repo)
-			if err == nil {
-				// On a pull request, Helm's lookup hands templates no Secret data unless
-				// the runner says so: a template the change wrote can transform a value
-				// past any scrubber. Every value it does hand them is scrubbed.
-				cache.Secrets = render.SecretLookup{Reveal: m.base == "" || m.lookupSecrets, Values: o.scrub.AddSecretData}
-			}
-			return cache, err
-		},
-		Charts: o.Charts.fetcher(o.cfg.Getenv, o.cacheDir), Opened: o.openCache,
-		MaxTargets: o.MaxTargets, Branches: o.branches(), ArgoClusters: o.liveArgoClusters(m.cluster), LiveObject: o.liveObjects(m.cluster),
-		Appliers: o.cfg.Appliers, Scans: o.scans,
+// openPlan is the one way a command gets its plan. It opens the repository, then
+// drift's cache directory (refused inside it), the run's render cache and what
+// discovery remembers of the repository's files, and hands them to plan.Open as
+// values: m says which refs, where drift.yaml is read from, and which cluster
+// discovery may read (none for an ephemeral server, or drift targets). Once the
+// plan is open, what discovery read and the plan's renderings are kept for the next
+// run (saveRenders; say: say on stderr how the plan got its renderings). done ends
+// the render cache's workers: the caller calls it when the run is done with the
+// plan, whatever Open returned.
+func (o *Run) openPlan(ctx context.Context, m mode, say bool) (pl *plan.Plan, done func(), err error) {
+	done = func() {}
+	repo, err := source.Open(o.Repo)
+	if err != nil {
+		return nil, done, err
 	}
+	if err := o.openCache(repo); err != nil {
+		return nil, done, err
+	}
+	cache, err := o.renderCache(ctx, repo)
+	if err != nil {
+		return nil, done, err
+	}
+	done = cache.Close // its render workers end with the run
+	// On a pull request, Helm's lookup hands templates no Secret data unless the
+	// runner says so: a template the change wrote can transform a value past any
+	// scrubber. Every value it does hand them is scrubbed.
+	cache.Secrets = render.SecretLookup{Reveal: m.base == "" || m.lookupSecrets, Values: o.scrub.AddSecretData}
+	req := plan.Request{
+		Repo: repo, Ref: o.Ref, DefaultRef: m.drift, Base: m.base, Paths: o.Paths, Names: o.Targets,
+		Config: plan.ConfigSource{File: o.Config, From: m.configFrom, Known: knownNames()}, Overrides: o.overridesFor(m.cluster), Warnf: o.warnf,
+		Cache: cache, Charts: o.Charts.fetcher(o.cfg.Getenv, o.cache),
+		MaxTargets: o.MaxTargets, Branches: o.branches(), ArgoClusters: o.liveArgoClusters(m.cluster), LiveObject: o.liveObjects(m.cluster),
+		Appliers: o.cfg.Appliers,
+	}
+	scans := o.openScans(repo)
+	if scans != nil {
+		req.Scans = scans
+	}
+	pl, err = plan.Open(ctx, req)
+	if scans != nil {
+		// A cache directory that cannot be written is said once, by the dry-run
+		// cache (resultcache.Store): the next run only reads every file again.
+		_ = scans.Save()
+	}
+	o.saveRenders(pl, say)
+	return pl, done, err
 }
 
 // cutShort reports a run that ended (ctx: its deadline, a signal) before anything

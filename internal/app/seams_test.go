@@ -86,7 +86,7 @@ func TestDiffUnreachableClusterIsAnError(t *testing.T) {
 	}
 }
 
-// drift targets plans as diff does (planRequest): what discovery read of the
+// drift targets plans as diff does (openPlan): what discovery read of the
 // repository's files is kept in the cache directory for the next run.
 func TestTargetsRemembersWhatDiscoveryRead(t *testing.T) {
 	var out, errOut bytes.Buffer

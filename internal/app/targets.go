@@ -37,12 +37,8 @@ func (c *Config) Targets(ctx context.Context, o *Run, base string) error {
 		return fmt.Errorf("unknown output format %q: use -o text or -o json", o.Output)
 	}
 	o.scrub = o.newScrubber() // the renderings' secrets, which drift targets never shows
-	pl, err := plan.Open(ctx, o.planRequest(ctx, mode{base: base, configFrom: plan.ConfigFromHead, cluster: ephemeralCluster}))
-	o.saveScans()
-	o.saveRenders(pl, false)
-	if pl != nil && pl.Cache != nil {
-		defer pl.Cache.Close() // its render workers end with the run
-	}
+	pl, done, err := o.openPlan(ctx, mode{base: base, configFrom: plan.ConfigFromHead, cluster: ephemeralCluster}, false)
+	defer done()
 	if err != nil {
 		return err
 	}

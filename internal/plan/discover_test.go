@@ -7,7 +7,6 @@ import (
 	"github.com/drift-gitops/drift/internal/applier/appliers"
 	"github.com/drift-gitops/drift/internal/gitfixture"
 	"github.com/drift-gitops/drift/internal/render"
-	"github.com/drift-gitops/drift/internal/source"
 )
 
 // application is an Argo CD Application of the repository https://git.example/ops,
@@ -47,8 +46,8 @@ func TestAPullRequestCannotIgnoreWhatItChanges(t *testing.T) {
 		t.Fatal(err)
 	}
 	open := func(from string) map[string]Target {
-		p, err := Open(t.Context(), Request{Repo: g.Dir, Ref: "change", Base: "main", Config: ConfigSource{From: from}, Appliers: appliers.All(),
-			NewCache: func(*source.Repo) (*render.Cache, error) { return &render.Cache{}, nil }})
+		p, err := Open(t.Context(), Request{Repo: openRepo(t, g.Dir), Ref: "change", Base: "main", Config: ConfigSource{From: from}, Appliers: appliers.All(),
+			Cache: &render.Cache{}})
 		if err != nil {
 			t.Fatal(err)
 		}

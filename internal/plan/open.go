@@ -22,8 +22,8 @@ import (
 // Request is what a run asks to plan: the repository, the refs, drift.yaml and the
 // selection, as the command line gives them.
 type Request struct {
-	// Repo is a directory inside the git repository.
-	Repo string
+	// Repo is the opened git repository.
+	Repo *source.Repo
 	// Ref is the ref to preview ("" for the work tree); with DefaultRef, an empty Ref
 	// is the remote's default branch instead (drift detect).
 	Ref        string
@@ -42,12 +42,8 @@ type Request struct {
 	Overrides Overrides
 	// Warnf reports what does not stop the run.
 	Warnf func(format string, args ...any)
-	// Opened is told the repository once it is open, before anything else is read
-	// (drift's cache is opened then, checked to be outside it); an error ends the
-	// run. Nil: nothing is told.
-	Opened func(*source.Repo) error
-	// NewCache returns the run's render cache for the opened repository.
-	NewCache func(*source.Repo) (*render.Cache, error)
+	// Cache is the run's render cache for Repo; the plan's Cache is it.
+	Cache *render.Cache
 	// Charts returns what fetches charts from the repositories the trusted
 	// configuration allows (nil: no chart is fetched).
 	Charts func(allow []string) render.ChartFetcher
@@ -66,9 +62,9 @@ type Request struct {
 	// Appliers are the appliers the run decides targets' appliers from
 	// (internal/applier/appliers.All).
 	Appliers *applier.Registry
-	// Scans returns what remembers what discovery read of the repository's files
-	// before (nil, or nil returned: every file is read).
-	Scans func(*source.Repo) discover.Scans
+	// Scans remembers what discovery read of the repository's files before (nil:
+	// every file is read).
+	Scans discover.Scans
 }
 
 // Plan is what a run previews: the snapshots, drift.yaml as the run reads it, the
@@ -97,16 +93,9 @@ type Plan struct {
 // them, Open returns, beside the error, the plan of what it had found: its Targets,
 // none of them previewed, and DiscoveryFailures saying where discovery stopped.
 func Open(ctx context.Context, req Request) (*Plan, error) {
-	repo, err := source.Open(req.Repo)
-	if err != nil {
-		return nil, err
-	}
-	if req.Opened != nil {
-		if err := req.Opened(repo); err != nil {
-			return nil, err
-		}
-	}
-	p := &Plan{Ref: req.Ref}
+	repo := req.Repo
+	p := &Plan{Ref: req.Ref, Cache: req.Cache}
+	var err error
 	if req.DefaultRef && p.Ref == "" {
 		p.Ref = repo.DefaultBranch()
 	}
@@ -137,9 +126,6 @@ func Open(ctx context.Context, req Request) (*Plan, error) {
 	if len(req.Paths) == 0 {
 		paths = nil // drift.yaml's targets, or the directory drift runs in
 	}
-	if p.Cache, err = req.NewCache(repo); err != nil {
-		return nil, err
-	}
 	var files []source.FileChange
 	if p.Base != nil {
 		if files, err = source.Files(p.Base, p.Head); err != nil {
@@ -158,9 +144,7 @@ func Open(ctx context.Context, req Request) (*Plan, error) {
 		}
 		return "", false
 	}
-	if req.Scans != nil {
-		p.scans = req.Scans(repo)
-	}
+	p.scans = req.Scans
 	if req.Charts != nil {
 		var allow []string
 		if c := p.Config.Use; c != nil && c.Charts != nil {

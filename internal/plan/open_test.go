@@ -40,10 +40,10 @@ func TestOpenPlansAndSelectsByChange(t *testing.T) {
 	var warnings []string
 	req := func() Request {
 		return Request{Appliers: appliers.All(),
-			Repo: g.Dir, Ref: "change", Base: "main",
-			Config:   ConfigSource{From: ConfigFromBase},
-			Warnf:    func(f string, a ...any) { warnings = append(warnings, f) },
-			NewCache: func(*source.Repo) (*render.Cache, error) { return &render.Cache{}, nil },
+			Repo: openRepo(t, g.Dir), Ref: "change", Base: "main",
+			Config: ConfigSource{From: ConfigFromBase},
+			Warnf:  func(f string, a ...any) { warnings = append(warnings, f) },
+			Cache:  &render.Cache{},
 		}
 	}
 
@@ -94,7 +94,7 @@ func TestOpenDefaultRef(t *testing.T) {
 	if _, err := g.CommitFiles(map[string]string{"cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\n"}, "one"); err != nil {
 		t.Fatal(err)
 	}
-	p, err := Open(t.Context(), Request{Repo: g.Dir, DefaultRef: true, Appliers: appliers.All(), NewCache: func(*source.Repo) (*render.Cache, error) { return &render.Cache{}, nil }})
+	p, err := Open(t.Context(), Request{Repo: openRepo(t, g.Dir), DefaultRef: true, Appliers: appliers.All(), Cache: &render.Cache{}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -157,4 +157,14 @@ func TestAFluxTargetsInputsAreWhatFluxBuildsRead(t *testing.T) {
 			t.Errorf("%s %s: apps/common/cm.yaml is not an input", tc.applier, tc.path)
 		}
 	}
+}
+
+// openRepo opens the git repository at dir, as drift's commands do before they plan.
+func openRepo(t *testing.T, dir string) *source.Repo {
+	t.Helper()
+	repo, err := source.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return repo
 }
