@@ -11,7 +11,7 @@ import (
 )
 
 // diffOnlyFlags are drift diff's flags drift detect has not, named when it is given one.
-var diffOnlyFlags = []string{"base", "cluster", "crds-from-context", "config-from", "no-split-drift"}
+var diffOnlyFlags = []string{"base", "cluster", "crds-from-context", "config-from", "no-split-drift", "ephemeral-load-all"}
 
 // newDetectCommand is drift diff for a scheduled job: the tracked branch against the
 // live cluster, every difference reported as drift.

@@ -48,6 +48,7 @@ Exit status: 0 no changes, 1 changes, 2 errors (the report is then incomplete).`
 	f.StringVar(&o.ConfigFrom, "config-from", plan.ConfigFromBase, "with --base, where rules, clusters and appliers come from: base (the trusted side of a pull request) or head (everything from the previewed ref; trusted local runs only)")
 	f.StringVar(&o.CRDsFromContext, "crds-from-context", "", "with --cluster ephemeral: load the CustomResourceDefinitions of this kube context's cluster into the ephemeral server (read-only: a LIST), so custom resources of CRDs the repository does not hold are checked")
 	f.BoolVar(&o.LookupSecrets, "lookup-secrets", false, "with --base: let Helm's lookup hand the templates of the helm applier the data of the cluster's Secrets, as helm upgrade does (every value is scrubbed from the output, but a template the pull request wrote can still transform one: see docs/security.md); without it, lookup sees Secrets without their data; likewise a ResourceSet Secret's copyFrom is filled from the cluster's Secret only with it")
+	f.BoolVar(&o.EphemeralLoadAll, "ephemeral-load-all", false, "with --cluster ephemeral and --base: load the server with every object of the base and preview every object, not only what the change touches (an object the change leaves as it is is otherwise unchanged without a request, and what the server would warn of it is not asked)")
 	f.BoolVar(&o.NoSplitDrift, "no-split-drift", false, "with --base on a live cluster: do not tell the change apart from drift already in the cluster (saves the base's dry-runs)")
 	return cmd
 }

@@ -63,7 +63,41 @@ func drift(t *testing.T, args ...string) outcome {
 		args = append(args, "--kubeconfig", env.Kubeconfig)
 	}
 	code := run(context.Background(), genericiooptions.IOStreams{In: strings.NewReader(""), Out: &out, ErrOut: &errOut}, args)
-	return outcome{code: code, stdout: out.String(), stderr: errOut.String()}
+	o := outcome{code: code, stdout: out.String(), stderr: errOut.String()}
+	if leavesObjectsAsTheyAre(args) {
+		// Every pull request's preview on a throwaway server is run again with the
+		// whole base loaded and every object sent: what the change leaves as it is
+		// must read the same, byte for byte.
+		var all, allErr bytes.Buffer
+		allCode := run(context.Background(), genericiooptions.IOStreams{In: strings.NewReader(""), Out: &all, ErrOut: &allErr}, append(args, "--ephemeral-load-all"))
+		if allCode != code || all.String() != o.stdout {
+			t.Errorf("drift %s: the report differs with --ephemeral-load-all (exit %d, then %d):\n%s\n--- with --ephemeral-load-all:\n%s\nstderr:\n%s", strings.Join(args, " "), code, allCode, o.stdout, all.String(), allErr.String())
+		}
+	}
+	return o
+}
+
+// leavesObjectsAsTheyAre reports a diff on a throwaway server with a base, that
+// writes its report to stdout alone (nothing published, no file written twice).
+func leavesObjectsAsTheyAre(args []string) bool {
+	if len(args) == 0 || args[0] != "diff" {
+		return false
+	}
+	ephemeral, base := false, false
+	for i, a := range args {
+		switch {
+		case a == "--cluster=ephemeral" || a == "--cluster" && i+1 < len(args) && args[i+1] == "ephemeral":
+			ephemeral = true
+		case a == "--base" || strings.HasPrefix(a, "--base="):
+			base = true
+		case a == "--ephemeral-load-all" || a == "--dump" || strings.HasPrefix(a, "--dump=") ||
+			strings.HasPrefix(a, "--github") || strings.HasPrefix(a, "--gitlab") || strings.HasPrefix(a, "--out") ||
+			strings.HasPrefix(a, "--html") || strings.HasPrefix(a, "--comment") || strings.HasPrefix(a, "--step-summary") ||
+			strings.HasPrefix(a, "--annotations"):
+			return false
+		}
+	}
+	return ephemeral && base
 }
 
 // driftJSON runs drift -o json and decodes the report.

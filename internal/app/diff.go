@@ -25,6 +25,9 @@ type Diff struct {
 	CRDsFromContext string
 	// LookupSecrets lets Helm's lookup hand a pull request's templates Secrets' data.
 	LookupSecrets bool
+	// EphemeralLoadAll loads an ephemeral server with the whole base and previews
+	// every object, those the change leaves as they are included.
+	EphemeralLoadAll bool
 }
 
 // Diff previews what applying the ref would change in its clusters, and returns the
@@ -33,7 +36,7 @@ func (c *Config) Diff(ctx context.Context, o *Diff) (*report.Report, error) {
 	o.cfg = c
 	o.Base = o.gitlabBase(o.Base)
 	return o.run(ctx, c, mode{base: o.Base, cluster: o.Cluster, configFrom: o.ConfigFrom,
-		splitDrift: o.Base != "" && !o.NoSplitDrift, crdsFromContext: o.CRDsFromContext, lookupSecrets: o.LookupSecrets})
+		splitDrift: o.Base != "" && !o.NoSplitDrift, crdsFromContext: o.CRDsFromContext, lookupSecrets: o.LookupSecrets, loadAll: o.EphemeralLoadAll})
 }
 
 // PullRequestFlags are the flags of a pull request's preview, which drift detect

@@ -75,6 +75,8 @@ func (o *Run) previewOptions(m mode) preview.Options {
 		FieldManager:   o.FieldManager,
 		Shard:          o.shard,
 		CopySecrets:    m.base == "" || m.lookupSecrets,
+		// Every object's YAML is shown with --dump and to an external diff program.
+		LoadAll: m.loadAll || o.Dump != "" || o.cfg.Getenv(write.ExternalDiffEnv) != "",
 	}
 	if o.cfg.Kube.Namespace != nil {
 		opts.Namespace = *o.cfg.Kube.Namespace

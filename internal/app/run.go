@@ -33,6 +33,8 @@ type mode struct {
 	// lookupSecrets is diff's --lookup-secrets: with --base, Helm's lookup hands
 	// templates the data of the cluster's Secrets.
 	lookupSecrets bool
+	// loadAll is diff's --ephemeral-load-all (preview.Options.LoadAll).
+	loadAll bool
 }
 
 // run renders and previews, and returns the report (Publish writes and publishes

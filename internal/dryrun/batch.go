@@ -144,9 +144,12 @@ func (b *Batch) first() *work {
 func sendOne(ctx context.Context, c *kube.Clients, w *work, i int) {
 	r := &w.results[i]
 	ran := ctx.Err() == nil
-	if ran {
+	switch {
+	case ran && r.Same:
+		// Unchanged without a request.
+	case ran:
 		preview(ctx, c, r, w.opts)
-	} else {
+	default:
 		r.Err = notChecked(ctx)
 	}
 	if r.list != nil { // never read: its list may go
@@ -178,7 +181,7 @@ func (b *Batch) plan(r int, lists *kube.Lists) []item {
 				continue
 			}
 			it := item{w, i}
-			if lists == nil || res.pendingCRD != nil || res.Object.Name() == "" {
+			if lists == nil || res.Same || res.pendingCRD != nil || res.Object.Name() == "" {
 				order = append(order, it)
 				continue
 			}

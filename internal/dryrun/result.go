@@ -32,6 +32,12 @@ type Result struct {
 	// custom resources of it the cluster holds (they are deleted with it); negative
 	// when they could not be counted, and then at least -CustomResources-1.
 	CustomResources *int64
+	// Same is set, on a throwaway server, for an object the change leaves as it is:
+	// rendered to the same bytes by the same target on both refs, and depending on
+	// nothing the change touches. Nothing else writes to that server, so the object
+	// is unchanged without a request: it is neither loaded nor sent (Live and Merged
+	// stay nil).
+	Same bool
 
 	// pendingCRD is set when the object's kind is defined by a CRD of the change itself.
 	pendingCRD *crd.CRD

@@ -31,6 +31,12 @@ func (b *Builder) build(r dryrun.Result, rs *rules, sd report.Sides, story strin
 		o.Risks = risks(risk.Evaluate(risk.Change{ID: r.ID, Category: report.Error, ErrorReason: string(r.Err.Reason)}, b.opts.DisabledRisks))
 		return o, nil
 	}
+	if r.Same {
+		// Left as it is by the change on a throwaway server: unchanged, never sent
+		// (no risk rule finds anything in an unchanged object).
+		o.Category = report.Unchanged
+		return o, nil
+	}
 	live, merged, err := b.sides(r, rs)
 	if err != nil {
 		o.Category, o.Error, o.ErrorReason = report.Error, r.ID.Display()+": ignore rule: "+err.Error(), reason.Config
@@ -118,6 +124,10 @@ func (b *Builder) sides(r dryrun.Result, rs *rules) (live, merged *unstructured.
 		// the server allocated changes with every run.
 		markAllocated(r.Object.Get(), nil, live)
 		markAllocated(r.Object.Get(), nil, merged)
+		for _, u := range []*unstructured.Unstructured{live, merged} {
+			markConditionTimes(u)
+			markOwnerUID(u)
+		}
 	} else {
 		markAllocated(r.Object.Get(), live, merged)
 	}

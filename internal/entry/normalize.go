@@ -2,6 +2,8 @@ package entry
 
 import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/drift-gitops/drift/internal/inventory"
 )
 
 // normalize drops the fields that only record bookkeeping, so that they neither make
@@ -21,6 +23,38 @@ func normalize(u *unstructured.Unstructured, isNew bool) *unstructured.Unstructu
 		dropGeneratedJobLabels(out)
 	}
 	return out
+}
+
+// markConditionTimes shows the times of u's status conditions as "(generated)": on a
+// throwaway server, the server set them when drift loaded it (a CRD's Established),
+// and they change with every run.
+func markConditionTimes(u *unstructured.Unstructured) {
+	if u == nil {
+		return
+	}
+	conds, found, _ := unstructured.NestedSlice(u.Object, "status", "conditions")
+	if !found {
+		return
+	}
+	for _, c := range conds {
+		if m, ok := c.(map[string]any); ok && m["lastTransitionTime"] != nil {
+			m["lastTransitionTime"] = generatedValue
+		}
+	}
+	_ = unstructured.SetNestedSlice(u.Object, conds, "status", "conditions")
+}
+
+// markOwnerUID shows the apply-config inventory's uid that marks u as its member
+// (kubectl's apply-owner annotation) as "(generated)": on a throwaway server, the
+// server made the inventory's uid when drift loaded it, anew on every run.
+func markOwnerUID(u *unstructured.Unstructured) {
+	if u == nil {
+		return
+	}
+	if a := u.GetAnnotations(); a[inventory.ApplyOwnerAnnotation] != "" {
+		a[inventory.ApplyOwnerAnnotation] = generatedValue
+		u.SetAnnotations(a)
+	}
 }
 
 // jobUIDLabels are the Job controller's identity labels, which the server sets from

@@ -15,6 +15,10 @@ type Batch struct {
 	// Scaffolding are its Namespaces and CRDs no batch loaded before; Objects the
 	// rest; All everything it renders, whose inventories are recorded.
 	Scaffolding, Objects, All []render.Object
+	// Left, when set, names the objects of All that are not loaded (a pull
+	// request's change leaves them as they are): their inventories list them, but
+	// they are not marked.
+	Left func(render.Object) bool
 	// Namespace is the target's default namespace.
 	Namespace string
 	Opts      dryrun.Options
@@ -34,7 +38,7 @@ func Load(ctx context.Context, clients *kube.Clients, scaffolding []render.Objec
 	}
 	for _, b := range batches {
 		failed = append(failed, Seed(ctx, clients, b.Objects, b.Opts)...)
-		if err := markAsApplied(ctx, clients, b.All, b.Namespace); err != nil {
+		if err := markAsApplied(ctx, clients, b.All, b.Namespace, b.Left); err != nil {
 			warnf("the base's inventory could not be recorded in the ephemeral server (%v): prune candidates may be missing", err)
 		}
 	}

@@ -20,8 +20,9 @@ import (
 // are already there: the ownership marks on members and the inventory's list
 // (inventory.Inventory.Record). Load does it after loading the base, so that the
 // head's prune candidates are found as they would be on a cluster the base was
-// deployed to.
-func markAsApplied(ctx context.Context, c *kube.Clients, objs []render.Object, defaultNS string) error {
+// deployed to. The objects left names (nil: none) are not in the server: the
+// inventory lists them, but they are not marked.
+func markAsApplied(ctx context.Context, c *kube.Clients, objs []render.Object, defaultNS string, left func(render.Object) bool) error {
 	invs, _ := inventory.Find(objs)
 	for _, inv := range invs {
 		invID := inv.Obj.ID()
@@ -29,6 +30,7 @@ func markAsApplied(ctx context.Context, c *kube.Clients, objs []render.Object, d
 			invID.Namespace = defaultNS
 		}
 		var members []object.ID
+		unmarked := map[object.Key]bool{}
 		for _, o := range objs {
 			id := o.ID()
 			if id.Key() == inv.Obj.ID().Key() || o.Name() == "" {
@@ -40,6 +42,9 @@ func markAsApplied(ctx context.Context, c *kube.Clients, objs []render.Object, d
 			}
 			if m.Scope.Name() == meta.RESTScopeNameNamespace && id.Namespace == "" {
 				id.Namespace = defaultNS
+			}
+			if left != nil && left(o) {
+				unmarked[id.Key()] = true
 			}
 			members = append(members, id)
 		}
@@ -69,6 +74,9 @@ func markAsApplied(ctx context.Context, c *kube.Clients, objs []render.Object, d
 			}
 		}
 		for _, m := range members {
+			if unmarked[m.Key()] {
+				continue
+			}
 			if err := mergePatch(ctx, c, m, map[string]any{"metadata": mark}); err != nil {
 				return err
 			}

@@ -133,7 +133,10 @@ func (r *runner) seedBase(ctx context.Context, cl *cluster, targets, others []*T
 	}
 	var batches []ephemeral.Batch
 	if r.base != nil {
-		batches = r.baseBatches(cl, targets)
+		r.renderHeadFirst(ctx, targets)
+		bases := r.renderBases(cl, targets)
+		r.leftAsIs(cl, targets, bases)
+		batches = r.baseBatches(cl, targets, bases)
 	}
 	for _, b := range batches {
 		rendered = append(rendered, b.All...)
@@ -213,20 +216,58 @@ func applierObject(t *Target) (kind, ns string) {
 	return "", ""
 }
 
-// baseBatches renders each target the base defines in the base, as the base defines
-// it, to be loaded as its applier leaves it, its Namespaces and CRDs first. A target
-// the change adds (a new Application, drift.yaml entry, Kustomization or HelmRelease)
-// is left out whatever files the base holds: everything it renders is an addition.
-func (r *runner) baseBatches(cl *cluster, targets []*Target) []ephemeral.Batch {
+// renderHeadFirst renders from the head, side by side, the targets whose objects
+// the change may leave as they are (comparable), so that what it touches is known
+// before the server is loaded; the others render later, as on a live cluster.
+func (r *runner) renderHeadFirst(ctx context.Context, targets []*Target) {
+	var wg sync.WaitGroup
+	for _, t := range targets {
+		if r.comparable(t) {
+			t.renderedFirst = true
+			wg.Go(func() { r.render(ctx, t) })
+		}
+	}
+	wg.Wait()
+}
+
+// renderBases renders, side by side, each target the base defines in the base, as
+// the base defines it: nil for a target the change adds (a new Application,
+// drift.yaml entry, Kustomization or HelmRelease), whatever files the base holds,
+// for one whose files the base does not hold, and for one whose rendering failed
+// (each such target says so).
+func (r *runner) renderBases(cl *cluster, targets []*Target) map[*Target]*render.Result {
+	results := make([]*render.Result, len(targets))
+	errs := make([]error, len(targets))
+	var wg sync.WaitGroup
+	for i, t := range targets {
+		if t.New || r.base.CheckPaths([]string{t.basePath(true)}) != nil {
+			continue
+		}
+		wg.Go(func() { results[i], errs[i] = r.renderIn(r.base, t, cl) })
+	}
+	wg.Wait()
+	out := map[*Target]*render.Result{}
+	for i, t := range targets {
+		switch {
+		case errs[i] != nil:
+			r.deps.Warnf("target %s cannot be rendered in the base (%s): %v", t.Name, r.base.Describe(), errs[i])
+			t.notes = append(t.notes, fmt.Sprintf("its rendering in the base (%s) failed, so the ephemeral server holds nothing of it: every object is previewed as an addition", r.base.Describe()))
+		case results[i] != nil:
+			out[t] = results[i]
+		}
+	}
+	return out
+}
+
+// baseBatches are what each target's base render loads, as its applier leaves it,
+// its Namespaces and CRDs first: everything but the objects the change leaves as they
+// are (Target.same), which nothing reads. A target the change adds is left out:
+// everything it renders is an addition.
+func (r *runner) baseBatches(cl *cluster, targets []*Target, bases map[*Target]*render.Result) []ephemeral.Batch {
 	var batches []ephemeral.Batch
 	for _, t := range targets {
-		if t.New || r.base.CheckPaths([]string{t.basePath(true)}) != nil {
-			continue // the change adds the target, or the base holds none of its files
-		}
-		res, err := r.renderIn(r.base, t, cl)
-		if err != nil {
-			r.deps.Warnf("target %s cannot be rendered in the base (%s): %v", t.Name, r.base.Describe(), err)
-			t.notes = append(t.notes, fmt.Sprintf("its rendering in the base (%s) failed, so the ephemeral server holds nothing of it: every object is previewed as an addition", r.base.Describe()))
+		res := bases[t]
+		if res == nil {
 			continue
 		}
 		for _, f := range res.Failures {
@@ -235,10 +276,16 @@ func (r *runner) baseBatches(cl *cluster, targets []*Target) []ephemeral.Batch {
 		if len(res.Failures) > 0 {
 			t.notes = append(t.notes, fmt.Sprintf("its rendering in the base (%s) failed in part (%d documents), so the ephemeral server holds only what rendered: an object of the others is previewed as an addition", r.base.Describe(), len(res.Failures)))
 		}
-		b := ephemeral.Batch{All: res.Objects, Namespace: t.namespaceIn(cl), Opts: t.dryRunOptions(r.opts, r.deps.Appliers)}
+		ns := t.namespaceIn(cl)
+		same := t.sameKeys(ns)
+		b := ephemeral.Batch{All: res.Objects, Namespace: ns, Opts: t.dryRunOptions(r.opts, r.deps.Appliers)}
+		if len(same) > 0 {
+			b.Left = func(o render.Object) bool { return same[defaulted(o.ID(), ns)] }
+		}
 		for _, obj := range res.Objects {
 			k := obj.ID().Key()
 			switch {
+			case same[defaulted(obj.ID(), ns)]:
 			case !object.IsScaffolding(obj.ID().GroupKind()):
 				b.Objects = append(b.Objects, seedable(obj))
 			case !cl.seeded[k]:

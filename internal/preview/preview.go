@@ -94,6 +94,11 @@ type Options struct {
 	FieldManager string
 	// Namespace is an ephemeral server's default namespace ("" for default).
 	Namespace string
+	// LoadAll loads an ephemeral server with every object of the base and previews
+	// every object of the head, those the change leaves as they are included (their
+	// YAML is shown, or the server's warnings about them wanted); without it, those
+	// are unchanged without a request (dryrun.Result.Same).
+	LoadAll bool
 	// CRDs are loaded into every ephemeral server beside what the base renders: the
 	// clusters have them (drift.yaml's ephemeral.crds, --crds-from-context).
 	CRDs []render.Object

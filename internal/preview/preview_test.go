@@ -155,3 +155,83 @@ func warned(r dryrun.Result, why reason.Reason, text string) bool {
 	}
 	return false
 }
+
+// TestEphemeralLoadsOnlyWhatTheChangeTouches: on a throwaway server, a pull request
+// that edits one ConfigMap of a target has the server loaded with the base's version
+// of that ConfigMap alone, beside what is always loaded (the target's namespace, a
+// Service, an object two targets render): the ConfigMap the change leaves as it is is
+// neither loaded nor sent, and is the same. With LoadAll, everything is loaded and
+// sent, as before.
+func TestEphemeralLoadsOnlyWhatTheChangeTouches(t *testing.T) {
+	for _, loadAll := range []bool{false, true} {
+		t.Run(fmt.Sprintf("LoadAll=%v", loadAll), func(t *testing.T) {
+			ctx := context.Background()
+			ns := fmt.Sprintf("leftasis-%v", loadAll)
+			svc := "apiVersion: v1\nkind: Service\nmetadata: {name: web, namespace: " + ns + "}\nspec: {ports: [{port: 80}]}\n"
+			drift := "targets:\n- {name: a, path: a, namespace: " + ns + "}\n- {name: b, path: b, namespace: " + ns + "}\n"
+			r, err := gitfixture.Init(t.TempDir())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := r.CommitFiles(map[string]string{"drift.yaml": drift, "a/cm.yaml": cm(ns, "same", "blue") + "---\n" + cm(ns, "edited", "blue") + "---\n" + cm(ns, "shared", "blue"),
+				"a/svc.yaml": svc, "b/cm.yaml": cm(ns, "shared", "blue") + "---\n" + cm(ns, "b", "blue")}, "base"); err != nil {
+				t.Fatal(err)
+			}
+			baseCommit, _ := r.Git("rev-parse", "HEAD")
+			if _, err := r.CommitFiles(map[string]string{"a/cm.yaml": cm(ns, "same", "blue") + "---\n" + cm(ns, "edited", "green") + "---\n" + cm(ns, "shared", "blue"),
+				"b/cm.yaml": cm(ns, "shared", "blue") + "---\n" + cm(ns, "b", "green")}, "head"); err != nil {
+				t.Fatal(err)
+			}
+			targets, snaps := planned(t, r.Dir, drift, "HEAD", strings.TrimSpace(baseCommit))
+			deps := Deps{
+				Clusters: Ephemeral{Start: func(context.Context) (*kube.Connection, func(), error) {
+					clients, err := kube.NewClients(shared.Env(t).Config, 4)
+					return &kube.Connection{Clients: clients, Namespace: "default", RequestTimeout: kube.DefaultRequestTimeout}, func() {}, err
+				}},
+				Cache:    &render.Cache{},
+				Appliers: appliers.All(),
+			}
+			p, err := Run(ctx, deps, Options{Concurrency: 4, LoadAll: loadAll}, targets, snaps[0], snaps[1])
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer p.Stop()
+			cs := kubernetes.NewForConfigOrDie(shared.Env(t).Config)
+			loaded := map[string]bool{}
+			cms, err := cs.CoreV1().ConfigMaps(ns).List(ctx, metav1.ListOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, c := range cms.Items {
+				if c.Name != "kube-root-ca.crt" {
+					loaded["ConfigMap/"+c.Name] = true
+				}
+			}
+			if _, err := cs.CoreV1().Services(ns).Get(ctx, "web", metav1.GetOptions{}); err == nil {
+				loaded["Service/web"] = true
+			}
+			want := map[string]bool{"ConfigMap/edited": true, "ConfigMap/shared": true, "ConfigMap/b": true, "Service/web": true, "ConfigMap/same": loadAll}
+			for k, v := range want {
+				if loaded[k] != v {
+					t.Errorf("%s loaded into the server: %v, want %v (loaded: %v)", k, loaded[k], v, loaded)
+				}
+			}
+			for _, tg := range p.Targets {
+				for _, res := range tg.Results {
+					wantSame := !loadAll && tg.Name == "a" && res.ID.Name == "same"
+					if res.Same != wantSame {
+						t.Errorf("target %s: %s Same = %v, want %v", tg.Name, res.ID.Display(), res.Same, wantSame)
+					}
+					switch {
+					case res.Err != nil:
+						t.Errorf("target %s: %s: %s", tg.Name, res.ID.Display(), res.Err.Message)
+					case res.Same && (res.Live != nil || res.Merged != nil):
+						t.Errorf("target %s: %s is the same, yet was sent", tg.Name, res.ID.Display())
+					case !res.Same && (res.Live == nil || res.Merged == nil):
+						t.Errorf("target %s: %s was not previewed over its base: live %v, merged %v", tg.Name, res.ID.Display(), res.Live != nil, res.Merged != nil)
+					}
+				}
+			}
+		})
+	}
+}

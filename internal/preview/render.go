@@ -66,7 +66,7 @@ func (r *runner) startRenders(ctx context.Context, p *Preview) *renders {
 	}
 	var todo []*Target
 	for _, t := range p.Targets {
-		if t.Skipped != "" || t.conn == nil || group[t] == nil {
+		if t.Skipped != "" || t.conn == nil || group[t] == nil || t.renderedFirst {
 			continue
 		}
 		group[t].Add(1)

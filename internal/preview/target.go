@@ -48,6 +48,12 @@ type Target struct {
 	helm        *helm.Release
 	helmDeletes []dryrun.Result
 
+	// renderedFirst says the target was rendered from the head before the
+	// ephemeral server was loaded (renderHeadFirst); same marks, by index of its
+	// rendered objects, those the change leaves as they are (leftAsIs).
+	renderedFirst bool
+	same          []bool
+
 	// shared are the warnings of objects another target deploys to the same
 	// cluster, by index, added once each one's preview is done (nil: none).
 	shared []*dryrun.Message

@@ -89,6 +89,37 @@ func (o Object) Get() *unstructured.Unstructured {
 	return u
 }
 
+// Same reports whether o and p hold the same object with the same notes: the same
+// JSON, as the render worker sent it or as the decoded object encodes (a held object
+// and a decoded one may differ in bytes alone, and then are not the same). It decodes
+// nothing.
+func (o Object) Same(p Object) bool {
+	a, b := o.encoded(), p.encoded()
+	return a != nil && b != nil && bytes.Equal(a, b) && slices.Equal(o.Notes, p.Notes)
+}
+
+// encoded is the object's JSON: the worker's while it is held so, else the decoded
+// object encoded; nil when it holds none or cannot be encoded.
+func (o Object) encoded() []byte {
+	if o.held != nil && o.Obj == nil {
+		o.held.mu.Lock()
+		data := o.held.json
+		o.held.mu.Unlock()
+		if data != nil {
+			return data
+		}
+	}
+	u := o.Get()
+	if u == nil {
+		return nil
+	}
+	data, err := json.Marshal(u.Object)
+	if err != nil {
+		return nil
+	}
+	return data
+}
+
 // With is o holding obj in place of its object (a decrypted or filled copy): the
 // same place and notes, nothing of the worker's JSON.
 func (o Object) With(obj *unstructured.Unstructured) Object {
