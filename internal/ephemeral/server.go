@@ -23,6 +23,8 @@ type Server struct {
 	Config *rest.Config
 	env    *envtest.Environment
 	dir    *runDir
+	// bin holds the wrappers the processes were started through, and their pids.
+	bin string
 }
 
 // Supported says whether this platform has the ephemeral server: nil here, an error
@@ -78,7 +80,7 @@ func Start(ctx context.Context, assetsDir string) (*Server, error) {
 		if r.err != nil {
 			return nil, errors.Join(fmt.Errorf("failed to start the ephemeral API server: %w", r.err), env.Stop(), dir.remove())
 		}
-		return &Server{Config: r.cfg, env: env, dir: dir}, nil
+		return &Server{Config: r.cfg, env: env, dir: dir, bin: bin}, nil
 	case <-ctx.Done():
 		err := fmt.Errorf("the ephemeral API server did not start in time: %w", context.Cause(ctx))
 		abort(bin)
@@ -119,10 +121,18 @@ func environment(dir *runDir, bin, assetsDir string, timeout time.Duration) (*en
 	}, nil
 }
 
-// Stop stops the processes and removes the run directory.
+// Stop kills the processes and removes the run directory. Nothing of the server is
+// kept, so it is not shut down gracefully (kube-apiserver's graceful shutdown took
+// a second of every run): its processes are killed (abort), and envtest only waits
+// for them.
 func (s *Server) Stop() error {
 	if s == nil || s.env == nil {
 		return nil
 	}
-	return errors.Join(s.env.Stop(), s.dir.remove())
+	abort(s.bin)
+	err := s.env.Stop()
+	if errors.Is(err, os.ErrProcessDone) {
+		err = nil // killed before envtest signalled it
+	}
+	return errors.Join(err, s.dir.remove())
 }
