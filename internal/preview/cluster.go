@@ -2,6 +2,7 @@ package preview
 
 import (
 	"context"
+	"errors"
 	"sync"
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -25,6 +26,9 @@ type cluster struct {
 	// closed; nil without one.
 	results *resultcache.Cluster
 	ready   chan struct{}
+	// up, for a throwaway server, is closed once it started (Clients set) or
+	// failed to; nil for a live cluster, connected before its cluster is made.
+	up chan struct{}
 
 	capsOnce    sync.Once
 	kubeVersion string
@@ -34,7 +38,16 @@ type cluster struct {
 
 // capabilities returns the server's version and API versions, read once.
 func (c *cluster) capabilities() (string, []string, error) {
-	c.capsOnce.Do(func() { c.kubeVersion, c.apiVersions, c.capsErr = c.Clients.Capabilities() })
+	c.capsOnce.Do(func() {
+		if c.up != nil {
+			<-c.up // a Helm target renders with the capabilities of a server still starting
+		}
+		if c.Clients == nil {
+			c.capsErr = errors.New("the ephemeral API server did not start")
+			return
+		}
+		c.kubeVersion, c.apiVersions, c.capsErr = c.Clients.Capabilities()
+	})
 	return c.kubeVersion, c.apiVersions, c.capsErr
 }
 

@@ -1,6 +1,7 @@
 package preview
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"maps"
@@ -26,7 +27,9 @@ import (
 // (seedHeadScaffolding). Seeding is this provider's job; once seeded, the server is
 // previewed on as a live cluster is.
 type Ephemeral struct {
-	// Start starts a throwaway API server; stop releases it.
+	// Start starts a throwaway API server; stop releases it. The run takes its
+	// connection's clients; the server's default namespace is Options.Namespace,
+	// else default.
 	Start func(ctx context.Context) (conn *kube.Connection, stop func(), err error)
 }
 
@@ -51,24 +54,40 @@ type seeding struct {
 }
 
 // open starts one server per cluster, all at once, and loads each with its
-// targets' base.
+// targets' base. A server starts while what it is loaded with renders (seedBase);
+// its default namespace is Options.Namespace, else default.
 func (e Ephemeral) open(ctx context.Context, r *runner, p *Preview) error {
 	g := &errgroup.Group{}
 	for _, grp := range p.groups {
 		g.Go(func() error {
-			conn, stop, err := e.Start(ctx)
-			if err != nil {
-				return err
-			}
-			if r.opts.Namespace != "" {
-				conn.Namespace = r.opts.Namespace
-			}
-			cl := &cluster{Connection: conn, seeding: seeding{absent: map[object.Key]bool{}, seeded: map[object.Key]bool{}, assumed: map[object.Key]bool{}, unloaded: map[object.Key]string{}, installedBy: map[string]string{}, stop: stop}}
+			cl := &cluster{Connection: &kube.Connection{Namespace: cmp.Or(r.opts.Namespace, "default"), RequestTimeout: kube.DefaultRequestTimeout},
+				seeding: seeding{absent: map[object.Key]bool{}, seeded: map[object.Key]bool{}, assumed: map[object.Key]bool{}, unloaded: map[object.Key]string{}, installedBy: map[string]string{}},
+				up:      make(chan struct{})}
 			grp.cluster = cl
 			for _, t := range grp.targets {
 				t.conn = cl
 			}
-			return r.seedBase(ctx, cl, grp.targets, grp.others)
+			var startErr error
+			go func() {
+				defer close(cl.up)
+				conn, stop, err := e.Start(ctx)
+				if err != nil {
+					startErr = err
+					return
+				}
+				// The rest of the connection is the server's own (a throwaway one's
+				// namespace and request timeout), read while it starts.
+				cl.Clients, cl.stop = conn.Clients, stop
+			}()
+			started := func() error {
+				<-cl.up
+				return startErr
+			}
+			err := r.seedBase(ctx, cl, grp.targets, grp.others, started)
+			if err := started(); err != nil {
+				return err // the server's stop is set once it started, whatever seedBase said
+			}
+			return err
 		})
 	}
 	return g.Wait()
@@ -96,7 +115,7 @@ func (r *runner) scaffoldOpts(cl *cluster) dryrun.Options {
 // contribute their Namespaces and CRDs, which the previewed targets may need; taken
 // from the base, or from the head without one. A target the change adds is never
 // loaded, even over files the base holds: nothing deploys them before the change.
-func (r *runner) seedBase(ctx context.Context, cl *cluster, targets, others []*Target) error {
+func (r *runner) seedBase(ctx context.Context, cl *cluster, targets, others []*Target, started func() error) error {
 	var scaffolding, rendered []render.Object
 	from := r.base
 	if from == nil {
@@ -154,6 +173,10 @@ func (r *runner) seedBase(ctx context.Context, cl *cluster, targets, others []*T
 	}
 	scaffolding = append(scaffolding, shipped...)
 	scaffolding = append(scaffolding, r.targetNamespaces(cl, targets)...)
+	// Everything above renders while the server starts.
+	if err := started(); err != nil {
+		return err
+	}
 	r.seedReport(ephemeral.Load(ctx, cl.Clients, scaffolding, r.scaffoldOpts(cl), batches, r.deps.Warnf), cl.unloaded)
 	if ctx.Err() != nil {
 		if r.base == nil {

@@ -174,7 +174,7 @@ func (r *runner) leftAsIs(cl *cluster, targets []*Target, bases map[*Target]*ren
 			t.same[i] = id.Name != "" && len(inHead[k]) == 1 && len(b) == 1 && o.Same(b[0]) &&
 				!object.IsScaffolding(gk) && !alwaysLoaded[gk] && !controllerKinds[gk] && !inventories[k] &&
 				!touchedKinds[gk] && !touchedNamespaces[k.Namespace] &&
-				!t.Rules.Masks(id.Group, id.Kind, id.Namespace, id.Name) &&
+				!t.Rules.Masks(id.Group, id.Kind, id.Namespace, id.Name) && !t.Rules.Masks(id.Group, id.Kind, k.Namespace, id.Name) &&
 				len(owners[name{id.Group, id.Kind, id.Name}]) == 1
 		}
 	}
