@@ -239,13 +239,14 @@ func applierObject(t *Target) (kind, ns string) {
 	return "", ""
 }
 
-// renderHeadFirst renders from the head, side by side, the targets whose objects
-// the change may leave as they are (comparable), so that what it touches is known
-// before the server is loaded; the others render later, as on a live cluster.
+// renderHeadFirst renders from the head, side by side, every target whose head
+// render does not read the server (all but the helm applier's upgrades and lookups,
+// which start from what the base loads), so that what the change touches, and every
+// name the head renders, is known before the server is loaded.
 func (r *runner) renderHeadFirst(ctx context.Context, targets []*Target) {
 	var wg sync.WaitGroup
 	for _, t := range targets {
-		if r.comparable(t) {
+		if !t.Applier.Traits().UpgradesRelease && !t.Lookup {
 			t.renderedFirst = true
 			wg.Go(func() { r.render(ctx, t) })
 		}
