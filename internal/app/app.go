@@ -1,7 +1,8 @@
 // Package app is what drift's commands do, as library entry points: Diff, Detect,
 // Targets and Merge, over one Config of what they share from outside them (the
 // streams, the environment, kubectl's connection flags, connecting to a cluster,
-// starting an ephemeral server, the appliers), as helm's pkg/action is over its
+// starting an ephemeral server, the appliers, the clock, the files it writes), as
+// helm's pkg/action is over its
 // Configuration. cmd/drift binds flags onto a Run and maps an Exit to the process's
 // exit code.
 package app
@@ -19,6 +20,7 @@ import (
 	"github.com/drift-gitops/drift/internal/applier/appliers"
 	"github.com/drift-gitops/drift/internal/cachedir"
 	"github.com/drift-gitops/drift/internal/ephemeral"
+	"github.com/drift-gitops/drift/internal/files"
 	"github.com/drift-gitops/drift/internal/kube"
 )
 
@@ -42,6 +44,13 @@ type Config struct {
 	// Now is the clock (the dry-run cache's: how recent a change to what decides
 	// answers is, when its pack was written).
 	Now func() time.Time
+	// Files is where Publish writes the files a run is asked for (--out, --html,
+	// --json-report, the comment file, the job summary, step outputs, the dotenv
+	// report), and where Merge reads the shards' reports from. The repository and
+	// drift's cache directory are read where they are on disk (go-git, and the
+	// cache's checks of who owns what), and so are --dump's directory, the files an
+	// external diff program compares and --markdown-template.
+	Files files.FS
 }
 
 // NewConfig is the Config of a drift process writing to out and errOut: the process's
@@ -51,7 +60,7 @@ func NewConfig(out, errOut io.Writer) *Config {
 	// kubectl's --cluster is not drift's: diff has its own, detect has none.
 	kubeFlags.ClusterName = nil
 	return &Config{Out: out, ErrOut: errOut, Getenv: os.Getenv, Kube: kubeFlags,
-		Connect: kube.Connect, StartEphemeral: ephemeral.Connect, Appliers: appliers.All(), Now: time.Now}
+		Connect: kube.Connect, StartEphemeral: ephemeral.Connect, Appliers: appliers.All(), Now: time.Now, Files: files.OS{}}
 }
 
 // Exit is how a command ended when it did not fail outright, and the process's exit

@@ -67,6 +67,7 @@ func (o *Run) publish(ctx context.Context, rep *report.Report) error {
 		Commands:     steplog.CommandsTo(o.cfg.ErrOut),
 		Warn:         func(msg string) { o.warnf("%s", msg) },
 		DocumentLine: publish.DocumentLines(files),
+		Files:        o.cfg.Files,
 	})
 }
 

@@ -3,11 +3,11 @@ package app
 import (
 	"context"
 	"fmt"
-	"os"
 	"slices"
 	"strings"
 
 	"github.com/drift-gitops/drift/internal/entry"
+	"github.com/drift-gitops/drift/internal/files"
 	"github.com/drift-gitops/drift/internal/policy"
 	"github.com/drift-gitops/drift/internal/preview"
 	"github.com/drift-gitops/drift/internal/render"
@@ -49,7 +49,7 @@ func (o *Diff) merge(ctx context.Context, files []string) (*report.Report, error
 		if _, dup := shards[name]; dup {
 			return nil, fmt.Errorf("%s is given twice", name)
 		}
-		rep, err := readReport(name)
+		rep, err := readReport(o.cfg.Files, name)
 		if err != nil {
 			return nil, err
 		}
@@ -118,9 +118,9 @@ func shortCommit(c string) string {
 	return c[:min(12, len(c))]
 }
 
-// readReport reads one JSON report.
-func readReport(name string) (*report.Report, error) {
-	f, err := os.Open(name)
+// readReport reads one JSON report from fsys.
+func readReport(fsys files.FS, name string) (*report.Report, error) {
+	f, err := files.Or(fsys).Open(name)
 	if err != nil {
 		return nil, err
 	}

@@ -6,10 +6,10 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 
 	"golang.org/x/term"
 
+	"github.com/drift-gitops/drift/internal/files"
 	"github.com/drift-gitops/drift/internal/report"
 	"github.com/drift-gitops/drift/internal/report/write"
 )
@@ -22,12 +22,9 @@ func (o *Run) write(ctx context.Context, rep *report.Report) error {
 		dumpErr = write.Dump(o.Dump, rep)
 	}
 	out := o.cfg.Out
-	var file *os.File
+	var file io.WriteCloser
 	if o.OutFile != "" {
-		if err := os.MkdirAll(filepath.Dir(o.OutFile), 0o755); err != nil {
-			return fmt.Errorf("failed to create the directory for --out: %w", err)
-		}
-		f, err := os.Create(o.OutFile)
+		f, err := files.Or(o.cfg.Files).Create(o.OutFile)
 		if err != nil {
 			return fmt.Errorf("failed to create --out file: %w", err)
 		}
@@ -51,7 +48,7 @@ func (o *Run) write(ctx context.Context, rep *report.Report) error {
 		}
 	}
 	if o.Report.HTML != "" && err == nil {
-		err = writeHTML(o.Report.HTML, rep)
+		err = writeHTML(files.Or(o.cfg.Files), o.Report.HTML, rep)
 	}
 	if dumpErr != nil {
 		dumpErr = fmt.Errorf("--dump: %w", dumpErr)
@@ -96,12 +93,9 @@ func (p *progress) done() {
 	}
 }
 
-// writeHTML writes the HTML report (--html).
-func writeHTML(name string, rep *report.Report) error {
-	if err := os.MkdirAll(filepath.Dir(name), 0o755); err != nil {
-		return fmt.Errorf("failed to create the directory for --html: %w", err)
-	}
-	f, err := os.Create(name)
+// writeHTML writes the HTML report (--html) to fsys.
+func writeHTML(fsys files.FS, name string, rep *report.Report) error {
+	f, err := fsys.Create(name)
 	if err != nil {
 		return fmt.Errorf("failed to create --html file: %w", err)
 	}

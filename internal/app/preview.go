@@ -7,7 +7,7 @@ import (
 	"github.com/drift-gitops/drift/internal/kube"
 	"github.com/drift-gitops/drift/internal/plan"
 	"github.com/drift-gitops/drift/internal/preview"
-	"github.com/drift-gitops/drift/internal/render"
+	"github.com/drift-gitops/drift/internal/render/rendercache"
 	"github.com/drift-gitops/drift/internal/report"
 	"github.com/drift-gitops/drift/internal/report/write"
 )
@@ -18,7 +18,7 @@ const ephemeralCluster = "ephemeral"
 // previewDeps previews on the run's clusters (clusters), shows progress on a
 // terminal, scrubs what it warns and hands each finished result to sink, the run's
 // entry builder.
-func (o *Run) previewDeps(cache *render.Cache, progress *progress, cluster string, sink preview.Sink, results *resultCache) preview.Deps {
+func (o *Run) previewDeps(cache *rendercache.Cache, progress *progress, cluster string, sink preview.Sink, results *resultCache) preview.Deps {
 	deps := preview.Deps{
 		Clusters: o.clusters(cluster),
 		Cache:    cache,

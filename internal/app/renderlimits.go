@@ -9,6 +9,7 @@ import (
 
 	"github.com/drift-gitops/drift/internal/plan"
 	"github.com/drift-gitops/drift/internal/render"
+	"github.com/drift-gitops/drift/internal/render/rendercache"
 	"github.com/drift-gitops/drift/internal/render/worker"
 	"github.com/drift-gitops/drift/internal/resultcache"
 	"github.com/drift-gitops/drift/internal/scrub"
@@ -18,21 +19,21 @@ import (
 // renderCache is the run's render cache: every target rendered in a render worker
 // under the limits, so a target that crashes its renderer or eats the runner becomes
 // a failure of that target and the others are still reported.
-func (o *Run) renderCache(ctx context.Context, repo *source.Repo) (*render.Cache, error) {
+func (o *Run) renderCache(ctx context.Context, repo *source.Repo) (*rendercache.Cache, error) {
 	l, err := render.ParseLimits(o.RenderLimits)
 	if err != nil {
 		return nil, err
 	}
 	// DRIFT_RENDER_REUSE=off renders every target in both refs, to check that taking
 	// a rendering from the other ref changes nothing (Cache.Equivalent).
-	c := &render.Cache{Worker: worker.New(ctx, repo.Root, l), RenderBoth: o.cfg.Getenv("DRIFT_RENDER_REUSE") == "off"}
+	c := &rendercache.Cache{Worker: worker.New(ctx, repo.Root, l), RenderBoth: o.cfg.Getenv("DRIFT_RENDER_REUSE") == "off"}
 	if !o.NoCache && !c.RenderBoth && o.cache != nil {
 		c.Store = resultcache.OpenRenders(o.cache.Sub(resultCacheDir), resultcache.BuildID())
 	}
 	return c, nil
 }
 
-// saveRenders keeps the plan's renderings for the next run (render.Cache.Save), but
+// saveRenders keeps the plan's renderings for the next run (rendercache.Cache.Save), but
 // for those that hold a secret: a Secret with a value SOPS has not encrypted, or any
 // string the run knows as a secret (pl.Secrets, told to the scrubber here).
 //

@@ -12,7 +12,7 @@ import (
 	"github.com/drift-gitops/drift/internal/plan"
 	"github.com/drift-gitops/drift/internal/policy"
 	"github.com/drift-gitops/drift/internal/preview"
-	"github.com/drift-gitops/drift/internal/render"
+	"github.com/drift-gitops/drift/internal/render/rendercache"
 	"github.com/drift-gitops/drift/internal/report"
 	"github.com/drift-gitops/drift/internal/source"
 )
@@ -124,7 +124,7 @@ func (o *Run) openPlan(ctx context.Context, m mode, say bool) (pl *plan.Plan, do
 	// On a pull request, Helm's lookup hands templates no Secret data unless the
 	// runner says so: a template the change wrote can transform a value past any
 	// scrubber. Every value it does hand them is scrubbed.
-	cache.Secrets = render.SecretLookup{Reveal: m.base == "" || m.lookupSecrets, Values: o.scrub.AddSecretData}
+	cache.Secrets = rendercache.SecretLookup{Reveal: m.base == "" || m.lookupSecrets, Values: o.scrub.AddSecretData}
 	req := plan.Request{
 		Repo: repo, Ref: o.Ref, DefaultRef: m.drift, Base: m.base, Paths: o.Paths, Names: o.Targets,
 		Config: plan.ConfigSource{File: o.Config, From: m.configFrom, Known: knownNames()}, Overrides: o.overridesFor(m.cluster), Warnf: o.warnf,

@@ -10,7 +10,7 @@ import (
 	"github.com/drift-gitops/drift/internal/applier"
 	"github.com/drift-gitops/drift/internal/appset"
 	"github.com/drift-gitops/drift/internal/reason"
-	"github.com/drift-gitops/drift/internal/render"
+	"github.com/drift-gitops/drift/internal/render/worker"
 )
 
 // applicationSet expands an ApplicationSet into the Applications it generates, each
@@ -37,7 +37,7 @@ func (d *discovery) applicationSet(obj *unstructured.Unstructured, budget int) [
 	res, err := d.opts.Expand(req, what)
 	if err != nil {
 		self.Refused, self.RefusedReason = err.Error(), reason.Refused
-		var wf *render.WorkerFailure
+		var wf *worker.Failure
 		if errors.As(err, &wf) {
 			self.RefusedReason = wf.Reason
 		}

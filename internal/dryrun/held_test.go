@@ -13,6 +13,7 @@ import (
 	"github.com/drift-gitops/drift/internal/kube"
 	"github.com/drift-gitops/drift/internal/reason"
 	"github.com/drift-gitops/drift/internal/render"
+	"github.com/drift-gitops/drift/internal/render/worker"
 )
 
 // TestPlanningReadsNoObjectItNeedNot: objects the render worker sent are held as
@@ -39,7 +40,7 @@ func TestPlanningReadsNoObjectItNeedNot(t *testing.T) {
 		render.Object{Obj: secret("held-secret", map[string]any{"k": "dg=="}), Source: "secret.yaml", Doc: 1})
 	objs := make([]render.Object, len(built))
 	for i, o := range built {
-		if objs[i], err = render.Hold(o); err != nil {
+		if objs[i], err = worker.Hold(o); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/drift-gitops/drift/internal/dryrun"
 	"github.com/drift-gitops/drift/internal/object"
 	"github.com/drift-gitops/drift/internal/render"
+	"github.com/drift-gitops/drift/internal/render/worker"
 	"github.com/drift-gitops/drift/internal/report"
 	"github.com/drift-gitops/drift/internal/report/reporttest"
 	"github.com/drift-gitops/drift/internal/scrub"
@@ -110,7 +111,7 @@ func TestLearnReadsOnlySecretsAndMaskedObjects(t *testing.T) {
 	mk := func(kind, name string, data map[string]any) dryrun.Result {
 		u := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": kind,
 			"metadata": map[string]any{"name": name, "namespace": "default"}, "data": data}}
-		o, err := render.Hold(render.Object{Obj: u, Source: name + ".yaml", Doc: 1})
+		o, err := worker.Hold(render.Object{Obj: u, Source: name + ".yaml", Doc: 1})
 		if err != nil {
 			t.Fatal(err)
 		}

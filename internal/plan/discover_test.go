@@ -6,7 +6,7 @@ import (
 
 	"github.com/drift-gitops/drift/internal/applier/appliers"
 	"github.com/drift-gitops/drift/internal/gitfixture"
-	"github.com/drift-gitops/drift/internal/render"
+	"github.com/drift-gitops/drift/internal/render/rendercache"
 )
 
 // application is an Argo CD Application of the repository https://git.example/ops,
@@ -47,7 +47,7 @@ func TestAPullRequestCannotIgnoreWhatItChanges(t *testing.T) {
 	}
 	open := func(from string) map[string]Target {
 		p, err := Open(t.Context(), Request{Repo: openRepo(t, g.Dir), Ref: "change", Base: "main", Config: ConfigSource{From: from}, Appliers: appliers.All(),
-			Cache: &render.Cache{}})
+			Cache: &rendercache.Cache{}})
 		if err != nil {
 			t.Fatal(err)
 		}

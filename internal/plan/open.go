@@ -16,6 +16,7 @@ import (
 	"github.com/drift-gitops/drift/internal/config"
 	"github.com/drift-gitops/drift/internal/discover"
 	"github.com/drift-gitops/drift/internal/render"
+	"github.com/drift-gitops/drift/internal/render/rendercache"
 	"github.com/drift-gitops/drift/internal/source"
 )
 
@@ -43,7 +44,7 @@ type Request struct {
 	// Warnf reports what does not stop the run.
 	Warnf func(format string, args ...any)
 	// Cache is the run's render cache for Repo; the plan's Cache is it.
-	Cache *render.Cache
+	Cache *rendercache.Cache
 	// Charts returns what fetches charts from the repositories the trusted
 	// configuration allows (nil: no chart is fetched).
 	Charts func(allow []string) render.ChartFetcher
@@ -75,7 +76,7 @@ type Plan struct {
 	Head, Base *source.Snapshot
 	Config     *Config
 	Targets    []Target
-	Cache      *render.Cache
+	Cache      *rendercache.Cache
 	// Secrets are values of the repository's Secrets that discovered targets'
 	// definitions read (substitution variables, Helm values): never to be shown.
 	Secrets []string

@@ -8,6 +8,7 @@ import (
 	"github.com/drift-gitops/drift/internal/applier/appliers"
 	"github.com/drift-gitops/drift/internal/gitfixture"
 	"github.com/drift-gitops/drift/internal/render"
+	"github.com/drift-gitops/drift/internal/render/rendercache"
 	"github.com/drift-gitops/drift/internal/source"
 )
 
@@ -43,7 +44,7 @@ func TestOpenPlansAndSelectsByChange(t *testing.T) {
 			Repo: openRepo(t, g.Dir), Ref: "change", Base: "main",
 			Config: ConfigSource{From: ConfigFromBase},
 			Warnf:  func(f string, a ...any) { warnings = append(warnings, f) },
-			Cache:  &render.Cache{},
+			Cache:  &rendercache.Cache{},
 		}
 	}
 
@@ -94,7 +95,7 @@ func TestOpenDefaultRef(t *testing.T) {
 	if _, err := g.CommitFiles(map[string]string{"cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\n"}, "one"); err != nil {
 		t.Fatal(err)
 	}
-	p, err := Open(t.Context(), Request{Repo: openRepo(t, g.Dir), DefaultRef: true, Appliers: appliers.All(), Cache: &render.Cache{}})
+	p, err := Open(t.Context(), Request{Repo: openRepo(t, g.Dir), DefaultRef: true, Appliers: appliers.All(), Cache: &rendercache.Cache{}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -128,7 +129,7 @@ func TestAFluxTargetsInputsAreWhatFluxBuildsRead(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cache := &render.Cache{}
+	cache := &rendercache.Cache{}
 	reg := appliers.All()
 	for _, tc := range []struct {
 		applier        applier.Name

@@ -15,6 +15,7 @@ import (
 	"github.com/drift-gitops/drift/internal/applier"
 	"github.com/drift-gitops/drift/internal/config"
 	"github.com/drift-gitops/drift/internal/render"
+	"github.com/drift-gitops/drift/internal/render/rendercache"
 	"github.com/drift-gitops/drift/internal/source"
 )
 
@@ -99,7 +100,7 @@ func entryChanged(t Target, base *config.Config) bool {
 // targets are rendered to learn what they read; a chart counts its whole directory
 // and its values files; a plain target its directory. Each target's Reads are the
 // changed files it reads, which the coverage of the change is made of (Coverage).
-func SelectChanged(targets []Target, files []source.FileChange, head, base *source.Snapshot, baseCfg *config.Config, cache *render.Cache) {
+func SelectChanged(targets []Target, files []source.FileChange, head, base *source.Snapshot, baseCfg *config.Config, cache *rendercache.Cache) {
 	changed := changedPaths(files)
 	for i := range targets {
 		t := &targets[i]
@@ -146,7 +147,7 @@ func changedPaths(files []source.FileChange) []string {
 // reads, and the files its discovered definition reads. (A discovered target whose
 // definition differs from the base's counts as changed whatever it reads.) Its specs
 // are resolved (Resolve).
-func InputsOf(t Target, head *source.Snapshot, cache *render.Cache) render.Inputs {
+func InputsOf(t Target, head *source.Snapshot, cache *rendercache.Cache) render.Inputs {
 	var in render.Inputs
 	for _, spec := range append([]render.Spec{t.Spec}, t.More...) {
 		si := specInputs(spec, head, cache)
@@ -176,7 +177,7 @@ func definitionInputs(files, trees []string) render.Inputs {
 
 // specInputs returns what rendering a target's resolved spec depends on; nothing for
 // a spec that renders nothing (a target refused before it had one).
-func specInputs(spec render.Spec, head *source.Snapshot, cache *render.Cache) render.Inputs {
+func specInputs(spec render.Spec, head *source.Snapshot, cache *rendercache.Cache) render.Inputs {
 	switch spec.Renderer {
 	case "":
 		if spec.Path == "" {

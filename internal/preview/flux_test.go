@@ -8,6 +8,7 @@ import (
 	"github.com/drift-gitops/drift/internal/applier/appliers"
 	"github.com/drift-gitops/drift/internal/gitfixture"
 	"github.com/drift-gitops/drift/internal/render"
+	"github.com/drift-gitops/drift/internal/render/rendercache"
 )
 
 // A Flux target whose path has no kustomization file is built as Flux builds it (a
@@ -30,7 +31,7 @@ func TestAFluxTargetWithoutKustomizationIsBuiltAsFluxBuildsIt(t *testing.T) {
 		t.Fatal(err)
 	}
 	targets, snaps := planned(t, r.Dir, drift, "HEAD")
-	deps := Deps{Clusters: Live{Connect: connectLive(t, "default")}, Cache: &render.Cache{}, Appliers: appliers.All()}
+	deps := Deps{Clusters: Live{Connect: connectLive(t, "default")}, Cache: &rendercache.Cache{}, Appliers: appliers.All()}
 	p, err := Run(context.Background(), deps, Options{Concurrency: 4}, targets, snaps[0], nil)
 	if err != nil {
 		t.Fatal(err)

@@ -3,6 +3,7 @@ package preview
 import (
 	"github.com/drift-gitops/drift/internal/plan"
 	"github.com/drift-gitops/drift/internal/render"
+	"github.com/drift-gitops/drift/internal/render/rendercache"
 	"github.com/drift-gitops/drift/internal/shard"
 	"github.com/drift-gitops/drift/internal/source"
 )
@@ -12,7 +13,7 @@ import (
 // shards of a run split among themselves, for drift report merge to check their
 // reports against. Skipped and refused targets render nothing. seen, when set, is
 // told every object rendered.
-func Planned(cache *render.Cache, targets []plan.Target, head *source.Snapshot, seen func(render.Object)) []shard.PlannedTarget {
+func Planned(cache *rendercache.Cache, targets []plan.Target, head *source.Snapshot, seen func(render.Object)) []shard.PlannedTarget {
 	r := &runner{deps: Deps{Cache: cache}, head: head}
 	out := make([]shard.PlannedTarget, 0, len(targets))
 	clusters := plan.Clusters(targets)

@@ -20,6 +20,7 @@ import (
 	"github.com/drift-gitops/drift/internal/object"
 	"github.com/drift-gitops/drift/internal/plan"
 	"github.com/drift-gitops/drift/internal/render"
+	"github.com/drift-gitops/drift/internal/render/rendercache"
 	"github.com/drift-gitops/drift/internal/resultcache"
 	"github.com/drift-gitops/drift/internal/source"
 )
@@ -30,7 +31,7 @@ type Deps struct {
 	// Clusters gives the run its clusters: Live or Ephemeral.
 	Clusters Clusters
 	// Cache renders the targets (in render workers, under the run's limits).
-	Cache *render.Cache
+	Cache *rendercache.Cache
 	// Appliers are the run's appliers: the default one loads an ephemeral server's
 	// scaffolding, and each target's warns when another one applies an object.
 	Appliers *applier.Registry

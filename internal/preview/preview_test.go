@@ -21,7 +21,7 @@ import (
 	"github.com/drift-gitops/drift/internal/kube"
 	"github.com/drift-gitops/drift/internal/plan"
 	"github.com/drift-gitops/drift/internal/reason"
-	"github.com/drift-gitops/drift/internal/render"
+	"github.com/drift-gitops/drift/internal/render/rendercache"
 	"github.com/drift-gitops/drift/internal/testenv"
 )
 
@@ -83,7 +83,7 @@ func TestPreviewRunsTargetsOnTheirClusters(t *testing.T) {
 			clients, err := kube.NewClients(shared.Env(t).Config, 4)
 			return &kube.Connection{Clients: clients, Namespace: ns, RequestTimeout: kube.DefaultRequestTimeout}, err
 		}},
-		Cache:    &render.Cache{},
+		Cache:    &rendercache.Cache{},
 		Appliers: appliers.All(),
 	}
 	p, err := Run(ctx, deps, Options{Concurrency: 4, Prune: true, SplitDrift: true}, targets, head, base)
@@ -188,7 +188,7 @@ func TestEphemeralLoadsOnlyWhatTheChangeTouches(t *testing.T) {
 					clients, err := kube.NewClients(shared.Env(t).Config, 4)
 					return &kube.Connection{Clients: clients, Namespace: "default", RequestTimeout: kube.DefaultRequestTimeout}, func() {}, err
 				}},
-				Cache:    &render.Cache{},
+				Cache:    &rendercache.Cache{},
 				Appliers: appliers.All(),
 			}
 			p, err := Run(ctx, deps, Options{Concurrency: 4, LoadAll: loadAll}, targets, snaps[0], snaps[1])

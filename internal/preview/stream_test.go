@@ -26,6 +26,7 @@ import (
 	"github.com/drift-gitops/drift/internal/plan"
 	"github.com/drift-gitops/drift/internal/reason"
 	"github.com/drift-gitops/drift/internal/render"
+	"github.com/drift-gitops/drift/internal/render/rendercache"
 	"github.com/drift-gitops/drift/internal/report"
 	"github.com/drift-gitops/drift/internal/report/write"
 	"github.com/drift-gitops/drift/internal/scrub"
@@ -108,7 +109,7 @@ func TestStreamedEntriesMakeTheSameReport(t *testing.T) {
 				}
 				return connectLive(t, ns)(ctx, key)
 			}},
-			Cache:    &render.Cache{},
+			Cache:    &rendercache.Cache{},
 			Appliers: appliers.All(),
 		}
 		if stream {
@@ -219,7 +220,7 @@ func TestAClustersObjectsAreSentWhileAnotherClusterStillRenders(t *testing.T) {
 	b := entry.NewBuilder(entry.Options{}, scrub.New())
 	deps := Deps{
 		Clusters: Live{Connect: connectLive(t, ns)},
-		Cache:    &render.Cache{},
+		Cache:    &rendercache.Cache{},
 		Appliers: appliers.All(),
 		Progress: func(done, total int) { once.Do(func() { close(held.release) }) },
 		Sink:     b,

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/drift-gitops/drift/internal/files"
 	"github.com/drift-gitops/drift/internal/gitlab"
 	"github.com/drift-gitops/drift/internal/publish/forge"
 	"github.com/drift-gitops/drift/internal/report/write"
@@ -38,7 +39,7 @@ func (r *run) gitlab(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		if err := writeFile(o.CommentFile, []byte(marker+"\n"+body)); err != nil {
+		if err := files.Write(r.files(), o.CommentFile, []byte(marker+"\n"+body)); err != nil {
 			return fmt.Errorf("--comment-file: %w", err)
 		}
 	}

@@ -4,6 +4,7 @@ import (
 	"io"
 	"net/http"
 
+	"github.com/drift-gitops/drift/internal/files"
 	"github.com/drift-gitops/drift/internal/github"
 	"github.com/drift-gitops/drift/internal/gitlab"
 	"github.com/drift-gitops/drift/internal/steplog"
@@ -79,6 +80,9 @@ type Deps struct {
 	// DocumentLine, when set, is the line a file's doc-th YAML document starts on, for
 	// annotations (0: unknown).
 	DocumentLine func(source string, doc int) int
+	// Files is where the JSON copy, the step outputs, the dotenv report, the job
+	// summary and the comment file are written; nil is the process's file system.
+	Files files.FS
 }
 
 // wantsGitHub says whether anything reads the Actions environment: the comment, the

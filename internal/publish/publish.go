@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 
+	"github.com/drift-gitops/drift/internal/files"
 	"github.com/drift-gitops/drift/internal/github"
 	"github.com/drift-gitops/drift/internal/publish/forge"
 	"github.com/drift-gitops/drift/internal/report"
@@ -40,7 +41,7 @@ func newRun(rep *report.Report, opts Options, deps Deps) *run {
 func (r *run) publish(ctx context.Context) error {
 	o := r.opts
 	if o.JSONReport != "" {
-		if err := writeJSONReport(o.JSONReport, r.rep); err != nil {
+		if err := r.writeJSONReport(o.JSONReport); err != nil {
 			return err
 		}
 	}
@@ -54,12 +55,12 @@ func (r *run) publish(ctx context.Context) error {
 		}
 	}
 	if o.Outputs {
-		if err := writeOutputs(r.deps.Getenv("GITHUB_OUTPUT"), r.rep, o.JSONReport, o.HTMLReport); err != nil {
+		if err := r.writeOutputs(r.deps.Getenv("GITHUB_OUTPUT"), o.JSONReport, o.HTMLReport); err != nil {
 			return err
 		}
 	}
 	if o.Dotenv != "" {
-		if err := writeDotenv(o.Dotenv, r.rep, o.JSONReport, o.HTMLReport); err != nil {
+		if err := r.writeDotenv(o.Dotenv, o.JSONReport, o.HTMLReport); err != nil {
 			return err
 		}
 	}
@@ -87,7 +88,7 @@ func (r *run) publish(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		if err := appendStepSummary(ghc.StepSummary, md); err != nil {
+		if err := r.appendStepSummary(ghc.StepSummary, md); err != nil {
 			return err
 		}
 	}
@@ -100,7 +101,7 @@ func (r *run) publish(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		if err := writeFile(o.CommentFile, []byte(marker+"\n"+body)); err != nil {
+		if err := files.Write(r.files(), o.CommentFile, []byte(marker+"\n"+body)); err != nil {
 			return fmt.Errorf("--comment-file: %w", err)
 		}
 	}

@@ -25,12 +25,26 @@ import (
 // refuses a document deeper than this, naming it (readDocument), and every object it
 // reads crosses the render wire, decodes in Object.Get and can be sent; an object
 // deeper than this that reaches the wire all the same is a failure of its own
-// (DecodeResponse), never its target's.
+// (worker.DecodeResponse: Unread), never its target's.
 const maxNesting = 10000
 
 // tooDeepMessage says that what (a document, an object) nests deeper than maxNesting.
 func tooDeepMessage(what string) string {
 	return fmt.Sprintf("%s nests maps and lists more than %d levels deep, deeper than kubectl and the API server read JSON: flatten it", what, maxNesting)
+}
+
+// Unread is the failure of an object the render worker sent whose content drift
+// does not read as a JSON object: nested deeper than maxNesting (which drift's
+// reader refuses, but an object a renderer built may hold), or not JSON at all (a
+// bug). Its content is never quoted.
+func Unread(o Object, content []byte) Failure {
+	f := Failure{Source: o.Source, Doc: o.Doc, Item: o.Item, ID: KnownID(o)}
+	if jsonNesting(content) > maxNesting {
+		f.Reason, f.Message = reason.TooLarge, tooDeepMessage("the object")
+	} else {
+		f.Reason, f.Message = reason.RenderFailed, "the render worker sent an object that is not a JSON object: this is a bug in drift, please report it"
+	}
+	return f
 }
 
 // tooDeep is the failure of a document nested deeper than maxNesting, with the

@@ -1,7 +1,6 @@
 package render
 
 import (
-	"context"
 	"fmt"
 	"strings"
 	"sync"
@@ -102,18 +101,14 @@ func TestADocumentNestedDeeperThanJSONReadsIsAFailureOfItsOwn(t *testing.T) {
 			t.Errorf("%s: the list at the limit is not read whole", o.Where())
 		}
 	}
-	data, err := EncodeResponse(WorkResponse{Result: res})
-	if err != nil {
-		t.Fatal(err)
-	}
-	sent, err := DecodeResponse(data)
+	sent, err := CrossWire(res)
 	if err != nil {
 		t.Fatalf("the objects the reader read do not cross the wire: %v", err)
 	}
-	if len(sent.Result.Objects) != len(res.Objects) || len(sent.Result.Failures) != len(res.Failures) {
-		t.Fatalf("across the wire: %d objects, %d failures; want %d, %d", len(sent.Result.Objects), len(sent.Result.Failures), len(res.Objects), len(res.Failures))
+	if len(sent.Objects) != len(res.Objects) || len(sent.Failures) != len(res.Failures) {
+		t.Fatalf("across the wire: %d objects, %d failures; want %d, %d", len(sent.Objects), len(sent.Failures), len(res.Objects), len(res.Failures))
 	}
-	for i, o := range sent.Result.Objects {
+	for i, o := range sent.Objects {
 		if !object.JSONEqual(o.Get().Object, res.Objects[i].Get().Object) {
 			t.Errorf("%s is not the same object across the wire", o.Where())
 		}
@@ -166,7 +161,7 @@ func TestATooDeepDocumentFailsAloneInEveryRenderer(t *testing.T) {
 			"v1.ConfigMap.good@chart/templates/good.yaml document 1\nv1.ConfigMap.limit@chart/templates/limit.yaml document 1"},
 	}
 	// Side by side, as a run asks: the targets go to the workers in one batch.
-	cache := &Cache{Worker: NewTestWorker(context.Background(), root, DefaultLimits())}
+	cache := NewTestCache(root, nil)
 	results := make([]*Result, len(cases))
 	var wg sync.WaitGroup
 	for i, tc := range cases {

@@ -132,7 +132,7 @@ func kustomize(fsys fs.FS, dir string, o buildOptions) *Result {
 		}
 		if deeperThan(obj.Object, maxNesting) {
 			// sigs.k8s.io/yaml's Marshal would refuse it, as the reader would.
-			res.Failures = append(res.Failures, Failure{Source: source, ID: knownID(Object{Obj: obj}), Reason: reason.TooLarge,
+			res.Failures = append(res.Failures, Failure{Source: source, ID: KnownID(Object{Obj: obj}), Reason: reason.TooLarge,
 				Message: tooDeepMessage(fmt.Sprintf("resource %d of the build", i+1))})
 			continue
 		}

@@ -77,7 +77,7 @@ func (o Object) Get() *unstructured.Unstructured {
 	}
 	m := map[string]any{}
 	if err := utiljson.Unmarshal(h.json, &m); err != nil {
-		// The wire checked the JSON (validObject) before holding it, with
+		// The wire checked the JSON (ValidJSONObject) before holding it, with
 		// encoding/json's scanner, whose depth limit (maxNesting) this decoder's
 		// shares. The decoder's error may quote a value of the object: only its
 		// place is said.
@@ -136,22 +136,30 @@ func (o *Object) Drop() { o.Obj, o.held = nil, nil }
 // read (Get) since the render worker sent it.
 func (o Object) Decoded() bool { return o.decoded() != nil }
 
-// Hold is o as drift holds an object the render worker sent: its JSON, decoded when
-// read; the error is the failure the wire makes of an object it cannot carry. Tests
-// use it to check that a reader decodes no object it need not.
-func Hold(o Object) (Object, error) {
-	data, err := EncodeResponse(WorkResponse{Result: &Result{Objects: []Object{o}}})
-	if err != nil {
-		return Object{}, err
+// FromJSON is an Object holding the JSON of an object the render worker sent, with
+// the identity and name (empty for a generateName) the worker read from it: Get
+// decodes it the first time it is read. The JSON must be one JSON object
+// (ValidJSONObject).
+func FromJSON(js []byte, id object.ID, name string) Object {
+	return Object{held: &held{json: js, id: id, name: name}}
+}
+
+// KnownID is o's identity when it holds an object that names its kind, nil otherwise.
+func KnownID(o Object) *object.ID {
+	if !o.Present() {
+		return nil
 	}
-	resp, err := DecodeResponse(data)
-	if err != nil {
-		return Object{}, err
+	if id := o.ID(); id.Kind != "" && id.Version != "" {
+		return &id
 	}
-	if len(resp.Result.Objects) == 0 {
-		return Object{}, resp.Result.Failures[0]
-	}
-	return resp.Result.Objects[0], nil
+	return nil
+}
+
+// ValidJSONObject reports whether b is one JSON object, which apimachinery's JSON
+// decodes into a map: json.Valid, and braces around it.
+func ValidJSONObject(b []byte) bool {
+	b = bytes.TrimSpace(b)
+	return len(b) >= 2 && b[0] == '{' && b[len(b)-1] == '}' && json.Valid(b)
 }
 
 // decoded is the object if it is decoded, nil while it is held as JSON.

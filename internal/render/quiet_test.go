@@ -27,7 +27,7 @@ func TestAnUnbuiltChartIsOneErrorThroughTheCache(t *testing.T) {
 	for _, n := range []string{"a", "b", "c", "d"} {
 		fsys["cert-manager/templates/"+n+".yaml"] = &fstest.MapFile{Data: []byte(tmpl)}
 	}
-	res, err := (&Cache{}).Render("", fsys, Spec{Path: "cert-manager", Renderer: Detect(fsys, "cert-manager")})
+	res, err := NewTestCache("", nil).Render("", fsys, Spec{Path: "cert-manager", Renderer: Detect(fsys, "cert-manager")})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -46,7 +46,7 @@ func TestAGitignoredDependencyIsNamedWhenItCannotBeFetched(t *testing.T) {
 		"stack/.gitignore":       {Data: []byte("charts/*.tgz\n")},
 		"stack/templates/a.yaml": {Data: []byte("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\n")},
 	}
-	res, err := (&Cache{Charts: refusingFetcher{}}).Render("", fsys, Spec{Path: "stack", Renderer: RendererHelm})
+	res, err := NewTestCache("", refusingFetcher{}).Render("", fsys, Spec{Path: "stack", Renderer: RendererHelm})
 	if err != nil {
 		t.Fatal(err)
 	}

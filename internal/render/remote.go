@@ -47,20 +47,16 @@ type ChartFetcher interface {
 	FetchChart(ctx context.Context, ref ChartRef) (FetchedChart, error)
 }
 
-// fetchChart completes a spec whose chart comes from a repository with the fetched
-// archive; a chart that cannot be had is the target's failure, and a resolved range
-// its note.
-func (c *Cache) fetchChart(spec Spec) (Spec, *Result) {
+// FetchChart completes a spec whose chart comes from a repository with the archive
+// charts fetches (nil: none may be fetched); a chart that cannot be had is the
+// target's failure, and a resolved range its note.
+func FetchChart(ctx context.Context, charts ChartFetcher, spec Spec) (Spec, *Result) {
 	ref := spec.Helm.Chart
-	if c.Charts == nil {
+	if charts == nil {
 		return spec, &Result{Failures: []Failure{{Source: ref.String(), Reason: reason.ChartUnavailable,
 			Message: ref.String() + ": no chart repository is allowed: list it in charts.allow of drift.yaml (read from the base branch)"}}}
 	}
-	ctx := context.Background()
-	if c.Worker != nil {
-		ctx = c.Worker.Context()
-	}
-	fc, err := c.Charts.FetchChart(ctx, *ref)
+	fc, err := charts.FetchChart(ctx, *ref)
 	if err != nil {
 		return spec, &Result{Failures: []Failure{{Source: ref.String(), Reason: reason.ChartUnavailable, Message: err.Error()}}}
 	}
@@ -97,12 +93,12 @@ func vendored(ch *chart.Chart, name string) bool {
 	return false
 }
 
-// fetchDependencies fetches the dependencies a chart of the repository declares in
+// FetchDependencies fetches (with charts) the dependencies a chart of the repository declares in
 // Chart.yaml from a chart repository or registry but does not vendor in charts/, at
 // the version Chart.lock pins (else Chart.yaml's). Nothing is fetched for a chart
 // whose dependencies are all vendored; a file:// or named repository is left to the
 // render, which says it is missing.
-func (c *Cache) fetchDependencies(fsys fs.FS, spec Spec) (Spec, *Result) {
+func FetchDependencies(ctx context.Context, charts ChartFetcher, fsys fs.FS, spec Spec) (Spec, *Result) {
 	dir := cleanDir(spec.Path)
 	data, err := fs.ReadFile(fsys, joinRepo(dir, "Chart.yaml"))
 	if err != nil {
@@ -131,7 +127,7 @@ func (c *Cache) fetchDependencies(fsys fs.FS, spec Spec) (Spec, *Result) {
 		ref := ChartRef{RepoURL: d.Repository, Name: d.Name, Version: cmp.Or(locked[d.Name], d.Version)}
 		dep := spec
 		dep.Helm.Chart = &ref
-		fetched, extra := c.fetchChart(dep)
+		fetched, extra := FetchChart(ctx, charts, dep)
 		if extra != nil && len(extra.Failures) > 0 {
 			extra.Failures[0].Source = joinRepo(dir, "Chart.yaml")
 			extra.Failures[0].Message = "dependency " + d.Name + " is not vendored in " + joinRepo(dir, "charts") + "/" + ignoredNote(fsys, dir) + ": " + extra.Failures[0].Message
@@ -162,16 +158,16 @@ func vendoredIn(entries []fs.DirEntry, name string) bool {
 	return false
 }
 
-// fetchHelmCharts fetches the charts a kustomize target's helmCharts entries pull
+// FetchHelmCharts fetches (with charts) the charts a kustomize target's helmCharts entries pull
 // (they have a repo, and the chart is not in the chart home), as `kustomize build
 // --enable-helm` would pull them, from repositories charts.allow lists.
-func (c *Cache) fetchHelmCharts(fsys fs.FS, spec Spec) (Spec, *Result) {
-	charts, err := checkKustomization(fsys, cleanDir(spec.Path), true)
-	if err != nil || len(charts) == 0 {
+func FetchHelmCharts(ctx context.Context, charts ChartFetcher, fsys fs.FS, spec Spec) (Spec, *Result) {
+	kusts, err := checkKustomization(fsys, cleanDir(spec.Path), true)
+	if err != nil || len(kusts) == 0 {
 		return spec, nil // the render says what is wrong
 	}
 	var out *Result
-	for _, hc := range charts {
+	for _, hc := range kusts {
 		for _, h := range hc.k.HelmCharts {
 			if h.Repo == "" {
 				continue
@@ -181,7 +177,7 @@ func (c *Cache) fetchHelmCharts(fsys fs.FS, spec Spec) (Spec, *Result) {
 			}
 			dep := spec
 			dep.Helm.Chart = &ChartRef{RepoURL: h.Repo, Name: h.Name, Version: chartVersion(h)}
-			fetched, extra := c.fetchChart(dep)
+			fetched, extra := FetchChart(ctx, charts, dep)
 			if extra != nil && len(extra.Failures) > 0 {
 				extra.Failures[0].Source = hc.file
 				extra.Failures[0].Message = "helmCharts " + h.Name + ": " + extra.Failures[0].Message

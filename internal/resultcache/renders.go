@@ -10,16 +10,16 @@ import (
 	"time"
 
 	"github.com/drift-gitops/drift/internal/cachedir"
-	"github.com/drift-gitops/drift/internal/render"
+	"github.com/drift-gitops/drift/internal/render/rendercache"
 )
 
-// Renders keeps what targets rendered to between runs (render.Store), in packs as
+// Renders keeps what targets rendered to between runs (rendercache.Store), in packs as
 // the dry-run answers are kept (pack.go): a run that keeps renderings writes one
 // file, renders/BUILD/TIME-N.pack, holding every rendering it used, those it took
 // from the store as well, so that the newest pack alone serves a run like it and
 // the oldest can go (a store keeps its build's keptPacks newest). A record is keyed
 // by a keyed hash of its render options (options may hold substitution variables
-// read from a Secret, which are never written) and holds what render.Cache gives it
+// read from a Secret, which are never written) and holds what rendercache.Cache gives it
 // (the git object of every path the rendering read, and the rendering as the render
 // worker sends it). It is never given a rendering that holds a Secret's value (the
 // run's scrubber decides before Keep). A record of another build of drift is no
@@ -116,7 +116,7 @@ func (r *Renders) Load(spec []byte) (data []byte, ok bool) {
 // keptPacks newest and, the first time, the other builds' renderings. Records that
 // are all in the newest pack, as Load read them, are not written again: a run that
 // only took its renderings does not push the other branches' packs out.
-func (r *Renders) Keep(records []render.Record) error {
+func (r *Renders) Keep(records []rendercache.Record) error {
 	r.pruned.Do(r.prune)
 	if len(records) == 0 || r.inNewest(records) {
 		return nil
@@ -145,7 +145,7 @@ func (r *Renders) Keep(records []render.Record) error {
 }
 
 // inNewest says whether Load read each of records, as it is, from the newest pack.
-func (r *Renders) inNewest(records []render.Record) bool {
+func (r *Renders) inNewest(records []rendercache.Record) bool {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	for _, rec := range records {

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/drift-gitops/drift/internal/render"
+	"github.com/drift-gitops/drift/internal/render/rendercache"
 )
 
 // TestRenderingsAreKeptPerBuildAndPrunedByName: a rendering comes back as it was
@@ -22,7 +22,7 @@ func TestRenderingsAreKeptPerBuildAndPrunedByName(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	one := OpenRenders(cdir(t, dir), "build one")
-	if err := one.Keep([]render.Record{{Spec: []byte(`{"path":"apps"}`), Data: []byte("rendering")}, {Spec: []byte(`{"path":"infra"}`), Data: []byte("infra's")}}); err != nil {
+	if err := one.Keep([]rendercache.Record{{Spec: []byte(`{"path":"apps"}`), Data: []byte("rendering")}, {Spec: []byte(`{"path":"infra"}`), Data: []byte("infra's")}}); err != nil {
 		t.Fatal(err)
 	}
 	if data, ok := OpenRenders(cdir(t, dir), "build one").Load([]byte(`{"path":"apps"}`)); !ok || string(data) != "rendering" {
@@ -61,7 +61,7 @@ func TestRenderingsAreKeptPerBuildAndPrunedByName(t *testing.T) {
 		t.Fatal(err)
 	}
 	two := OpenRenders(cdir(t, dir), "build two")
-	if err := two.Keep([]render.Record{{Spec: []byte(`{"path":"apps"}`), Data: []byte("rendering two")}}); err != nil {
+	if err := two.Keep([]rendercache.Record{{Spec: []byte(`{"path":"apps"}`), Data: []byte("rendering two")}}); err != nil {
 		t.Fatal(err)
 	}
 	for _, gone := range []string{recs[0], old} {
@@ -94,9 +94,9 @@ func TestTheNewestRenderingsAreKept(t *testing.T) {
 	for i := range keptPacks + 3 {
 		r := OpenRenders(cdir(t, dir), "build")
 		r.Now = func() time.Time { return at.Add(time.Duration(i) * time.Minute) }
-		recs := []render.Record{{Spec: []byte(`{"path":"apps"}`), Data: fmt.Appendf(nil, "run %d", i)}}
+		recs := []rendercache.Record{{Spec: []byte(`{"path":"apps"}`), Data: fmt.Appendf(nil, "run %d", i)}}
 		if i == 0 {
-			recs = append(recs, render.Record{Spec: []byte(`{"path":"first"}`), Data: []byte("first run's")})
+			recs = append(recs, rendercache.Record{Spec: []byte(`{"path":"first"}`), Data: []byte("first run's")})
 		}
 		if err := r.Keep(recs); err != nil {
 			t.Fatal(err)
@@ -119,7 +119,7 @@ func TestTheNewestRenderingsAreKept(t *testing.T) {
 	// A run that took all its renderings from the newest pack writes none: it does
 	// not push the older packs out.
 	data, _ := r.Load([]byte(`{"path":"apps"}`))
-	if err := r.Keep([]render.Record{{Spec: []byte(`{"path":"apps"}`), Data: data}}); err != nil {
+	if err := r.Keep([]rendercache.Record{{Spec: []byte(`{"path":"apps"}`), Data: data}}); err != nil {
 		t.Fatal(err)
 	}
 	if again := files(t, filepath.Join(dir, versionDir(), "renders")); !slices.Equal(again, packs) {
@@ -128,7 +128,7 @@ func TestTheNewestRenderingsAreKept(t *testing.T) {
 	// A rendering read from the newest pack but made again, differently (what it
 	// read changed), is written.
 	r.Now = func() time.Time { return at.Add(time.Hour) }
-	if err := r.Keep([]render.Record{{Spec: []byte(`{"path":"apps"}`), Data: []byte("made again")}}); err != nil {
+	if err := r.Keep([]rendercache.Record{{Spec: []byte(`{"path":"apps"}`), Data: []byte("made again")}}); err != nil {
 		t.Fatal(err)
 	}
 	if again := files(t, filepath.Join(dir, versionDir(), "renders")); slices.Equal(again, packs) || len(again) != keptPacks {

@@ -107,7 +107,7 @@ func (w *Pool) runBatch(batch []*queued) {
 	for i, q := range batch {
 		specs[i] = q.spec
 	}
-	next, failed, err := w.runFrames(render.WorkRequest{Root: w.root, Commit: batch[0].commit, Batch: specs, Limits: w.limits}, func(i int, resp render.WorkResponse) {
+	next, failed, err := w.runFrames(WorkRequest{Root: w.root, Commit: batch[0].commit, Batch: specs, Limits: w.limits}, func(i int, resp WorkResponse) {
 		batch[i].finish(responseResult(batch[i].spec, resp))
 	})
 	switch {
@@ -134,8 +134,8 @@ func (w *Pool) runBatch(batch []*queued) {
 // got, in order; next is how many came. failed says why the worker stopped before
 // the end (nil with next short: it crashed or its answer broke off); err is drift's
 // own failure to start it.
-func (w *Pool) runFrames(r render.WorkRequest, got func(i int, resp render.WorkResponse)) (next int, failed *render.WorkerFailure, err error) {
-	req, err := render.EncodeRequest(r)
+func (w *Pool) runFrames(r WorkRequest, got func(i int, resp WorkResponse)) (next int, failed *Failure, err error) {
+	req, err := EncodeRequest(r)
 	if err != nil {
 		return 0, nil, err
 	}
@@ -168,7 +168,7 @@ func (w *Pool) runFrames(r render.WorkRequest, got func(i int, resp render.WorkR
 			if _, err := io.ReadFull(s.stdout, data); err != nil {
 				break
 			}
-			resp, err := render.DecodeResponse(data)
+			resp, err := DecodeResponse(data)
 			if err != nil {
 				break
 			}
@@ -196,10 +196,10 @@ func (w *Pool) runFrames(r render.WorkRequest, got func(i int, resp render.WorkR
 	<-s.done
 	switch {
 	case overflowed:
-		return next, &render.WorkerFailure{Reason: reason.TooLarge, Message: fmt.Sprintf("the rendering wrote more than %s (--render-max-output): split the target, or raise the limit if this is real",
+		return next, &Failure{Reason: reason.TooLarge, Message: fmt.Sprintf("the rendering wrote more than %s (--render-max-output): split the target, or raise the limit if this is real",
 			render.LimitSize(w.limits.OutputBytes))}, nil
 	case w.ctx.Err() != nil:
-		return next, &render.WorkerFailure{Reason: reason.RenderFailed, Message: "rendering stopped: the run ended (--timeout, or drift was interrupted)"}, nil
+		return next, &Failure{Reason: reason.RenderFailed, Message: "rendering stopped: the run ended (--timeout, or drift was interrupted)"}, nil
 	case timedOut:
 		return next, w.timeoutFailure(r.Batch[next].Renderer == render.RendererHelm), nil
 	}
@@ -303,17 +303,17 @@ func (ss *sessions) put(s *session) {
 
 // timeoutFailure is a target's failure when it ran out of time; templated hints
 // that templates may loop.
-func (w *Pool) timeoutFailure(templated bool) *render.WorkerFailure {
+func (w *Pool) timeoutFailure(templated bool) *Failure {
 	hint := ""
 	if templated {
 		hint = " (a template that loops without end?)"
 	}
-	return &render.WorkerFailure{Reason: reason.TooLarge, Message: fmt.Sprintf("rendering took longer than %s (--render-timeout) and was stopped%s; raise the limit if this target is real",
+	return &Failure{Reason: reason.TooLarge, Message: fmt.Sprintf("rendering took longer than %s (--render-timeout) and was stopped%s; raise the limit if this target is real",
 		w.limits.Timeout, hint)}
 }
 
 // failedResult is the result of a target whose worker gave no answer.
-func failedResult(spec render.Spec, failed *render.WorkerFailure) *render.Result {
+func failedResult(spec render.Spec, failed *Failure) *render.Result {
 	// What a rendering that did not finish read is unknown: its inputs are the whole
 	// repository, so --base never skips it as unchanged.
 	return &render.Result{Failures: []render.Failure{{Source: render.TargetSource(spec), Reason: failed.Reason,
@@ -321,7 +321,7 @@ func failedResult(spec render.Spec, failed *render.WorkerFailure) *render.Result
 }
 
 // responseResult is the result a worker's response gives a target.
-func responseResult(spec render.Spec, resp render.WorkResponse) (*render.Result, error) {
+func responseResult(spec render.Spec, resp WorkResponse) (*render.Result, error) {
 	switch {
 	case resp.Err != "":
 		return nil, errors.New(resp.Err)

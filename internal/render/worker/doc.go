@@ -4,5 +4,6 @@
 // that target and never takes drift and its report down. Pool is the parent's side:
 // starting workers, batching the targets waiting (batch.go) and reading how a
 // worker ended (isolate.go); Main is the worker's (worker.go). Requests and answers
-// cross in render's wire format (render.EncodeRequest, render.EncodeResponse).
+// cross in the worker's wire format (wire.go: EncodeRequest, EncodeResponse), which
+// the rendering store keeps too; a worker that gave no answer is a Failure.
 package worker

@@ -43,7 +43,7 @@ type Pool struct {
 }
 
 // New returns a pool of render workers for the repository whose work tree is at
-// root (render.Cache's Worker).
+// root (rendercache.Cache's Worker).
 // Workers started through it end when ctx does.
 func New(ctx context.Context, root string, limits render.Limits) *Pool {
 	return &Pool{ctx: ctx, root: root, limits: limits.OrDefaults()}
@@ -59,8 +59,8 @@ func (w *Pool) Context() context.Context { return w.ctx }
 // Render renders spec from the snapshot of commit ("" for the work tree) in a worker
 // of its own; lookup, when not nil, is where the worker's `lookup` reads the cluster.
 // The spec's renderer must be known.
-func (w *Pool) Render(commit string, spec render.Spec, lookup *render.LookupEndpoint) (*render.Result, error) {
-	resp, failed, err := w.run(render.WorkRequest{Root: w.root, Commit: commit, Spec: spec, Limits: w.limits, Lookup: lookup},
+func (w *Pool) Render(commit string, spec render.Spec, lookup *LookupEndpoint) (*render.Result, error) {
+	resp, failed, err := w.run(WorkRequest{Root: w.root, Commit: commit, Spec: spec, Limits: w.limits, Lookup: lookup},
 		render.TargetName(spec), spec.Renderer == render.RendererHelm)
 	switch {
 	case err != nil:
@@ -73,9 +73,9 @@ func (w *Pool) Render(commit string, spec render.Spec, lookup *render.LookupEndp
 
 // Expand expands an ApplicationSet in a worker, under the same limits as a
 // rendering: a template that loops, eats the memory or writes without end is a
-// *render.WorkerFailure naming it.
+// *Failure naming it.
 func (w *Pool) Expand(commit string, req appset.Request, what string) (*appset.Result, error) {
-	resp, failed, err := w.run(render.WorkRequest{Root: w.root, Commit: commit, AppSet: &req, Limits: w.limits}, what, true)
+	resp, failed, err := w.run(WorkRequest{Root: w.root, Commit: commit, AppSet: &req, Limits: w.limits}, what, true)
 	switch {
 	case err != nil:
 		return nil, err
@@ -83,9 +83,9 @@ func (w *Pool) Expand(commit string, req appset.Request, what string) (*appset.R
 		failed.Message = what + ": " + failed.Message
 		return nil, failed
 	case resp.Err != "":
-		return nil, &render.WorkerFailure{Reason: reason.Refused, Message: what + ": " + resp.Err}
+		return nil, &Failure{Reason: reason.Refused, Message: what + ": " + resp.Err}
 	case resp.AppSet == nil:
-		return nil, &render.WorkerFailure{Reason: reason.RenderFailed, Message: what + ": the render worker answered nothing: this is a bug in drift, please report it"}
+		return nil, &Failure{Reason: reason.RenderFailed, Message: what + ": the render worker answered nothing: this is a bug in drift, please report it"}
 	}
 	return resp.AppSet, nil
 }
@@ -93,8 +93,8 @@ func (w *Pool) Expand(commit string, req appset.Request, what string) (*appset.R
 // run runs one request in a worker. failed says why the worker gave no answer
 // (what names the work in messages; templated hints that templates may loop); err
 // is drift's own failure to start it.
-func (w *Pool) run(r render.WorkRequest, what string, templated bool) (resp render.WorkResponse, failed *render.WorkerFailure, err error) {
-	req, err := render.EncodeRequest(r)
+func (w *Pool) run(r WorkRequest, what string, templated bool) (resp WorkResponse, failed *Failure, err error) {
+	req, err := EncodeRequest(r)
 	if err != nil {
 		return resp, nil, err
 	}
@@ -109,8 +109,8 @@ func (w *Pool) run(r render.WorkRequest, what string, templated bool) (resp rend
 	cmd.Stdout, cmd.Stderr = stdout, stderr
 	cmd.WaitDelay = 5 * time.Second
 	runErr := cmd.Run()
-	fail := func(why reason.Reason, format string, args ...any) (render.WorkResponse, *render.WorkerFailure, error) {
-		return resp, &render.WorkerFailure{Reason: why, Message: fmt.Sprintf(format, args...)}, nil
+	fail := func(why reason.Reason, format string, args ...any) (WorkResponse, *Failure, error) {
+		return resp, &Failure{Reason: why, Message: fmt.Sprintf(format, args...)}, nil
 	}
 	switch {
 	case stdout.overflowed:
@@ -124,7 +124,7 @@ func (w *Pool) run(r render.WorkRequest, what string, templated bool) (resp rend
 		why, msg := crashMessage(runErr, cmd.ProcessState, stderr.String(), templated, w.limits)
 		return fail(why, "%s", msg)
 	}
-	if resp, err = render.DecodeResponse(stdout.Bytes()); err != nil {
+	if resp, err = DecodeResponse(stdout.Bytes()); err != nil {
 		return fail(reason.RenderFailed, "the render worker's answer cannot be read (%v): this is a bug in drift, please report it", err)
 	}
 	return resp, nil, nil

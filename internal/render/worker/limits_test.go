@@ -18,8 +18,8 @@ func TestEncodedOutputOverTheLimitSendsTheFailuresWithoutTheObjects(t *testing.T
 	t.Parallel()
 	spec := render.Spec{Path: "apps", Renderer: render.RendererPlain}
 	earlier := render.Failure{Source: "apps/x.yaml", Doc: 1, Reason: reason.Malformed, Message: "malformed YAML"}
-	resp := render.WorkResponse{Result: &render.Result{Objects: configMaps(100), Failures: []render.Failure{earlier}, Inputs: render.Inputs{Trees: []string{"apps"}}}}
-	full, err := render.EncodeResponse(resp)
+	resp := WorkResponse{Result: &render.Result{Objects: configMaps(100), Failures: []render.Failure{earlier}, Inputs: render.Inputs{Trees: []string{"apps"}}}}
+	full, err := EncodeResponse(resp)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -37,7 +37,7 @@ func TestEncodedOutputOverTheLimitSendsTheFailuresWithoutTheObjects(t *testing.T
 			if err != nil {
 				t.Fatal(err)
 			}
-			got, err := render.DecodeResponse(data)
+			got, err := DecodeResponse(data)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -229,8 +229,8 @@ func TestWorkerLimitsEndTheTargetWithAFailureNamingIt(t *testing.T) {
 	}
 }
 
-// TestTargetsRenderInBatchesEachWithItsOwnLimits: targets rendered side by side
-// through the cache share workers, a few dozen to a worker, and each ends as it would
+// TestTargetsRenderInBatchesEachWithItsOwnLimits: targets queued side by side (as the
+// run's render cache queues them) share workers, a few dozen to a worker, and each ends as it would
 // alone: the good ones rendered, a chart that recurses, one that writes too much and
 // one that loops past its time each failing with its own failure, the targets queued
 // after them rendered too.
@@ -248,13 +248,12 @@ func TestTargetsRenderInBatchesEachWithItsOwnLimits(t *testing.T) {
 	// The time limit leaves the recursion room to reach the stack limit on a busy
 	// machine (it took over 3s under CI's load) and still stops the endless loop.
 	iso := New(context.Background(), root, render.Limits{MemoryBytes: 1 << 30, Timeout: 12 * time.Second, OutputBytes: 200_000})
-	cache := &render.Cache{Worker: iso}
 	names := slices.Sorted(maps.Keys(charts))
 	results := make([]*render.Result, len(names))
 	var wg sync.WaitGroup
 	for i, name := range names {
 		wg.Go(func() {
-			res, err := cache.Render(commit, nil, render.Spec{Path: "charts/" + name, Renderer: render.RendererHelm, Helm: render.HelmOptions{ReleaseName: "r-" + name}})
+			res, err := iso.Queue(commit, render.Spec{Path: "charts/" + name, Renderer: render.RendererHelm, Helm: render.HelmOptions{ReleaseName: "r-" + name}})
 			if err != nil {
 				t.Errorf("%s: %v", name, err)
 			}

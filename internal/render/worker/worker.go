@@ -37,7 +37,7 @@ func Main(stdin io.Reader, stdout, stderr io.Writer) int {
 	if os.Getenv(sessionEnv) != "" {
 		return workSession(stdin, stdout, stderr)
 	}
-	req, err := render.DecodeRequest(io.LimitReader(stdin, maxRequestBytes))
+	req, err := DecodeRequest(io.LimitReader(stdin, maxRequestBytes))
 	if err != nil {
 		fmt.Fprintf(stderr, "drift render worker: cannot read the request: %v\n", err)
 		return 2
@@ -147,7 +147,7 @@ func workSession(stdin io.Reader, stdout, stderr io.Writer) int {
 				return 0
 			}
 		}
-		req, err := render.DecodeRequest(bytes.NewReader(data))
+		req, err := DecodeRequest(bytes.NewReader(data))
 		if err != nil {
 			fmt.Fprintf(stderr, "drift render worker: cannot read the request: %v\n", err)
 			return 2
@@ -186,21 +186,21 @@ type snapshotOrFailure struct {
 
 // workBatch renders each spec of a batch, writing a frame as each is done; started
 // restarts the time limit for the next one.
-func workBatch(req render.WorkRequest, limits render.Limits, stdout, stderr io.Writer, started func()) int {
+func workBatch(req WorkRequest, limits render.Limits, stdout, stderr io.Writer, started func()) int {
 	snap, failure := openSnapshot(req)
 	return renderBatch(req, snap, failure, limits, stdout, stderr, started)
 }
 
 // renderBatch is workBatch with the snapshot opened (or failure saying why not).
-func renderBatch(req render.WorkRequest, snap *source.Snapshot, failure *render.Result, limits render.Limits, stdout, stderr io.Writer, started func()) int {
+func renderBatch(req WorkRequest, snap *source.Snapshot, failure *render.Result, limits render.Limits, stdout, stderr io.Writer, started func()) int {
 	for _, spec := range req.Batch {
 		started()
-		resp := render.WorkResponse{Result: failure}
+		resp := WorkResponse{Result: failure}
 		if failure == nil {
 			if res, err := render.RenderWith(snap.FS, spec, limits, nil); err != nil {
-				resp = render.WorkResponse{Err: err.Error()}
+				resp = WorkResponse{Err: err.Error()}
 			} else {
-				resp = render.WorkResponse{Result: res}
+				resp = WorkResponse{Result: res}
 			}
 		} else {
 			resp.Result = &render.Result{Failures: []render.Failure{{Source: render.TargetSource(spec), Reason: failure.Failures[0].Reason, Message: failure.Failures[0].Message}}}
@@ -218,7 +218,7 @@ func renderBatch(req render.WorkRequest, snap *source.Snapshot, failure *render.
 }
 
 // openSnapshot opens the request's snapshot; the failure says why it cannot.
-func openSnapshot(req render.WorkRequest) (*source.Snapshot, *render.Result) {
+func openSnapshot(req WorkRequest) (*source.Snapshot, *render.Result) {
 	failed := func(format string, args ...any) *render.Result {
 		return &render.Result{Failures: []render.Failure{{Source: render.TargetSource(req.Spec), Reason: reason.RenderFailed, Message: fmt.Sprintf(format, args...)}}}
 	}
@@ -234,31 +234,31 @@ func openSnapshot(req render.WorkRequest) (*source.Snapshot, *render.Result) {
 }
 
 // work opens the snapshot and renders the spec.
-func work(req render.WorkRequest, limits render.Limits) render.WorkResponse {
+func work(req WorkRequest, limits render.Limits) WorkResponse {
 	snap, failure := openSnapshot(req)
 	if failure != nil {
-		return render.WorkResponse{Result: failure}
+		return WorkResponse{Result: failure}
 	}
 	if req.AppSet != nil {
 		// The time limit is drift's to enforce (it kills the worker); the context
 		// is for the expansion's own loops.
 		res, err := appset.Generate(context.Background(), snap.FS, *req.AppSet)
 		if err != nil {
-			return render.WorkResponse{Err: err.Error()}
+			return WorkResponse{Err: err.Error()}
 		}
-		return render.WorkResponse{AppSet: res}
+		return WorkResponse{AppSet: res}
 	}
 	res, err := render.RenderWith(snap.FS, req.Spec, limits, req.Lookup.Config())
 	if err != nil {
-		return render.WorkResponse{Err: err.Error()}
+		return WorkResponse{Err: err.Error()}
 	}
-	return render.WorkResponse{Result: res}
+	return WorkResponse{Result: res}
 }
 
 // encodeLimited encodes a response, and when the encoded objects exceed max, sends
 // the failures, notes and inputs without the objects, with a too-large failure.
-func encodeLimited(resp render.WorkResponse, spec render.Spec, max int64) ([]byte, error) {
-	data, err := render.EncodeResponse(resp)
+func encodeLimited(resp WorkResponse, spec render.Spec, max int64) ([]byte, error) {
+	data, err := EncodeResponse(resp)
 	if err != nil || int64(len(data)) <= max || resp.Result == nil {
 		return data, err
 	}
@@ -267,7 +267,7 @@ func encodeLimited(resp render.WorkResponse, spec render.Spec, max int64) ([]byt
 	res.Failures = append(append([]render.Failure{}, res.Failures...), render.Failure{Source: render.TargetSource(spec), Reason: reason.TooLarge,
 		Message: fmt.Sprintf("%s renders %d objects taking %s, over the %s limit per target (--render-max-output): split the target, or raise the limit if this is real",
 			render.TargetName(spec), len(resp.Result.Objects), render.SizeOf(int64(len(data))), render.LimitSize(max))})
-	return render.EncodeResponse(render.WorkResponse{Result: &res, Err: resp.Err})
+	return EncodeResponse(WorkResponse{Result: &res, Err: resp.Err})
 }
 
 // Serve runs this process as a render worker, and exits, when it was started as one

@@ -1,9 +1,11 @@
-package render
+package rendercache
 
 import (
 	"context"
 	"encoding/base64"
 	"fmt"
+	"github.com/drift-gitops/drift/internal/render"
+	"github.com/drift-gitops/drift/internal/render/worker"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -87,7 +89,7 @@ func TestHelmLookupReadsTheLiveClusterOnlyWhenAllowed(t *testing.T) {
 	}
 	var told []any
 	var toldMu sync.Mutex
-	cache := &Cache{Worker: NewTestWorker(ctx, root, DefaultLimits()), Secrets: SecretLookup{Reveal: true, Values: func(v ...any) {
+	cache := &Cache{Worker: worker.New(ctx, root, render.DefaultLimits()), Secrets: SecretLookup{Reveal: true, Values: func(v ...any) {
 		toldMu.Lock()
 		defer toldMu.Unlock()
 		told = append(told, v...)
@@ -95,7 +97,7 @@ func TestHelmLookupReadsTheLiveClusterOnlyWhenAllowed(t *testing.T) {
 	cache.AllowLookup("test", env.Config)
 	password := func(cache *Cache, lookup string) string {
 		t.Helper()
-		spec := Spec{Path: "charts/grafana", Renderer: RendererHelm, Helm: HelmOptions{ReleaseName: "grafana", ReleaseNamespace: ns, Lookup: lookup, Revision: 2}}
+		spec := render.Spec{Path: "charts/grafana", Renderer: render.RendererHelm, Helm: render.HelmOptions{ReleaseName: "grafana", ReleaseNamespace: ns, Lookup: lookup, Revision: 2}}
 		res, err := cache.Render(commit, nil, spec)
 		if err != nil {
 			t.Fatal(err)
@@ -118,9 +120,9 @@ func TestHelmLookupReadsTheLiveClusterOnlyWhenAllowed(t *testing.T) {
 	}
 
 	// A pull request's run: lookup finds the Secret, without its data.
-	hidden := &Cache{Worker: NewTestWorker(ctx, root, DefaultLimits())}
+	hidden := &Cache{Worker: worker.New(ctx, root, render.DefaultLimits())}
 	hidden.AllowLookup("test", env.Config)
-	spec := Spec{Path: "charts/grafana", Renderer: RendererHelm, Helm: HelmOptions{ReleaseName: "grafana", ReleaseNamespace: ns, Lookup: "test", Revision: 2}}
+	spec := render.Spec{Path: "charts/grafana", Renderer: render.RendererHelm, Helm: render.HelmOptions{ReleaseName: "grafana", ReleaseNamespace: ns, Lookup: "test", Revision: 2}}
 	res, err := hidden.Render(commit, nil, spec)
 	if err != nil || len(res.Failures) > 0 || len(res.Objects) != 1 {
 		t.Fatalf("render: %v %+v", err, res)

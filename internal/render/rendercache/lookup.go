@@ -1,4 +1,4 @@
-package render
+package rendercache
 
 import (
 	"bytes"
@@ -12,29 +12,12 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
-	"time"
 
 	"k8s.io/client-go/rest"
 
 	"github.com/drift-gitops/drift/internal/kube"
+	"github.com/drift-gitops/drift/internal/render/worker"
 )
-
-// LookupEndpoint is where a render worker's `lookup` reads the cluster: drift's
-// read-only proxy on loopback, and the token it asks for. It travels in the work
-// request, never in the worker's environment.
-type LookupEndpoint struct {
-	URL   string
-	Token string
-}
-
-// Config is the worker's connection for Helm's engine: the proxy, no credentials of
-// drift's.
-func (e *LookupEndpoint) Config() *rest.Config {
-	if e == nil {
-		return nil
-	}
-	return &rest.Config{Host: e.URL, BearerToken: e.Token, Timeout: 30 * time.Second}
-}
 
 // lookupCluster is a cluster whose objects `lookup` may read, registered with
 // Cache.AllowLookup; its proxy starts on first use and stops with the run.
@@ -44,11 +27,11 @@ type lookupCluster struct {
 	// hidden counts the Secrets handed to templates without their data.
 	hidden atomic.Int64
 	once   sync.Once
-	ep     *LookupEndpoint
+	ep     *worker.LookupEndpoint
 	err    error
 }
 
-func (l *lookupCluster) endpoint(ctx context.Context) (*LookupEndpoint, error) {
+func (l *lookupCluster) endpoint(ctx context.Context) (*worker.LookupEndpoint, error) {
 	l.once.Do(func() {
 		secrets := l.secrets
 		secrets.hidden = &l.hidden
@@ -72,12 +55,12 @@ type SecretLookup struct {
 
 // startLookupProxy serves the cluster of cfg to render workers through kube's
 // read-only proxy (kube.ReadOnlyProxy), Secrets handed on as secrets says.
-func startLookupProxy(ctx context.Context, cfg *rest.Config, secrets SecretLookup) (*LookupEndpoint, error) {
+func startLookupProxy(ctx context.Context, cfg *rest.Config, secrets SecretLookup) (*worker.LookupEndpoint, error) {
 	url, token, err := kube.ReadOnlyProxy(ctx, cfg, secrets.filter)
 	if err != nil {
 		return nil, err
 	}
-	return &LookupEndpoint{URL: url, Token: token}, nil
+	return &worker.LookupEndpoint{URL: url, Token: token}, nil
 }
 
 // maxSecretResponse bounds a response holding Secrets that the proxy reads whole.

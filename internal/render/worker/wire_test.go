@@ -1,6 +1,8 @@
-package render
+package worker
 
 import (
+	"fmt"
+	"github.com/drift-gitops/drift/internal/render"
 	"math"
 	"reflect"
 	"strings"
@@ -17,20 +19,20 @@ import (
 // types a rendering holds.
 func TestAResponseCrossesTheWireWhole(t *testing.T) {
 	t.Parallel()
-	res := &Result{
-		Objects: []Object{
+	res := &render.Result{
+		Objects: []render.Object{
 			{Obj: &unstructured.Unstructured{Object: map[string]any{
 				"apiVersion": "v1", "kind": "ConfigMap", "metadata": map[string]any{"name": "ünïcode", "labels": map[string]any{"a": "<b>&"}},
 				"data": map[string]any{"k": "line\nbreak \u2028"}, "n": int64(9007199254740993), "f": 1.5, "big": 1e300, "nul": nil,
 				"list": []any{true, false, int64(-3), "x"}}}, Source: "apps/a.yaml", Doc: 2},
 			{Obj: &unstructured.Unstructured{Object: map[string]any{"apiVersion": "batch/v1", "kind": "Job", "metadata": map[string]any{"name": "hook"}}},
-				Source: "charts/web/templates/job.yaml", Doc: 1, Item: 3, Notes: []Note{{Reason: reason.HelmHook, Message: "a pre-install hook"}}},
+				Source: "charts/web/templates/job.yaml", Doc: 1, Item: 3, Notes: []render.Note{{Reason: reason.HelmHook, Message: "a pre-install hook"}}},
 			{Obj: &unstructured.Unstructured{Object: map[string]any{"apiVersion": "example.com/v1beta1", "kind": "Run", "metadata": map[string]any{"generateName": "run-", "namespace": "ci"}}},
 				Source: "apps/a.yaml", Doc: 3},
 		},
-		Failures: []Failure{{Source: "apps/b.yaml", Doc: 1, Reason: reason.Malformed, Message: "malformed YAML"}},
+		Failures: []render.Failure{{Source: "apps/b.yaml", Doc: 1, Reason: reason.Malformed, Message: "malformed YAML"}},
 		Notes:    []string{"a note"},
-		Inputs:   Inputs{Trees: []string{"apps"}},
+		Inputs:   render.Inputs{Trees: []string{"apps"}},
 	}
 	data, err := EncodeResponse(WorkResponse{Result: res})
 	if err != nil {
@@ -46,7 +48,7 @@ func TestAResponseCrossesTheWireWhole(t *testing.T) {
 	if len(res.Objects) != 3 {
 		t.Errorf("the result sent was modified: %d objects", len(res.Objects))
 	}
-	for _, resp := range []WorkResponse{{Err: "cannot render"}, {Result: &Result{Failures: res.Failures}}} {
+	for _, resp := range []WorkResponse{{Err: "cannot render"}, {Result: &render.Result{Failures: res.Failures}}} {
 		data, err := EncodeResponse(resp)
 		if err != nil {
 			t.Fatal(err)
@@ -60,13 +62,13 @@ func TestAResponseCrossesTheWireWhole(t *testing.T) {
 // decodedResult is r with its objects decoded, as an in-process rendering holds them.
 // It checks first that what each held object says of itself without decoding (its
 // identity and name) is what its decoded object says.
-func decodedResult(t *testing.T, r *Result) *Result {
+func decodedResult(t *testing.T, r *render.Result) *render.Result {
 	t.Helper()
 	if r == nil {
 		return nil
 	}
 	out := *r
-	out.Objects = make([]Object, len(r.Objects))
+	out.Objects = make([]render.Object, len(r.Objects))
 	for i, o := range r.Objects {
 		id, name := o.ID(), o.Name()
 		u := o.Get()
@@ -76,7 +78,7 @@ func decodedResult(t *testing.T, r *Result) *Result {
 		if name != u.GetName() {
 			t.Errorf("%s: name %q before decoding, %q after", o.Where(), name, u.GetName())
 		}
-		out.Objects[i] = Object{Obj: u, Source: o.Source, Doc: o.Doc, Item: o.Item, Notes: o.Notes}
+		out.Objects[i] = render.Object{Obj: u, Source: o.Source, Doc: o.Doc, Item: o.Item, Notes: o.Notes}
 	}
 	return &out
 }
@@ -86,7 +88,7 @@ func decodedResult(t *testing.T, r *Result) *Result {
 // decodes to, and a dropped copy holds nothing.
 func TestAnObjectFromTheWireIsDecodedWhenRead(t *testing.T) {
 	t.Parallel()
-	data, err := EncodeResponse(WorkResponse{Result: &Result{Objects: []Object{{Obj: &unstructured.Unstructured{Object: map[string]any{
+	data, err := EncodeResponse(WorkResponse{Result: &render.Result{Objects: []render.Object{{Obj: &unstructured.Unstructured{Object: map[string]any{
 		"apiVersion": "v1", "kind": "ConfigMap", "metadata": map[string]any{"name": "a", "labels": map[string]any{"x/<y>": "1"}},
 		"binaryData": map[string]any{"k": "AA=="}}}, Source: "a.yaml", Doc: 1}}}})
 	if err != nil {
@@ -97,21 +99,21 @@ func TestAnObjectFromTheWireIsDecodedWhenRead(t *testing.T) {
 		t.Fatal(err)
 	}
 	o := resp.Result.Objects[0]
-	if o.decoded() != nil || !o.Present() {
-		t.Fatalf("the object was decoded on arrival (%v) or is not present (%v)", o.decoded() != nil, o.Present())
+	if o.Decoded() || !o.Present() {
+		t.Fatalf("the object was decoded on arrival (%v) or is not present (%v)", o.Decoded(), o.Present())
 	}
 	for s, want := range map[string]bool{"binaryData": true, "x/<y>": true, "data": false, "stringData": false, "b": false} {
 		if got := o.Mentions(s); got != want {
 			t.Errorf("Mentions(%q) = %v before decoding, want %v", s, got, want)
 		}
 	}
-	if o.ID().Kind != "ConfigMap" || o.decoded() != nil {
+	if o.ID().Kind != "ConfigMap" || o.Decoded() {
 		t.Errorf("reading the identity decoded the object, or read %q", o.ID().Kind)
 	}
 	cp := o
 	u := cp.Get()
-	if u == nil || o.decoded() != u || o.Get() != u {
-		t.Errorf("a copy's decoding is not shared: %p, %p", u, o.decoded())
+	if u == nil || !o.Decoded() || o.Get() != u {
+		t.Errorf("a copy's decoding is not shared: %p, %p", u, o.Get())
 	}
 	if !o.Mentions("data") {
 		t.Error("a decoded object must answer Mentions with true")
@@ -126,7 +128,7 @@ func TestAnObjectFromTheWireIsDecodedWhenRead(t *testing.T) {
 // (a worker that died while writing) is an error, never fewer objects.
 func TestACutResponseIsAnError(t *testing.T) {
 	t.Parallel()
-	data, err := EncodeResponse(WorkResponse{Result: &Result{Objects: configMaps(3)}})
+	data, err := EncodeResponse(WorkResponse{Result: &render.Result{Objects: configMaps(3)}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -146,18 +148,18 @@ func TestACutResponseIsAnError(t *testing.T) {
 // target's; the objects beside it cross as they are, one at the limit whole.
 func TestAnObjectTheWireCannotCarryIsAFailureOfItsOwn(t *testing.T) {
 	t.Parallel()
-	obj := func(name, source string, extra any) Object {
-		return Object{Obj: &unstructured.Unstructured{Object: map[string]any{
+	obj := func(name, source string, extra any) render.Object {
+		return render.Object{Obj: &unstructured.Unstructured{Object: map[string]any{
 			"apiVersion": "v1", "kind": "ConfigMap", "metadata": map[string]any{"name": name, "namespace": "ns"}, "extra": extra}}, Source: source, Doc: 1}
 	}
-	res := &Result{
-		Objects: []Object{
+	res := &render.Result{
+		Objects: []render.Object{
 			obj("a", "a.yaml", "x"),
 			obj("too-deep", "b.yaml", nestedValue(maxNesting)),
 			obj("nan", "c.yaml", math.NaN()),
 			obj("at-limit", "d.yaml", nestedValue(maxNesting-1)),
 		},
-		Failures: []Failure{{Source: "e.yaml", Doc: 1, Reason: reason.Malformed, Message: "malformed YAML"}},
+		Failures: []render.Failure{{Source: "e.yaml", Doc: 1, Reason: reason.Malformed, Message: "malformed YAML"}},
 	}
 	data, err := EncodeResponse(WorkResponse{Result: res})
 	if err != nil {
@@ -175,7 +177,7 @@ func TestAnObjectTheWireCannotCarryIsAFailureOfItsOwn(t *testing.T) {
 	if kept := strings.Join(ids(got.Result), ","); kept != "v1.ConfigMap.ns.a@a.yaml document 1,v1.ConfigMap.ns.at-limit@d.yaml document 1" {
 		t.Fatalf("objects across the wire: %s", kept)
 	}
-	for i, want := range []Object{res.Objects[0], res.Objects[3]} {
+	for i, want := range []render.Object{res.Objects[0], res.Objects[3]} {
 		if !object.JSONEqual(got.Result.Objects[i].Get().Object, want.Obj.Object) {
 			t.Errorf("%s is not the same object across the wire", want.Where())
 		}
@@ -191,7 +193,7 @@ func TestInlineValuesKeepTheirGoTypesOnTheWayToTheWorker(t *testing.T) {
 	t.Parallel()
 	values := map[string]any{"i": 1000000, "f": 1.0, "u": uint64(1 << 63), "s": "1", "n": nil, "b": true,
 		"m": map[string]any{"l": []any{1, 1.5, map[string]any{}}}}
-	data, err := EncodeRequest(WorkRequest{Spec: Spec{Helm: HelmOptions{Values: values}}})
+	data, err := EncodeRequest(WorkRequest{Spec: render.Spec{Helm: render.HelmOptions{Values: values}}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -202,4 +204,54 @@ func TestInlineValuesKeepTheirGoTypesOnTheWayToTheWorker(t *testing.T) {
 	if !reflect.DeepEqual(req.Spec.Helm.Values, values) {
 		t.Errorf("values = %#v, want %#v", req.Spec.Helm.Values, values)
 	}
+}
+
+// maxNesting is how deep drift reads an object's maps and lists (render's limit).
+const maxNesting = 10000
+
+// nestedValue is n lists, each inside the next.
+func nestedValue(n int) any {
+	var v any = []any{}
+	for range n - 1 {
+		v = []any{v}
+	}
+	return v
+}
+
+// wantFailure is a failure expected at a place: its reason, the identity it names,
+// and what its message says.
+type wantFailure struct {
+	why      reason.Reason
+	id, says string
+}
+
+// checkFailures fails t unless res's failures are exactly want, by place.
+func checkFailures(t *testing.T, res *render.Result, want map[string]wantFailure) {
+	t.Helper()
+	got := map[string]render.Failure{}
+	for _, f := range res.Failures {
+		got[f.Where()] = f
+	}
+	for where, w := range want {
+		f, ok := got[where]
+		id := ""
+		if f.ID != nil {
+			id = f.ID.String()
+		}
+		if !ok || f.Reason != w.why || id != w.id || !strings.Contains(f.Message, w.says) {
+			t.Errorf("%s: failure %s %q naming %q; want %s naming %q, saying %q", where, f.Reason, f.Message, id, w.why, w.id, w.says)
+		}
+	}
+	if len(got) != len(want) || len(res.Failures) != len(want) {
+		t.Errorf("failures %v; want %d", res.Failures, len(want))
+	}
+}
+
+// ids are the result's objects, each as its identity at its place.
+func ids(res *render.Result) []string {
+	var out []string
+	for _, o := range res.Objects {
+		out = append(out, fmt.Sprintf("%s@%s", o.ID().String(), o.Where()))
+	}
+	return out
 }

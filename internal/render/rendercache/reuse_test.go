@@ -1,4 +1,4 @@
-package render_test
+package rendercache_test
 
 import (
 	"context"
@@ -11,6 +11,7 @@ import (
 	"github.com/drift-gitops/drift/internal/cachedir"
 	"github.com/drift-gitops/drift/internal/gitfixture"
 	"github.com/drift-gitops/drift/internal/render"
+	"github.com/drift-gitops/drift/internal/render/rendercache"
 	"github.com/drift-gitops/drift/internal/render/worker"
 	"github.com/drift-gitops/drift/internal/resultcache"
 	"github.com/drift-gitops/drift/internal/source"
@@ -58,7 +59,7 @@ func reuseRepo(t *testing.T) (repo *source.Repo, first, second *source.Snapshot)
 	return repo, first, second
 }
 
-// changedBetween is render.Cache.Changed over repo, as plan gives it.
+// changedBetween is rendercache.Cache.Changed over repo, as plan gives it.
 func changedBetween(t *testing.T, repo *source.Repo) func(from, to string) ([]string, bool) {
 	return func(from, to string) ([]string, bool) {
 		f, err := repo.Snapshot(from)
@@ -82,7 +83,7 @@ func changedBetween(t *testing.T, repo *source.Repo) func(from, to string) ([]st
 	}
 }
 
-// inputIDs is render.Cache.InputID over repo's commits.
+// inputIDs is rendercache.Cache.InputID over repo's commits.
 func inputIDs(repo *source.Repo) func(commit, path string, read source.Read) (string, bool) {
 	return func(commit, p string, read source.Read) (string, bool) {
 		s, err := repo.Snapshot(commit)
@@ -120,7 +121,7 @@ func kustomizeSpec(dir string) render.Spec {
 // that reads a changed file is rendered in each, and differs.
 func TestARenderingTheChangeDoesNotTouchIsTakenFromTheOtherRef(t *testing.T) {
 	repo, first, second := reuseRepo(t)
-	c := &render.Cache{Worker: worker.New(context.Background(), repo.Root, render.Limits{})}
+	c := &rendercache.Cache{Worker: worker.New(context.Background(), repo.Root, render.Limits{})}
 	changed, _ := changedBetween(t, repo)(first.Commit, second.Commit)
 	c.Equivalent(first.Commit, second.Commit, changed)
 
@@ -151,7 +152,7 @@ func TestARenderingTheChangeDoesNotTouchIsTakenFromTheOtherRef(t *testing.T) {
 	}
 
 	// RenderBoth renders every spec in both.
-	both := &render.Cache{Worker: worker.New(context.Background(), repo.Root, render.Limits{}), RenderBoth: true}
+	both := &rendercache.Cache{Worker: worker.New(context.Background(), repo.Root, render.Limits{}), RenderBoth: true}
 	both.Equivalent(first.Commit, second.Commit, changed)
 	x, _ := both.RenderSnapshot(second, kustomizeSpec("b"))
 	y, _ := both.RenderSnapshot(first, kustomizeSpec("b"))
@@ -172,8 +173,8 @@ func TestAKeptRenderingIsTakenWhereNothingItReadChanged(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer remove()
-	run := func() *render.Cache {
-		return &render.Cache{Worker: worker.New(context.Background(), repo.Root, render.Limits{}),
+	run := func() *rendercache.Cache {
+		return &rendercache.Cache{Worker: worker.New(context.Background(), repo.Root, render.Limits{}),
 			Store: resultcache.OpenRenders(dir, "test build"), InputID: inputIDs(repo)}
 	}
 	holdsSecret := func(res *render.Result, encoded []byte) bool {
@@ -202,7 +203,7 @@ func TestAKeptRenderingIsTakenWhereNothingItReadChanged(t *testing.T) {
 	if taken, _ := c.Save(holdsSecret); taken != 1 {
 		t.Errorf("second run: %d renderings taken, want 1 (b's)", taken)
 	}
-	fresh := &render.Cache{Worker: worker.New(context.Background(), repo.Root, render.Limits{})}
+	fresh := &rendercache.Cache{Worker: worker.New(context.Background(), repo.Root, render.Limits{})}
 	for d, v := range got {
 		res, err := fresh.RenderSnapshot(second, kustomizeSpec(d))
 		if err != nil {
@@ -236,7 +237,7 @@ func TestAKeptRenderingIsTakenWhereNothingItReadChanged(t *testing.T) {
 	c.Close()
 
 	// Another build of drift reads none of it.
-	other := &render.Cache{Worker: worker.New(context.Background(), repo.Root, render.Limits{}),
+	other := &rendercache.Cache{Worker: worker.New(context.Background(), repo.Root, render.Limits{}),
 		Store: resultcache.OpenRenders(dir, "another build"), InputID: inputIDs(repo)}
 	if _, err := other.RenderSnapshot(second, kustomizeSpec("b")); err != nil {
 		t.Fatal(err)

@@ -1,4 +1,4 @@
-package render
+package worker
 
 import (
 	"bytes"
@@ -11,10 +11,14 @@ import (
 	"runtime"
 	"slices"
 	"sync"
+	"time"
+
+	"k8s.io/client-go/rest"
 
 	"github.com/drift-gitops/drift/internal/appset"
 	"github.com/drift-gitops/drift/internal/object"
 	"github.com/drift-gitops/drift/internal/reason"
+	"github.com/drift-gitops/drift/internal/render"
 )
 
 // WorkRequest is what drift sends a render worker on stdin.
@@ -23,15 +27,15 @@ type WorkRequest struct {
 	Root string
 	// Commit is the snapshot's commit, "" for the work tree.
 	Commit string
-	Spec   Spec
-	Limits Limits
+	Spec   render.Spec
+	Limits render.Limits
 	// Lookup is drift's read-only proxy for a Helm target's lookup, or nil.
 	Lookup *LookupEndpoint
 	// AppSet, when set, asks for an ApplicationSet's expansion instead of a rendering.
 	AppSet *appset.Request
 	// Batch, when set, asks for the rendering of each of these specs instead of Spec,
 	// one frame each (writeFrame), in order.
-	Batch []Spec
+	Batch []render.Spec
 }
 
 // WorkResponse is what a render worker writes on stdout.
@@ -39,12 +43,29 @@ type WorkResponse struct {
 	// Result is encoded whole but for its objects, so fields added to it travel
 	// without a change here; its objects follow it, each on its own
 	// (EncodeResponse).
-	Result *Result
+	Result *render.Result
 	// Err is Render's error: the target could not be attempted (for an
 	// ApplicationSet, why it cannot be expanded).
 	Err string
 	// AppSet is an ApplicationSet's expansion.
 	AppSet *appset.Result
+}
+
+// LookupEndpoint is where a render worker's `lookup` reads the cluster: drift's
+// read-only proxy on loopback, and the token it asks for. It travels in the work
+// request, never in the worker's environment.
+type LookupEndpoint struct {
+	URL   string
+	Token string
+}
+
+// Config is the worker's connection for Helm's engine: the proxy, no credentials of
+// drift's.
+func (e *LookupEndpoint) Config() *rest.Config {
+	if e == nil {
+		return nil
+	}
+	return &rest.Config{Host: e.URL, BearerToken: e.Token, Timeout: 30 * time.Second}
 }
 
 var registerGob sync.Once
@@ -56,7 +77,7 @@ func EncodeRequest(req WorkRequest) ([]byte, error) {
 	registerValueTypes()
 	var buf bytes.Buffer
 	if err := gob.NewEncoder(&buf).Encode(req); err != nil {
-		return nil, fmt.Errorf("the render options of %s cannot be sent to the render worker: %w", displayDir(cleanDir(req.Spec.Path)), err)
+		return nil, fmt.Errorf("the render options of %s cannot be sent to the render worker: %w", render.TargetSource(req.Spec), err)
 	}
 	return buf.Bytes(), nil
 }
@@ -80,11 +101,11 @@ func registerValueTypes() {
 // A response on the wire is its JSON (without the result's objects), then each object
 // of the result: its content as JSON, its identity and name, and its place, each part
 // preceded by its length (a uvarint). The worker encodes the objects side by side;
-// drift checks each one's JSON side by side and holds it so (Object), and neither end
+// drift checks each one's JSON side by side and holds it so (render.FromJSON), and neither end
 // reads the whole response as one JSON document (which would check every object's
 // bytes once more, one after the other).
 //
-// An object's content is encoded as JSON and decoded, when it is read (Object.Get), by
+// An object's content is encoded as JSON and decoded, when it is read (render.Object.Get), by
 // apimachinery's JSON, as unstructured's own JSON methods do, which gives int64 to
 // integers and float64 to the rest: exactly the types an in-process rendering holds,
 // since every renderer decodes its documents that way.
@@ -94,7 +115,7 @@ func registerValueTypes() {
 // maxNesting, which encoding/json's json.Valid and Object.Get's decoder refuse)
 // becomes a failure naming it when it arrives; the other objects cross as they are.
 func EncodeResponse(resp WorkResponse) ([]byte, error) {
-	var objs []Object
+	var objs []render.Object
 	if resp.Result != nil && len(resp.Result.Objects) > 0 {
 		res := *resp.Result
 		objs, res.Objects = res.Objects, nil
@@ -110,7 +131,7 @@ func EncodeResponse(resp WorkResponse) ([]byte, error) {
 	for i, o := range objs {
 		if unsent[i] {
 			// The encoder's error may quote a value of the object: only its place is said.
-			resp.Result.Failures = append(slices.Clip(resp.Result.Failures), Failure{Source: o.Source, Doc: o.Doc, Item: o.Item, ID: knownID(o),
+			resp.Result.Failures = append(slices.Clip(resp.Result.Failures), render.Failure{Source: o.Source, Doc: o.Doc, Item: o.Item, ID: render.KnownID(o),
 				Reason: reason.RenderFailed, Message: "the object does not encode as JSON: this is a bug in drift, please report it"})
 		}
 	}
@@ -135,7 +156,7 @@ func EncodeResponse(resp WorkResponse) ([]byte, error) {
 // encodeObject is one object on the wire: its content, its identity (group, version,
 // kind, namespace, name or generateName, then metadata.name), then its place (source,
 // document, item, notes).
-func encodeObject(o Object) ([]byte, error) {
+func encodeObject(o render.Object) ([]byte, error) {
 	u := o.Get()
 	if u == nil {
 		return nil, fmt.Errorf("%s: no object to send", o.Where())
@@ -195,16 +216,18 @@ func DecodeResponse(data []byte) (WorkResponse, error) {
 	// checked here, side by side.
 	type span struct{ content, notes []byte }
 	spans := make([]span, n)
-	objs := make([]Object, n)
+	objs := make([]render.Object, n)
 	for i := range spans {
-		h := &held{json: r.part()}
-		h.id = object.ID{Group: r.str(), Version: r.str(), Kind: r.str(), Namespace: r.str(), Name: string(r.part())}
-		if h.name = h.id.Name; string(r.part()) != h.name { // generateName: no name
-			h.name = ""
+		content := r.part()
+		id := object.ID{Group: r.str(), Version: r.str(), Kind: r.str(), Namespace: r.str(), Name: string(r.part())}
+		name := id.Name
+		if string(r.part()) != name { // generateName: no name
+			name = ""
 		}
-		objs[i].held, objs[i].Source = h, r.str()
+		objs[i] = render.FromJSON(content, id, name)
+		objs[i].Source = r.str()
 		objs[i].Doc, objs[i].Item = int(r.uvarint()), int(r.uvarint())
-		spans[i] = span{content: h.json, notes: r.part()}
+		spans[i] = span{content: content, notes: r.part()}
 	}
 	if r.err != nil {
 		return resp, r.err
@@ -212,10 +235,11 @@ func DecodeResponse(data []byte) (WorkResponse, error) {
 	if len(r.data) != 0 {
 		return resp, fmt.Errorf("the render worker's answer has %d bytes past its objects", len(r.data))
 	}
-	unread := make([]*Failure, n)
+	unread := make([]*render.Failure, n)
 	if err := inParallel(len(objs), func(i int) error {
-		if !validObject(spans[i].content) {
-			unread[i] = unreadObject(objs[i], spans[i].content)
+		if !render.ValidJSONObject(spans[i].content) {
+			f := render.Unread(objs[i], spans[i].content)
+			unread[i] = &f
 			return nil
 		}
 		if len(spans[i].notes) > 0 {
@@ -235,38 +259,6 @@ func DecodeResponse(data []byte) (WorkResponse, error) {
 	}
 	resp.Result.Objects = kept
 	return resp, nil
-}
-
-// unreadObject is the failure of an object the render worker sent whose content
-// drift does not read as a JSON object: nested deeper than maxNesting (which drift's
-// reader refuses, but an object a renderer built may hold), or not JSON at all (a
-// bug). Its content is never quoted.
-func unreadObject(o Object, content []byte) *Failure {
-	f := &Failure{Source: o.Source, Doc: o.Doc, Item: o.Item, ID: knownID(o)}
-	if jsonNesting(content) > maxNesting {
-		f.Reason, f.Message = reason.TooLarge, tooDeepMessage("the object")
-	} else {
-		f.Reason, f.Message = reason.RenderFailed, "the render worker sent an object that is not a JSON object: this is a bug in drift, please report it"
-	}
-	return f
-}
-
-// knownID is o's identity when it holds an object that names its kind, nil otherwise.
-func knownID(o Object) *object.ID {
-	if !o.Present() {
-		return nil
-	}
-	if id := o.ID(); id.Kind != "" && id.Version != "" {
-		return &id
-	}
-	return nil
-}
-
-// validObject reports whether b is one JSON object, which apimachinery's JSON decodes
-// into a map: json.Valid, and braces around it.
-func validObject(b []byte) bool {
-	b = bytes.TrimSpace(b)
-	return len(b) >= 2 && b[0] == '{' && b[len(b)-1] == '}' && json.Valid(b)
 }
 
 // errShortResponse is a response that ends before what it says it holds.
@@ -339,4 +331,22 @@ func inParallel(n int, f func(i int) error) error {
 	}
 	wg.Wait()
 	return errors.Join(slices.DeleteFunc(errs, func(err error) bool { return err == nil })...)
+}
+
+// Hold is o as drift holds an object the render worker sent: its JSON, decoded when
+// read; the error is the failure the wire makes of an object it cannot carry. Tests
+// use it to check that a reader decodes no object it need not.
+func Hold(o render.Object) (render.Object, error) {
+	data, err := EncodeResponse(WorkResponse{Result: &render.Result{Objects: []render.Object{o}}})
+	if err != nil {
+		return render.Object{}, err
+	}
+	resp, err := DecodeResponse(data)
+	if err != nil {
+		return render.Object{}, err
+	}
+	if len(resp.Result.Objects) == 0 {
+		return render.Object{}, resp.Result.Failures[0]
+	}
+	return resp.Result.Objects[0], nil
 }
