@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -427,6 +429,15 @@ func TestEphemeralServersPerCluster(t *testing.T) {
 	}
 	if rep.Summary.Modify != 2 || rep.Summary.Error != 0 || strings.Contains(o.stderr, "could not load") {
 		t.Errorf("summary %+v\n%s", rep.Summary, o.stderr)
+	}
+	// The Deployments the change leaves as they are were neither loaded nor sent,
+	// and stderr says how many objects were left so (never more than are unchanged).
+	m := regexp.MustCompile(`drift: ephemeral server: (\d+) objects? the change leaves as the base has (?:them|it) (?:are|is) ` + regexp.QuoteMeta(leftAsIsSays)).FindStringSubmatch(o.stderr)
+	if left, _ := strconv.Atoi(append(m, "", "")[1]); left < 2 || left > rep.Summary.Unchanged {
+		t.Errorf("stderr does not say that the unchanged objects (%d) were left as they are:\n%s", rep.Summary.Unchanged, o.stderr)
+	}
+	if all := drift(t, "diff", "--repo", r.Dir, "--cluster", "ephemeral", "--base", "base", "--ref", "main", "--ephemeral-load-all"); strings.Contains(all.stderr, leftAsIsSays) {
+		t.Errorf("--ephemeral-load-all left objects unsent:\n%s", all.stderr)
 	}
 }
 

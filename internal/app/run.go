@@ -3,6 +3,7 @@ package app
 import (
 	"context"
 	"errors"
+	"fmt"
 	"time"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -92,6 +93,16 @@ func (o *Run) preview(ctx context.Context, m mode) (*report.Report, error) {
 		return nil, err
 	}
 	defer pv.Stop()
+	if n := pv.LeftAsIs(); n > 0 {
+		// As the plan's renderings are, on stderr: the report is the same either way.
+		o.errMu.Lock()
+		what := "objects the change leaves as the base has them are"
+		if n == 1 {
+			what = "object the change leaves as the base has it is"
+		}
+		fmt.Fprintf(o.cfg.ErrOut, "drift: ephemeral server: %d %s unchanged without a request (--ephemeral-load-all sends them)\n", n, what)
+		o.errMu.Unlock()
+	}
 	if ctx.Err() != nil {
 		o.warnf("the run ended (%v) before it finished: the report holds what was finished, and what was not is not-checked", context.Cause(ctx))
 	}

@@ -146,7 +146,7 @@ func (r *runner) previewCluster(ctx context.Context, g *clusterGroup, s *stream)
 	pending := dryrun.PendingFrom(objs)
 	for _, t := range targets {
 		t.Results = dryrun.Plan(t.conn.Clients, t.Rendered.Objects, r.planOptions(t, pending))
-		t.markSame()
+		r.left.Add(int64(t.markSame()))
 		baseNotLoaded(t)
 	}
 	warnSharedObjects(g)

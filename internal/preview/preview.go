@@ -10,6 +10,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"sync/atomic"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
@@ -113,6 +114,8 @@ type Options struct {
 type Preview struct {
 	Targets []*Target
 	groups  []*clusterGroup
+	// left counts the objects left as they are (LeftAsIs).
+	left *atomic.Int64
 }
 
 // Run previews targets (skipped ones are carried along for the report) from head,
@@ -132,6 +135,9 @@ func Run(ctx context.Context, deps Deps, opts Options, targets []plan.Target, he
 	}
 	r := &runner{deps: deps, opts: opts, head: head, base: base}
 	p, err := r.connect(ctx, targets)
+	if p != nil {
+		p.left = &r.left
+	}
 	if err == nil {
 		r.readHelmReleases(ctx, p)
 		err = r.previewAll(ctx, p)
@@ -167,6 +173,15 @@ func (p *Preview) Stop() {
 	}
 }
 
+// LeftAsIs is how many objects of the head the change leaves as they are, which an
+// ephemeral server was neither loaded with nor sent (dryrun.Result.Same).
+func (p *Preview) LeftAsIs() int {
+	if p == nil || p.left == nil {
+		return 0
+	}
+	return int(p.left.Load())
+}
+
 // Inputs are the targets' parts of the report, in the order they were planned.
 func (p *Preview) Inputs() []entry.TargetInput {
 	out := make([]entry.TargetInput, 0, len(p.Targets))
@@ -181,6 +196,9 @@ type runner struct {
 	deps       Deps
 	opts       Options
 	head, base *source.Snapshot
+	// left counts the objects the change leaves as they are, which were neither
+	// loaded nor sent (markSame).
+	left atomic.Int64
 }
 
 // interrupted says what was cut short when ctx ended.

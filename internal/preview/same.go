@@ -210,13 +210,16 @@ func byKey(objs []render.Object, ns string) map[object.Key][]render.Object {
 }
 
 // markSame marks the planned results of the objects the change leaves as they are
-// (leftAsIs): they are not sent.
-func (t *Target) markSame() {
+// (leftAsIs): they are not sent. It returns how many it marked.
+func (t *Target) markSame() int {
+	n := 0
 	for i := range t.Results {
 		if i < len(t.same) && t.same[i] && t.Results[i].Err == nil {
 			t.Results[i].Same = true
+			n++
 		}
 	}
+	return n
 }
 
 // sameKeys are the keys, the namespace defaulted to ns, of the head's objects the
