@@ -93,9 +93,9 @@ func vendored(ch *chart.Chart, name string) bool {
 	return false
 }
 
-// FetchDependencies fetches (with charts) the dependencies a chart of the repository declares in
-// Chart.yaml from a chart repository or registry but does not vendor in charts/, at
-// the version Chart.lock pins (else Chart.yaml's). Nothing is fetched for a chart
+// FetchDependencies fetches with charts the dependencies a chart of the repository
+// declares in Chart.yaml from a chart repository or registry but does not vendor in
+// charts/, at the version Chart.lock pins (else Chart.yaml's). Nothing is fetched for a chart
 // whose dependencies are all vendored; a file:// or named repository is left to the
 // render, which says it is missing.
 func FetchDependencies(ctx context.Context, charts ChartFetcher, fsys fs.FS, spec Spec) (Spec, *Result) {
@@ -158,9 +158,10 @@ func vendoredIn(entries []fs.DirEntry, name string) bool {
 	return false
 }
 
-// FetchHelmCharts fetches (with charts) the charts a kustomize target's helmCharts entries pull
-// (they have a repo, and the chart is not in the chart home), as `kustomize build
-// --enable-helm` would pull them, from repositories charts.allow lists.
+// FetchHelmCharts fetches with charts the charts a kustomize target's helmCharts
+// entries pull (they have a repo, and the chart is not in the chart home), as
+// `kustomize build --enable-helm` would pull them, from repositories charts.allow
+// lists.
 func FetchHelmCharts(ctx context.Context, charts ChartFetcher, fsys fs.FS, spec Spec) (Spec, *Result) {
 	kusts, err := checkKustomization(fsys, cleanDir(spec.Path), true)
 	if err != nil || len(kusts) == 0 {
