@@ -26,7 +26,9 @@ func (o *Run) renderCache(ctx context.Context, repo *source.Repo) (*rendercache.
 	}
 	// DRIFT_RENDER_REUSE=off renders every target in both refs, to check that taking
 	// a rendering from the other ref changes nothing (Cache.Equivalent).
-	c := &rendercache.Cache{Worker: worker.New(ctx, repo.Root, l), RenderBoth: o.cfg.Getenv("DRIFT_RENDER_REUSE") == "off"}
+	pool := worker.New(ctx, repo.Root, l)
+	pool.Warm()
+	c := &rendercache.Cache{Worker: pool, RenderBoth: o.cfg.Getenv("DRIFT_RENDER_REUSE") == "off"}
 	if !o.NoCache && !c.RenderBoth && o.cache != nil {
 		c.Store = resultcache.OpenRenders(o.cache.Sub(resultCacheDir), resultcache.BuildID())
 	}

@@ -101,6 +101,10 @@ func (r *runner) connect(ctx context.Context, targets []plan.Target) (*Preview, 
 // cache (Deps.Results, with a sink), closing ready when done.
 func (r *runner) prepareCluster(ctx context.Context, cl *cluster) {
 	go func() { _, _ = cl.Clients.Mapper.ResourcesFor(schema.GroupVersionResource{Resource: "namespaces"}) }()
+	// The APIServices, which planning reads (dryrun's aggregated APIs), beside
+	// discovery rather than after the render: one round trip less before the first
+	// dry run on a far cluster.
+	go cl.Clients.AggregatedAPIs()
 	if r.deps.Results == nil || r.deps.Sink == nil {
 		return
 	}

@@ -213,6 +213,8 @@ func (w *Pool) runFrames(r WorkRequest, got func(i int, resp WorkResponse)) (nex
 type sessions struct {
 	mu   sync.Mutex
 	idle []*session
+	// closes counts close's calls: a worker Warm started before one is not kept.
+	closes int
 }
 
 // session is one session worker.
@@ -246,6 +248,11 @@ func (ss *sessions) take(w *Pool) (*session, error) {
 		_ = s.stdin.Close() // it ends at the end of its input
 	}
 	ss.mu.Unlock()
+	return ss.start(w)
+}
+
+// start starts a session worker.
+func (ss *sessions) start(w *Pool) (*session, error) {
 	cmd, err := w.command(w.ctx, nil)
 	if err != nil {
 		return nil, err
@@ -272,6 +279,30 @@ func (ss *sessions) take(w *Pool) (*session, error) {
 	return s, nil
 }
 
+// Warm starts a session worker in the background and keeps it idle for the first
+// batch, so that a run's first renderings do not wait for a process to start: a
+// run calls it once it knows it will render.
+func (w *Pool) Warm() {
+	ss := &w.sessions
+	ss.mu.Lock()
+	closes := ss.closes
+	ss.mu.Unlock()
+	go func() {
+		s, err := ss.start(w)
+		if err != nil {
+			return
+		}
+		ss.mu.Lock()
+		defer ss.mu.Unlock()
+		if ss.closes != closes || len(ss.idle) >= runtime.GOMAXPROCS(0) {
+			_ = s.stdin.Close() // the pool was closed meanwhile: it ends at once
+			return
+		}
+		s.idleSince = time.Now()
+		ss.idle = append(ss.idle, s)
+	}()
+}
+
 // close ends the idle workers (at the end of their input) and waits for them, so
 // that their time is the run's (a process's usage counts the children it waited
 // for).
@@ -279,6 +310,7 @@ func (ss *sessions) close() {
 	ss.mu.Lock()
 	idle := ss.idle
 	ss.idle = nil
+	ss.closes++
 	ss.mu.Unlock()
 	for _, s := range idle {
 		_ = s.stdin.Close()

@@ -280,3 +280,43 @@ func TestTargetsRenderInBatchesEachWithItsOwnLimits(t *testing.T) {
 		t.Errorf("%d workers for %d targets: not batched", n, len(names))
 	}
 }
+
+// TestAWarmedWorkerRendersTheFirstBatch: Warm starts a session worker before any
+// rendering, and the first batch renders in it rather than starting another; one
+// warmed while the pool closes is not kept.
+func TestAWarmedWorkerRendersTheFirstBatch(t *testing.T) {
+	t.Parallel()
+	root, commit := bombRepo(t, map[string]string{"good": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: '{{ .Release.Name }}'}\n"})
+	pool := New(context.Background(), root, render.Limits{MemoryBytes: 1 << 30, Timeout: time.Minute, OutputBytes: 1 << 20})
+	defer pool.Close()
+	idle := func() int {
+		pool.sessions.mu.Lock()
+		defer pool.sessions.mu.Unlock()
+		return len(pool.sessions.idle)
+	}
+	pool.Warm()
+	for deadline := time.Now().Add(time.Minute); idle() == 0; time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("Warm kept no worker")
+		}
+	}
+	res, err := pool.Queue(commit, render.Spec{Path: "charts/good", Renderer: render.RendererHelm, Helm: render.HelmOptions{ReleaseName: "r"}})
+	if err != nil || len(res.Objects) != 1 || len(res.Failures) != 0 {
+		t.Fatalf("render: %v, %v", res, err)
+	}
+	if n := pool.workers.Load(); n != 1 {
+		t.Errorf("%d workers started: the warmed one did not render the first batch", n)
+	}
+
+	closing := New(context.Background(), root, render.Limits{})
+	closing.Warm()
+	closing.Close()
+	time.Sleep(2 * time.Second) // the warmed worker has started by now
+	closing.sessions.mu.Lock()
+	kept := len(closing.sessions.idle)
+	closing.sessions.mu.Unlock()
+	if kept != 0 {
+		t.Errorf("a worker warmed while the pool closed was kept")
+	}
+	closing.Close()
+}
