@@ -422,6 +422,18 @@ func (c *Cache) Forget(commit string, spec render.Spec) {
 	delete(c.entries, commit+"\x00"+string(js))
 }
 
+// renderFetched renders spec, completed with the charts it fetched, with the notes
+// of the fetch (extra, nil for none) after its own; the cached result is not changed.
+func (c *Cache) renderFetched(commit string, fsys fs.FS, spec render.Spec, extra *render.Result) (*render.Result, error) {
+	res, err := c.Render(commit, fsys, spec)
+	if err != nil || extra == nil {
+		return res, err
+	}
+	out := *res
+	out.Notes = append(append([]string(nil), res.Notes...), extra.Notes...)
+	return &out, nil
+}
+
 // Render returns the cached rendering of spec in the snapshot of commit ("" for the
 // work tree), whose files are fsys, rendering it on first use. Results are shared:
 // callers must not modify them.
@@ -431,13 +443,7 @@ func (c *Cache) Render(commit string, fsys fs.FS, spec render.Spec) (*render.Res
 		if extra != nil && len(extra.Failures) > 0 {
 			return extra, nil
 		}
-		res, err := c.Render(commit, fsys, fetched)
-		if err != nil || extra == nil {
-			return res, err
-		}
-		out := *res
-		out.Notes = append(append([]string(nil), res.Notes...), extra.Notes...)
-		return &out, nil
+		return c.renderFetched(commit, fsys, fetched, extra)
 	}
 	if c.Charts != nil && (spec.Renderer == render.RendererHelm && spec.Helm.Chart == nil && spec.Helm.Dependencies == nil ||
 		spec.Renderer == render.RendererKustomize && !spec.AsFlux && spec.HelmCharts == nil) {
@@ -450,13 +456,7 @@ func (c *Cache) Render(commit string, fsys fs.FS, spec render.Spec) (*render.Res
 			return extra, nil
 		}
 		if fetched.Helm.Dependencies != nil || fetched.HelmCharts != nil {
-			res, err := c.Render(commit, fsys, fetched)
-			if err != nil || extra == nil {
-				return res, err
-			}
-			out := *res
-			out.Notes = append(append([]string(nil), res.Notes...), extra.Notes...)
-			return &out, nil
+			return c.renderFetched(commit, fsys, fetched, extra)
 		}
 	}
 	js, err := json.Marshal(spec)
