@@ -311,7 +311,14 @@ func TestAWarmedWorkerRendersTheFirstBatch(t *testing.T) {
 	closing := New(context.Background(), root, render.Limits{})
 	closing.Warm()
 	closing.Close()
-	time.Sleep(2 * time.Second) // the warmed worker has started by now
+	// Once the warmed worker's process has started, the warming decides within
+	// moments whether to keep it; a pool closed before then keeps none.
+	for deadline := time.Now().Add(time.Minute); closing.workers.Load() == 0; time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("Warm started no worker")
+		}
+	}
+	time.Sleep(500 * time.Millisecond)
 	closing.sessions.mu.Lock()
 	kept := len(closing.sessions.idle)
 	closing.sessions.mu.Unlock()
