@@ -3,16 +3,12 @@ package app
 import (
 	"context"
 	"fmt"
-	"strings"
-
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/drift-gitops/drift/internal/plan"
 	"github.com/drift-gitops/drift/internal/render"
 	"github.com/drift-gitops/drift/internal/render/rendercache"
 	"github.com/drift-gitops/drift/internal/render/worker"
 	"github.com/drift-gitops/drift/internal/resultcache"
-	"github.com/drift-gitops/drift/internal/scrub"
 	"github.com/drift-gitops/drift/internal/source"
 )
 
@@ -35,11 +31,11 @@ func (o *Run) renderCache(ctx context.Context, repo *source.Repo) (*rendercache.
 	return c, nil
 }
 
-// saveRenders keeps the plan's renderings for the next run (rendercache.Cache.Save), but
-// for those that hold a secret: a Secret with a value SOPS has not encrypted, or any
-// string the run knows as a secret (pl.Secrets, told to the scrubber here).
+// saveRenders keeps the run's renderings for the next run (rendercache.Cache.Save),
+// their Secrets' values sealed, but for those that hold any string the run knows as
+// a secret (pl.Secrets, told to the scrubber here, a decrypted value, a masked one).
 //
-// say has it say on stderr, as the dry-run cache does, how the plan got its
+// say has it say on stderr, as the dry-run cache does, how the run got its
 // renderings (the report never says, so that it is the same however they came).
 func (o *Run) saveRenders(pl *plan.Plan, say bool) {
 	if pl == nil || pl.Cache == nil {
@@ -49,34 +45,10 @@ func (o *Run) saveRenders(pl *plan.Plan, say bool) {
 	for _, v := range pl.Secrets {
 		sc.AddSecretData(v)
 	}
-	taken, kept := pl.Cache.Save(func(res *render.Result, encoded []byte) bool {
-		for _, obj := range res.Objects {
-			if holdsPlainSecretData(obj.Get()) {
-				return true
-			}
-		}
-		return sc.Holds(string(encoded))
-	})
+	taken, kept := pl.Cache.Save(func(data []byte) bool { return sc.Holds(string(data)) })
 	if made, reused := pl.Cache.Made(), pl.Cache.Reused(); say && made+reused+taken > 0 {
 		o.errMu.Lock()
 		defer o.errMu.Unlock()
-		fmt.Fprintf(o.cfg.ErrOut, "drift: renderings of the plan: %d made, %d the same in both refs, %d taken from the cache; %d kept for the next run\n", made, reused, taken, kept)
+		fmt.Fprintf(o.cfg.ErrOut, "drift: renderings: %d made, %d the same in both refs, %d taken from the cache; %d kept for the next run\n", made, reused, taken, kept)
 	}
-}
-
-// holdsPlainSecretData says whether u is a Secret with a value that is not SOPS's
-// ciphertext (which is what the repository holds, no secret).
-func holdsPlainSecretData(u *unstructured.Unstructured) bool {
-	if !scrub.IsSecret(u) {
-		return false
-	}
-	for _, field := range []string{"data", "stringData"} {
-		values, _, _ := unstructured.NestedMap(u.Object, field)
-		for _, v := range values {
-			if s, ok := v.(string); !ok || !strings.HasPrefix(s, "ENC[") {
-				return true
-			}
-		}
-	}
-	return false
 }

@@ -114,10 +114,10 @@ func (o *Run) preview(ctx context.Context, m mode) (*report.Report, error) {
 // discovery remembers of the repository's files, and hands them to plan.Open as
 // values: m says which refs, where drift.yaml is read from, and which cluster
 // discovery may read (none for an ephemeral server, or drift targets). Once the
-// plan is open, what discovery read and the plan's renderings are kept for the next
-// run (saveRenders; say: say on stderr how the plan got its renderings). done ends
-// the render cache's workers: the caller calls it when the run is done with the
-// plan, whatever Open returned.
+// plan is open, what discovery read is kept for the next run. done keeps the run's
+// renderings, the plan's and the preview's, for the next run (saveRenders; say: say
+// on stderr how the run got its renderings) and ends the render cache's workers:
+// the caller calls it when the run is done with the plan, whatever Open returned.
 func (o *Run) openPlan(ctx context.Context, m mode, say bool) (pl *plan.Plan, done func(), err error) {
 	done = func() {}
 	repo, err := source.Open(o.Repo)
@@ -131,7 +131,10 @@ func (o *Run) openPlan(ctx context.Context, m mode, say bool) (pl *plan.Plan, do
 	if err != nil {
 		return nil, done, err
 	}
-	done = cache.Close // its render workers end with the run
+	done = func() {
+		o.saveRenders(pl, say)
+		cache.Close() // its render workers end with the run
+	}
 	// On a pull request, Helm's lookup hands templates no Secret data unless the
 	// runner says so: a template the change wrote can transform a value past any
 	// scrubber. Every value it does hand them is scrubbed.
@@ -153,7 +156,6 @@ func (o *Run) openPlan(ctx context.Context, m mode, say bool) (pl *plan.Plan, do
 		// cache (resultcache.Store): the next run only reads every file again.
 		_ = scans.Save()
 	}
-	o.saveRenders(pl, say)
 	return pl, done, err
 }
 

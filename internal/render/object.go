@@ -144,6 +144,24 @@ func FromJSON(js []byte, id object.ID, name string) Object {
 	return Object{held: &held{json: js, id: id, name: name}}
 }
 
+// Held is the JSON of an object held as the render worker sent it, with the
+// identity and name (empty for a generateName) read from it there: what FromJSON
+// was given. ok is false for an object decoded since, or built in process (Get
+// gives it).
+func (o Object) Held() (js []byte, id object.ID, name string, ok bool) {
+	if o.Obj != nil || o.held == nil {
+		return nil, object.ID{}, "", false
+	}
+	h := o.held
+	h.mu.Lock()
+	js = h.json
+	h.mu.Unlock()
+	if js == nil {
+		return nil, object.ID{}, "", false
+	}
+	return js, h.id, h.name, true
+}
+
 // KnownID is o's identity when it holds an object that names its kind, nil otherwise.
 func KnownID(o Object) *object.ID {
 	if !o.Present() {

@@ -2,6 +2,7 @@ package resultcache
 
 import (
 	"bytes"
+	"encoding/hex"
 	"errors"
 	"hash"
 	"io/fs"
@@ -21,8 +22,9 @@ import (
 // by a keyed hash of its render options (options may hold substitution variables
 // read from a Secret, which are never written) and holds what rendercache.Cache gives it
 // (the git object of every path the rendering read, and the rendering as the render
-// worker sends it). It is never given a rendering that holds a Secret's value (the
-// run's scrubber decides before Keep). A record of another build of drift is no
+// worker sends it, each value of its Secrets as its keyed hash, Sum). It is never
+// given a rendering that holds a secret otherwise (the run's scrubber decides before
+// Keep). A record of another build of drift is no
 // record: each build keeps its own directory, and the first pack a build writes
 // removes the other builds'.
 type Renders struct {
@@ -30,8 +32,10 @@ type Renders struct {
 	build string // the build's directory name: a hash of its BuildID
 	id    string // BuildID, as packs hold it
 	keyed sync.Pool
-	mac   *recordMAC
-	Now   func() time.Time
+	// sums computes Sum's keyed hashes.
+	sums sync.Pool
+	mac  *recordMAC
+	Now  func() time.Time
 
 	mu     sync.Mutex
 	loaded bool
@@ -51,6 +55,7 @@ const keptPacks = 8
 func OpenRenders(dir *cachedir.Dir, build string) *Renders {
 	r := &Renders{dir: dir, build: hashOf(build)[:16], id: build, mac: newRecordMAC(dir, "rendering", build), Now: time.Now}
 	r.keyed.New = func() any { return dir.MAC("render options") }
+	r.sums.New = func() any { return dir.MAC("rendered secret") }
 	return r
 }
 
@@ -66,6 +71,16 @@ func (r *Renders) digest(spec []byte) [32]byte {
 	var d [32]byte
 	copy(d[:], m.Sum(nil))
 	return d
+}
+
+// Sum is the keyed hash, in hex, a kept rendering holds a Secret's value v as: it
+// cannot be confirmed offline without the cache's key.
+func (r *Renders) Sum(v string) string {
+	m := r.sums.Get().(hash.Hash)
+	defer r.sums.Put(m)
+	m.Reset()
+	m.Write([]byte(v))
+	return hex.EncodeToString(m.Sum(nil))
 }
 
 // load reads the index of every pack of the build, once: the newest pack's record

@@ -70,8 +70,9 @@ type Cache struct {
 	// work tree; source.Snapshot.InputID). A kept rendering of a spec is taken where
 	// every path it read is what it was when it was made, whatever the commit (a
 	// clone too shallow to hold that commit takes it as well). Only renderings of
-	// commits are kept, never one that reads a cluster (Helm's lookup), and only
-	// when Save is told it holds no secret.
+	// commits are kept, never one that reads a cluster (Helm's lookup), with their
+	// Secrets' values sealed (secrets.go), and only when Save is told the rest holds
+	// no secret.
 	Store   Store
 	InputID func(commit, path string, read source.Read) (id string, ok bool)
 
@@ -82,9 +83,9 @@ type Cache struct {
 	// renders they spared.
 	twins  map[string][]twin
 	reused int
-	// kept are the renderings of the run Save may keep, by spec; stored counts the
-	// renderings taken from Store; saved says Save was called, after which nothing
-	// more is kept.
+	// kept are the renderings of the run Save may keep, by spec, as records; stored
+	// counts the renderings taken from Store; saved says Save was called, after
+	// which nothing more is kept.
 	kept   map[string]keptRender
 	stored int
 	saved  bool
@@ -208,10 +209,12 @@ func (c *Cache) fromTwin(e *cacheEntry, commit, js string) *render.Result {
 
 // Store keeps renderings between runs, by the JSON of their spec
 // (resultcache.Renders): what it is given, as it was given. Keep is given every
-// rendering a run keeps, at once.
+// rendering a run keeps, at once. Sum is the keyed hash a Secret's value is kept
+// as (secrets.go): whoever reads the store cannot confirm a guessed value offline.
 type Store interface {
 	Load(spec []byte) (data []byte, ok bool)
 	Keep(records []Record) error
+	Sum(value string) string
 }
 
 // Record is a rendering as Store keeps it: the JSON of its spec, and its data
@@ -220,12 +223,12 @@ type Record struct {
 	Spec, Data []byte
 }
 
-// keptRender is a rendering Save may keep: the commit it was asked for, and when
-// it was taken from Store, the record it was taken from (stored).
+// keptRender is a rendering Save may keep, as its record's data (storedRender),
+// made when it was rendered so that the run need not hold its objects; taken says
+// it is the record it was taken from Store as.
 type keptRender struct {
-	commit string
-	stored []byte
-	res    *render.Result
+	data  []byte
+	taken bool
 }
 
 // keepable says whether a rendering of spec at commit may be kept between runs: a
@@ -235,13 +238,26 @@ func keepable(commit string, spec render.Spec, res *render.Result) bool {
 	return commit != "" && spec.Helm.Lookup == "" && res != nil && len(res.Failures) == 0
 }
 
-// keep remembers a rendering for Save (until Save is called: the renderings of the
-// plan are kept, not those of the preview, which it lets go as it goes); of a spec
-// asked for in two commits, the first asked (the head: it is planned first) is
-// kept.
+// keep remembers a rendering for Save, until Save is called: the plan's and the
+// preview's, as the record Save gives Store (stored, when it was taken from Store;
+// otherwise made now, so that the preview can let its objects go as it goes). Of a
+// spec asked for in two commits, the first asked is kept.
 func (c *Cache) keep(commit string, stored []byte, spec render.Spec, js []byte, res *render.Result) {
-	if c.Store == nil || !keepable(commit, spec, res) {
+	if c.Store == nil || c.InputID == nil || !keepable(commit, spec, res) {
 		return
+	}
+	c.mu.Lock()
+	_, have := c.kept[string(js)]
+	skip := have || c.saved
+	c.mu.Unlock()
+	if skip {
+		return
+	}
+	data := stored
+	if data == nil {
+		if data = c.record(commit, res); data == nil {
+			return
+		}
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -252,13 +268,37 @@ func (c *Cache) keep(commit string, stored []byte, spec render.Spec, js []byte, 
 		c.kept = map[string]keptRender{}
 	}
 	if _, ok := c.kept[string(js)]; !ok {
-		c.kept[string(js)] = keptRender{commit: commit, stored: stored, res: res}
+		c.kept[string(js)] = keptRender{data: data, taken: stored != nil}
 	}
+}
+
+// record is the data of res's record, made at commit (storedRender): nil when it
+// cannot be kept (it read nothing, or a path InputID cannot vouch for, or its
+// Secrets cannot be sealed).
+func (c *Cache) record(commit string, res *render.Result) []byte {
+	keys := inputKeys(res.Inputs)
+	if len(keys) == 0 {
+		return nil
+	}
+	objects, ok := c.objectsAt(commit, keys)
+	if !ok {
+		return nil
+	}
+	wire, ok := c.sealedWire(res)
+	if !ok {
+		return nil
+	}
+	head, err := json.Marshal(storedRender{Objects: objects})
+	if err != nil {
+		return nil
+	}
+	return append(append(head, '\n'), wire...)
 }
 
 // storedRender is what Save gives Store: the git object of each path the
 // rendering read, by its key (inputKeys; "-" for a path that was not there), a
-// line of JSON, then the rendering in the render worker's wire format.
+// line of JSON, then the rendering in the render worker's wire format, its
+// Secrets' values sealed (secrets.go).
 type storedRender struct {
 	Objects map[string]string `json:"objects"`
 }
@@ -303,10 +343,11 @@ func (c *Cache) objectsAt(commit string, keys []string) (map[string]string, bool
 	return out, true
 }
 
-// fromStore is spec's rendering at commit taken from Store, and the record it was
-// taken from: kept when every path it read was the object it is at commit. nil
+// fromStore is spec's rendering at commit, whose files are fsys, taken from Store,
+// and the record it was taken from: kept when every path it read was the object it
+// is at commit, and its Secrets' values put back from those paths (unseal). nil
 // when there is none.
-func (c *Cache) fromStore(commit string, spec render.Spec, js []byte) (*render.Result, []byte) {
+func (c *Cache) fromStore(commit string, fsys fs.FS, spec render.Spec, js []byte) (*render.Result, []byte) {
 	if c.Store == nil || c.InputID == nil || commit == "" || spec.Helm.Lookup != "" {
 		return nil, nil
 	}
@@ -328,20 +369,22 @@ func (c *Cache) fromStore(commit string, spec render.Spec, js []byte) (*render.R
 	if err != nil || resp.Result == nil || len(resp.Result.Failures) > 0 || !slices.Equal(inputKeys(resp.Result.Inputs), keys) {
 		return nil, nil
 	}
+	if n := bytes.Count(wire, placeholderJSON); n > 0 && !c.unseal(fsys, js, resp.Result, n) {
+		return nil, nil
+	}
 	c.mu.Lock()
 	c.stored++
 	c.mu.Unlock()
 	return resp.Result, data
 }
 
-// Save keeps the run's renderings in Store for the next runs, with the git object
-// of every path each read, but for those holds says hold a secret (the encoding of
-// each is what holds reads: the render worker's wire format, or the record a
-// rendering was taken from) and those that read a path InputID cannot vouch for.
-// Those taken from Store are given again, as they were taken, so that the newest of
-// Store's records holds all a run like this one needs. It returns how many
-// renderings were taken from Store and how many others it kept.
-func (c *Cache) Save(holds func(res *render.Result, encoded []byte) bool) (taken, kept int) {
+// Save keeps the run's renderings in Store for the next runs, but for those holds
+// says hold a secret (given each record's data: the git object of every path it
+// read, then the rendering, its Secrets' values sealed). Those taken from Store are
+// given again, as they were taken, so that the newest of Store's records holds all
+// a run like this one needs. It returns how many renderings were taken from Store
+// and how many others it kept. Nothing is kept after it is called.
+func (c *Cache) Save(holds func(data []byte) bool) (taken, kept int) {
 	c.mu.Lock()
 	all, taken := c.kept, c.stored
 	c.kept, c.saved = nil, true
@@ -352,30 +395,13 @@ func (c *Cache) Save(holds func(res *render.Result, encoded []byte) bool) (taken
 	var records []Record
 	for _, js := range slices.Sorted(maps.Keys(all)) {
 		k := all[js]
-		if k.stored != nil {
-			if !holds(k.res, k.stored) {
-				records = append(records, Record{Spec: []byte(js), Data: k.stored})
-			}
+		if holds(k.data) {
 			continue
 		}
-		keys := inputKeys(k.res.Inputs)
-		if len(keys) == 0 {
-			continue
+		records = append(records, Record{Spec: []byte(js), Data: k.data})
+		if !k.taken {
+			kept++
 		}
-		objects, ok := c.objectsAt(k.commit, keys)
-		if !ok {
-			continue
-		}
-		wire, err := worker.EncodeResponse(worker.WorkResponse{Result: k.res})
-		if err != nil || holds(k.res, wire) {
-			continue
-		}
-		head, err := json.Marshal(storedRender{Objects: objects})
-		if err != nil {
-			continue
-		}
-		records = append(records, Record{Spec: []byte(js), Data: append(append(head, '\n'), wire...)})
-		kept++
 	}
 	if c.Store.Keep(records) != nil {
 		return taken, 0
@@ -485,7 +511,7 @@ func (c *Cache) Render(commit string, fsys fs.FS, spec render.Spec) (*render.Res
 			c.keep(commit, nil, spec, js, res)
 			return
 		}
-		if res, data := c.fromStore(commit, spec, js); res != nil {
+		if res, data := c.fromStore(commit, fsys, spec, js); res != nil {
 			e.res = res
 			c.keep(commit, data, spec, js, res)
 			return

@@ -156,23 +156,30 @@ func EncodeResponse(resp WorkResponse) ([]byte, error) {
 // encodeObject is one object on the wire: its content, its identity (group, version,
 // kind, namespace, name or generateName, then metadata.name), then its place (source,
 // document, item, notes).
+//
+// An object still held as a worker sent it (a rendering drift keeps for the next
+// run) is written as it was sent, without decoding it.
 func encodeObject(o render.Object) ([]byte, error) {
-	u := o.Get()
-	if u == nil {
-		return nil, fmt.Errorf("%s: no object to send", o.Where())
-	}
-	content, err := json.Marshal(u.Object)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", o.Where(), err)
+	content, id, name, held := o.Held()
+	if !held {
+		u := o.Get()
+		if u == nil {
+			return nil, fmt.Errorf("%s: no object to send", o.Where())
+		}
+		var err error
+		if content, err = json.Marshal(u.Object); err != nil {
+			return nil, fmt.Errorf("%s: %w", o.Where(), err)
+		}
+		id, name = object.IDOf(u), u.GetName()
 	}
 	var notes []byte
 	if len(o.Notes) > 0 {
+		var err error
 		if notes, err = json.Marshal(o.Notes); err != nil {
 			return nil, err
 		}
 	}
-	id := object.IDOf(u)
-	strs := []string{id.Group, id.Version, id.Kind, id.Namespace, id.Name, u.GetName(), o.Source}
+	strs := []string{id.Group, id.Version, id.Kind, id.Namespace, id.Name, name, o.Source}
 	size := len(content) + len(notes) + (len(strs)+4)*binary.MaxVarintLen64
 	for _, s := range strs {
 		size += len(s)
