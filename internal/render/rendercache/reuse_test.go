@@ -39,11 +39,17 @@ func reuseRepo(t *testing.T) (repo *source.Repo, first, second *source.Snapshot)
 	for k, v := range app("b", "one") {
 		files[k] = v
 	}
+	return twoCommits(t, r, files, map[string]string{"a/cm.yaml": app("a", "two")["a/cm.yaml"]})
+}
+
+// twoCommits commits files, then the edits of next, to r, and opens both commits.
+func twoCommits(t *testing.T, r *gitfixture.Repo, files, next map[string]string) (repo *source.Repo, first, second *source.Snapshot) {
+	t.Helper()
 	c1, err := r.CommitFiles(files, "first")
 	if err != nil {
 		t.Fatal(err)
 	}
-	c2, err := r.CommitFiles(map[string]string{"a/cm.yaml": app("a", "two")["a/cm.yaml"]}, "second")
+	c2, err := r.CommitFiles(next, "second")
 	if err != nil {
 		t.Fatal(err)
 	}

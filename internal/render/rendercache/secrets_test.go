@@ -48,24 +48,7 @@ func secretsRepo(t *testing.T) (repo *source.Repo, first, second *source.Snapsho
 		"random/templates/secret.yaml": "apiVersion: v1\nkind: Secret\nmetadata: {name: random}\ndata:\n  password: {{ randAlphaNum 16 | b64enc }}\n",
 		"other/cm.yaml":                "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: other}\ndata: {value: one}\n",
 	}
-	c1, err := r.CommitFiles(files, "first")
-	if err != nil {
-		t.Fatal(err)
-	}
-	c2, err := r.CommitFiles(map[string]string{"other/cm.yaml": strings.ReplaceAll(files["other/cm.yaml"], "one", "two")}, "second")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if repo, err = source.Open(r.Dir); err != nil {
-		t.Fatal(err)
-	}
-	if first, err = repo.Snapshot(c1); err != nil {
-		t.Fatal(err)
-	}
-	if second, err = repo.Snapshot(c2); err != nil {
-		t.Fatal(err)
-	}
-	return repo, first, second
+	return twoCommits(t, r, files, map[string]string{"other/cm.yaml": strings.ReplaceAll(files["other/cm.yaml"], "one", "two")})
 }
 
 // secretSpecs are the specs of secretsRepo's targets, by name.
