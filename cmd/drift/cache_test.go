@@ -9,6 +9,8 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
+	"sort"
 	"strconv"
 	"strings"
 	"testing"
@@ -146,6 +148,61 @@ func TestCacheAnswersARepeatRunAndNothingStale(t *testing.T) {
 		if h, s := cacheCounts(t, o); h > c.maxHits || s < 2 {
 			t.Errorf("%v: %d from the cache, %d sent\n%s", c.extra, h, s, o.stderr)
 		}
+	}
+}
+
+// discoveryDocuments are the answers to the requests for the API server's
+// discovery documents (/api, /apis) a run at -v=6 logged, by status.
+var discoveryDocuments = regexp.MustCompile(`"GET" url="https?://[^/"]+/apis?(\?[^"]*)?" status="([^"]*)"`)
+
+func discoveryStatuses(stderr string) []string {
+	var out []string
+	for _, m := range discoveryDocuments.FindAllStringSubmatch(stderr, -1) {
+		out = append(out, m[2])
+	}
+	sort.Strings(out)
+	return out
+}
+
+// A run keeps the cluster's API discovery; the next asks for it with its ETags, is
+// sent none of it (304 Not Modified) and reports the same. A CRD created in between
+// is seen: that run is sent /apis again.
+func TestCacheKeepsTheAPIDiscovery(t *testing.T) {
+	dir := cacheDir(t)
+	ns := namespace(t)
+	r := repo(t, map[string]string{"a.yaml": cm(ns, "a", "green")})
+	args := []string{"diff", "--repo", r.Dir, "--ref", "main", "-v=6"}
+	first := drift(t, args...)
+	kept, _ := filepath.Glob(filepath.Join(dir, "dryrun", "v*", "apis", "*.json"))
+	if got := discoveryStatuses(first.stderr); len(kept) != 1 || !slices.Equal(got, []string{"200 OK", "200 OK"}) {
+		t.Fatalf("first run: kept %v; discovery answered %v\n%s", kept, got, first.stderr)
+	}
+	again := sameAsUncached(t, args...)
+	if got := discoveryStatuses(again.stderr); !slices.Equal(got, []string{"304 Not Modified", "304 Not Modified"}) {
+		t.Errorf("the repeat run: discovery answered %v, want 304 twice", got)
+	}
+	apply(t, "kubectl", `apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata: {name: gadgets.apis.drift.test}
+spec:
+  group: apis.drift.test
+  scope: Namespaced
+  names: {plural: gadgets, singular: gadget, kind: Gadget, listKind: GadgetList}
+  versions:
+  - {name: v1, served: true, storage: true, schema: {openAPIV3Schema: {type: object, x-kubernetes-preserve-unknown-fields: true}}}
+`)
+	// The server adds a CRD to its discovery a moment after it is created.
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+		out, err := exec.Command("kubectl", "--kubeconfig", env.Kubeconfig, "api-resources", "--api-group", "apis.drift.test", "-o", "name").Output()
+		if err == nil && strings.Contains(string(out), "gadgets.apis.drift.test") {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the server does not serve gadgets: %v %s", err, out)
+		}
+	}
+	if got := discoveryStatuses(drift(t, args...).stderr); !slices.Equal(got, []string{"200 OK", "304 Not Modified"}) {
+		t.Errorf("the run after a CRD was created: discovery answered %v, want /apis sent again", got)
 	}
 }
 
@@ -427,9 +484,9 @@ func TestCachePrune(t *testing.T) {
 	r := repo(t, map[string]string{"a.yaml": cm(ns, "a", "blue"), "b.yaml": cm(ns, "b", "blue")})
 	drift(t, "diff", "--repo", r.Dir, "--ref", "main")
 	o := drift(t, "cache", "prune", "--max-size", "0")
-	// The run's pack of answers and its pack of renderings, the cluster's record,
-	// what discovery read.
-	if o.code != 0 || !strings.Contains(o.stdout, "removed 4 files") || !strings.Contains(o.stdout, "; 0 left in") {
+	// The run's pack of answers and its pack of renderings, the cluster's record and
+	// its API discovery, what discovery read.
+	if o.code != 0 || !strings.Contains(o.stdout, "removed 5 files") || !strings.Contains(o.stdout, "; 0 left in") {
 		t.Fatalf("exit %d\n%s\n%s", o.code, o.stdout, o.stderr)
 	}
 	if _, err := os.Stat(filepath.Join(dir, "dryrun")); err != nil {

@@ -6,6 +6,7 @@ import (
 
 	"github.com/drift-gitops/drift/internal/kube"
 	"github.com/drift-gitops/drift/internal/plan"
+	"github.com/drift-gitops/drift/internal/resultcache"
 )
 
 // connections are the run's connections to live clusters, one per cluster, made on
@@ -67,6 +68,13 @@ func (o *Run) connect(ctx context.Context, key plan.ClusterKey, cluster string) 
 			flags.ClusterName = &cluster
 		}
 		c.conn, c.err = o.cfg.Connect(ctx, flags, o.Concurrency, o.scrub.AddCredential)
+		if c.err == nil && !o.NoCache && o.cache != nil {
+			// The cluster's API discovery, kept between runs and read again
+			// only when the server says it changed.
+			apis := resultcache.OpenAPIs(o.cache.Sub(resultCacheDir))
+			apis.Notef = o.warnf
+			c.conn.Clients.KeepDiscovery(apis)
+		}
 	})
 	return c.conn, c.err
 }

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/discovery/cached/memory"
@@ -34,9 +35,14 @@ type Clients struct {
 	Host string
 	// User is who requests run as, when known (impersonation), for messages.
 	User string
-	// discovery answers Reachable; cached answers the mapper and Capabilities.
+	// discovery answers Reachable; cached answers the mapper and Capabilities, from
+	// kept (the server's discovery, or what an earlier run kept: KeepDiscovery).
 	discovery discovery.DiscoveryInterface
 	cached    discovery.CachedDiscoveryInterface
+	kept      *keptDiscovery
+	// version is the server's gitVersion, once read.
+	versionMu sync.Mutex
+	version   string
 
 	// Sleep waits between retries (Retry), or less when ctx ends: by default it
 	// waits; a test hands in one that records the wait and returns at once.
@@ -48,6 +54,10 @@ type Clients struct {
 
 	aggOnce    sync.Once
 	aggregated map[schema.GroupVersion]string
+	// crdOnce reads the CRDs' metadata once: crds, or crdErr.
+	crdOnce sync.Once
+	crds    []metav1.PartialObjectMetadata
+	crdErr  error
 	// typed are the typed and raw clients (typed.go), made on first use.
 	typed typed
 
@@ -61,7 +71,7 @@ type Clients struct {
 // Capabilities returns the server's version and the API versions it serves, as
 // "group/version" and "group/version/Kind", which is what Helm's .Capabilities holds.
 func (c *Clients) Capabilities() (version string, apiVersions []string, err error) {
-	v, err := c.discovery.ServerVersion()
+	version, err = c.serverVersion()
 	if err != nil {
 		return "", nil, fmt.Errorf("cannot read the version of the API server at %s: %w", c.Host, err)
 	}
@@ -84,14 +94,29 @@ func (c *Clients) Capabilities() (version string, apiVersions []string, err erro
 		apiVersions = append(apiVersions, k)
 	}
 	sort.Strings(apiVersions)
-	return v.GitVersion, apiVersions, nil
+	return version, apiVersions, nil
+}
+
+// serverVersion is the server's gitVersion, asked once a run.
+func (c *Clients) serverVersion() (string, error) {
+	c.versionMu.Lock()
+	defer c.versionMu.Unlock()
+	if c.version != "" {
+		return c.version, nil
+	}
+	v, err := c.discovery.ServerVersion()
+	if err != nil {
+		return "", err
+	}
+	c.version = v.GitVersion
+	return c.version, nil
 }
 
 // Reachable asks the API server for its version once, so that a cluster that cannot be
 // reached is one clear error for the run instead of one per object. When ctx ends
 // first, the error is ctx's cause (the run's timeout) and where the run was.
 func (c *Clients) Reachable(ctx context.Context) error {
-	_, err := c.discovery.ServerVersion()
+	_, err := c.serverVersion()
 	if err == nil {
 		return nil
 	}
@@ -134,7 +159,8 @@ func NewClientsWithin(run context.Context, cfg *rest.Config, _ int) (*Clients, e
 	if err != nil {
 		return nil, fmt.Errorf("failed to create a client for %s: %w", cfg.Host, err)
 	}
-	cached := memory.NewMemCacheClient(dc)
+	kept := &keptDiscovery{DiscoveryClient: dc}
+	cached := memory.NewMemCacheClient(kept)
 	return &Clients{
 		Config:    cfg,
 		Dynamic:   dyn,
@@ -145,6 +171,7 @@ func NewClientsWithin(run context.Context, cfg *rest.Config, _ int) (*Clients, e
 		ListAhead: DefaultListAhead,
 		discovery: dc,
 		cached:    cached,
+		kept:      kept,
 	}, nil
 }
 

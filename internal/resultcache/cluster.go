@@ -305,18 +305,17 @@ func (cl *Cluster) readAdmission(l *lister) error {
 	return nil
 }
 
-// readCRDs keeps each CRD's resourceVersion by the resource it defines.
+// readCRDs keeps each CRD's resourceVersion by the resource it defines (a CRD's name
+// is its plural and its group, which the server checks), from the CRDs' metadata.
 func (cl *Cluster) readCRDs(l *lister) error {
-	gvr := schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"}
-	items, err := l.list(gvr)
+	items, err := l.c.CRDs(l.ctx)
 	if err != nil {
 		return err
 	}
 	var lines []string
 	var changed time.Time
 	for _, it := range items {
-		group, _, _ := unstructured.NestedString(it.Object, "spec", "group")
-		plural, _, _ := unstructured.NestedString(it.Object, "spec", "names", "plural")
+		plural, group, _ := strings.Cut(it.GetName(), ".")
 		v := string(it.GetUID()) + " " + it.GetResourceVersion()
 		cl.crds[schema.GroupResource{Group: group, Resource: plural}] = v
 		lines = append(lines, it.GetName()+" "+v)

@@ -13,8 +13,8 @@ import (
 
 // drift's names in the dry-run cache, of every format it wrote: a version's
 // directory (v1, v2, ...), and in it packs and temporary files, the clusters' and
-// repositories' records, and format 1's answers in directories of two hex digits.
-// Prune removes nothing else.
+// repositories' records, the clusters' API discovery, and format 1's answers in
+// directories of two hex digits. Prune removes nothing else.
 var (
 	versionName = regexp.MustCompile(`^v[0-9]{1,4}$`)
 	// ownFiles are the names of files drift writes in a directory of a version
@@ -22,8 +22,10 @@ var (
 	ownFiles = map[string]*regexp.Regexp{
 		"":         regexp.MustCompile(`^(\.tmp-[0-9]+|[0-9]{20}-[0-9]+\.pack)$`),
 		"clusters": regexp.MustCompile(`^(\.tmp-[0-9]+|[0-9a-f]{64}\.json)$`),
-		"scans":    regexp.MustCompile(`^(\.tmp-[0-9]+|[0-9a-f]{32}\.txt)$`),
-		"fanout":   regexp.MustCompile(`^(\.tmp-[0-9]+|[0-9a-f]{64}\.json)$`),
+		// apis/: each cluster's API discovery (apis.go).
+		"apis":   regexp.MustCompile(`^(\.tmp-[0-9]+|[0-9a-f]{64}\.json)$`),
+		"scans":  regexp.MustCompile(`^(\.tmp-[0-9]+|[0-9a-f]{32}\.txt)$`),
+		"fanout": regexp.MustCompile(`^(\.tmp-[0-9]+|[0-9a-f]{64}\.json)$`),
 		// renders/BUILD/: the packs of a build's renderings (renders.go).
 		"renders": regexp.MustCompile(`^(\.tmp-[0-9]+|[0-9]{20}-[0-9]+\.pack)$`),
 		// renders/BUILD/XX/: a build's renderings as drift kept them before packs,
@@ -73,10 +75,11 @@ func Prune(dir *cachedir.Dir, maxBytes int64, keepRuns int) (removed int, freed 
 			total -= size
 		}
 	}
-	// Still too large with no answer left: what discovery read goes (the next run
-	// reads every file again), then the clusters' records (the next run on a cluster
-	// waits Settle before it stores again).
-	for _, sub := range []string{"renders", "scans", "clusters"} {
+	// Still too large with no answer left: the renderings, what discovery read (the
+	// next run reads every file again), the clusters' API discovery (the next run
+	// asks the server), then the clusters' records (the next run on a cluster waits
+	// Settle before it stores again).
+	for _, sub := range []string{"renders", "scans", "apis", "clusters"} {
 		if total <= maxBytes {
 			break
 		}
@@ -106,7 +109,7 @@ func (p *pruner) removeVersion(v string, match func(string, fs.FileInfo) bool) {
 	for _, e := range entries {
 		switch {
 		case !e.IsDir():
-		case e.Name() == "clusters" || e.Name() == "scans":
+		case e.Name() == "clusters" || e.Name() == "scans" || e.Name() == "apis":
 			p.removeIn(v+"/"+e.Name(), ownFiles[e.Name()], match)
 		case e.Name() == "renders":
 			p.removeRenders(v, "", match)
