@@ -37,6 +37,10 @@ func (b *Builder) build(r dryrun.Result, rs *rules, sd report.Sides, story strin
 		o.Category = report.Unchanged
 		return o, nil
 	}
+	if b.unchangedAsIs(r, rs) {
+		o.Category = report.Unchanged
+		return o, nil
+	}
 	live, merged, err := b.sides(r, rs)
 	if err != nil {
 		o.Category, o.Error, o.ErrorReason = report.Error, r.ID.Display()+": ignore rule: "+err.Error(), reason.Config
@@ -99,6 +103,24 @@ func (b *Builder) build(r dryrun.Result, rs *rules, sd report.Sides, story strin
 	return o, nil
 }
 
+// unchangedAsIs reports whether r's prediction is its live object field for field
+// (as every answer the dry-run cache keeps as sameAsLive is), so that its entry is
+// unchanged without its sides being normalized, scrubbed or compared: both sides
+// would go through the same steps (sides) and stay equal, no risk rule finds
+// anything in an unchanged object, and no YAML is rendered for one. Not when the
+// YAML is asked for (UnchangedYAML), an ignore rule's jq expression applies (it may
+// fail: an error entry), or the object is an encrypted Secret whose encrypted
+// document changes (a modification whose values are unknown).
+func (b *Builder) unchangedAsIs(r dryrun.Result, rs *rules) bool {
+	if b.opts.UnchangedYAML || r.Live == nil || r.Merged == nil || dryrun.EncryptedChange(r.Object) {
+		return false
+	}
+	if _, _, jq := rs.ignoreFor(r.ID); len(jq) > 0 {
+		return false
+	}
+	return r.Live == r.Merged || object.JSONEqual(r.Live.Object, r.Merged.Object)
+}
+
 // risks are the findings of the risk rules as the report holds them.
 func risks(findings []risk.Finding) []report.Risk {
 	if findings == nil {
@@ -123,7 +145,7 @@ func (b *Builder) sides(r dryrun.Result, rs *rules) (live, merged *unstructured.
 		// The live side was created by drift itself, in a throwaway server: what
 		// the server allocated changes with every run.
 		markAllocated(r.Object.Get(), nil, live)
-		markAllocated(r.Object.Get(), nil, merged)
+		markAllocated(r.Object.Get(), live, merged)
 		for _, u := range []*unstructured.Unstructured{live, merged} {
 			markConditionTimes(u)
 			markOwnerUID(u)
