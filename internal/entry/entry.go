@@ -145,7 +145,7 @@ func (b *Builder) sides(r dryrun.Result, rs *rules) (live, merged *unstructured.
 		// The live side was created by drift itself, in a throwaway server: what
 		// the server allocated changes with every run.
 		markAllocated(r.Object.Get(), nil, live)
-		markAllocated(r.Object.Get(), live, merged)
+		markAllocated(r.Object.Get(), nil, merged)
 		for _, u := range []*unstructured.Unstructured{live, merged} {
 			markConditionTimes(u)
 			markOwnerUID(u)
