@@ -2,6 +2,7 @@ package render
 
 import (
 	"cmp"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -32,6 +33,10 @@ type Options struct {
 	// ObjectsOnly leaves out documents without apiVersion or kind, and names their
 	// files in a note (Spec.ObjectsOnly).
 	ObjectsOnly bool
+	// Hold keeps each object as its JSON (FromJSON) from the moment its document is
+	// decoded, so a large rendering is never held as maps all at once; Get decodes
+	// an object when something reads it.
+	Hold bool
 }
 
 // maxDepth bounds directory recursion, so symlinked directory loops end.
@@ -275,9 +280,28 @@ func (w *walker) startDecoding() {
 			for p := range work {
 				p.objs, p.fails, p.notObjects = decodeFile(p.name, p.data, w.opts.MaxDocumentBytes, w.opts.ObjectsOnly)
 				p.data = nil
+				if w.opts.Hold {
+					for i, o := range p.objs {
+						p.objs[i] = hold(o)
+					}
+				}
 			}
 		})
 	}
+}
+
+// hold is o, decoded in this process, held as its JSON (FromJSON) with its place and
+// notes: the JSON a render worker writes for it (encoding/json, keys sorted). An
+// object that does not encode stays as it is, for the encoder to report.
+func hold(o Object) Object {
+	u := o.Get()
+	js, err := json.Marshal(u.Object)
+	if err != nil {
+		return o
+	}
+	h := FromJSON(js, object.IDOf(u), u.GetName())
+	h.Source, h.Doc, h.Item, h.Notes = o.Source, o.Doc, o.Item, o.Notes
+	return h
 }
 
 // decode waits for the decoders and adds every part to the result in the order the

@@ -157,7 +157,7 @@ func RenderWith(fsys fs.FS, spec Spec, limits Limits, lookup *rest.Config) (*Res
 		return &Result{Failures: []Failure{{Source: TargetSource(spec), Reason: reason.RenderFailed,
 			Message: "no renderer was decided for this target: this is a bug in drift, please report it"}}}, nil
 	case RendererPlain:
-		res, err = Plain(fsys, Options{Paths: []string{spec.Path}, Directory: spec.Directory, ObjectsOnly: spec.ObjectsOnly})
+		res, err = Plain(fsys, Options{Paths: []string{spec.Path}, Directory: spec.Directory, ObjectsOnly: spec.ObjectsOnly, Hold: true})
 	case RendererKustomize:
 		res = kustomizeSpec(fsys, spec)
 	case RendererHelm:

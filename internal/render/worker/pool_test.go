@@ -117,7 +117,7 @@ func TestWorkerResultsAreTheInProcessResultsExactly(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if !reflect.DeepEqual(decoded(got), want) {
+			if !reflect.DeepEqual(decoded(got), decoded(want)) {
 				t.Errorf("worker result differs from the in-process one:\n got %#v\nwant %#v", got, want)
 			}
 			if tc.spec.Renderer != render.RendererHelm {

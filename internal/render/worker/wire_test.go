@@ -1,17 +1,19 @@
 package worker
 
 import (
+	"bytes"
 	"fmt"
-	"github.com/drift-gitops/drift/internal/render"
 	"math"
 	"reflect"
 	"strings"
 	"testing"
+	"testing/fstest"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/drift-gitops/drift/internal/object"
 	"github.com/drift-gitops/drift/internal/reason"
+	"github.com/drift-gitops/drift/internal/render"
 )
 
 // TestAResponseCrossesTheWireWhole: every part of a result (objects with their place
@@ -254,4 +256,51 @@ func ids(res *render.Result) []string {
 		out = append(out, fmt.Sprintf("%s@%s", o.ID().String(), o.Where()))
 	}
 	return out
+}
+
+// TestAPlainRenderingIsHeldAsTheWireWritesIt: a plain target's objects are held as
+// their JSON from the moment they are decoded, so a worker never holds a large
+// rendering as maps; what it sends is byte for byte what it sent when it held them
+// decoded.
+func TestAPlainRenderingIsHeldAsTheWireWritesIt(t *testing.T) {
+	t.Parallel()
+	fsys := fstest.MapFS{
+		"apps/a.yaml":   {Data: []byte("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a, namespace: x, labels: {\"x/<y>\": \"&1\"}}\ndata: {n: \"1\", u: \"é \\u2028\"}\n---\napiVersion: v1\nkind: List\nitems:\n- {apiVersion: v1, kind: Secret, metadata: {name: s}, stringData: {k: v}}\n- {apiVersion: v1, kind: Pod, metadata: {generateName: p-}, spec: {containers: [{name: c, image: i}]}}\n")},
+		"apps/b.json":   {Data: []byte(`{"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"d"},"spec":{"replicas":3,"x":1.5,"big":12345678901234567890,"neg":-0.0,"e":1e3}}`)},
+		"apps/dup.yaml": {Data: []byte("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: dup}\n---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: dup}\n")},
+	}
+	spec := render.Spec{Renderer: render.RendererPlain, Path: "apps"}
+	held, err := render.RenderWith(fsys, spec, render.DefaultLimits(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	decoded, err := render.Plain(fsys, render.Options{Paths: []string{"apps"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(held.Objects) != 4 || len(held.Failures) != 2 {
+		t.Fatalf("%d objects and %d failures, want 4 and 2 (the duplicates): %v", len(held.Objects), len(held.Failures), held.Failures)
+	}
+	for i, o := range held.Objects {
+		if _, _, _, ok := o.Held(); !ok || o.Decoded() {
+			t.Errorf("object %d (%s) is decoded, not held as JSON", i, o.Where())
+		}
+		if d := decoded.Objects[i]; o.ID() != d.ID() || o.Name() != d.Name() || o.Where() != d.Where() {
+			t.Errorf("object %d: %v %q at %s, decoded it is %v %q at %s", i, o.ID(), o.Name(), o.Where(), d.ID(), d.Name(), d.Where())
+		}
+	}
+	a, err := EncodeResponse(WorkResponse{Result: held})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := EncodeResponse(WorkResponse{Result: decoded})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(a, b) {
+		t.Fatalf("the held rendering's wire differs from the decoded one's:\n%q\n%q", a, b)
+	}
+	if u := held.Objects[3].Get(); u.Object["spec"].(map[string]any)["replicas"] != int64(3) {
+		t.Errorf("a held object decodes replicas as %T, want int64 as the object decoded", held.Objects[3].Get().Object["spec"].(map[string]any)["replicas"])
+	}
 }
