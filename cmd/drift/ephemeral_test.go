@@ -293,3 +293,42 @@ func TestEphemeralSaysWhenTheBaseCouldNotBeLoaded(t *testing.T) {
 		t.Errorf("the ConfigMap beside it: %s %+v", cm.Category, cm.Warnings)
 	}
 }
+
+// A throwaway server holds the Services that name their own node port or cluster IP,
+// even where the change leaves them as they are: a Service the change adds that asks
+// for the same port is refused, as the cluster would refuse it. A Service that names
+// none, left as it is, is neither loaded nor sent (what the server would pick for it
+// at random is no prediction of the cluster's), and the report is the one of a run
+// that loads and sends everything (the drift helper checks that).
+func TestEphemeralHoldsTheServicesThatNameTheirPorts(t *testing.T) {
+	svc := func(name, typ, port string) string {
+		return "apiVersion: v1\nkind: Service\nmetadata: {name: " + name + "}\nspec:\n  type: " + typ + "\n  selector: {app: " + name + "}\n  ports:\n  - {port: 80" + port + "}\n"
+	}
+	r := repo(t, map[string]string{
+		"drift.yaml":       "targets:\n- {name: web, path: web, namespace: web}\n",
+		"web/fixed.yaml":   svc("fixed", "NodePort", ", nodePort: 30080"),
+		"web/random.yaml":  svc("random", "NodePort", ""),
+		"web/cluster.yaml": svc("cluster", "ClusterIP", ""),
+		"web/cm.yaml":      "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\ndata: {k: a}\n",
+	})
+	if _, err := r.Git("tag", "base"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.CommitFiles(map[string]string{"web/new.yaml": svc("new", "NodePort", ", nodePort: 30080"), "web/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\ndata: {k: b}\n"}, "head"); err != nil {
+		t.Fatal(err)
+	}
+	rep, o := driftJSON(t, "diff", "--repo", r.Dir, "--cluster", "ephemeral", "--base", "base", "--ref", "main")
+	if o.code != 2 {
+		t.Fatalf("exit %d, want 2 (the new Service's port is taken)\n%s", o.code, o.stderr)
+	}
+	want := map[string]string{"Service/fixed": "unchanged", "Service/random": "unchanged", "Service/cluster": "unchanged", "ConfigMap/c": "modify", "Service/new": "error"}
+	if got := categories(rep); !equalMaps(got, want) {
+		t.Fatalf("categories = %v\nwant %v", got, want)
+	}
+	if e := find(t, rep, "Service", "new"); !strings.Contains(e.Error, "30080") || !strings.Contains(e.Error, "already allocated") {
+		t.Errorf("Service new: error %q, want the server's refusal of port 30080", e.Error)
+	}
+	if !strings.Contains(o.stderr, "2 objects the change leaves as the base has them are "+leftAsIsSays) {
+		t.Errorf("stderr does not say that the two Services that name no port were left as they are:\n%s", o.stderr)
+	}
+}

@@ -159,15 +159,18 @@ func warned(r dryrun.Result, why reason.Reason, text string) bool {
 // TestEphemeralLoadsOnlyWhatTheChangeTouches: on a throwaway server, a pull request
 // that edits one ConfigMap of a target has the server loaded with the base's version
 // of that ConfigMap alone, beside what is always loaded (the target's namespace, a
-// Service, an object two targets render): the ConfigMap the change leaves as it is is
-// neither loaded nor sent, and is the same. With LoadAll, everything is loaded and
+// Service that names its node port, an object two targets render): the ConfigMap and
+// the Service that names no port the change leaves as they are are neither loaded
+// nor sent, and are the same. With LoadAll, everything is loaded and
 // sent, as before.
 func TestEphemeralLoadsOnlyWhatTheChangeTouches(t *testing.T) {
 	for _, loadAll := range []bool{false, true} {
 		t.Run(fmt.Sprintf("LoadAll=%v", loadAll), func(t *testing.T) {
 			ctx := context.Background()
 			ns := fmt.Sprintf("leftasis-%v", loadAll)
-			svc := "apiVersion: v1\nkind: Service\nmetadata: {name: web, namespace: " + ns + "}\nspec: {ports: [{port: 80}]}\n"
+			port := map[bool]string{false: "30181", true: "30182"}[loadAll]
+			svc := "apiVersion: v1\nkind: Service\nmetadata: {name: web, namespace: " + ns + "}\nspec: {type: NodePort, ports: [{port: 80, nodePort: " + port + "}]}\n" +
+				"---\napiVersion: v1\nkind: Service\nmetadata: {name: plain, namespace: " + ns + "}\nspec: {ports: [{port: 80}]}\n"
 			drift := "targets:\n- {name: a, path: a, namespace: " + ns + "}\n- {name: b, path: b, namespace: " + ns + "}\n"
 			r, err := gitfixture.Init(t.TempDir())
 			if err != nil {
@@ -207,10 +210,12 @@ func TestEphemeralLoadsOnlyWhatTheChangeTouches(t *testing.T) {
 					loaded["ConfigMap/"+c.Name] = true
 				}
 			}
-			if _, err := cs.CoreV1().Services(ns).Get(ctx, "web", metav1.GetOptions{}); err == nil {
-				loaded["Service/web"] = true
+			for _, name := range []string{"web", "plain"} {
+				if _, err := cs.CoreV1().Services(ns).Get(ctx, name, metav1.GetOptions{}); err == nil {
+					loaded["Service/"+name] = true
+				}
 			}
-			want := map[string]bool{"ConfigMap/edited": true, "ConfigMap/shared": true, "ConfigMap/b": true, "Service/web": true, "ConfigMap/same": loadAll}
+			want := map[string]bool{"ConfigMap/edited": true, "ConfigMap/shared": true, "ConfigMap/b": true, "Service/web": true, "ConfigMap/same": loadAll, "Service/plain": loadAll}
 			for k, v := range want {
 				if loaded[k] != v {
 					t.Errorf("%s loaded into the server: %v, want %v (loaded: %v)", k, loaded[k], v, loaded)
@@ -218,7 +223,7 @@ func TestEphemeralLoadsOnlyWhatTheChangeTouches(t *testing.T) {
 			}
 			for _, tg := range p.Targets {
 				for _, res := range tg.Results {
-					wantSame := !loadAll && tg.Name == "a" && res.ID.Name == "same"
+					wantSame := !loadAll && tg.Name == "a" && (res.ID.Name == "same" || res.ID.Name == "plain")
 					if res.Same != wantSame {
 						t.Errorf("target %s: %s Same = %v, want %v", tg.Name, res.ID.Display(), res.Same, wantSame)
 					}

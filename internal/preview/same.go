@@ -18,11 +18,11 @@ import (
 // run follows the size of the change.
 
 // alwaysLoaded are kinds other objects' previews depend on the server holding
-// (a Pod's PriorityClass and RuntimeClass, the ports and addresses Services hold,
-// the defaults a LimitRange, StorageClass or IngressClass gives): loaded and
-// previewed whatever the change touches, as Namespaces and CRDs are.
+// (a Pod's PriorityClass and RuntimeClass, the defaults a LimitRange, StorageClass
+// or IngressClass gives): loaded and previewed whatever the change touches, as
+// Namespaces and CRDs are. So is a Service that names its own cluster IP or node
+// ports (namesAllocation): another Service asking for one of them is refused.
 var alwaysLoaded = map[schema.GroupKind]bool{
-	{Kind: "Service"}:    true,
 	{Kind: "LimitRange"}: true,
 	{Group: "scheduling.k8s.io", Kind: "PriorityClass"}: true,
 	{Group: "node.k8s.io", Kind: "RuntimeClass"}:        true,
@@ -172,12 +172,47 @@ func (r *runner) leftAsIs(cl *cluster, targets []*Target, bases map[*Target]*ren
 			b := inBase[k]
 			gk := id.GroupKind()
 			t.same[i] = id.Name != "" && len(inHead[k]) == 1 && len(b) == 1 && o.Same(b[0]) &&
-				!object.IsScaffolding(gk) && !alwaysLoaded[gk] && !controllerKinds[gk] && !inventories[k] &&
+				!object.IsScaffolding(gk) && !alwaysLoaded[gk] && !(gk == serviceKind && namesAllocation(o)) && !controllerKinds[gk] && !inventories[k] &&
 				!touchedKinds[gk] && !touchedNamespaces[k.Namespace] &&
 				!t.Rules.Masks(id.Group, id.Kind, id.Namespace, id.Name) && !t.Rules.Masks(id.Group, id.Kind, k.Namespace, id.Name) &&
 				len(owners[name{id.Group, id.Kind, id.Name}]) == 1
 		}
 	}
+}
+
+var serviceKind = schema.GroupKind{Kind: "Service"}
+
+// namesAllocation reports whether a Service names an address or port the server
+// allocates and refuses to give twice: spec.clusterIP or spec.clusterIPs (other than
+// "None"), a port's nodePort, spec.healthCheckNodePort. A Service that names none
+// gets what the server picks at random, which a throwaway server cannot predict
+// for the cluster, so no other object's preview depends on the server holding it.
+func namesAllocation(o render.Object) bool {
+	if !o.Mentions("clusterIP", "clusterIPs", "nodePort", "healthCheckNodePort") {
+		return false
+	}
+	spec, _ := o.Get().Object["spec"].(map[string]any)
+	if ip, _ := spec["clusterIP"].(string); ip != "" && ip != "None" {
+		return true
+	}
+	if ips, _ := spec["clusterIPs"].([]any); len(ips) > 0 {
+		for _, ip := range ips {
+			if s, _ := ip.(string); s != "" && s != "None" {
+				return true
+			}
+		}
+	}
+	if hc := spec["healthCheckNodePort"]; hc != nil && hc != int64(0) && hc != float64(0) {
+		return true
+	}
+	ports, _ := spec["ports"].([]any)
+	for _, p := range ports {
+		pm, _ := p.(map[string]any)
+		if n := pm["nodePort"]; n != nil && n != int64(0) && n != float64(0) {
+			return true
+		}
+	}
+	return false
 }
 
 // touchScaffolding touches the Namespaces and CRDs among two versions of an object.
