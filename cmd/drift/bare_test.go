@@ -15,7 +15,7 @@ func chartsRepo(greeting string) map[string]string {
 		return map[string]string{
 			"apps/" + name + "/Chart.yaml":          "apiVersion: v2\nname: " + name + "\nversion: 0.1.0\n",
 			"apps/" + name + "/values.yaml":         "greeting: " + greeting + "\nreplicas: 1\n",
-			"apps/" + name + "/templates/cm.yaml":   "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: {{ .Chart.Name }}, namespace: default}\ndata: {greeting: {{ .Values.greeting | quote }}}\n",
+			"apps/" + name + "/templates/cm.yaml":   "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: {{ .Release.Name }}, namespace: default, labels: {chart: {{ .Chart.Name }}}}\ndata: {greeting: {{ .Values.greeting | quote }}}\n",
 			"apps/" + name + "/templates/NOTES.txt": "{{ .Chart.Name }} is installed\n",
 		}
 	}
@@ -42,7 +42,7 @@ func chartsRepo(greeting string) map[string]string {
 // applied: each wrapper chart rendered with Helm and each kustomize overlay built,
 // as targets of their own; Chart.yaml, values files, kustomization files, templates
 // and other tools' YAML are never objects nor errors, only a note names the YAML that
-// is no object. Run as the Action runs it: a documentation-only change is no change
+// is no object. A chart's release is named after its directory, as with --path. Run as the Action runs it: a documentation-only change is no change
 // (exit 0, no error); a change to one chart's values is that chart's change.
 func TestARepositoryOfChartsIsPreviewedAsItWouldBeApplied(t *testing.T) {
 	base := chartsRepo("hello")

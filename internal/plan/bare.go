@@ -47,7 +47,8 @@ func splitBare(targets []Target, head *source.Snapshot) []Target {
 		out = append(out, t)
 		for _, d := range own {
 			c := t
-			c.Name, c.Spec, c.Notes, c.Bare = d, render.Spec{Path: d}, nil, false
+			// A chart's release is named as a chart previewed with --path is.
+			c.Name, c.Spec, c.Notes, c.Bare = d, withReleaseName(render.Spec{Path: d}), nil, false
 			out = append(out, c)
 		}
 	}
