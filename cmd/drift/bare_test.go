@@ -42,8 +42,9 @@ func chartsRepo(greeting string) map[string]string {
 // applied: each wrapper chart rendered with Helm and each kustomize overlay built,
 // as targets of their own; Chart.yaml, values files, kustomization files, templates
 // and other tools' YAML are never objects nor errors, only a note names the YAML that
-// is no object. A chart's release is named after its directory, as with --path. Run as the Action runs it: a documentation-only change is no change
-// (exit 0, no error); a change to one chart's values is that chart's change.
+// is no object; a chart's release is named after its directory, as with --path. Run
+// as the Action runs it: a documentation-only change is no change (exit 0, no
+// error); a change to one chart's values is that chart's change.
 func TestARepositoryOfChartsIsPreviewedAsItWouldBeApplied(t *testing.T) {
 	base := chartsRepo("hello")
 	dir, baseSHA := actionsCheckout(t, base, map[string]string{"README.md": "# home lab, documented\n", "mkdocs.yml": "site_name: the home lab\n"})
