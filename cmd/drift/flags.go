@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"strings"
 	"time"
 
@@ -11,6 +12,7 @@ import (
 	"github.com/drift-gitops/drift/internal/applier"
 	"github.com/drift-gitops/drift/internal/config"
 	"github.com/drift-gitops/drift/internal/discover"
+	"github.com/drift-gitops/drift/internal/publish"
 	"github.com/drift-gitops/drift/internal/render"
 	"github.com/drift-gitops/drift/internal/report"
 )
@@ -37,6 +39,7 @@ func bindRun(cmd *cobra.Command, cfg *app.Config, o *app.Run) {
 	f.StringVar(&o.ShardBy, "shard-by", "object", "how --shard splits the run: object (every target's objects, spread over the shards) or cluster (each cluster's targets whole, one shard connecting to each cluster: for a fleet)")
 	bindGitHub(f, &o.GitHub)
 	bindGitLab(f, &o.GitLab)
+	bindSites(f, o)
 	bindReport(f, &o.Report)
 	cfg.Kube.AddFlags(f)
 	o.Given = func(name string) bool { fl := f.Lookup(name); return fl != nil && fl.Changed }
@@ -90,12 +93,33 @@ func bindGitLab(f *pflag.FlagSet, g *app.GitLab) {
 	f.StringVar(&g.APIURL, "gitlab-api-url", "", "GitLab API URL (default $CI_API_V4_URL, else https://gitlab.com/api/v4); the token is sent to its scheme, host and port only")
 	f.StringVar(&g.HeadSHA, "gitlab-sha", "", "commit the status is set on (default $CI_COMMIT_SHA, the commit the pipeline runs, in pipeline $CI_PIPELINE_ID; another commit's status is not added to that pipeline)")
 	f.StringVar(&g.Dotenv, "gitlab-dotenv", "", "append the outputs (DRIFT_HAS_CHANGES, DRIFT_COUNTS, DRIFT_REPORT_JSON, ...) to this file, a dotenv report for later jobs")
+	f.StringVar(&g.Dotenv, "dotenv", "", "append the outputs (DRIFT_HAS_CHANGES, DRIFT_COUNTS, DRIFT_REPORT_JSON, ...) to this file as KEY=value lines, for later steps (the same as --gitlab-dotenv)")
+}
+
+// bindSites registers the flags of each forge of publish.Kinds but its --X-issue
+// (detect's and merge's): --gitea-comment, --bitbucket-token, --azure-pr, ...
+func bindSites(f *pflag.FlagSet, o *app.Run) {
+	for _, k := range publish.Kinds {
+		s := o.Sites.Of(k.Flag)
+		p := k.Flag + "-"
+		f.BoolVar(&s.Comment, p+"comment", false, fmt.Sprintf("post the report to the %s as one %s, updated on every run, and set a status (context from %s's pipeline variables; %s)", k.Review, k.Note, k.Name, k.Docs))
+		f.BoolVar(&s.Status, p+"status", true, fmt.Sprintf("with --%scomment: also set a status named drift on the commit the pipeline runs", p))
+		f.StringVar(&s.CI.Token, p+"token", "", fmt.Sprintf("%s token (default $%s)", k.Name, strings.Join(k.TokenVariables, ", else $")))
+		f.StringVar(&s.CI.APIURL, p+"api-url", "", fmt.Sprintf("%s API URL (default: from the pipeline's variables); the token is sent to its scheme, host and port only", k.Name))
+		f.StringVar(&s.CI.Repository, p+"repository", "", fmt.Sprintf("%s repository (default: from the pipeline's variables; %s)", k.Name, k.Docs))
+		f.Int64Var(&s.CI.PR, p+"pr", 0, fmt.Sprintf("%s number (default: from the pipeline's variables)", k.Review))
+		f.StringVar(&s.CI.HeadSHA, p+"sha", "", "commit the status is set on (default: the commit the pipeline runs)")
+	}
 }
 
 // bindIssues registers --github-issue and --gitlab-issue: one issue a target set, kept.
 func bindIssues(f *pflag.FlagSet, o *app.Run) {
 	f.BoolVar(&o.GitHub.Issue, "github-issue", false, "keep one GitHub issue (label drift) for this target set: opened when drift appears, updated when it changes, closed when it is gone")
 	f.BoolVar(&o.GitLab.Issue, "gitlab-issue", false, "keep one GitLab issue (label drift) for this target set: opened when drift appears, updated when it changes, closed when it is gone")
+	for _, k := range publish.Kinds {
+		s := o.Sites.Of(k.Flag)
+		f.BoolVar(&s.Issue, k.Flag+"-issue", false, fmt.Sprintf("keep one %s %s (labelled drift) for this target set: opened when drift appears, updated when it changes, closed when it is gone (%s)", k.Name, k.Tracked, k.Docs))
+	}
 }
 
 // bindReport registers how the report is judged and shown.

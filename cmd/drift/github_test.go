@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -116,7 +117,7 @@ func TestEveryGitHubFlagReachesPublish(t *testing.T) {
 	}
 	want := publish.Options{JSONReport: "r.json", Outputs: true, Comment: true, Check: false, Issue: true, CommentFile: "c.md",
 		GitHub: github.Context{Token: "tok", Repository: "acme/gitops", APIURL: "https://ghe.example/api/v3", PR: 7, HeadSHA: "abc", Author: "deploy-app[bot]", StepSummary: "s.md"}}
-	if got := g.Options(); got != want || !g.FailOnDeletes {
+	if got := g.Options(); !reflect.DeepEqual(got, want) || !g.FailOnDeletes {
 		t.Errorf("options = %+v\nwant      %+v", got, want)
 	}
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/drift-gitops/drift/internal/app"
 	"github.com/drift-gitops/drift/internal/cli"
+	"github.com/drift-gitops/drift/internal/publish"
 	"github.com/drift-gitops/drift/internal/steplog"
 )
 
@@ -82,9 +83,13 @@ unchanged, delete or error, with a unified diff.`,
 	root.SetUsageFunc(cli.Usage)
 	root.SetFlagErrorFunc(cli.FlagError)
 	root.AddCommand(newDiffCommand(streams), newDetectCommand(streams), newReportCommand(streams), newSetupCommand(streams), newTargetsCommand(streams), newCacheCommand(streams), newVersionCommand(streams))
+	forges := map[string]string{"gitlab": "GitLab"}
+	for _, k := range publish.Kinds {
+		forges[k.Flag] = k.Name
+	}
 	var group func(*cobra.Command)
 	group = func(c *cobra.Command) {
-		cli.GroupAll(c.Flags())
+		cli.GroupAll(c.Flags(), forges)
 		for _, sub := range c.Commands() {
 			group(sub)
 		}

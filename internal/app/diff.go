@@ -34,14 +34,15 @@ type Diff struct {
 // report (Publish writes and publishes it): drift diff.
 func (c *Config) Diff(ctx context.Context, o *Diff) (*report.Report, error) {
 	o.cfg = c
-	o.Base = o.gitlabBase(o.Base)
+	o.Base = o.siteBase(o.gitlabBase(o.Base))
 	return o.run(ctx, c, mode{base: o.Base, cluster: o.Cluster, configFrom: o.ConfigFrom,
 		splitDrift: o.Base != "" && !o.NoSplitDrift, crdsFromContext: o.CRDsFromContext, lookupSecrets: o.LookupSecrets, loadAll: o.EphemeralLoadAll})
 }
 
 // PullRequestFlags are the flags of a pull request's preview, which drift detect
 // refuses rather than ignores.
-var PullRequestFlags = []string{"github-comment", "github-check", "comment-file", "html-artifact", "gitlab-note", "gitlab-status"}
+var PullRequestFlags = append([]string{"github-comment", "github-check", "comment-file", "html-artifact", "gitlab-note", "gitlab-status"},
+	siteFlags(siteFlagNames.comment, siteFlagNames.status)...)
 
 // Detect finds where the cluster no longer matches the repository, and returns the
 // report (Publish writes and publishes it): drift diff of the tracked branch against
@@ -53,6 +54,9 @@ func (c *Config) Detect(ctx context.Context, o *Run) (*report.Report, error) {
 			what, issue := "a pull request's", "--github-issue"
 			if strings.HasPrefix(name, "gitlab-") {
 				what, issue = "a merge request's", "--gitlab-issue"
+			}
+			if w, i := siteReviewFlag(name); w != "" {
+				what, issue = w, i
 			}
 			return nil, fmt.Errorf("--%s is for %s preview (drift diff); drift detect keeps an issue instead (%s)", name, what, issue)
 		}

@@ -39,10 +39,13 @@ func (g *GitLab) apply(opts *publish.Options) error {
 	return nil
 }
 
-// publishOptions are the GitHub and GitLab flags as what to publish.
+// publishOptions are the forges' flags as what to publish.
 func (o *Run) publishOptions() (publish.Options, error) {
 	opts := o.GitHub.Options()
-	return opts, o.GitLab.apply(&opts)
+	if err := o.GitLab.apply(&opts); err != nil {
+		return opts, err
+	}
+	return opts, o.Sites.apply(&opts)
 }
 
 // preflight fails, before any work, when a forge is asked for but cannot be reached.
@@ -96,11 +99,11 @@ var gitlabCredentials = append([]string{"CI_JOB_TOKEN", "CI_REGISTRY_PASSWORD", 
 // refused says whether a forge refused drift for lack of permission (403): a fork's
 // token; the report is still written and the exit status stays the diff's.
 func refused(err error) bool {
-	return github.StatusCode(err) == http.StatusForbidden || gitlab.StatusCode(err) == http.StatusForbidden
+	return github.StatusCode(err) == http.StatusForbidden || gitlab.StatusCode(err) == http.StatusForbidden || siteRefused(err)
 }
 
 // forgeFlagsOfAShard are the flags that publish, which a shard must not be given.
-var forgeFlagsOfAShard = []string{"gitlab-note", "gitlab-issue"}
+var forgeFlagsOfAShard = append([]string{"gitlab-note", "gitlab-issue"}, siteFlags(siteFlagNames.comment, siteFlagNames.issue)...)
 
 // checkShardFlags refuses publishing from a shard.
 func (o *Run) checkShardFlags() error {

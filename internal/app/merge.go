@@ -23,7 +23,7 @@ func (c *Config) Merge(ctx context.Context, o *Diff, files []string) (*report.Re
 	o.cfg = c
 	o.scrub = o.newScrubber()
 	defer o.closeCache()
-	o.Base = o.gitlabBase(o.Base)
+	o.Base = o.siteBase(o.gitlabBase(o.Base))
 	rep, err := o.merge(ctx, files)
 	if err != nil {
 		return nil, scrubbedError{err: err, scrub: o.scrub}

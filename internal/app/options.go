@@ -50,6 +50,9 @@ type Run struct {
 	// how the report is judged and shown.
 	GitHub GitHub
 	GitLab GitLab
+	// Sites are the flags of the forges of publish.Kinds (Gitea, Bitbucket, Azure
+	// DevOps), by their prefix.
+	Sites  Sites
 	Report Report
 	Charts Charts
 
@@ -186,6 +189,9 @@ func (o *Run) branches() []string {
 	}
 	if o.cfg.Getenv("GITLAB_CI") == "true" {
 		return gitlabBranches(o.cfg.Getenv)
+	}
+	if o.siteInCI() != nil {
+		return o.siteBranches()
 	}
 	if o.cfg.Getenv("GITHUB_ACTIONS") != "true" {
 		return nil

@@ -1,6 +1,7 @@
 package app
 
 import (
+	"reflect"
 	"strings"
 	"testing"
 
@@ -69,7 +70,7 @@ func TestEveryGitLabSettingReachesPublish(t *testing.T) {
 	}
 	want := publish.Options{Forge: publish.GitLab, Comment: true, Check: false, Issue: true, Dotenv: "d.env",
 		GitLab: gitlab.Context{Token: "tok", Project: "acme/gitops", MR: 7, APIURL: "https://gitlab.example/api/v4", HeadSHA: "abc"}}
-	if got != want {
+	if !reflect.DeepEqual(got, want) {
 		t.Errorf("options = %+v\nwant      %+v", got, want)
 	}
 	if err := g.apply(&publish.Options{Comment: true}); err == nil || !strings.Contains(err.Error(), "give one forge's") {

@@ -1,6 +1,9 @@
 package app
 
-import "github.com/drift-gitops/drift/internal/scrub"
+import (
+	"github.com/drift-gitops/drift/internal/publish"
+	"github.com/drift-gitops/drift/internal/scrub"
+)
 
 // newScrubber starts the run's scrubber with the credentials drift is handed; the
 // run's entry builder adds every Secret and masked value of the report, and each
@@ -15,6 +18,14 @@ func (o *Run) newScrubber() *scrub.Scrubber {
 	s.AddCredential(o.GitLab.Token)
 	for _, name := range gitlabCredentials {
 		s.AddCredential(o.cfg.Getenv(name))
+	}
+	for _, site := range o.Sites {
+		s.AddCredential(site.CI.Token)
+	}
+	for _, k := range publish.Kinds {
+		for _, name := range append(append([]string(nil), k.TokenVariables...), k.Secrets...) {
+			s.AddCredential(o.cfg.Getenv(name))
+		}
 	}
 	if o.cfg.Kube.BearerToken != nil {
 		s.AddCredential(*o.cfg.Kube.BearerToken)

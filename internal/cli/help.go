@@ -148,7 +148,7 @@ func isGitHubFlag(name string) bool {
 // isReportFlag reports whether name is a flag of how the report is written.
 func isReportFlag(name string) bool {
 	switch name {
-	case "output", "out", "show-unchanged", "show-secrets", "dump", "fail-on", "color", "markdown-template", "html", "html-artifact", "unified":
+	case "output", "out", "show-unchanged", "show-secrets", "dump", "fail-on", "color", "markdown-template", "html", "html-artifact", "unified", "dotenv":
 		return true
 	}
 	return false
@@ -163,8 +163,13 @@ func isRenderFlag(name string) bool {
 	return strings.HasPrefix(name, "render-")
 }
 
-// GroupAll sorts a command's flags into the help's groups.
-func GroupAll(f *pflag.FlagSet) {
+// GroupAll sorts a command's flags into the help's groups; forges maps a forge's
+// flag prefix ("gitlab") to its name ("GitLab"), each forge's flags a group of their
+// own after GitHub's.
+func GroupAll(f *pflag.FlagSet, forges map[string]string) {
+	for prefix, name := range forges {
+		groupFlags(f, name+" flags", func(n string) bool { return strings.HasPrefix(n, prefix+"-") })
+	}
 	groupFlags(f, groupKube, isKubeFlag)
 	groupFlags(f, groupGitHub, isGitHubFlag)
 	groupFlags(f, groupReport, isReportFlag)

@@ -18,7 +18,7 @@ func TestUsageGroupsFlags(t *testing.T) {
 	f.String("html", "", "")
 	f.String("render-timeout", "", "")
 	f.String("ref", "", "")
-	GroupAll(f)
+	GroupAll(f, nil)
 	var out bytes.Buffer
 	c.SetOut(&out)
 	if err := Usage(c); err != nil {

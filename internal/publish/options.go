@@ -7,6 +7,7 @@ import (
 	"github.com/drift-gitops/drift/internal/files"
 	"github.com/drift-gitops/drift/internal/github"
 	"github.com/drift-gitops/drift/internal/gitlab"
+	"github.com/drift-gitops/drift/internal/publish/forge"
 	"github.com/drift-gitops/drift/internal/steplog"
 )
 
@@ -48,6 +49,11 @@ type Options struct {
 	// the token, ...) field by field, as GitHub does the Actions environment: the
 	// --gitlab-* flags.
 	GitLab gitlab.Context
+	// Kind, when set, is the forge of Kinds that Comment, Check and Issue go to
+	// instead (Forge is then GitHub, the zero value), and CI overrides what its
+	// pipeline's variables say, field by field: the --<forge>-* flags.
+	Kind *forge.Kind
+	CI   forge.CI
 	// Dotenv, when set, is a file the outputs are appended to as DRIFT_*=value lines,
 	// a GitLab CI dotenv report (artifacts:reports:dotenv) later jobs read.
 	Dotenv string
@@ -88,7 +94,7 @@ type Deps struct {
 // wantsGitHub says whether anything reads the Actions environment: the comment, the
 // issue, the job summary or the comment file.
 func (o Options) wantsGitHub() bool {
-	if o.Forge == GitLab {
+	if o.Forge == GitLab || o.Kind != nil {
 		return o.GitHub.StepSummary != ""
 	}
 	return o.Comment || o.Issue || o.GitHub.StepSummary != "" || o.CommentFile != ""
@@ -123,6 +129,13 @@ func (o Options) Context(getenv func(string) string) (github.Context, error) {
 func (o Options) Preflight(getenv func(string) string) error {
 	if !o.Comment && !o.Issue {
 		return nil
+	}
+	if o.Kind != nil {
+		c, err := o.SiteContext(getenv)
+		if err != nil {
+			return err
+		}
+		return o.Kind.Check(c, !o.Issue)
 	}
 	if o.Forge == GitLab {
 		c, err := o.GitLabContext(getenv)

@@ -69,6 +69,11 @@ func (r *run) publish(ctx context.Context) error {
 			return err
 		}
 	}
+	if o.Kind != nil && (o.Comment || o.Issue || o.CommentFile != "") {
+		if err := r.site(ctx); err != nil {
+			return err
+		}
+	}
 	// The Actions environment is read only when the GitHub side was asked for.
 	if !o.wantsGitHub() {
 		return nil
@@ -93,7 +98,7 @@ func (r *run) publish(ctx context.Context) error {
 		}
 	}
 	marker := forge.Marker(targetNames(r.rep))
-	if o.Forge == GitLab {
+	if o.Forge == GitLab || o.Kind != nil {
 		return nil
 	}
 	if o.CommentFile != "" {
