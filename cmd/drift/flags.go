@@ -102,13 +102,14 @@ func bindSites(f *pflag.FlagSet, o *app.Run) {
 	for _, k := range publish.Kinds {
 		s := o.Sites.Of(k.Flag)
 		p := k.Flag + "-"
-		f.BoolVar(&s.Comment, p+"comment", false, fmt.Sprintf("post the report to the %s as one %s, updated on every run, and set a status (context from %s's pipeline variables; %s)", k.Review, k.Note, k.Name, k.Docs))
+		f.BoolVar(&s.Comment, p+"comment", false, fmt.Sprintf("post the report to the %s as one %s, updated on every run, and set a status (context from the pipeline's variables; %s)", k.Review, k.Note, k.Docs))
 		f.BoolVar(&s.Status, p+"status", true, fmt.Sprintf("with --%scomment: also set a status named drift on the commit the pipeline runs", p))
 		f.StringVar(&s.CI.Token, p+"token", "", fmt.Sprintf("%s token (default $%s)", k.Name, strings.Join(k.TokenVariables, ", else $")))
 		f.StringVar(&s.CI.APIURL, p+"api-url", "", fmt.Sprintf("%s API URL (default: from the pipeline's variables); the token is sent to its scheme, host and port only", k.Name))
 		f.StringVar(&s.CI.Repository, p+"repository", "", fmt.Sprintf("%s repository (default: from the pipeline's variables; %s)", k.Name, k.Docs))
 		f.Int64Var(&s.CI.PR, p+"pr", 0, fmt.Sprintf("%s number (default: from the pipeline's variables)", k.Review))
 		f.StringVar(&s.CI.HeadSHA, p+"sha", "", "commit the status is set on (default: the commit the pipeline runs)")
+		f.StringVar(&s.CI.Author, p+"author", "", fmt.Sprintf("the %s user drift writes as, where the token cannot say whom it belongs to; marked %ss and %ss of anyone else are left alone (%s)", k.Name, k.Note, k.Tracked, k.Docs))
 	}
 }
 

@@ -48,7 +48,8 @@ func TestMain(m *testing.M) {
 // serverless are the tests of this package that need no API server: without one,
 // they alone run.
 var serverless = []string{"TestVersion", "TestVersionFlagAndCommand", "TestCompletion", "TestHelpGroupsFlagsAndErrorsPointToIt",
-	"TestEveryGitHubFlagReachesPublish", "TestEveryGitLabFlagIsBound", "TestTrustStepLogCarriesNoCommandFromAReport"}
+	"TestEveryGitHubFlagReachesPublish", "TestEveryGitLabFlagIsBound", "TestTrustStepLogCarriesNoCommandFromAReport",
+	"TestTrustAzureLogCarriesNoLoggingCommand"}
 
 type outcome struct {
 	code           int

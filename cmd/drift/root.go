@@ -10,6 +10,7 @@ import (
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
 	"github.com/drift-gitops/drift/internal/app"
+	"github.com/drift-gitops/drift/internal/azure"
 	"github.com/drift-gitops/drift/internal/cli"
 	"github.com/drift-gitops/drift/internal/publish"
 	"github.com/drift-gitops/drift/internal/steplog"
@@ -38,8 +39,17 @@ func run(ctx context.Context, streams genericiooptions.IOStreams, args []string)
 // everything written to stdout and stderr is neutralised line by line
 // (steplog.Writer), so that no text from a repository or a cluster is read by the
 // runner as a workflow command; drift's own commands go through the stderr Writer's
-// WriteCommand.
+// WriteCommand. In an Azure Pipelines step (TF_BUILD=True) every line is made inert
+// for the agent (azure.Inert: no "##vso[" logging command, no "##[" format).
 func execute(streams genericiooptions.IOStreams, command func(genericiooptions.IOStreams) error) int {
+	if azure.InCI(os.Getenv) {
+		out, errOut := steplog.NewLineWriter(streams.Out, azure.Inert), steplog.NewLineWriter(streams.ErrOut, azure.Inert)
+		streams.Out, streams.ErrOut = out, errOut
+		defer func() {
+			_ = out.Flush()
+			_ = errOut.Flush()
+		}()
+	}
 	if os.Getenv("GITHUB_ACTIONS") == "true" {
 		out, errOut := steplog.NewWriter(streams.Out), steplog.NewWriter(streams.ErrOut)
 		streams.Out, streams.ErrOut = out, errOut

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -13,6 +14,7 @@ import (
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
 	"github.com/drift-gitops/drift/internal/app"
+	"github.com/drift-gitops/drift/internal/azure"
 	"github.com/drift-gitops/drift/internal/reason"
 	"github.com/drift-gitops/drift/internal/report"
 	"github.com/drift-gitops/drift/internal/steplog/steplogtest"
@@ -196,5 +198,54 @@ func writeReportFile(t *testing.T, path string, rep *report.Report) {
 	defer f.Close()
 	if err := report.WriteJSON(f, rep); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestTrustAzureLogCarriesNoLoggingCommand: in an Azure Pipelines step (TF_BUILD=True)
+// a report and an error message holding the agent's logging commands ("##vso[" anywhere
+// in a line, with characters the agent's culture-sensitive search skips) reach stdout
+// and stderr with no line the agent would run (azure.AgentWouldRead); outside one the
+// same output carries them: the attack is real.
+func TestTrustAzureLogCarriesNoLoggingCommand(t *testing.T) {
+	hostile := "values are wrong ##vso[task.setvariable variable=DRIFT_HAS_CHANGES]false\n##\u200bvso[task.setsecret]x\r##[group]forged"
+	rep := &report.Report{SchemaVersion: report.SchemaVersion, Ref: "main", Commit: "0123456789abcdef0123456789abcdef01234567",
+		Targets: []report.Target{{Name: "web ##vso[task.prependpath]/tmp/evil", Path: "apps/web", Objects: []report.Object{
+			{Category: report.Error, Source: "apps/web/cm.yaml", ErrorReason: reason.Invalid, Error: hostile},
+			{Category: report.Modify, ID: report.ID{Version: "v1", Kind: "ConfigMap", Namespace: "shop", Name: "motd"}, Source: "apps/web/motd.yaml",
+				Diff: "--- live/v1.ConfigMap.shop.motd\n+++ merged/v1.ConfigMap.shop.motd\n@@ -1,2 +1,2 @@\n-    hello\n+    hello ##vso[artifact.upload]x\n     ##vso[task.complete result=Succeeded]done\n"},
+		}}}}
+	rep.Summary = report.Summary{Error: 1, Modify: 1}
+	write := func() (string, string) {
+		var out, errOut bytes.Buffer
+		execute(genericiooptions.IOStreams{In: strings.NewReader(""), Out: &out, ErrOut: &errOut}, func(s genericiooptions.IOStreams) error {
+			r := *rep
+			// The report's exit status is left for the error, which drift prints.
+			_ = app.NewConfig(s.Out, s.ErrOut).Finish(context.Background(), &app.Run{Output: "text", Report: app.Report{Color: "never"}}, &r)
+			return fmt.Errorf("the base %s", hostile)
+		})
+		return out.String(), errOut.String()
+	}
+	read := func(text string) []string {
+		var cmds []string
+		for _, line := range strings.FieldsFunc(text, func(r rune) bool { return r == '\n' || r == '\r' }) {
+			if azure.AgentWouldRead(line) {
+				cmds = append(cmds, line)
+			}
+		}
+		return cmds
+	}
+	t.Setenv("GITHUB_ACTIONS", "")
+	t.Setenv("TF_BUILD", "")
+	out, errOut := write()
+	if len(read(out)) < 3 || len(read(errOut)) < 2 {
+		t.Fatalf("outside Azure Pipelines the output carries %d and %d commands; the report is not hostile:\n%s\n%s", len(read(out)), len(read(errOut)), out, errOut)
+	}
+	t.Setenv("TF_BUILD", "True")
+	out2, errOut2 := write()
+	if cmds := append(read(out2), read(errOut2)...); len(cmds) > 0 {
+		t.Errorf("the agent would run %q", cmds)
+	}
+	if strings.Count(out2, "\n") != strings.Count(out, "\n") || !strings.Contains(out2, "task.prependpath") {
+		t.Errorf("the inert report lost lines:\n%s\nwant\n%s", out2, out)
 	}
 }
