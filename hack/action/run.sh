@@ -8,7 +8,9 @@
 # merge mode combines the shards' reports and publishes them as one diff run would.
 # It sets the step outputs either way. drift's exit status 1 (changes) fails the step
 # only with fail-on-changes; 2 (errors, an incomplete report) and 3 (the report fails
-# the policy: fail-on, drift.yaml's failOn) always do.
+# the policy: fail-on, drift.yaml's failOn) always do. On Gitea Actions and Forgejo
+# Actions (act_runner and forgejo-runner set GITEA_ACTIONS or FORGEJO_ACTIONS, and
+# GITHUB_ACTIONS too) it posts to the Gitea or Forgejo instance with --gitea-*.
 set -uo pipefail
 # shellcheck source=SCRIPTDIR/log.sh
 source "$(dirname "$0")/log.sh"
@@ -36,6 +38,11 @@ with_base() {
   args+=(--base "$base")
 }
 
+# The forge the comment and the issue go to: GitHub's flags, or Gitea's on a Gitea or
+# Forgejo runner (github-author names a GitHub login: it is not passed there).
+forge=github
+[[ "${GITEA_ACTIONS:-}" == "true" || "${FORGEJO_ACTIONS:-}" == "true" ]] && forge=gitea
+
 ref="${DRIFT_INPUT_REF:-HEAD}"
 shard="${DRIFT_INPUT_SHARD:-}"
 mode="${DRIFT_INPUT_MODE:-diff}"
@@ -43,7 +50,7 @@ case "$mode" in
   detect)
     # A scheduled drift check: the checked-out branch against the cluster, kept in one issue.
     args=(detect --ref "$ref")
-    [[ -z "$shard" ]] && args+=(--github-issue)
+    [[ -z "$shard" ]] && args+=("--$forge-issue")
     if [[ -n "${DRIFT_INPUT_CLUSTER:-}" ]]; then
       echo "::error::the cluster input is for mode: diff; drift detect checks the live clusters of drift.yaml's targets" >&2
       exit 2
@@ -51,7 +58,7 @@ case "$mode" in
     ;;
   merge)
     # The shards' reports, one file or glob per line, merged and published once.
-    args=(report merge --github-comment)
+    args=(report merge "--$forge-comment")
     if [[ -n "$shard" ]]; then
       echo "::error::the shard input is for the matrix jobs of mode: diff or detect; mode: merge combines their reports" >&2
       exit 2
@@ -73,12 +80,12 @@ case "$mode" in
     ;;
   *)
     args=(diff --ref "$ref")
-    [[ -z "$shard" ]] && args+=(--github-comment)
+    [[ -z "$shard" ]] && args+=("--$forge-comment")
     with_base || exit 2
     [[ -n "${DRIFT_INPUT_CLUSTER:-}" ]] && args+=(--cluster "$DRIFT_INPUT_CLUSTER")
     ;;
 esac
-[[ -n "${DRIFT_INPUT_GITHUB_AUTHOR:-}" ]] && args+=(--github-author "$DRIFT_INPUT_GITHUB_AUTHOR")
+[[ "$forge" == github && -n "${DRIFT_INPUT_GITHUB_AUTHOR:-}" ]] && args+=(--github-author "$DRIFT_INPUT_GITHUB_AUTHOR")
 args+=(--github-output --json-report "${RUNNER_TEMP:-/tmp}/drift/report.json")
 [[ "${DRIFT_INPUT_FAIL_ON_DELETES:-false}" == "true" ]] && args+=(--fail-on-deletes)
 [[ -n "${DRIFT_INPUT_FAIL_ON:-}" ]] && args+=(--fail-on "${DRIFT_INPUT_FAIL_ON// /}")
