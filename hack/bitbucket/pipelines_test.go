@@ -9,7 +9,6 @@ import (
 	"compress/gzip"
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -103,31 +102,12 @@ func (s step) run(t *testing.T, dir string, env map[string]string) (int, string)
 }
 
 // releaseServer serves a release of drift built from this tree as GitHub serves
-// releases, and install.sh. Until internal/publish registers Bitbucket among its
-// Kinds, the build overlays kinds.go with a registration of bitbucket.Kind.
+// releases, and install.sh.
 func releaseServer(t *testing.T) *httptest.Server {
 	t.Helper()
 	tmp := t.TempDir()
 	bin := filepath.Join(tmp, "drift")
 	args := []string{"build", "-o", bin}
-	kinds, err := filepath.Abs("../../internal/publish/kinds.go")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if src := string(must(os.ReadFile(kinds))); !strings.Contains(src, "bitbucket.Kind") {
-		src = strings.Replace(src, `import "github.com/drift-gitops/drift/internal/publish/forge"`,
-			"import (\n\t\"github.com/drift-gitops/drift/internal/bitbucket\"\n\t\"github.com/drift-gitops/drift/internal/publish/forge\"\n)", 1)
-		src = strings.Replace(src, "var Kinds = []*forge.Kind{", "var Kinds = []*forge.Kind{bitbucket.Kind, ", 1)
-		overlay := filepath.Join(tmp, "kinds.go")
-		if err := os.WriteFile(overlay, []byte(src), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		spec, _ := json.Marshal(map[string]any{"Replace": map[string]string{kinds: overlay}})
-		if err := os.WriteFile(filepath.Join(tmp, "overlay.json"), spec, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		args = append(args, "-overlay", filepath.Join(tmp, "overlay.json"))
-	}
 	build := exec.Command("go", append(args, "./cmd/drift")...)
 	build.Dir = "../.."
 	if out, err := build.CombinedOutput(); err != nil {
