@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -12,6 +13,8 @@ import (
 
 	"github.com/drift-gitops/drift/internal/app"
 	"github.com/drift-gitops/drift/internal/gitlab/gitlabtest"
+	"github.com/drift-gitops/drift/internal/publish"
+	"github.com/drift-gitops/drift/internal/publish/forge"
 )
 
 const glToken = "glpat-drift-test-token"
@@ -124,5 +127,39 @@ func TestEveryGitLabFlagIsBound(t *testing.T) {
 	want := app.GitLab{Note: true, Status: false, Token: "tok", Project: "acme/gitops", MR: 7, APIURL: "https://gitlab.example/api/v4", HeadSHA: "abc", Dotenv: "d.env", Issue: true}
 	if o.GitLab != want {
 		t.Errorf("bound %+v\nwant  %+v", o.GitLab, want)
+	}
+}
+
+// TestEverySiteFlagIsBound: each flag of each forge of publish.Kinds, set on the
+// command line, lands in that forge's app.Site, and --dotenv where --gitlab-dotenv
+// does.
+func TestEverySiteFlagIsBound(t *testing.T) {
+	t.Parallel()
+	for _, k := range publish.Kinds {
+		var o app.Run
+		f := pflag.NewFlagSet("diff", pflag.ContinueOnError)
+		bindGitLab(f, &o.GitLab)
+		bindSites(f, &o)
+		bindIssues(f, &o)
+		p := "--" + k.Flag + "-"
+		args := []string{p + "comment", p + "status=false", p + "token=tok", p + "api-url=https://forge.example/api", p + "repository=acme/gitops",
+			p + "pr=7", p + "sha=abc", p + "author=drift-bot", p + "issue"}
+		if err := f.Parse(append(args, "--dotenv=d.env")); err != nil {
+			t.Fatal(err)
+		}
+		n := 0
+		f.VisitAll(func(fl *pflag.Flag) {
+			if strings.HasPrefix(fl.Name, k.Flag+"-") {
+				n++
+			}
+		})
+		if n != len(args) {
+			t.Fatalf("%d %s flags, the test sets %d: set the new one", n, k.Name, len(args))
+		}
+		want := app.Site{Comment: true, Status: false, Issue: true,
+			CI: forge.CI{Token: "tok", APIURL: "https://forge.example/api", Repository: "acme/gitops", PR: 7, HeadSHA: "abc", Author: "drift-bot"}}
+		if got := o.Sites[k.Flag]; got == nil || !reflect.DeepEqual(*got, want) || o.GitLab.Dotenv != "d.env" {
+			t.Errorf("%s: bound %+v (dotenv %q)\nwant  %+v", k.Name, got, o.GitLab.Dotenv, want)
+		}
 	}
 }

@@ -49,7 +49,7 @@ func TestMain(m *testing.M) {
 // they alone run.
 var serverless = []string{"TestVersion", "TestVersionFlagAndCommand", "TestCompletion", "TestHelpGroupsFlagsAndErrorsPointToIt",
 	"TestEveryGitHubFlagReachesPublish", "TestEveryGitLabFlagIsBound", "TestTrustStepLogCarriesNoCommandFromAReport",
-	"TestTrustAzureLogCarriesNoLoggingCommand"}
+	"TestTrustAzureLogCarriesNoLoggingCommand", "TestEverySiteFlagIsBound"}
 
 type outcome struct {
 	code           int

@@ -51,14 +51,14 @@ func (c *Config) Detect(ctx context.Context, o *Run) (*report.Report, error) {
 	o.cfg = c
 	for _, name := range PullRequestFlags {
 		if o.given(name) {
-			what, issue := "a pull request's", "--github-issue"
+			what, issue := "a pull request's", "an issue (--github-issue)"
 			if strings.HasPrefix(name, "gitlab-") {
-				what, issue = "a merge request's", "--gitlab-issue"
+				what, issue = "a merge request's", "an issue (--gitlab-issue)"
 			}
 			if w, i := siteReviewFlag(name); w != "" {
 				what, issue = w, i
 			}
-			return nil, fmt.Errorf("--%s is for %s preview (drift diff); drift detect keeps an issue instead (%s)", name, what, issue)
+			return nil, fmt.Errorf("--%s is for %s preview (drift diff); drift detect keeps %s instead", name, what, issue)
 		}
 	}
 	return o.run(ctx, c, mode{configFrom: plan.ConfigFromBase, drift: true})

@@ -45,13 +45,16 @@ func TestAMergedResultsPipelineIsComparedWithTheTargetBranch(t *testing.T) {
 
 // TestDetectRefusesAMergeRequestsFlagsNamingGitLabsIssue: drift detect refuses the
 // flags of a preview before any work, and points a GitLab user to --gitlab-issue, a
-// GitHub user to --github-issue.
+// GitHub user to --github-issue, and a user of another forge to its own.
 func TestDetectRefusesAMergeRequestsFlagsNamingGitLabsIssue(t *testing.T) {
 	t.Parallel()
 	for flag, want := range map[string]string{
-		"gitlab-note":    "--gitlab-note is for a merge request's preview (drift diff); drift detect keeps an issue instead (--gitlab-issue)",
-		"gitlab-status":  "--gitlab-status is for a merge request's preview (drift diff); drift detect keeps an issue instead (--gitlab-issue)",
-		"github-comment": "--github-comment is for a pull request's preview (drift diff); drift detect keeps an issue instead (--github-issue)",
+		"gitlab-note":      "--gitlab-note is for a merge request's preview (drift diff); drift detect keeps an issue (--gitlab-issue) instead",
+		"gitlab-status":    "--gitlab-status is for a merge request's preview (drift diff); drift detect keeps an issue (--gitlab-issue) instead",
+		"github-comment":   "--github-comment is for a pull request's preview (drift diff); drift detect keeps an issue (--github-issue) instead",
+		"gitea-comment":    "--gitea-comment is for a Gitea pull request's preview (drift diff); drift detect keeps an issue (--gitea-issue) instead",
+		"bitbucket-status": "--bitbucket-status is for a Bitbucket pull request's preview (drift diff); drift detect keeps an issue (--bitbucket-issue) instead",
+		"azure-comment":    "--azure-comment is for an Azure DevOps pull request's preview (drift diff); drift detect keeps a work item (--azure-issue) instead",
 	} {
 		_, err := testConfig(nil).Detect(context.Background(), &Run{Given: given(flag)})
 		if err == nil || !strings.Contains(err.Error(), want) {

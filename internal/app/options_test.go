@@ -8,6 +8,7 @@ import (
 	"github.com/drift-gitops/drift/internal/gitlab"
 	"github.com/drift-gitops/drift/internal/plan"
 	"github.com/drift-gitops/drift/internal/publish"
+	"github.com/drift-gitops/drift/internal/publish/forge"
 )
 
 // testConfig is a Config reading env as its environment.
@@ -114,5 +115,30 @@ func TestAGitLabParallelJobIsAShard(t *testing.T) {
 	delete(env, "GITLAB_CI")
 	if o, err := gitlabRun(env, nil); err != nil || o.shard.Sharded() || o.branches() != nil {
 		t.Errorf("outside GitLab CI: %+v %v %v", o.shard, o.branches(), err)
+	}
+}
+
+// TestEverySiteSettingReachesPublish: each setting of a forge of publish.Kinds is in
+// what publish is asked to do, with the forge's Kind; one forge at a time, whichever
+// the other is.
+func TestEverySiteSettingReachesPublish(t *testing.T) {
+	t.Parallel()
+	for _, k := range publish.Kinds {
+		ci := forge.CI{Token: "tok", APIURL: "https://forge.example/api", Repository: "acme/gitops", PR: 7, HeadSHA: "abc", Author: "drift-bot"}
+		s := Sites{}
+		*s.Of(k.Flag) = Site{Comment: true, Status: false, Issue: true, CI: ci}
+		var got publish.Options
+		if err := s.apply(&got); err != nil {
+			t.Fatal(err)
+		}
+		want := publish.Options{Kind: k, CI: ci, Comment: true, Check: false, Issue: true}
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("%s: options = %+v\nwant      %+v", k.Name, got, want)
+		}
+		for _, other := range []publish.Options{{Comment: true}, {Issue: true, Forge: publish.GitLab}, {Comment: true, Kind: k}} {
+			if err := s.apply(&other); err == nil || !strings.Contains(err.Error(), "one forge a run") {
+				t.Errorf("%s with %+v: %v", k.Name, other, err)
+			}
+		}
 	}
 }

@@ -3,6 +3,7 @@ package app
 import (
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/drift-gitops/drift/internal/publish"
 	"github.com/drift-gitops/drift/internal/publish/forge"
@@ -44,7 +45,14 @@ func (s Sites) apply(opts *publish.Options) error {
 			continue
 		}
 		if opts.Comment || opts.Issue {
-			return errors.New("--" + k.Flag + "-comment and --" + k.Flag + "-issue publish to " + k.Name + "; one forge a run: give one forge's flags")
+			other := "GitHub (--github-comment, --github-issue)"
+			switch {
+			case opts.Kind != nil:
+				other = opts.Kind.Name + " (--" + opts.Kind.Flag + "-comment, --" + opts.Kind.Flag + "-issue)"
+			case opts.Forge == publish.GitLab:
+				other = "GitLab (--gitlab-note, --gitlab-issue)"
+			}
+			return errors.New("--" + k.Flag + "-comment and --" + k.Flag + "-issue publish to " + k.Name + ", and the run also publishes to " + other + ": one forge a run")
 		}
 		opts.Forge, opts.Kind, opts.CI = publish.GitHub, k, site.CI
 		opts.Comment, opts.Check, opts.Issue = site.Comment, site.Status, site.Issue
@@ -109,13 +117,21 @@ func siteRefused(err error) bool {
 	return false
 }
 
-// siteReviewFlag names the forge of a pull request flag of publish.Kinds, for
-// detect's refusal ("" when name is none).
+// siteReviewFlag names the review of the forge of a pull request flag of
+// publish.Kinds, and its tracked item, for detect's refusal ("" when name is none).
 func siteReviewFlag(name string) (what, issue string) {
 	for _, k := range publish.Kinds {
 		if name == k.Flag+siteFlagNames.comment || name == k.Flag+siteFlagNames.status {
-			return fmt.Sprintf("a %s %s's", k.Name, k.Review), "--" + k.Flag + siteFlagNames.issue
+			return fmt.Sprintf("%s %s %s's", article(k.Name), k.Name, k.Review), fmt.Sprintf("%s %s (--%s%s)", article(k.Tracked), k.Tracked, k.Flag, siteFlagNames.issue)
 		}
 	}
 	return "", ""
+}
+
+// article is "an" before a name that starts with a vowel, else "a".
+func article(name string) string {
+	if name != "" && strings.ContainsRune("AEIOUaeiou", rune(name[0])) {
+		return "an"
+	}
+	return "a"
 }
