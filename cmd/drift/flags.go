@@ -109,6 +109,7 @@ func bindSites(f *pflag.FlagSet, o *app.Run) {
 		f.StringVar(&s.CI.Repository, p+"repository", "", fmt.Sprintf("%s repository (default: from the pipeline's variables; %s)", k.Name, k.Docs))
 		f.Int64Var(&s.CI.PR, p+"pr", 0, fmt.Sprintf("%s number (default: from the pipeline's variables)", k.Review))
 		f.StringVar(&s.CI.HeadSHA, p+"sha", "", "commit the status is set on (default: the commit the pipeline runs)")
+		f.StringVar(&s.CI.RunURL, p+"run-url", "", "the CI run's page, which the comment and the status link for its artifacts (default: from the pipeline's variables; Jenkins: $BUILD_URL)")
 		f.StringVar(&s.CI.Author, p+"author", "", fmt.Sprintf("the %s user drift writes as, where the token cannot say whom it belongs to; marked %ss and %ss of anyone else are left alone (%s)", k.Name, k.Note, k.Tracked, k.Docs))
 	}
 }

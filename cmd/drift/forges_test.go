@@ -28,17 +28,22 @@ type forgeItem struct {
 
 // forgeUnderTest is one forge of publish.Kinds, its stand-in and a pipeline of it.
 type forgeUnderTest struct {
-	flag  string
-	token string
+	// name names the case; flag is the forge's flag prefix.
+	name, flag string
+	token      string
 	// env is what the forge's pipeline gives a pull request's job (review) or a
-	// scheduled job's; args are flags the stand-in needs besides.
+	// scheduled job's; args are the flags the job gives besides.
 	env  func(review bool) map[string]string
-	args []string
+	args func(review bool) []string
+	// noTracker, when set, is what drift says the forge cannot keep a tracked item.
+	noTracker string
+	// run is the run's page, which the status links.
+	run string
 	// notes are pull request 7's notes; addNote writes one as another user.
 	notes   func() []forgeNote
 	addNote func(body string)
 	// statuses are the statuses set on forgeSHA (or on the pull request), as
-	// "state description".
+	// "state description link".
 	statuses func() []string
 	items    func() []forgeItem
 	// bodies are the bodies of every request received; fault answers requests
@@ -63,7 +68,7 @@ func forgesUnderTest(t *testing.T) []forgeUnderTest {
 	if err := os.WriteFile(event, data, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	gitea := forgeUnderTest{flag: "gitea", token: gt.Token,
+	gitea := forgeUnderTest{name: "gitea", flag: "gitea", token: gt.Token, args: func(bool) []string { return nil }, run: gt.URL + "/acme/gitops/actions/runs/5",
 		env: func(review bool) map[string]string {
 			e := map[string]string{"GITEA_ACTIONS": "true", "GITHUB_ACTIONS": "true", "GITHUB_REPOSITORY": "acme/gitops", "GITHUB_SERVER_URL": gt.URL + "/",
 				"GITHUB_API_URL": gt.URL + "/api/v1", "GITHUB_SHA": forgeSHA, "GITHUB_RUN_NUMBER": "5", "GITEA_TOKEN": gt.Token, "GITHUB_EVENT_PATH": ""}
@@ -84,7 +89,7 @@ func forgesUnderTest(t *testing.T) []forgeUnderTest {
 			var out []string
 			for _, s := range gt.Statuses {
 				if s.SHA == forgeSHA {
-					out = append(out, s.State+" "+s.Description)
+					out = append(out, s.State+" "+s.Description+" "+s.TargetURL)
 				}
 			}
 			return out
@@ -111,7 +116,8 @@ func forgesUnderTest(t *testing.T) []forgeUnderTest {
 	}
 
 	bb := bitbuckettest.New(bitbuckettest.Cloud, "bitbucket-token-value")
-	bitbucket := forgeUnderTest{flag: "bitbucket", token: "bitbucket-token-value", args: []string{"--bitbucket-api-url", bb.APIURL()},
+	bitbucket := forgeUnderTest{name: "bitbucket-cloud", flag: "bitbucket", token: "bitbucket-token-value", run: "https://bitbucket.org/acme/gitops/pipelines/results/12",
+		args: func(bool) []string { return []string{"--bitbucket-api-url", bb.APIURL()} },
 		env: func(review bool) map[string]string {
 			e := map[string]string{"CI": "true", "BITBUCKET_BUILD_NUMBER": "12", "BITBUCKET_PIPELINE_UUID": "{0b7e0c6e-8f51-4f4a-a3d4-5b2e7f0d1c9a}",
 				"BITBUCKET_WORKSPACE": "acme", "BITBUCKET_REPO_SLUG": "gitops", "BITBUCKET_REPO_FULL_NAME": "acme/gitops", "BITBUCKET_COMMIT": forgeSHA,
@@ -133,7 +139,7 @@ func forgesUnderTest(t *testing.T) []forgeUnderTest {
 		statuses: func() []string {
 			var out []string
 			for _, s := range bb.Statuses[forgeSHA] {
-				out = append(out, fmt.Sprint(s["state"], " ", s["description"]))
+				out = append(out, fmt.Sprint(s["state"], " ", s["description"], " ", s["url"]))
 			}
 			return out
 		},
@@ -157,7 +163,8 @@ func forgesUnderTest(t *testing.T) []forgeUnderTest {
 	}
 
 	az := azuretest.New("azure-job-token-value")
-	azure := forgeUnderTest{flag: "azure", token: az.Token,
+	azure := forgeUnderTest{name: "azure-devops-services", flag: "azure", token: az.Token, args: func(bool) []string { return nil },
+		run: az.APIURL() + "shop/_build/results?buildId=12",
 		env: func(review bool) map[string]string {
 			e := map[string]string{"TF_BUILD": "True", "SYSTEM_COLLECTIONURI": az.APIURL(), "SYSTEM_TEAMPROJECT": "shop", "BUILD_REPOSITORY_NAME": "gitops",
 				"BUILD_REPOSITORY_PROVIDER": "TfsGit", "BUILD_SOURCEVERSION": forgeSHA, "BUILD_BUILDID": "12", "SYSTEM_ACCESSTOKEN": az.Token,
@@ -179,7 +186,7 @@ func forgesUnderTest(t *testing.T) []forgeUnderTest {
 		statuses: func() []string {
 			var out []string
 			for _, s := range az.Statuses {
-				out = append(out, fmt.Sprint(s["state"], " ", s["description"]))
+				out = append(out, fmt.Sprint(s["state"], " ", s["description"], " ", s["targetUrl"]))
 			}
 			return out
 		},
@@ -201,7 +208,93 @@ func forgesUnderTest(t *testing.T) []forgeUnderTest {
 		writes: func() int { return az.Writes },
 		close:  az.Close,
 	}
-	return []forgeUnderTest{gitea, bitbucket, azure}
+	// Bitbucket Data Center has no pipelines of its own: a Jenkins job gives every
+	// part of where the report goes by flags, and a token.
+	dc := bitbuckettest.New(bitbuckettest.DataCenter, "bitbucket-http-token")
+	datacenter := bitbucket
+	datacenter.name, datacenter.token, datacenter.noTracker = "bitbucket-data-center", "bitbucket-http-token", "no issue tracker"
+	datacenter.run = "https://jenkins.example/job/gitops/7/"
+	datacenter.env = func(bool) map[string]string {
+		return map[string]string{"DRIFT_BITBUCKET_TOKEN": "bitbucket-http-token", "BUILD_URL": "https://jenkins.example/job/gitops/7/"}
+	}
+	datacenter.args = func(review bool) []string {
+		args := []string{"--bitbucket-api-url", dc.APIURL(), "--bitbucket-repository", "GIT/gitops", "--bitbucket-sha", forgeSHA,
+			"--bitbucket-run-url", "https://jenkins.example/job/gitops/7/"}
+		if review {
+			args = append(args, "--bitbucket-pr", "7")
+		}
+		return args
+	}
+	datacenter.notes = func() []forgeNote {
+		var out []forgeNote
+		for _, c := range dc.Comments() {
+			out = append(out, forgeNote{fmt.Sprint(c.ID), c.Author.Name, c.Text})
+		}
+		return out
+	}
+	datacenter.addNote = func(body string) { dc.AddComment(bitbuckettest.Someone, body) }
+	datacenter.statuses = func() []string {
+		var out []string
+		for _, s := range dc.Statuses[forgeSHA] {
+			out = append(out, fmt.Sprint(s["state"], " ", s["description"], " ", s["url"]))
+		}
+		return out
+	}
+	datacenter.items = func() []forgeItem { return nil }
+	datacenter.bodies = func() []string {
+		var out []string
+		for _, r := range dc.Received {
+			out = append(out, r.Body)
+		}
+		return out
+	}
+	datacenter.fault = func(f func(http.ResponseWriter, *http.Request, int) bool) { dc.Fault = f }
+	datacenter.writes = func() int { return dc.Writes }
+	datacenter.close = dc.Close
+
+	// Azure DevOps Server: the collection serves every area (ResourceAreas is empty).
+	azs := azuretest.New("azure-server-token")
+	azs.OnPremises = true
+	server := azure
+	server.name, server.token, server.run = "azure-devops-server", azs.Token, azs.APIURL()+"shop/_build/results?buildId=12"
+	server.env = func(review bool) map[string]string {
+		e := azure.env(review)
+		e["SYSTEM_COLLECTIONURI"], e["SYSTEM_ACCESSTOKEN"] = azs.APIURL(), azs.Token
+		return e
+	}
+	server.notes = func() []forgeNote {
+		var out []forgeNote
+		for _, th := range azs.Threads(7) {
+			out = append(out, forgeNote{fmt.Sprint(th.ID), th.Comments[0].Author.ID, th.Comments[0].Content})
+		}
+		return out
+	}
+	server.addNote = func(body string) { azs.AddThread(7, azuretest.Someone, body, false) }
+	server.statuses = func() []string {
+		var out []string
+		for _, s := range azs.Statuses {
+			out = append(out, fmt.Sprint(s["state"], " ", s["description"], " ", s["targetUrl"]))
+		}
+		return out
+	}
+	server.items = func() []forgeItem {
+		var out []forgeItem
+		for _, wi := range azs.WorkItems {
+			out = append(out, forgeItem{wi.Fields["System.State"] != "Done", fmt.Sprint(wi.Fields["System.Description"])})
+		}
+		return out
+	}
+	server.bodies = func() []string {
+		var out []string
+		for _, r := range azs.Received {
+			out = append(out, r.Body)
+		}
+		return out
+	}
+	server.fault = func(f func(http.ResponseWriter, *http.Request, int) bool) { azs.Fault = f }
+	server.writes = func() int { return azs.Writes }
+	server.close = azs.Close
+	return []forgeUnderTest{gitea, bitbucket, datacenter, azure, server}
 }
 
 // setForgeEnv sets the pipeline's variables of f, and unsets those of other CI
@@ -224,7 +317,7 @@ func setForgeEnv(t *testing.T, f forgeUnderTest, review bool) {
 // the diff's.
 func TestForgesCommentAndStatusFromTheirPipelines(t *testing.T) {
 	for _, f := range forgesUnderTest(t) {
-		t.Run(f.flag, func(t *testing.T) {
+		t.Run(f.name, func(t *testing.T) {
 			defer f.close()
 			setForgeEnv(t, f, true)
 			ns := namespace(t)
@@ -235,7 +328,7 @@ func TestForgesCommentAndStatusFromTheirPipelines(t *testing.T) {
 				"tricky.yaml": cm(ns, "tricky", "\"@someone #1 !2 ##vso[task.setvariable variable=X]y "+f.token+"\"")})
 			diff := func() outcome {
 				t.Helper()
-				o := drift(t, append([]string{"diff", "--repo", r.Dir, "--ref", "main", "--" + f.flag + "-comment"}, f.args...)...)
+				o := drift(t, append([]string{"diff", "--repo", r.Dir, "--ref", "main", "--" + f.flag + "-comment"}, f.args(true)...)...)
 				if o.code != 1 {
 					t.Fatalf("exit %d\n%s", o.code, o.stderr)
 				}
@@ -257,7 +350,7 @@ func TestForgesCommentAndStatusFromTheirPipelines(t *testing.T) {
 			if !strings.Contains(o.stderr, "updated the pull request comment") {
 				t.Errorf("second run: %s", o.stderr)
 			}
-			if st := f.statuses(); len(st) == 0 || !strings.Contains(st[len(st)-1], "1 to add, 1 to modify") {
+			if st := f.statuses(); len(st) == 0 || !strings.Contains(st[len(st)-1], "1 to add, 1 to modify") || !strings.HasSuffix(st[len(st)-1], " "+f.run) {
 				t.Errorf("statuses = %q", st)
 			}
 			for _, out := range []string{o.stdout, o.stderr} {
@@ -277,7 +370,7 @@ func TestForgesCommentAndStatusFromTheirPipelines(t *testing.T) {
 				fmt.Fprint(w, `{"message":"forbidden"}`)
 				return true
 			})
-			o = drift(t, append([]string{"diff", "--repo", r.Dir, "--ref", "main", "--" + f.flag + "-comment"}, f.args...)...)
+			o = drift(t, append([]string{"diff", "--repo", r.Dir, "--ref", "main", "--" + f.flag + "-comment"}, f.args(true)...)...)
 			if o.code != 1 || !strings.Contains(o.stderr, "403") {
 				t.Errorf("403: exit %d\n%s", o.code, o.stderr)
 			}
@@ -291,18 +384,27 @@ func TestForgesCommentAndStatusFromTheirPipelines(t *testing.T) {
 // item is closed when the drift is gone.
 func TestForgesKeepTheirDriftItem(t *testing.T) {
 	for _, f := range forgesUnderTest(t) {
-		t.Run(f.flag, func(t *testing.T) {
+		t.Run(f.name, func(t *testing.T) {
 			defer f.close()
 			setForgeEnv(t, f, false)
 			ns, files := driftScene(t)
 			r := repo(t, files)
 			run := func() string {
 				t.Helper()
-				o := drift(t, append([]string{"detect", "--repo", r.Dir, "--" + f.flag + "-issue"}, f.args...)...)
+				o := drift(t, append([]string{"detect", "--repo", r.Dir, "--" + f.flag + "-issue"}, f.args(false)...)...)
 				if o.code == 2 {
 					t.Fatalf("exit 2\n%s", o.stderr)
 				}
 				return o.stderr
+			}
+			if f.noTracker != "" {
+				// No tracker: detection says so and fails; its report is still written.
+				edit(t, cmGVR, ns, "settings", `{"data":{"color":"red"}}`)
+				o := drift(t, append([]string{"detect", "--repo", r.Dir, "--" + f.flag + "-issue", "-o", "json"}, f.args(false)...)...)
+				if o.code != 2 || !strings.Contains(o.stderr, f.noTracker) || !strings.Contains(o.stdout, `"kind": "drift"`) {
+					t.Fatalf("exit %d, want 2 saying %q with the report\n%s\n%.300s", o.code, f.noTracker, o.stderr, o.stdout)
+				}
+				return
 			}
 			if out := run(); !strings.Contains(out, "nothing to do") || f.writes() != 0 || len(f.items()) != 0 {
 				t.Fatalf("no drift, yet: %s (writes %d)", out, f.writes())

@@ -143,7 +143,7 @@ func TestEverySiteFlagIsBound(t *testing.T) {
 		bindIssues(f, &o)
 		p := "--" + k.Flag + "-"
 		args := []string{p + "comment", p + "status=false", p + "token=tok", p + "api-url=https://forge.example/api", p + "repository=acme/gitops",
-			p + "pr=7", p + "sha=abc", p + "author=drift-bot", p + "issue"}
+			p + "pr=7", p + "sha=abc", p + "run-url=https://ci.example/job/7", p + "author=drift-bot", p + "issue"}
 		if err := f.Parse(append(args, "--dotenv=d.env")); err != nil {
 			t.Fatal(err)
 		}
@@ -157,7 +157,7 @@ func TestEverySiteFlagIsBound(t *testing.T) {
 			t.Fatalf("%d %s flags, the test sets %d: set the new one", n, k.Name, len(args))
 		}
 		want := app.Site{Comment: true, Status: false, Issue: true,
-			CI: forge.CI{Token: "tok", APIURL: "https://forge.example/api", Repository: "acme/gitops", PR: 7, HeadSHA: "abc", Author: "drift-bot"}}
+			CI: forge.CI{Token: "tok", APIURL: "https://forge.example/api", Repository: "acme/gitops", PR: 7, HeadSHA: "abc", RunURL: "https://ci.example/job/7", Author: "drift-bot"}}
 		if got := o.Sites[k.Flag]; got == nil || !reflect.DeepEqual(*got, want) || o.GitLab.Dotenv != "d.env" {
 			t.Errorf("%s: bound %+v (dotenv %q)\nwant  %+v", k.Name, got, o.GitLab.Dotenv, want)
 		}

@@ -14,8 +14,8 @@ import (
 // each part of the context settable instead of the forge's pipeline variables.
 type Site struct {
 	Comment, Status, Issue bool
-	// CI holds --X-token, --X-api-url, --X-repository, --X-pr, --X-sha and
-	// --X-author.
+	// CI holds --X-token, --X-api-url, --X-repository, --X-pr, --X-sha, --X-run-url
+	// and --X-author.
 	CI forge.CI
 }
 
