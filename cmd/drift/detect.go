@@ -26,7 +26,8 @@ is not unchanged as drift: modify (the cluster differs from what applying the
 repository would produce), add (missing from the cluster), delete (owned by an
 inventory, gone from the repository, still live). With --github-issue, one issue per
 repository and target set is opened, updated, closed and reopened as drift comes
-and goes.
+and goes; --gitlab-issue, --gitea-issue and --bitbucket-issue do so on those forges,
+--azure-issue with an Azure Boards work item.
 
 Exit status: 0 no drift, 1 drift, 2 errors (the report is then incomplete).`,
 		Example: `  # A scheduled job: drift of the default branch, kept in one GitHub issue
