@@ -4,18 +4,11 @@
 package bitbucket
 
 import (
-	"archive/tar"
-	"bytes"
-	"compress/gzip"
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
-	"net/http"
 	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"testing"
 
@@ -23,6 +16,7 @@ import (
 
 	"github.com/drift-gitops/drift/internal/bitbucket/bitbuckettest"
 	"github.com/drift-gitops/drift/internal/gitfixture"
+	"github.com/drift-gitops/drift/internal/releasetest"
 	"github.com/drift-gitops/drift/internal/testenv"
 )
 
@@ -101,41 +95,9 @@ func (s step) run(t *testing.T, dir string, env map[string]string) (int, string)
 	return cmd.ProcessState.ExitCode(), string(out)
 }
 
-// releaseServer serves a release of drift built from this tree as GitHub serves
-// releases, and install.sh.
+// releaseServer serves a release of drift built from this tree (releasetest.Serve).
 func releaseServer(t *testing.T) *httptest.Server {
-	t.Helper()
-	tmp := t.TempDir()
-	bin := filepath.Join(tmp, "drift")
-	args := []string{"build", "-o", bin}
-	build := exec.Command("go", append(args, "./cmd/drift")...)
-	build.Dir = "../.."
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
-	data := must(os.ReadFile(bin))
-	var buf bytes.Buffer
-	gz := gzip.NewWriter(&buf)
-	tw := tar.NewWriter(gz)
-	_ = tw.WriteHeader(&tar.Header{Name: "drift", Mode: 0o755, Size: int64(len(data))})
-	_, _ = tw.Write(data)
-	_ = tw.Close()
-	_ = gz.Close()
-	asset := fmt.Sprintf("drift_%s_%s_%s.tar.gz", strings.TrimPrefix(version, "v"), runtime.GOOS, runtime.GOARCH)
-	sum := sha256.Sum256(buf.Bytes())
-	files := map[string][]byte{
-		"/download/" + version + "/" + asset:      buf.Bytes(),
-		"/download/" + version + "/checksums.txt": []byte(hex.EncodeToString(sum[:]) + "  " + asset + "\n"),
-		"/drift-gitops/drift/main/install.sh":     must(os.ReadFile("../../install.sh")),
-	}
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if data, ok := files[r.URL.Path]; ok {
-			w.Write(data)
-			return
-		}
-		http.NotFound(w, r)
-	}))
-	t.Cleanup(srv.Close)
+	srv, _ := releasetest.Serve(t, "../..", version)
 	return srv
 }
 

@@ -4,13 +4,7 @@
 package gitea
 
 import (
-	"archive/tar"
-	"bytes"
-	"compress/gzip"
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
-	"net/http"
 	"net/http/httptest"
 	"os"
 	"os/exec"
@@ -24,6 +18,7 @@ import (
 
 	"github.com/drift-gitops/drift/internal/gitea/giteatest"
 	"github.com/drift-gitops/drift/internal/gitfixture"
+	"github.com/drift-gitops/drift/internal/releasetest"
 	"github.com/drift-gitops/drift/internal/testenv"
 )
 
@@ -138,42 +133,9 @@ func mustAbs(t *testing.T, p string) string {
 	return abs
 }
 
-// releaseServer serves a release of drift built from this tree as GitHub serves
-// releases (drift_<version>_<os>_<arch>.tar.gz and checksums.txt under
-// /download/<tag>/).
+// releaseServer serves a release of drift built from this tree (releasetest.Serve).
 func releaseServer(t *testing.T) *httptest.Server {
-	t.Helper()
-	bin := filepath.Join(t.TempDir(), "drift")
-	build := exec.Command("go", "build", "-o", bin, "./cmd/drift")
-	build.Dir = "../.."
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
-	data, err := os.ReadFile(bin)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var buf bytes.Buffer
-	gz := gzip.NewWriter(&buf)
-	tw := tar.NewWriter(gz)
-	_ = tw.WriteHeader(&tar.Header{Name: "drift", Mode: 0o755, Size: int64(len(data))})
-	_, _ = tw.Write(data)
-	_ = tw.Close()
-	_ = gz.Close()
-	asset := fmt.Sprintf("drift_%s_%s_%s.tar.gz", strings.TrimPrefix(version, "v"), runtime.GOOS, runtime.GOARCH)
-	sum := sha256.Sum256(buf.Bytes())
-	files := map[string][]byte{
-		"/download/" + version + "/" + asset:      buf.Bytes(),
-		"/download/" + version + "/checksums.txt": []byte(hex.EncodeToString(sum[:]) + "  " + asset + "\n"),
-	}
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if data, ok := files[r.URL.Path]; ok {
-			_, _ = w.Write(data)
-			return
-		}
-		http.NotFound(w, r)
-	}))
-	t.Cleanup(srv.Close)
+	srv, _ := releasetest.Serve(t, "../..", version)
 	return srv
 }
 

@@ -4,20 +4,13 @@
 package gitlab
 
 import (
-	"archive/tar"
-	"bytes"
-	"compress/gzip"
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
-	"net/http"
 	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
-	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -29,6 +22,7 @@ import (
 
 	"github.com/drift-gitops/drift/internal/gitfixture"
 	"github.com/drift-gitops/drift/internal/gitlab/gitlabtest"
+	"github.com/drift-gitops/drift/internal/releasetest"
 	"github.com/drift-gitops/drift/internal/testenv"
 )
 
@@ -133,9 +127,7 @@ func (c component) run(t *testing.T, dir string, env []string) (int, string) {
 	return cmd.ProcessState.ExitCode(), string(out)
 }
 
-// releaseServer serves a release of drift built from this tree as GitHub serves
-// releases (drift_<version>_<os>_<arch>.tar.gz and checksums.txt under
-// /download/<tag>/) and install.sh, as raw.githubusercontent.com would.
+// releaseServer serves a release of drift built from this tree (releasetest.Serve).
 func releaseServer(t *testing.T) *httptest.Server {
 	srv, _ := releaseServerOf(t)
 	return srv
@@ -143,41 +135,7 @@ func releaseServer(t *testing.T) *httptest.Server {
 
 // releaseServerOf is releaseServer, and the path of the drift it serves.
 func releaseServerOf(t *testing.T) (*httptest.Server, string) {
-	t.Helper()
-	bin := filepath.Join(t.TempDir(), "drift")
-	build := exec.Command("go", "build", "-o", bin, "./cmd/drift")
-	build.Dir = "../.."
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
-	data, err := os.ReadFile(bin)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var buf bytes.Buffer
-	gz := gzip.NewWriter(&buf)
-	tw := tar.NewWriter(gz)
-	_ = tw.WriteHeader(&tar.Header{Name: "drift", Mode: 0o755, Size: int64(len(data))})
-	_, _ = tw.Write(data)
-	_ = tw.Close()
-	_ = gz.Close()
-	asset := fmt.Sprintf("drift_%s_%s_%s.tar.gz", strings.TrimPrefix(version, "v"), runtime.GOOS, runtime.GOARCH)
-	sum := sha256.Sum256(buf.Bytes())
-	files := map[string][]byte{
-		"/download/" + version + "/" + asset:          buf.Bytes(),
-		"/download/" + version + "/checksums.txt":     []byte(hex.EncodeToString(sum[:]) + "  " + asset + "\n"),
-		"/drift-gitops/drift/main/install.sh":         must(os.ReadFile("../../install.sh")),
-		"/download/" + version + "/checksums.txt.sig": nil,
-	}
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if data, ok := files[r.URL.Path]; ok {
-			w.Write(data)
-			return
-		}
-		http.NotFound(w, r)
-	}))
-	t.Cleanup(srv.Close)
-	return srv, bin
+	return releasetest.Serve(t, "../..", version)
 }
 
 func must(data []byte, err error) []byte {
