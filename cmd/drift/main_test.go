@@ -97,7 +97,8 @@ func leavesObjectsAsTheyAre(args []string) bool {
 		case a == "--base" || strings.HasPrefix(a, "--base="):
 			base = true
 		case a == "--ephemeral-load-all" || a == "--dump" || strings.HasPrefix(a, "--dump=") ||
-			strings.HasPrefix(a, "--github") || strings.HasPrefix(a, "--gitlab") || strings.HasPrefix(a, "--out") ||
+			strings.HasPrefix(a, "--github") || strings.HasPrefix(a, "--gitlab") || strings.HasPrefix(a, "--gitea") ||
+			strings.HasPrefix(a, "--bitbucket") || strings.HasPrefix(a, "--azure") || strings.HasPrefix(a, "--dotenv") || strings.HasPrefix(a, "--out") ||
 			strings.HasPrefix(a, "--html") || strings.HasPrefix(a, "--comment") || strings.HasPrefix(a, "--step-summary") ||
 			strings.HasPrefix(a, "--annotations"):
 			return false
